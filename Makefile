@@ -1,0 +1,78 @@
+# Top-level Makefile for the userspace parts of the IPU stack.
+#
+#   make deps     install every Debian package the build and tests need (root)
+#   make          build libraries, tools and tests into build/
+#   make demo     the README's main job
+#   make check    every test (ASan+UBSan build, fuzzers, valgrind, ...),
+#                 ending with one "N passed, N failed" line
+#   make fuzz     longer fuzzing runs
+#   make bench    benchmarks (bench/)
+#
+# Each component lists its sources, libraries, programs and tests in its own
+# fragment (*/*.mk) so that a reader finds one component's build in one place.
+# Objects go to $(BUILD) (build/ by default, build/san for the sanitizer run).
+
+BUILD ?= build
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+SANITIZE ?=
+OPT ?= -O2
+
+CPPFLAGS_BASE := -D_GNU_SOURCE -Iqemu-device/engine -Ilibipu/include -Iruntime/include \
+	-Icompiler/include -Iuapi -Itests/lib
+CFLAGS_BASE := -std=c11 -g $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wno-missing-field-initializers -pthread -fno-strict-aliasing
+LDFLAGS_BASE := -pthread
+LDLIBS_BASE := -lm
+
+ifeq ($(SANITIZE),1)
+CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDFLAGS_BASE += -fsanitize=address,undefined
+endif
+ifeq ($(SANITIZE),thread)
+CFLAGS_BASE += -fsanitize=thread
+LDFLAGS_BASE += -fsanitize=thread
+endif
+
+ALL_CPPFLAGS = $(CPPFLAGS_BASE) $(CPPFLAGS)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
+
+# Filled in by the fragments.
+LIBS :=
+PROGRAMS :=
+TESTS :=
+CHECKS :=
+
+.PHONY: all deps demo check check-fast fuzz bench clean
+all:
+
+include $(sort $(wildcard */*.mk */*/*.mk))
+
+all: $(LIBS) $(PROGRAMS) $(TESTS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(CFLAGS_$(subst /,_,$(dir $<))) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+deps:
+	scripts/install-deps
+
+# The test command: the plain build's tests, the sanitizer build's tests and
+# every extra check a fragment registered (fuzzing, valgrind, ...).
+check:
+	scripts/check
+
+san-tests: $(TESTS)
+
+check-fast: all
+	scripts/run-tests $(TESTS)
+
+print-%:
+	@echo '$($*)'
+
+clean:
+	rm -rf build

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codelet.h - the interface between the engine core and its codelets.
+ *
+ * A codelet is one entry of the device's instruction set.  Each has
+ *  - check(): called once by the verifier at load time with the vertex's
+ *    operand regions (already bounds-checked against the tile and aligned to
+ *    their dtype) and params.  It must reject every combination for which
+ *    run() could touch memory outside its operand regions.  After check()
+ *    accepted a vertex, run() is called without any further validation, so
+ *    check() is part of the device's security boundary.
+ *  - cost(): modelled cycles for one execution (deterministic, documented
+ *    in Documentation/device/codelets.md).
+ *  - run(): does the work.  Returns 0, or IPU_FAULT_* for a data-dependent
+ *    fault (e.g. a gather index out of range) which aborts the program.
+ *
+ * Operand regions are addressed as tile_base + operand.offset.  Tile memory
+ * is 64-byte aligned, offsets are aligned to the element size, so codelets
+ * may cast to typed pointers.  f16 is IEEE binary16 stored, f32 computed.
+ *
+ * Operand/param conventions for every codelet (counts are element counts):
+ *
+ * COPY      ops [src, dst]; params []. src and dst same dtype and count.
+ * FILL      ops [dst]; params [value]: f32 bit pattern for F32/F16, integer
+ *           for I32/U8/I8 (I64 sign-extended from the i32 value).
+ * CAST      ops [src, dst]; params []. Equal counts, any dtype pair.  Float to
+ *           int truncates toward zero and saturates; NaN -> 0; to U8 "bool"
+ *           is NOT implied (use BINARY NOT_EQUAL for that).
+ * UNARY     ops [src, dst]; params [op, alpha?, beta?] (alpha/beta f32 bits).
+ *           Same count; float dtypes (F32/F16, src and dst equal) except
+ *           NEG/ABS/SIGN on I32 and NOT on U8.  See enum ipux_unary_op.
+ * BINARY    ops [a, b, out]; params [op, rank, shape[rank], astride[rank],
+ *           bstride[rank]] with rank 1..IPUX_MAX_RANK.  out is dense
+ *           row-major of `shape`; a[i] = a.base[sum idx_k*astride_k] (stride 0
+ *           broadcasts).  a,b same dtype; out same dtype except comparisons
+ *           whose out is U8.  Int division by zero gives 0.
+ * WHERE     ops [cond(U8), x, y, out]; params [rank, shape[rank],
+ *           cstride[rank], xstride[rank], ystride[rank]].
+ * MATMUL    ops [A, B, C]; params [batch, M, N, K, flags].  A is
+ *           [batch][M][K] (or [M][K] shared if IPUX_MM_A_SHARED), B is
+ *           [batch][K][N] ([batch][N][K] with IPUX_MM_TRANS_B; [K][N] shared
+ *           with IPUX_MM_B_SHARED), C is [batch][M][N].  A,B both F32 or both
+ *           F16; C F32 or F16; accumulation in f32.  IPUX_MM_ACCUMULATE adds
+ *           to C instead of overwriting it.
+ * CONV2D    ops [in, weight, out] or [in, weight, out, bias]; params [N, Cin,
+ *           H, W, Cout, kH, kW, strideH, strideW, padTop, padLeft, padBottom,
+ *           padRight, dilH, dilW, groups, flags].  in [N][Cin][H][W], weight
+ *           [Cout][Cin/groups][kH][kW], out [N][Cout][OH][OW] with
+ *           OH = (H + pt + pb - dilH*(kH-1) - 1)/strideH + 1 (likewise OW);
+ *           bias [Cout].  IPUX_CONV_ACCUMULATE adds to out.  Float dtypes.
+ * REDUCE    ops [in, out]; params [op, outer, len, inner].  in viewed as
+ *           [outer][len][inner], out [outer][inner]: reduce the middle axis.
+ *           ARGMAX/ARGMIN write I32 (first index of the extreme); others
+ *           write the input's float dtype (or I32 for I32 input).  len >= 1.
+ * SOFTMAX   ops [in, out]; params [outer, len, inner, flags] softmax over the
+ *           middle axis; IPUX_SOFTMAX_LOG for log-softmax.  Max-subtracted.
+ * NORM      ops [in, scale, bias, out]; params [rows, cols, eps(f32 bits),
+ *           scale_mode, period].  Each row of in [rows][cols] is normalised
+ *           to zero mean, unit variance (biased), then scaled:
+ *           scale_mode 0: scale/bias have `cols` elements (layer norm);
+ *           scale_mode 1: scale/bias have `period` elements and row r uses
+ *           element r % period (instance/group norm over channels).
+ * POOL2D    ops [in, out]; params [op, NC, H, W, kH, kW, strideH, strideW,
+ *           padTop, padLeft, padBottom, padRight, dilH, dilW, flags].
+ *           in [NC][H][W], out [NC][OH][OW].  op IPUX_POOL_MAX or _AVG;
+ *           IPUX_POOL_COUNT_PAD counts padding in the average.
+ * GATHER    ops [data, indices, out]; params [outer, len, inner, nidx].
+ *           data [outer][len][inner], indices I32 or I64 [nidx],
+ *           out [outer][nidx][inner]; negative indices count from the end;
+ *           an index outside [-len, len) faults (IPU_FAULT_INDEX).
+ * TRANSPOSE ops [in, out]; params [rank, shape[rank], perm[rank]]: out's
+ *           dim k is in's dim perm[k].  Any dtype, same for in and out.
+ * STRIDED_COPY ops [in, out]; params [rank, shape[rank], in_offset,
+ *           in_stride[rank]] (strides are i32, may be negative or 0): out is
+ *           dense [shape]; out[idx] = in[in_offset + sum idx_k*in_stride_k].
+ *           Covers slice, step slices, expand/tile, concat pieces, flips.
+ * PAD       ops [in, out]; params [rank, in_shape[rank], begin[rank],
+ *           end[rank], mode, value].  mode 0 constant (value as FILL),
+ *           1 reflect, 2 edge.  begin/end are i32 and may be negative (crop).
+ * CUMSUM    ops [in, out]; params [outer, len, inner, flags]
+ *           (IPUX_CUMSUM_EXCLUSIVE, IPUX_CUMSUM_REVERSE).
+ * TOPK      ops [in, values, indices(I32)]; params [outer, len, inner, k,
+ *           flags (IPUX_TOPK_LARGEST)].  Results sorted; ties by lower index.
+ * IOTA      ops [out]; params [start, delta] (f32 bits for float dtypes, i32
+ *           otherwise): out[i] = start + i * delta.
+ */
+#ifndef IPU_CODELET_H
+#define IPU_CODELET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipux_format.h"
+
+enum ipux_unary_op {
+	IPUX_UN_RELU = 0,
+	IPUX_UN_SIGMOID = 1,
+	IPUX_UN_TANH = 2,
+	IPUX_UN_EXP = 3,
+	IPUX_UN_LOG = 4,
+	IPUX_UN_SQRT = 5,
+	IPUX_UN_ERF = 6,
+	IPUX_UN_GELU = 7,	/* exact: x * 0.5 * (1 + erf(x / sqrt 2)) */
+	IPUX_UN_GELU_TANH = 8,	/* tanh approximation */
+	IPUX_UN_NEG = 9,
+	IPUX_UN_ABS = 10,
+	IPUX_UN_RECIPROCAL = 11,
+	IPUX_UN_LEAKY_RELU = 12, /* alpha */
+	IPUX_UN_HARD_SIGMOID = 13, /* alpha, beta: max(0, min(1, a*x + b)) */
+	IPUX_UN_HARD_SWISH = 14,
+	IPUX_UN_CLIP = 15,	/* alpha = min, beta = max */
+	IPUX_UN_NOT = 16,	/* U8 only */
+	IPUX_UN_FLOOR = 17,
+	IPUX_UN_CEIL = 18,
+	IPUX_UN_ROUND = 19,	/* half to even */
+	IPUX_UN_SIGN = 20,
+	IPUX_UN_SIN = 21,
+	IPUX_UN_COS = 22,
+	IPUX_UN_ELU = 23,	/* alpha */
+	IPUX_UN_SOFTPLUS = 24,
+	IPUX_UN_SELU = 25,	/* alpha, beta = gamma */
+	IPUX_UN_SQUARE = 26,
+	IPUX_UN_RSQRT = 27,
+	IPUX_UN_COUNT
+};
+
+enum ipux_binary_op {
+	IPUX_BIN_ADD = 0,
+	IPUX_BIN_SUB = 1,
+	IPUX_BIN_MUL = 2,
+	IPUX_BIN_DIV = 3,
+	IPUX_BIN_POW = 4,
+	IPUX_BIN_MAX = 5,
+	IPUX_BIN_MIN = 6,
+	IPUX_BIN_MOD = 7,	/* fmod semantics for floats, C % for ints */
+	IPUX_BIN_EQUAL = 8,	/* comparisons: out U8 */
+	IPUX_BIN_NOT_EQUAL = 9,
+	IPUX_BIN_LESS = 10,
+	IPUX_BIN_LESS_EQUAL = 11,
+	IPUX_BIN_GREATER = 12,
+	IPUX_BIN_GREATER_EQUAL = 13,
+	IPUX_BIN_AND = 14,	/* logical, U8 */
+	IPUX_BIN_OR = 15,
+	IPUX_BIN_XOR = 16,
+	IPUX_BIN_PRELU = 17,	/* a >= 0 ? a : a * b */
+	IPUX_BIN_COUNT
+};
+
+enum ipux_reduce_op {
+	IPUX_RED_SUM = 0,
+	IPUX_RED_MEAN = 1,
+	IPUX_RED_MAX = 2,
+	IPUX_RED_MIN = 3,
+	IPUX_RED_PROD = 4,
+	IPUX_RED_ARGMAX = 5,
+	IPUX_RED_ARGMIN = 6,
+	IPUX_RED_SUM_SQUARE = 7,
+	IPUX_RED_L1 = 8,
+	IPUX_RED_L2 = 9,
+	IPUX_RED_LOG_SUM_EXP = 10,
+	IPUX_RED_COUNT
+};
+
+#define IPUX_MM_ACCUMULATE 0x1u
+#define IPUX_MM_TRANS_B 0x2u
+#define IPUX_MM_B_SHARED 0x4u
+#define IPUX_MM_A_SHARED 0x8u
+#define IPUX_CONV_ACCUMULATE 0x1u
+#define IPUX_SOFTMAX_LOG 0x1u
+#define IPUX_POOL_MAX 0u
+#define IPUX_POOL_AVG 1u
+#define IPUX_POOL_COUNT_PAD 0x1u
+#define IPUX_CUMSUM_EXCLUSIVE 0x1u
+#define IPUX_CUMSUM_REVERSE 0x2u
+#define IPUX_TOPK_LARGEST 0x1u
+
+/* Data-dependent faults a codelet's run() may return. */
+enum ipu_fault {
+	IPU_FAULT_NONE = 0,
+	IPU_FAULT_INDEX = 1,	/* gather index out of range */
+};
+
+/* A vertex as the codelet sees it at run time. */
+struct ipu_vertex_ctx {
+	uint8_t *mem;			/* base of the vertex's tile memory */
+	const struct ipux_operand *ops;	/* num_ops operand regions */
+	const uint32_t *params;		/* num_params u32 params */
+	uint32_t num_ops;
+	uint32_t num_params;
+};
+
+/* Typed pointer to operand i. */
+#define IPU_OP_PTR(ctx, i, type) ((type *)((ctx)->mem + (ctx)->ops[(i)].offset))
+
+/*
+ * check() returns 0 or one of IPUX_E_OPERAND_COUNT, IPUX_E_PARAM_COUNT,
+ * IPUX_E_OPERAND_TYPE, IPUX_E_OPERAND_SHAPE, IPUX_E_PARAM_VALUE (see
+ * engine.h), and writes a one-line reason into why[0..whylen).
+ */
+typedef int (*ipu_codelet_check_fn)(const struct ipu_vertex_ctx *v,
+				    char *why, size_t whylen);
+typedef uint64_t (*ipu_codelet_cost_fn)(const struct ipu_vertex_ctx *v);
+typedef int (*ipu_codelet_run_fn)(const struct ipu_vertex_ctx *v);
+
+struct ipu_codelet {
+	const char *name;
+	ipu_codelet_check_fn check;
+	ipu_codelet_cost_fn cost;
+	ipu_codelet_run_fn run;
+};
+
+/* The codelet with this id, or NULL if the id is unknown. */
+const struct ipu_codelet *ipu_codelet_get(uint32_t id);
+
+#endif /* IPU_CODELET_H */

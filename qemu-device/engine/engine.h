@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.h - the IPU tile engine: load (parse + verify) and run executables.
+ *
+ * The same engine runs inside the QEMU device model and inside libipu's
+ * in-process "model" backend.  It has no global state: everything lives in
+ * a struct ipu_engine.  Host streams are served through callbacks so that
+ * each embedding moves data its own way (memcpy from user buffers, or DMA
+ * from guest scatter-gather lists).
+ *
+ * Threading: one thread calls load/run/read/write at a time (the embedding
+ * serialises them).  ipu_engine_abort() may be called from any thread.
+ * Inside run the engine uses its own worker pool.
+ */
+#ifndef IPU_ENGINE_H
+#define IPU_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipux_format.h"
+
+/*
+ * Error codes.  Load errors are distinct per malformation so that a caller
+ * (and the tests) can tell exactly what was refused.  All are negative.
+ */
+enum ipu_err {
+	IPU_OK = 0,
+	/* image structure */
+	IPUX_E_TRUNCATED = -1,		/* shorter than its header says */
+	IPUX_E_BAD_MAGIC = -2,
+	IPUX_E_BAD_VERSION = -3,
+	IPUX_E_BAD_HEADER = -4,		/* header_size, flags, reserved */
+	IPUX_E_CHECKSUM = -5,
+	IPUX_E_SECTION_TABLE = -6,	/* table outside image or misaligned */
+	IPUX_E_SECTION_BOUNDS = -7,	/* payload outside image */
+	IPUX_E_SECTION_SIZE = -8,	/* size != count * record size */
+	IPUX_E_SECTION_DUP = -9,
+	IPUX_E_SECTION_UNKNOWN = -10,
+	IPUX_E_SECTION_MISSING = -11,
+	IPUX_E_SECTION_ALIGN = -12,
+	/* target */
+	IPUX_E_TILES = -13,		/* 0, over the limit or over the device */
+	IPUX_E_TILE_MEM = -14,		/* 0, over the limit or over the device */
+	/* tables */
+	IPUX_E_RESERVED = -15,		/* a reserved field is not zero */
+	IPUX_E_TILE_RANGE = -16,	/* a tile index >= num_tiles */
+	IPUX_E_REGION_BOUNDS = -17,	/* region outside tile memory */
+	IPUX_E_REGION_ALIGN = -18,	/* region misaligned for its dtype */
+	IPUX_E_DTYPE = -19,		/* unknown dtype */
+	IPUX_E_CODELET_UNKNOWN = -20,
+	IPUX_E_OPERAND_RANGE = -21,	/* operand index outside OPERANDS */
+	IPUX_E_PARAM_RANGE = -22,	/* param index outside PARAMS */
+	IPUX_E_OPERAND_COUNT = -23,	/* wrong number of operands */
+	IPUX_E_PARAM_COUNT = -24,	/* wrong number of params */
+	IPUX_E_OPERAND_TYPE = -25,	/* operand dtype not accepted */
+	IPUX_E_OPERAND_SHAPE = -26,	/* operand size inconsistent with params */
+	IPUX_E_PARAM_VALUE = -27,	/* a param out of its range */
+	IPUX_E_VERTEX_RANGE = -28,	/* compute set vertex range outside table */
+	IPUX_E_COPY_RANGE = -29,	/* exchange copy range outside table */
+	IPUX_E_COPY_BOUNDS = -30,	/* copy source/destination outside tile */
+	IPUX_E_STREAM_DIR = -31,
+	IPUX_E_STREAM_ID = -32,		/* stream copy names no stream */
+	IPUX_E_STREAM_SIZE = -33,	/* regions do not add up to buffer_bytes */
+	IPUX_E_REGION_RANGE = -34,	/* stream copy region range outside table */
+	IPUX_E_STEP_KIND = -35,
+	IPUX_E_STEP_REF = -36,		/* step refers to a missing cs/exchange/... */
+	IPUX_E_STEP_FLAGS = -37,
+	IPUX_E_CHILD_RANGE = -38,	/* children range outside CHILDREN */
+	IPUX_E_STEP_RANGE = -39,	/* a step index outside STEPS */
+	IPUX_E_PROGRAM_CYCLE = -40,	/* a step contains itself */
+	IPUX_E_PROGRAM_DEPTH = -41,	/* nesting deeper than IPUX_MAX_DEPTH */
+	IPUX_E_PROGRAM_COUNT = -42,	/* 0 or more than IPUX_MAX_PROGRAMS */
+	IPUX_E_SWITCH = -43,		/* selector misplaced or no cases */
+	IPUX_E_INIT_BOUNDS = -44,	/* init outside tile or DATA */
+	IPUX_E_LIMIT = -45,		/* a count over an engine limit */
+	IPUX_E_SIZE_OVERFLOW = -46,	/* offset + size overflows */
+	/* run time */
+	IPU_E_NOMEM = -60,
+	IPU_E_NOT_LOADED = -61,
+	IPU_E_PROGRAM = -62,		/* program index out of range */
+	IPU_E_CANCELLED = -63,		/* aborted (ipu_engine_abort) */
+	IPU_E_STREAM = -64,		/* host side failed a stream transfer */
+	IPU_E_FAULT = -65,		/* a codelet faulted (see fault detail) */
+	IPU_E_INVAL = -66,		/* bad argument from the embedding */
+	IPU_E_BUSY = -67,
+	IPU_E_TIMEOUT = -68,
+	IPU_E_IO = -69,			/* device or transport failure */
+};
+
+/* Short stable name of an error code ("IPUX_E_TRUNCATED"), never NULL. */
+const char *ipu_err_name(int err);
+
+struct ipu_engine_config {
+	uint32_t num_tiles;	/* tiles of the device */
+	uint32_t tile_mem;	/* bytes of memory per tile */
+	uint32_t workers;	/* worker threads; 0 = online CPUs */
+};
+
+/* One contiguous piece of tile memory a stream transfer reads or writes. */
+struct ipu_stream_seg {
+	uint8_t *ptr;
+	uint32_t len;
+};
+
+/*
+ * Host side of the streams.  transfer() is called when a StreamCopy step
+ * runs: for an H2D stream it must fill the segments (in order) with the next
+ * queued host buffer of that stream, for D2H it must drain them into the
+ * next queued host buffer.  It blocks until a buffer is available and
+ * returns 0, IPU_E_CANCELLED if it was woken by an abort, or another
+ * negative ipu_err if the host could not complete the transfer.
+ * *stalled must be set to 1 if it had to wait for a buffer.
+ */
+struct ipu_stream_ops {
+	int (*transfer)(void *ctx, uint32_t stream, uint32_t dir,
+			const struct ipu_stream_seg *segs, uint32_t nsegs,
+			uint32_t total_bytes, int *stalled);
+	void *ctx;
+};
+
+struct ipu_engine_counters {
+	uint64_t programs_run;
+	uint64_t steps;			/* program steps executed */
+	uint64_t compute_sets;		/* Execute steps */
+	uint64_t vertices;		/* vertex executions */
+	uint64_t cycles;		/* modelled cycles, all kinds */
+	uint64_t compute_cycles;
+	uint64_t exchange_cycles;
+	uint64_t sync_cycles;
+	uint64_t stream_cycles;
+	uint64_t exchange_bytes;
+	uint64_t stream_bytes_in;	/* H2D */
+	uint64_t stream_bytes_out;	/* D2H */
+	uint64_t stream_copies;
+	uint64_t stream_stalls;		/* transfers that had to wait */
+	uint64_t stall_ns;		/* wall time spent waiting for the host */
+	uint64_t errors;
+};
+
+/* Profile of one compute set, accumulated over runs. */
+struct ipu_cs_profile {
+	uint64_t executions;
+	uint64_t cycles;		/* modelled, all executions */
+	uint32_t cycles_per_run;	/* modelled cycles of one execution */
+	uint32_t tiles;			/* tiles with at least one vertex */
+	uint32_t vertices;
+};
+
+/* Information about the loaded executable. */
+struct ipu_exe_info {
+	uint32_t num_tiles;
+	uint32_t tile_mem;
+	uint32_t num_programs;
+	uint32_t num_streams;
+	uint32_t num_compute_sets;
+	uint32_t num_vertices;
+	uint32_t num_exchanges;
+	uint32_t num_steps;
+};
+
+struct ipu_engine;
+
+/*
+ * Create an engine for a device of cfg->num_tiles tiles of cfg->tile_mem
+ * bytes.  Returns 0 or a negative ipu_err; on error writes a reason to err.
+ */
+int ipu_engine_create(const struct ipu_engine_config *cfg,
+		      const struct ipu_stream_ops *streams,
+		      struct ipu_engine **out, char *err, size_t errlen);
+void ipu_engine_destroy(struct ipu_engine *e);
+
+/*
+ * Parse and verify an executable image, then initialise tile memory (zero,
+ * then INITS).  The image is copied; the caller keeps ownership of `image`.
+ * On failure the previously loaded executable (if any) is unloaded, the
+ * return value says what was wrong and err holds a message naming the
+ * record (e.g. "vertex 12: operand 1 region [640, 1664) outside tile
+ * memory of 1024 bytes").
+ */
+int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
+		    char *err, size_t errlen);
+
+/* Verify only: no engine needed.  Same codes and messages as load. */
+int ipu_exe_verify(const void *image, size_t len, uint32_t dev_tiles,
+		   uint32_t dev_tile_mem, char *err, size_t errlen);
+
+/* Information about the loaded executable; IPU_E_NOT_LOADED if none. */
+int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info);
+
+/*
+ * Run program `prog` to completion (blocking).  Returns 0,
+ * IPU_E_CANCELLED after ipu_engine_abort(), IPU_E_FAULT (err names the
+ * vertex), IPU_E_STREAM, IPU_E_PROGRAM or IPU_E_NOT_LOADED.
+ */
+int ipu_engine_run(struct ipu_engine *e, uint32_t prog, char *err,
+		   size_t errlen);
+
+/*
+ * Ask a running program to stop at the next step boundary.  The embedding
+ * must also wake any thread blocked in its stream transfer callback.  The
+ * request stays set until ipu_engine_clear_abort().
+ */
+void ipu_engine_abort(struct ipu_engine *e);
+void ipu_engine_clear_abort(struct ipu_engine *e);
+
+/* Host access to tile memory (bounds-checked): 0 or IPU_E_INVAL. */
+int ipu_engine_read(struct ipu_engine *e, uint32_t tile, uint32_t offset,
+		    void *dst, uint32_t len);
+int ipu_engine_write(struct ipu_engine *e, uint32_t tile, uint32_t offset,
+		     const void *src, uint32_t len);
+
+void ipu_engine_counters(const struct ipu_engine *e,
+			 struct ipu_engine_counters *out);
+void ipu_engine_reset_counters(struct ipu_engine *e);
+/* Profile of compute set `cs`; IPU_E_INVAL if out of range. */
+int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
+			  struct ipu_cs_profile *out);
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) used by the format. */
+uint32_t ipu_crc32(uint32_t crc, const void *data, size_t len);
+
+#endif /* IPU_ENGINE_H */

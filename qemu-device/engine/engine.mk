@@ -1,0 +1,14 @@
+# The tile engine: executable loader/verifier, BSP interpreter, codelets.
+# Built as a static library linked into libipu (model backend), the tests,
+# the fuzzers and (through qemu-device/build-qemu) into QEMU itself.
+ENGINE_SRCS := $(sort $(wildcard qemu-device/engine/*.c qemu-device/engine/codelets/*.c))
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)
+ENGINE_LIB := $(BUILD)/libipuengine.a
+# Codelets are the hot loop: optimise harder (still IEEE-exact, no fast-math).
+CFLAGS_qemu-device_engine_codelets_ := -O3 -funroll-loops
+
+$(ENGINE_LIB): $(ENGINE_OBJS)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+LIBS += $(ENGINE_LIB)
