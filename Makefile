@@ -22,7 +22,7 @@ OPT ?= -O2
 
 CPPFLAGS_BASE := -D_GNU_SOURCE -Iqemu-device/engine -Ilibipu/include -Iruntime/include \
 	-Icompiler/include -Iuapi -Itests/lib
-CFLAGS_BASE := -std=c11 -g $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+CFLAGS_BASE := -std=c11 -g $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wimplicit-fallthrough \
 	-Wno-missing-field-initializers -pthread -fno-strict-aliasing
 LDFLAGS_BASE := -pthread
 LDLIBS_BASE := -lm
