@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * engine.c - engine lifetime: create, load (verify, then lay out tile
+ * memory and bind the plans to it), run, abort, host memory access and
+ * counters.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+int ipu_engine_create(const struct ipu_engine_config *cfg,
+		      const struct ipu_stream_ops *streams,
+		      struct ipu_engine **out, char *err, size_t errlen)
+{
+	struct ipu_engine *e;
+	int rc;
+
+	*out = NULL;
+	if (!cfg || cfg->num_tiles == 0 || cfg->num_tiles > IPUX_MAX_TILES ||
+	    cfg->tile_mem == 0 || cfg->tile_mem % IPU_TILE_ALIGN ||
+	    cfg->tile_mem > IPUX_MAX_TILE_MEM) {
+		ipu_errf(err, errlen,
+			 "bad device config: %u tiles (1..%u) of %u bytes (a non-zero multiple of %u up to %u)",
+			 cfg ? cfg->num_tiles : 0, IPUX_MAX_TILES, cfg ? cfg->tile_mem : 0,
+			 IPU_TILE_ALIGN, IPUX_MAX_TILE_MEM);
+		return IPU_E_INVAL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		ipu_errf(err, errlen, "out of memory");
+		return IPU_E_NOMEM;
+	}
+	e->cfg = *cfg;
+	if (streams)
+		e->sops = *streams;
+	rc = ipu_pool_create(cfg->workers, &e->pool);
+	if (rc) {
+		ipu_errf(err, errlen, "cannot start %u worker threads", cfg->workers);
+		free(e);
+		return rc;
+	}
+	e->cfg.workers = ipu_pool_size(e->pool);
+	*out = e;
+	return 0;
+}
+
+static void unload(struct ipu_engine *e)
+{
+	ipu_exe_free(e->exe);
+	e->exe = NULL;
+	free(e->mem);
+	e->mem = NULL;
+	free(e->vctx);
+	e->vctx = NULL;
+	free(e->segs);
+	e->segs = NULL;
+	free(e->stage);
+	e->stage = NULL;
+	free((void *)e->cs_exec);
+	e->cs_exec = NULL;
+}
+
+void ipu_engine_destroy(struct ipu_engine *e)
+{
+	if (!e)
+		return;
+	unload(e);
+	ipu_pool_destroy(e->pool);
+	free(e);
+}
+
+static int bind_memory(struct ipu_engine *e)
+{
+	const struct ipu_exe *x = e->exe;
+	uint32_t i, j, s = 0;
+	size_t total;
+
+	e->stride = ((size_t)x->hdr->tile_mem + IPU_TILE_ALIGN - 1) & ~(size_t)(IPU_TILE_ALIGN - 1);
+	total = e->stride * x->hdr->num_tiles;
+	/* calloc of a large block maps zero pages lazily: untouched tiles are free */
+	if (posix_memalign((void **)&e->mem, IPU_TILE_ALIGN, total))
+		return IPU_E_NOMEM;
+	memset(e->mem, 0, total);
+	e->vctx = calloc(x->nvertices ? x->nvertices : 1, sizeof(*e->vctx));
+	e->cs_exec = calloc(x->ncss ? x->ncss : 1, sizeof(*e->cs_exec));
+	{
+		uint64_t nseg = 0;
+
+		for (i = 0; i < x->nscs; i++)
+			nseg += x->scs[i].num_regions;
+		e->segs = calloc(nseg ? nseg : 1, sizeof(*e->segs));
+	}
+	if (x->stage_bytes)
+		e->stage = malloc(x->stage_bytes);
+	if (!e->vctx || !e->cs_exec || !e->segs || (x->stage_bytes && !e->stage))
+		return IPU_E_NOMEM;
+	for (i = 0; i < x->nvertices; i++) {
+		const struct ipux_vertex *v = &x->vertices[i];
+
+		e->vctx[i].mem = e->mem + (size_t)v->tile * e->stride;
+		e->vctx[i].ops = &x->operands[v->first_operand];
+		e->vctx[i].params = x->nparams ? &x->params[v->first_param] : NULL;
+		e->vctx[i].num_ops = v->num_operands;
+		e->vctx[i].num_params = v->num_params;
+	}
+	for (i = 0; i < x->nscs; i++) {
+		const struct ipux_stream_copy *sc = &x->scs[i];
+
+		for (j = 0; j < sc->num_regions; j++, s++) {
+			const struct ipux_region *r = &x->regions[sc->first_region + j];
+
+			e->segs[s].ptr = e->mem + (size_t)r->tile * e->stride + r->offset;
+			e->segs[s].len = r->bytes;
+		}
+	}
+	for (i = 0; i < x->ninits; i++) {
+		const struct ipux_init *in = &x->inits[i];
+
+		memcpy(e->mem + (size_t)in->tile * e->stride + in->offset,
+		       x->data + in->data_offset, in->bytes);
+	}
+	return 0;
+}
+
+int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
+		    char *err, size_t errlen)
+{
+	int rc;
+
+	unload(e);
+	rc = ipu_exe_parse(image, len, e->cfg.num_tiles, e->cfg.tile_mem, &e->exe,
+			   err, errlen);
+	if (rc) {
+		atomic_fetch_add_explicit(&e->ctr[C_ERRORS], 1, memory_order_relaxed);
+		return rc;
+	}
+	rc = bind_memory(e);
+	if (rc) {
+		ipu_errf(err, errlen, "out of memory laying out %u tiles of %u bytes",
+			 e->exe->hdr->num_tiles, e->exe->hdr->tile_mem);
+		unload(e);
+	}
+	return rc;
+}
+
+int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info)
+{
+	const struct ipu_exe *x = e->exe;
+
+	if (!x)
+		return IPU_E_NOT_LOADED;
+	info->num_tiles = x->hdr->num_tiles;
+	info->tile_mem = x->hdr->tile_mem;
+	info->num_programs = x->nprograms;
+	info->num_streams = x->nstreams;
+	info->num_compute_sets = x->ncss;
+	info->num_vertices = x->nvertices;
+	info->num_exchanges = x->nxchs;
+	info->num_steps = x->nsteps;
+	return 0;
+}
+
+int ipu_engine_run(struct ipu_engine *e, uint32_t prog, char *err, size_t errlen)
+{
+	return ipu_exec_program(e, prog, err, errlen);
+}
+
+void ipu_engine_abort(struct ipu_engine *e)
+{
+	atomic_store(&e->abort_req, 1);
+}
+
+void ipu_engine_clear_abort(struct ipu_engine *e)
+{
+	atomic_store(&e->abort_req, 0);
+}
+
+static int host_range(const struct ipu_engine *e, uint32_t tile, uint32_t offset,
+		      uint32_t len)
+{
+	if (!e->exe)
+		return IPU_E_NOT_LOADED;
+	if (tile >= e->exe->hdr->num_tiles || offset > e->exe->hdr->tile_mem ||
+	    len > e->exe->hdr->tile_mem - offset)
+		return IPU_E_INVAL;
+	return 0;
+}
+
+int ipu_engine_read(struct ipu_engine *e, uint32_t tile, uint32_t offset,
+		    void *dst, uint32_t len)
+{
+	int rc = host_range(e, tile, offset, len);
+
+	if (!rc && len)
+		memcpy(dst, e->mem + (size_t)tile * e->stride + offset, len);
+	return rc;
+}
+
+int ipu_engine_write(struct ipu_engine *e, uint32_t tile, uint32_t offset,
+		     const void *src, uint32_t len)
+{
+	int rc = host_range(e, tile, offset, len);
+
+	if (!rc && len)
+		memcpy(e->mem + (size_t)tile * e->stride + offset, src, len);
+	return rc;
+}
+
+void ipu_engine_counters(const struct ipu_engine *e, struct ipu_engine_counters *o)
+{
+#define RD(i) atomic_load_explicit(&((struct ipu_engine *)e)->ctr[i], memory_order_relaxed)
+	o->programs_run = RD(C_PROGRAMS);
+	o->steps = RD(C_STEPS);
+	o->compute_sets = RD(C_CS);
+	o->vertices = RD(C_VERTICES);
+	o->cycles = RD(C_CYCLES);
+	o->compute_cycles = RD(C_COMPUTE_CYCLES);
+	o->exchange_cycles = RD(C_EXCHANGE_CYCLES);
+	o->sync_cycles = RD(C_SYNC_CYCLES);
+	o->stream_cycles = RD(C_STREAM_CYCLES);
+	o->exchange_bytes = RD(C_EXCHANGE_BYTES);
+	o->stream_bytes_in = RD(C_STREAM_IN);
+	o->stream_bytes_out = RD(C_STREAM_OUT);
+	o->stream_copies = RD(C_STREAM_COPIES);
+	o->stream_stalls = RD(C_STALLS);
+	o->stall_ns = RD(C_STALL_NS);
+	o->errors = RD(C_ERRORS);
+#undef RD
+}
+
+void ipu_engine_reset_counters(struct ipu_engine *e)
+{
+	unsigned i;
+
+	for (i = 0; i < C_NUM; i++)
+		atomic_store_explicit(&e->ctr[i], 0, memory_order_relaxed);
+	if (e->exe)
+		for (i = 0; i < e->exe->ncss; i++)
+			atomic_store_explicit(&e->cs_exec[i], 0, memory_order_relaxed);
+}
+
+int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
+			  struct ipu_cs_profile *out)
+{
+	const struct ipu_cs_plan *p;
+
+	if (!e->exe)
+		return IPU_E_NOT_LOADED;
+	if (cs >= e->exe->ncss)
+		return IPU_E_INVAL;
+	p = &e->exe->csplan[cs];
+	out->executions = atomic_load_explicit(&((struct ipu_engine *)e)->cs_exec[cs],
+					       memory_order_relaxed);
+	out->cycles = out->executions * p->cycles;
+	out->cycles_per_run = p->cycles;
+	out->tiles = p->ngroups;
+	out->vertices = p->nvertices;
+	return 0;
+}

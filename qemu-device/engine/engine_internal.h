@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_internal.h - what the engine's own files share: the parsed and
+ * verified executable, the execution plans derived from it at load time,
+ * and the worker pool.
+ */
+#ifndef IPU_ENGINE_INTERNAL_H
+#define IPU_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "codelet.h"
+#include "engine.h"
+#include "ipux_format.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the engine reads the little-endian executable format in place"
+#endif
+
+/* Tile memory is laid out with this alignment between tiles. */
+#define IPU_TILE_ALIGN 64u
+
+/* Vertices of one tile within a compute set: plan->order[first .. +count). */
+struct ipu_tile_group {
+	uint32_t tile;
+	uint32_t first;
+	uint32_t count;
+};
+
+struct ipu_cs_plan {
+	uint32_t *order;		/* vertex indices grouped by tile */
+	struct ipu_tile_group *groups;
+	uint32_t ngroups;
+	uint32_t cycles;		/* modelled cycles of one execution */
+	uint32_t nvertices;
+};
+
+/* Copies of one exchange grouped by destination tile (list order kept). */
+struct ipu_xch_plan {
+	uint32_t *order;		/* copy indices */
+	struct ipu_tile_group *groups;	/* tile = destination tile */
+	uint32_t ngroups;
+	uint32_t staged;		/* a destination overlaps a source */
+	uint64_t bytes;
+	uint64_t *stage_off;		/* per copy (list order) if staged */
+	uint32_t cycles;
+};
+
+struct ipu_exe {
+	uint8_t *image;			/* our own copy of the image */
+	size_t len;
+	const struct ipux_header *hdr;
+
+	const struct ipux_stream *streams;
+	const struct ipux_vertex *vertices;
+	const struct ipux_operand *operands;
+	const uint32_t *params;
+	const struct ipux_compute_set *css;
+	const struct ipux_exchange *xchs;
+	const struct ipux_copy *copies;
+	const struct ipux_stream_copy *scs;
+	const struct ipux_region *regions;
+	const struct ipux_step *steps;
+	const uint32_t *children;
+	const uint32_t *programs;
+	const struct ipux_init *inits;
+	const uint8_t *data;
+
+	uint32_t nstreams, nvertices, noperands, nparams, ncss, nxchs;
+	uint32_t ncopies, nscs, nregions, nsteps, nchildren, nprograms;
+	uint32_t ninits, ndata;
+
+	/* derived at load */
+	const struct ipu_codelet **vcodelet;	/* per vertex */
+	uint32_t *vcost;			/* per vertex, modelled cycles */
+	struct ipu_cs_plan *csplan;
+	struct ipu_xch_plan *xchplan;
+	uint32_t *sc_seg_first;			/* per stream copy */
+	uint32_t *sc_cycles;			/* per stream copy */
+	uint64_t stage_bytes;			/* largest staged exchange */
+};
+
+/* Parse + verify `image` against a device; on success *out owns a copy. */
+int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
+		  uint32_t dev_tile_mem, struct ipu_exe **out, char *err,
+		  size_t errlen);
+void ipu_exe_free(struct ipu_exe *x);
+
+/* Worker pool: run fn(ctx, i, worker) for i in [0, n) on all workers. */
+struct ipu_pool;
+typedef void (*ipu_pool_fn)(void *ctx, uint32_t item, uint32_t worker);
+int ipu_pool_create(uint32_t workers, struct ipu_pool **out);
+void ipu_pool_destroy(struct ipu_pool *p);
+uint32_t ipu_pool_size(const struct ipu_pool *p);
+void ipu_pool_run(struct ipu_pool *p, uint32_t n, ipu_pool_fn fn, void *ctx);
+
+enum ipu_counter_id {
+	C_PROGRAMS, C_STEPS, C_CS, C_VERTICES, C_CYCLES, C_COMPUTE_CYCLES,
+	C_EXCHANGE_CYCLES, C_SYNC_CYCLES, C_STREAM_CYCLES, C_EXCHANGE_BYTES,
+	C_STREAM_IN, C_STREAM_OUT, C_STREAM_COPIES, C_STALLS, C_STALL_NS,
+	C_ERRORS, C_NUM
+};
+
+struct ipu_engine {
+	struct ipu_engine_config cfg;
+	struct ipu_stream_ops sops;
+	struct ipu_pool *pool;
+	struct ipu_exe *exe;
+	uint8_t *mem;			/* exe->hdr->num_tiles * stride bytes */
+	size_t stride;			/* bytes between tile bases */
+	struct ipu_vertex_ctx *vctx;	/* per vertex, mem bound */
+	struct ipu_stream_seg *segs;	/* stream copy segments, mem bound */
+	uint8_t *stage;			/* staging buffer for exchanges */
+	_Atomic uint64_t *cs_exec;	/* per compute set executions */
+	atomic_int abort_req;
+	_Atomic uint64_t ctr[C_NUM];
+};
+
+/* Interpreter entry (exec.c). */
+int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err,
+		     size_t errlen);
+
+/* Modelled costs (documented in Documentation/device/cost-model.md). */
+#define IPU_COST_CS_OVERHEAD 50u	/* sync + compute-set dispatch */
+#define IPU_COST_SYNC 30u
+#define IPU_COST_XCH_LATENCY 100u
+#define IPU_COST_XCH_BYTES_PER_CYCLE 8u
+#define IPU_COST_STREAM_LATENCY 500u
+#define IPU_COST_STREAM_BYTES_PER_CYCLE 16u
+
+#define ipu_errf(err, errlen, ...) \
+	do { if ((err) && (errlen)) snprintf((err), (errlen), __VA_ARGS__); } while (0)
+
+#endif /* IPU_ENGINE_INTERNAL_H */

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exec.c - the BSP interpreter: runs a verified program.
+ *
+ * Everything here trusts the verifier: indices, regions and codelet
+ * operands were checked at load, so the hot paths have no bounds checks.
+ * A compute set runs as a parallel-for over its tile groups (each tile's
+ * vertices in order on one worker, so tiles never share memory between
+ * threads), an exchange as a parallel-for over destination tiles, and
+ * stream copies call back into the embedding, which may block.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_internal.h"
+
+struct cs_job {
+	struct ipu_engine *e;
+	const struct ipu_cs_plan *plan;
+	atomic_uint fault_vertex;	/* UINT32_MAX = none */
+	atomic_int fault_code;
+};
+
+static void cs_item(void *ctxp, uint32_t item, uint32_t worker)
+{
+	struct cs_job *job = ctxp;
+	const struct ipu_tile_group *g = &job->plan->groups[item];
+	const struct ipu_exe *x = job->e->exe;
+	const uint32_t *order = job->plan->order + g->first;
+	uint32_t i;
+
+	(void)worker;
+	for (i = 0; i < g->count; i++) {
+		uint32_t v = order[i];
+		int f = x->vcodelet[v]->run(&job->e->vctx[v]);
+
+		if (f) {
+			unsigned none = UINT32_MAX;
+
+			if (atomic_compare_exchange_strong(&job->fault_vertex, &none, v))
+				atomic_store(&job->fault_code, f);
+			return;
+		}
+	}
+}
+
+static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t errlen)
+{
+	const struct ipu_cs_plan *plan = &e->exe->csplan[cs];
+	struct cs_job job = { .e = e, .plan = plan };
+	uint32_t fv;
+
+	atomic_init(&job.fault_vertex, UINT32_MAX);
+	atomic_init(&job.fault_code, 0);
+	ipu_pool_run(e->pool, plan->ngroups, cs_item, &job);
+	atomic_fetch_add_explicit(&e->cs_exec[cs], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CS], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_VERTICES], plan->nvertices, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_COMPUTE_CYCLES], plan->cycles, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
+	fv = atomic_load(&job.fault_vertex);
+	if (fv != UINT32_MAX) {
+		const struct ipux_vertex *v = &e->exe->vertices[fv];
+
+		ipu_errf(err, errlen, "compute set %u: vertex %u (%s) on tile %u faulted (%s)",
+			 cs, fv, e->exe->vcodelet[fv]->name, v->tile,
+			 atomic_load(&job.fault_code) == IPU_FAULT_INDEX ?
+				 "index out of range" : "codelet fault");
+		return IPU_E_FAULT;
+	}
+	return 0;
+}
+
+struct xch_job {
+	struct ipu_engine *e;
+	const struct ipu_xch_plan *plan;
+	uint32_t first_copy;
+	int phase;			/* staged: 0 gather into stage, 1 scatter */
+};
+
+static inline uint8_t *tile_ptr(const struct ipu_engine *e, uint32_t tile, uint32_t off)
+{
+	return e->mem + (size_t)tile * e->stride + off;
+}
+
+static void xch_item(void *ctxp, uint32_t item, uint32_t worker)
+{
+	struct xch_job *job = ctxp;
+	const struct ipu_tile_group *g = &job->plan->groups[item];
+	const struct ipux_copy *copies = job->e->exe->copies;
+	const uint32_t *order = job->plan->order + g->first;
+	uint32_t i;
+
+	(void)worker;
+	for (i = 0; i < g->count; i++) {
+		uint32_t ci = order[i];
+		const struct ipux_copy *c = &copies[ci];
+
+		if (!job->plan->staged) {
+			memcpy(tile_ptr(job->e, c->dst_tile, c->dst_offset),
+			       tile_ptr(job->e, c->src_tile, c->src_offset), c->bytes);
+		} else {
+			uint8_t *stage = job->e->stage + job->plan->stage_off[ci - job->first_copy];
+
+			if (job->phase == 0)
+				memcpy(stage, tile_ptr(job->e, c->src_tile, c->src_offset), c->bytes);
+			else
+				memcpy(tile_ptr(job->e, c->dst_tile, c->dst_offset), stage, c->bytes);
+		}
+	}
+}
+
+static void run_exchange(struct ipu_engine *e, uint32_t xi)
+{
+	const struct ipu_xch_plan *plan = &e->exe->xchplan[xi];
+	struct xch_job job = { .e = e, .plan = plan,
+			       .first_copy = e->exe->xchs[xi].first_copy };
+
+	ipu_pool_run(e->pool, plan->ngroups, xch_item, &job);
+	if (plan->staged) {
+		job.phase = 1;
+		ipu_pool_run(e->pool, plan->ngroups, xch_item, &job);
+	}
+	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_BYTES], plan->bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_CYCLES], plan->cycles, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int run_stream_copy(struct ipu_engine *e, uint32_t sci, char *err, size_t errlen)
+{
+	const struct ipu_exe *x = e->exe;
+	const struct ipux_stream_copy *sc = &x->scs[sci];
+	const struct ipux_stream *st = &x->streams[sc->stream];
+	int stalled = 0, rc;
+	uint64_t t0, t1;
+
+	if (!e->sops.transfer) {
+		ipu_errf(err, errlen, "stream copy %u on stream %u: no host stream handler",
+			 sci, sc->stream);
+		return IPU_E_STREAM;
+	}
+	t0 = now_ns();
+	rc = e->sops.transfer(e->sops.ctx, sc->stream, st->dir,
+			      &e->segs[x->sc_seg_first[sci]], sc->num_regions,
+			      st->buffer_bytes, &stalled);
+	t1 = now_ns();
+	if (stalled) {
+		atomic_fetch_add_explicit(&e->ctr[C_STALLS], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->ctr[C_STALL_NS], t1 - t0, memory_order_relaxed);
+	}
+	if (rc) {
+		if (rc == IPU_E_CANCELLED)
+			ipu_errf(err, errlen, "aborted while waiting on stream %u", sc->stream);
+		else
+			ipu_errf(err, errlen, "host failed transfer on stream %u (%s)",
+				 sc->stream, ipu_err_name(rc));
+		return rc < 0 ? rc : IPU_E_STREAM;
+	}
+	atomic_fetch_add_explicit(&e->ctr[st->dir == IPUX_STREAM_H2D ? C_STREAM_IN : C_STREAM_OUT],
+				  st->buffer_bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_STREAM_COPIES], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_STREAM_CYCLES], x->sc_cycles[sci], memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], x->sc_cycles[sci], memory_order_relaxed);
+	return 0;
+}
+
+static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
+{
+	const struct ipu_exe *x = e->exe;
+	const struct ipux_step *s = &x->steps[si];
+	uint32_t i;
+	int rc = 0;
+
+	if (atomic_load_explicit(&e->abort_req, memory_order_relaxed)) {
+		ipu_errf(err, errlen, "aborted at step %u", si);
+		return IPU_E_CANCELLED;
+	}
+	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 1, memory_order_relaxed);
+	switch (s->kind) {
+	case IPUX_STEP_SEQUENCE:
+		for (i = 0; i < s->b && !rc; i++)
+			rc = run_step(e, x->children[s->a + i], err, errlen);
+		return rc;
+	case IPUX_STEP_EXECUTE:
+		return run_compute_set(e, s->a, err, errlen);
+	case IPUX_STEP_EXCHANGE:
+		run_exchange(e, s->a);
+		return 0;
+	case IPUX_STEP_STREAM_COPY:
+		return run_stream_copy(e, s->a, err, errlen);
+	case IPUX_STEP_REPEAT:
+		for (i = 0; i < s->a && !rc; i++)
+			rc = run_step(e, s->b, err, errlen);
+		return rc;
+	case IPUX_STEP_SWITCH: {
+		int32_t sel;
+
+		memcpy(&sel, tile_ptr(e, s->a, s->b), sizeof(sel));
+		if (sel < 0 || (uint32_t)sel >= s->d - 1)
+			sel = (int32_t)(s->d - 1);	/* default */
+		return run_step(e, x->children[s->c + (uint32_t)sel], err, errlen);
+	}
+	case IPUX_STEP_SYNC:
+		atomic_fetch_add_explicit(&e->ctr[C_SYNC_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->ctr[C_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
+		return 0;
+	default: /* unreachable after verification */
+		ipu_errf(err, errlen, "step %u: unknown kind %u", si, s->kind);
+		return IPUX_E_STEP_KIND;
+	}
+}
+
+int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!e->exe) {
+		ipu_errf(err, errlen, "no executable loaded");
+		return IPU_E_NOT_LOADED;
+	}
+	if (prog >= e->exe->nprograms) {
+		ipu_errf(err, errlen, "program %u does not exist (executable has %u)",
+			 prog, e->exe->nprograms);
+		return IPU_E_PROGRAM;
+	}
+	rc = run_step(e, e->exe->programs[prog], err, errlen);
+	if (rc)
+		atomic_fetch_add_explicit(&e->ctr[C_ERRORS], 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&e->ctr[C_PROGRAMS], 1, memory_order_relaxed);
+	return rc;
+}
