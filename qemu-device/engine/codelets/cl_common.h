@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cl_common.h - helpers shared by the codelet implementations.
+ *
+ * Private to qemu-device/engine/codelets/.  Everything here is static
+ * inline and free of global state.  check() helpers write their reason with
+ * vsnprintf (into the caller's buffer, never to a stream); run() code never
+ * allocates, prints or touches anything outside its operand regions.
+ */
+#ifndef IPU_CL_COMMON_H
+#define IPU_CL_COMMON_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../codelet.h"
+#include "../engine.h"
+#include "../half.h"
+
+/* Per-vertex overhead of the cost model, in cycles (codelets.md). */
+#define CL_VERTEX_OVERHEAD 40u
+/* Block of elements converted to f32 on the stack at a time. */
+#define CL_BLK 256u
+
+/* The codelet descriptors, one per id (defined in the family files). */
+extern const struct ipu_codelet ipu_cl_copy, ipu_cl_fill, ipu_cl_cast,
+	ipu_cl_unary, ipu_cl_binary, ipu_cl_where, ipu_cl_matmul,
+	ipu_cl_conv2d, ipu_cl_reduce, ipu_cl_softmax, ipu_cl_norm,
+	ipu_cl_pool2d, ipu_cl_gather, ipu_cl_transpose, ipu_cl_strided_copy,
+	ipu_cl_pad, ipu_cl_cumsum, ipu_cl_topk, ipu_cl_iota;
+
+__attribute__((format(printf, 4, 5)))
+static inline int cl_err(char *why, size_t whylen, int code, const char *fmt,
+			 ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static inline const char *cl_dt_name(uint32_t dt)
+{
+	switch (dt) {
+	case IPUX_DT_F32: return "F32";
+	case IPUX_DT_F16: return "F16";
+	case IPUX_DT_I32: return "I32";
+	case IPUX_DT_U8: return "U8";
+	case IPUX_DT_I8: return "I8";
+	case IPUX_DT_I64: return "I64";
+	default: return "INVALID";
+	}
+}
+
+static inline int cl_is_float(uint32_t dt)
+{
+	return dt == IPUX_DT_F32 || dt == IPUX_DT_F16;
+}
+
+static inline int cl_is_valid_dt(uint32_t dt)
+{
+	return ipux_dtype_size(dt) != 0;
+}
+
+/* Operand and param count checks. */
+static inline int cl_check_counts(const struct ipu_vertex_ctx *v,
+				  const char *name, uint32_t min_ops,
+				  uint32_t max_ops, uint32_t min_params,
+				  uint32_t max_params, char *why,
+				  size_t whylen)
+{
+	if (v->num_ops < min_ops || v->num_ops > max_ops) {
+		if (min_ops == max_ops)
+			return cl_err(why, whylen, IPUX_E_OPERAND_COUNT,
+				      "%s: %u operands, expected %u", name,
+				      v->num_ops, min_ops);
+		return cl_err(why, whylen, IPUX_E_OPERAND_COUNT,
+			      "%s: %u operands, expected %u..%u", name,
+			      v->num_ops, min_ops, max_ops);
+	}
+	if (v->num_params < min_params || v->num_params > max_params) {
+		if (min_params == max_params)
+			return cl_err(why, whylen, IPUX_E_PARAM_COUNT,
+				      "%s: %u params, expected %u", name,
+				      v->num_params, min_params);
+		return cl_err(why, whylen, IPUX_E_PARAM_COUNT,
+			      "%s: %u params, expected %u..%u", name,
+			      v->num_params, min_params, max_params);
+	}
+	return 0;
+}
+
+/*
+ * Product of n u32 dims, each of which must be >= 1.  Returns 0 and the
+ * product (<= UINT32_MAX, the largest operand count) or -1 if a dim is 0
+ * and -2 if the product exceeds UINT32_MAX.
+ */
+static inline int cl_prod(const uint32_t *d, uint32_t n, uint64_t *out)
+{
+	uint64_t p = 1;
+	uint32_t i;
+
+	*out = 0;
+	for (i = 0; i < n; i++) {
+		if (d[i] == 0)
+			return -1;
+		p *= d[i]; /* p <= 2^32, d < 2^32: no u64 overflow */
+		if (p > UINT32_MAX)
+			return -2;
+	}
+	*out = p;
+	return 0;
+}
+
+/*
+ * Checks that every dim in d[0..n) is >= 1 and their product fits an
+ * operand count; names the codelet and `what` in the reason.
+ */
+static inline int cl_check_dims(const uint32_t *d, uint32_t n, uint64_t *out,
+				const char *name, const char *what, char *why,
+				size_t whylen)
+{
+	int r = cl_prod(d, n, out);
+
+	if (r == -1)
+		return cl_err(why, whylen, IPUX_E_PARAM_VALUE,
+			      "%s: %s has a zero dimension", name, what);
+	if (r == -2)
+		return cl_err(why, whylen, IPUX_E_PARAM_VALUE,
+			      "%s: %s has more than 2^32-1 elements", name,
+			      what);
+	return 0;
+}
+
+static inline int cl_check_count(const struct ipu_vertex_ctx *v, uint32_t op,
+				 uint64_t want, const char *name,
+				 const char *opname, const char *expr,
+				 char *why, size_t whylen)
+{
+	if (v->ops[op].count != want)
+		return cl_err(why, whylen, IPUX_E_OPERAND_SHAPE,
+			      "%s: %s has %u elements, %s = %llu", name,
+			      opname, v->ops[op].count, expr,
+			      (unsigned long long)want);
+	return 0;
+}
+
+static inline int cl_check_dtype_float(const struct ipu_vertex_ctx *v,
+				       uint32_t op, const char *name,
+				       const char *opname, char *why,
+				       size_t whylen)
+{
+	if (!cl_is_float(v->ops[op].dtype))
+		return cl_err(why, whylen, IPUX_E_OPERAND_TYPE,
+			      "%s: %s is %s, expected F32 or F16", name, opname,
+			      cl_dt_name(v->ops[op].dtype));
+	return 0;
+}
+
+static inline int cl_check_same_dtype(const struct ipu_vertex_ctx *v,
+				      uint32_t a, uint32_t b,
+				      const char *name, const char *an,
+				      const char *bn, char *why,
+				      size_t whylen)
+{
+	if (v->ops[a].dtype != v->ops[b].dtype)
+		return cl_err(why, whylen, IPUX_E_OPERAND_TYPE,
+			      "%s: %s is %s but %s is %s", name, bn,
+			      cl_dt_name(v->ops[b].dtype), an,
+			      cl_dt_name(v->ops[a].dtype));
+	return 0;
+}
+
+/* Byte range [begin, end) of operand i. */
+static inline int cl_overlap(const struct ipu_vertex_ctx *v, uint32_t a,
+			     uint32_t b)
+{
+	uint64_t a0 = v->ops[a].offset, b0 = v->ops[b].offset;
+	uint64_t a1 = a0 + (uint64_t)v->ops[a].count *
+			      ipux_dtype_size(v->ops[a].dtype);
+	uint64_t b1 = b0 + (uint64_t)v->ops[b].count *
+			      ipux_dtype_size(v->ops[b].dtype);
+
+	return a0 < b1 && b0 < a1;
+}
+
+static inline float cl_f32_from_bits(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static inline uint32_t cl_bits_from_f32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* Saturating add for cost arithmetic. */
+static inline uint64_t cl_sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return UINT64_MAX;
+	return r;
+}
+
+static inline uint64_t cl_sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	if (__builtin_mul_overflow(a, b, &r))
+		return UINT64_MAX;
+	return r;
+}
+
+static inline uint64_t cl_div_up(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+/*
+ * Cost of streaming `elems` elements of dtype dt through the vector unit
+ * (8 bytes per cycle: f32 2/cycle, f16 4/cycle, u8 8/cycle), times `passes`.
+ */
+static inline uint64_t cl_cost_stream(uint64_t elems, uint32_t dt,
+				      uint64_t passes)
+{
+	uint32_t sz = ipux_dtype_size(dt);
+
+	if (!sz)
+		sz = 4;
+	return cl_sat_mul(cl_div_up(cl_sat_mul(elems, sz), 8), passes);
+}
+
+/* Load n elements (float dtype dt) starting at element i0 into f32. */
+static inline void cl_load_f(const void *base, uint32_t dt, size_t i0,
+			     float *dst, size_t n)
+{
+	size_t i;
+
+	if (dt == IPUX_DT_F32) {
+		memcpy(dst, (const float *)base + i0, n * sizeof(float));
+	} else {
+		const uint16_t *h = (const uint16_t *)base + i0;
+
+		for (i = 0; i < n; i++)
+			dst[i] = ipu_f16_to_f32(h[i]);
+	}
+}
+
+static inline void cl_store_f(void *base, uint32_t dt, size_t i0,
+			      const float *src, size_t n)
+{
+	size_t i;
+
+	if (dt == IPUX_DT_F32) {
+		memcpy((float *)base + i0, src, n * sizeof(float));
+	} else {
+		uint16_t *h = (uint16_t *)base + i0;
+
+		for (i = 0; i < n; i++)
+			h[i] = ipu_f32_to_f16(src[i]);
+	}
+}
+
+/* One float element (F32 or F16) read/write. */
+static inline float cl_getf(const void *base, uint32_t dt, size_t i)
+{
+	if (dt == IPUX_DT_F32)
+		return ((const float *)base)[i];
+	return ipu_f16_to_f32(((const uint16_t *)base)[i]);
+}
+
+static inline void cl_setf(void *base, uint32_t dt, size_t i, float f)
+{
+	if (dt == IPUX_DT_F32)
+		((float *)base)[i] = f;
+	else
+		((uint16_t *)base)[i] = ipu_f32_to_f16(f);
+}
+
+/* Copy one element of `size` bytes (1, 2, 4 or 8). */
+static inline void cl_copy_elem(uint8_t *d, const uint8_t *s, uint32_t size)
+{
+	switch (size) {
+	case 1: *d = *s; break;
+	case 2: memcpy(d, s, 2); break;
+	case 4: memcpy(d, s, 4); break;
+	default: memcpy(d, s, 8); break;
+	}
+}
+
+
+/*
+ * N-dimensional walk over a dense output of `shape` with up to CL_ND_OPS
+ * strided operands.  cl_nd_simplify() drops size-1 dims and merges adjacent
+ * dims that are contiguous for every operand, so the innermost row is as
+ * long as possible; cl_nd_next() advances the outer index (all dims but the
+ * last) and the per-operand element offsets.
+ */
+#define CL_ND_OPS 4
+
+struct cl_nd {
+	uint32_t rank;			/* >= 1 after simplify */
+	uint32_t nops;
+	uint64_t shape[IPUX_MAX_RANK];
+	int64_t stride[CL_ND_OPS][IPUX_MAX_RANK];
+};
+
+static inline void cl_nd_simplify(struct cl_nd *nd)
+{
+	uint32_t k, j, r = 0;
+
+	/* drop size-1 dims */
+	for (k = 0; k < nd->rank; k++) {
+		if (nd->shape[k] == 1)
+			continue;
+		nd->shape[r] = nd->shape[k];
+		for (j = 0; j < nd->nops; j++)
+			nd->stride[j][r] = nd->stride[j][k];
+		r++;
+	}
+	if (r == 0) {
+		nd->shape[0] = 1;
+		for (j = 0; j < nd->nops; j++)
+			nd->stride[j][0] = 0;
+		r = 1;
+	}
+	nd->rank = r;
+	/* merge dim k-1 into dim k when contiguous for every operand */
+	r = 0;
+	for (k = 1; k < nd->rank; k++) {
+		int ok = 1;
+
+		for (j = 0; j < nd->nops; j++)
+			if (nd->stride[j][r] !=
+			    nd->stride[j][k] * (int64_t)nd->shape[k])
+				ok = 0;
+		if (ok) {
+			nd->shape[r] *= nd->shape[k];
+			for (j = 0; j < nd->nops; j++)
+				nd->stride[j][r] = nd->stride[j][k];
+		} else {
+			r++;
+			nd->shape[r] = nd->shape[k];
+			for (j = 0; j < nd->nops; j++)
+				nd->stride[j][r] = nd->stride[j][k];
+		}
+	}
+	nd->rank = r + 1;
+}
+
+/* Number of rows (product of all dims but the last). */
+static inline uint64_t cl_nd_rows(const struct cl_nd *nd)
+{
+	uint64_t p = 1;
+	uint32_t k;
+
+	for (k = 0; k + 1 < nd->rank; k++)
+		p *= nd->shape[k];
+	return p;
+}
+
+/* Advance idx (outer dims) and off[] to the next row. */
+static inline void cl_nd_next(const struct cl_nd *nd, uint64_t *idx,
+			      int64_t *off)
+{
+	uint32_t j;
+	int k;
+
+	for (k = (int)nd->rank - 2; k >= 0; k--) {
+		idx[k]++;
+		for (j = 0; j < nd->nops; j++)
+			off[j] += nd->stride[j][k];
+		if (idx[k] < nd->shape[k])
+			return;
+		for (j = 0; j < nd->nops; j++)
+			off[j] -= nd->stride[j][k] * (int64_t)nd->shape[k];
+		idx[k] = 0;
+	}
+}
+
+/*
+ * Largest element index reached by strides st[0..rank) (non-negative)
+ * over `shape` (dims >= 1), or -1 on overflow.
+ */
+static inline int cl_max_index(const uint32_t *shape, const uint32_t *st,
+			       uint32_t rank, uint64_t *out)
+{
+	uint64_t m = 0, t;
+	uint32_t k;
+
+	for (k = 0; k < rank; k++) {
+		t = (uint64_t)(shape[k] - 1) * st[k]; /* < 2^64 */
+		if (__builtin_add_overflow(m, t, &m)) {
+			*out = UINT64_MAX;
+			return -1;
+		}
+	}
+	*out = m;
+	return 0;
+}
+
+/*
+ * Checks that non-negative strides st over shape stay inside operand op;
+ * names the stride list `what`.
+ */
+static inline int cl_check_strides(const struct ipu_vertex_ctx *v, uint32_t op,
+				   const uint32_t *shape, const uint32_t *st,
+				   uint32_t rank, const char *name,
+				   const char *what, char *why, size_t whylen)
+{
+	uint64_t m;
+
+	if (cl_max_index(shape, st, rank, &m) || m >= v->ops[op].count)
+		return cl_err(why, whylen, IPUX_E_OPERAND_SHAPE,
+			      "%s: %s reach element %llu of %u", name, what,
+			      (unsigned long long)m, v->ops[op].count);
+	return 0;
+}
+
+#endif /* IPU_CL_COMMON_H */

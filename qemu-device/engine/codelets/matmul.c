@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * matmul.c - MATMUL: C[b] (+)= A[b] x B[b], f32 accumulation.
+ *
+ * The hot loop of the whole system.  The driver (mm_impl.h) is compiled
+ * three times: generic (SSE2-class vectors, any architecture), AVX2+FMA
+ * and AVX-512, and run() picks the best one the host CPU supports.
+ */
+#include "cl_common.h"
+#include "matmul.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MM_X86 1
+#else
+#define MM_X86 0
+#endif
+
+#define MM_KC 256	/* K block */
+#define MM_NCB 64	/* N block (packed B: MM_KC x MM_NCB f32 = 64 KiB) */
+#define MM_MC 64	/* M block of the f32 accumulators for f16 C */
+
+struct mm_args {
+	const void *a, *b;
+	void *c;
+	size_t batch, M, N, K;
+	int f16;		/* A and B are F16 */
+	int c_f16;
+	int trans_b, a_shared, b_shared, accumulate;
+};
+
+#define MM_SUFFIX generic
+#define MM_TARGET
+#define MM_VL 4
+#define MM_MR 6
+#define MM_F16C 0
+#include "mm_impl.h"
+
+#if MM_X86
+#define MM_SUFFIX avx2
+#define MM_TARGET __attribute__((target("avx2,fma,f16c")))
+#define MM_VL 8
+#define MM_MR 6
+#define MM_F16C 1
+#include "mm_impl.h"
+
+#define MM_SUFFIX avx512
+#define MM_TARGET __attribute__((target("avx512f,avx2,fma,f16c")))
+#define MM_VL 16
+#define MM_MR 8
+#define MM_F16C 1
+#include "mm_impl.h"
+#endif
+
+int ipu_mm_max_level(void)
+{
+#if MM_X86
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+	    __builtin_cpu_supports("f16c")) {
+		if (__builtin_cpu_supports("avx512f"))
+			return 2;
+		return 1;
+	}
+#endif
+	return 0;
+}
+
+static const char *const mm_what[] = { "A", "B", "C" };
+static const char *const mm_dim[] = { "batch", "M", "N", "K" };
+
+static int matmul_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
+{
+	const uint32_t *p = v->params;
+	uint32_t flags, i;
+	uint64_t na, nb, nc;
+	int r = cl_check_counts(v, "MATMUL", 3, 3, 5, 5, why, len);
+
+	if (r)
+		return r;
+	for (i = 0; i < 3; i++) {
+		r = cl_check_dtype_float(v, i, "MATMUL", mm_what[i], why, len);
+		if (r)
+			return r;
+	}
+	r = cl_check_same_dtype(v, 0, 1, "MATMUL", "A", "B", why, len);
+	if (r)
+		return r;
+	flags = p[4];
+	if (flags & ~(IPUX_MM_ACCUMULATE | IPUX_MM_TRANS_B | IPUX_MM_B_SHARED |
+		      IPUX_MM_A_SHARED))
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "MATMUL: unknown flags 0x%x", flags);
+	for (i = 0; i < 4; i++)
+		if (p[i] == 0)
+			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+				      "MATMUL: %s is 0", mm_dim[i]);
+	/* each operand's count must fit; the 4-way product need not */
+	na = (uint64_t)((flags & IPUX_MM_A_SHARED) ? 1 : p[0]) * p[1];
+	nb = (uint64_t)((flags & IPUX_MM_B_SHARED) ? 1 : p[0]) * p[3];
+	nc = (uint64_t)p[0] * p[1];
+	if (na > UINT32_MAX || (na *= p[3]) > UINT32_MAX || nb > UINT32_MAX ||
+	    (nb *= p[2]) > UINT32_MAX || nc > UINT32_MAX ||
+	    (nc *= p[2]) > UINT32_MAX)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "MATMUL: an operand of batch %u, M %u, N %u, "
+			      "K %u exceeds 2^32-1 elements",
+			      p[0], p[1], p[2], p[3]);
+	r = cl_check_count(v, 0, na, "MATMUL", "A",
+			   (flags & IPUX_MM_A_SHARED) ? "M*K" : "batch*M*K",
+			   why, len);
+	if (!r)
+		r = cl_check_count(v, 1, nb, "MATMUL", "B",
+				   (flags & IPUX_MM_B_SHARED) ? "K*N"
+							      : "batch*K*N",
+				   why, len);
+	if (!r)
+		r = cl_check_count(v, 2, nc, "MATMUL", "C", "batch*M*N", why,
+				   len);
+	return r;
+}
+
+static uint64_t matmul_cost(const struct ipu_vertex_ctx *v)
+{
+	const uint32_t *p = v->params;
+	uint64_t macs = cl_sat_mul(cl_sat_mul((uint64_t)p[0] * p[1], p[2]),
+				   p[3]);
+	uint64_t rate = v->ops[0].dtype == IPUX_DT_F16 ? 64 : 16;
+	/* per output row: loop setup and write-back of N results */
+	uint64_t rows = (uint64_t)p[0] * p[1];
+
+	return CL_VERTEX_OVERHEAD + cl_div_up(macs, rate) +
+	       cl_sat_mul(rows, 4) +
+	       cl_cost_stream(v->ops[2].count, v->ops[2].dtype, 1);
+}
+
+static void mm_args_of(const struct ipu_vertex_ctx *v, struct mm_args *g)
+{
+	const uint32_t *p = v->params;
+
+	g->a = IPU_OP_PTR(v, 0, const void);
+	g->b = IPU_OP_PTR(v, 1, const void);
+	g->c = IPU_OP_PTR(v, 2, void);
+	g->batch = p[0];
+	g->M = p[1];
+	g->N = p[2];
+	g->K = p[3];
+	g->f16 = v->ops[0].dtype == IPUX_DT_F16;
+	g->c_f16 = v->ops[2].dtype == IPUX_DT_F16;
+	g->accumulate = !!(p[4] & IPUX_MM_ACCUMULATE);
+	g->trans_b = !!(p[4] & IPUX_MM_TRANS_B);
+	g->b_shared = !!(p[4] & IPUX_MM_B_SHARED);
+	g->a_shared = !!(p[4] & IPUX_MM_A_SHARED);
+}
+
+int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level)
+{
+	struct mm_args g;
+
+	mm_args_of(v, &g);
+#if MM_X86
+	if (level >= 2) {
+		run_avx512(&g);
+		return 0;
+	}
+	if (level == 1) {
+		run_avx2(&g);
+		return 0;
+	}
+#else
+	(void)level;
+#endif
+	run_generic(&g);
+	return 0;
+}
+
+static int matmul_run(const struct ipu_vertex_ctx *v)
+{
+	return ipu_mm_run_level(v, ipu_mm_max_level());
+}
+
+const struct ipu_codelet ipu_cl_matmul = {
+	"MATMUL", matmul_check, matmul_cost, matmul_run
+};

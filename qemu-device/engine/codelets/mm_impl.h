@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mm_impl.h - the MATMUL driver and micro-kernel, instantiated once per
+ * instruction-set level by matmul.c.  Before including, define:
+ *
+ *   MM_SUFFIX   name suffix of the generated functions
+ *   MM_TARGET   function attribute list (e.g. target("avx2,fma,f16c"))
+ *   MM_VL       floats per vector register (4, 8 or 16)
+ *   MM_MR       rows of the register tile
+ *   MM_F16C     1 to convert f16 with the F16C instructions
+ *
+ * The register tile is MM_MR x (2 * MM_VL) f32 accumulators written with
+ * gcc vector extensions (portable; lowered to what the target has).  B is
+ * packed (and converted to f32) into KC x NR panels on the stack; A is read
+ * in place when f32 and full, otherwise packed into an MR x KC panel.  C is
+ * accumulated directly when f32; for f16 C a block of MC x NCB f32
+ * accumulators on the stack holds the sums over the whole K before the one
+ * rounding to f16.
+ */
+
+#define MM_CAT2(a, b) a##_##b
+#define MM_CAT(a, b) MM_CAT2(a, b)
+#define MM_FN(name) MM_CAT(name, MM_SUFFIX)
+#define MM_NR (2 * MM_VL)
+
+typedef float MM_FN(vf) __attribute__((vector_size(MM_VL * 4)));
+
+/* Convert n f16 to f32. */
+MM_TARGET static void MM_FN(h2f)(float *dst, const uint16_t *src, size_t n)
+{
+	size_t i = 0;
+
+#if MM_F16C
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+						  (const __m128i *)(src + i))));
+#endif
+	for (; i < n; i++)
+		dst[i] = ipu_f16_to_f32(src[i]);
+}
+
+MM_TARGET static void MM_FN(f2h)(uint16_t *dst, const float *src, size_t n)
+{
+	size_t i = 0;
+
+#if MM_F16C
+	for (; i + 8 <= n; i += 8) {
+		__m256 x = _mm256_loadu_ps(src + i);
+
+		/* F16C rounds like ipu_f32_to_f16 except NaN payloads */
+		_mm_storeu_si128((__m128i *)(dst + i),
+				 _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+	}
+#endif
+	for (; i < n; i++)
+		dst[i] = ipu_f32_to_f16(src[i]);
+}
+
+/*
+ * C[0..mr)[0..nr) (+)= a[MR rows, stride lda][0..kc) * bp[kc][NR].
+ * a must have MM_MR readable rows (the caller pads short panels).
+ */
+MM_TARGET __attribute__((optimize("fp-contract=fast"))) static void
+MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
+	      float *c, size_t ldc, size_t mr, size_t nr, int load)
+{
+	typedef MM_FN(vf) vf;
+	vf acc[MM_MR][2];
+	size_t i, j, k;
+
+	for (i = 0; i < MM_MR; i++) {
+		acc[i][0] = (vf){ 0 };
+		acc[i][1] = (vf){ 0 };
+	}
+	for (k = 0; k < kc; k++) {
+		vf b0, b1;
+
+		memcpy(&b0, bp + k * MM_NR, sizeof(vf));
+		memcpy(&b1, bp + k * MM_NR + MM_VL, sizeof(vf));
+		for (i = 0; i < MM_MR; i++) {
+			float av = a[i * lda + k];
+
+			acc[i][0] += av * b0;
+			acc[i][1] += av * b1;
+		}
+	}
+	if (mr == MM_MR && nr == MM_NR) {
+		for (i = 0; i < MM_MR; i++) {
+			float *row = c + i * ldc;
+
+			if (load) {
+				vf c0, c1;
+
+				memcpy(&c0, row, sizeof(vf));
+				memcpy(&c1, row + MM_VL, sizeof(vf));
+				acc[i][0] += c0;
+				acc[i][1] += c1;
+			}
+			memcpy(row, &acc[i][0], sizeof(vf));
+			memcpy(row + MM_VL, &acc[i][1], sizeof(vf));
+		}
+	} else {
+		float t[MM_MR][MM_NR];
+
+		memcpy(t, acc, sizeof(t));
+		for (i = 0; i < mr; i++) {
+			float *row = c + i * ldc;
+
+			for (j = 0; j < nr; j++)
+				row[j] = load ? row[j] + t[i][j] : t[i][j];
+		}
+	}
+}
+
+/* Pack B[pc..pc+kc)[jc..jc+nc) into NR-wide panels, zero-padded. */
+MM_TARGET static void MM_FN(pack_b)(float *bp, const struct mm_args *g,
+				    const void *b, size_t pc, size_t kc,
+				    size_t jc, size_t nc)
+{
+	size_t jr, k, j, N = g->N, K = g->K;
+
+	for (jr = 0; jr < nc; jr += MM_NR) {
+		size_t nr = nc - jr < MM_NR ? nc - jr : MM_NR;
+		float *p = bp + jr * kc;
+
+		if (!g->trans_b) {
+			for (k = 0; k < kc; k++) {
+				size_t src = (pc + k) * N + jc + jr;
+
+				if (g->f16) {
+					MM_FN(h2f)(p + k * MM_NR,
+						   (const uint16_t *)b + src,
+						   nr);
+				} else {
+					memcpy(p + k * MM_NR,
+					       (const float *)b + src,
+					       nr * sizeof(float));
+				}
+				for (j = nr; j < MM_NR; j++)
+					p[k * MM_NR + j] = 0;
+			}
+		} else {
+			float col[MM_KC];
+
+			for (j = 0; j < nr; j++) {
+				size_t src = (jc + jr + j) * K + pc;
+
+				if (g->f16)
+					MM_FN(h2f)(col,
+						   (const uint16_t *)b + src,
+						   kc);
+				else
+					memcpy(col, (const float *)b + src,
+					       kc * sizeof(float));
+				for (k = 0; k < kc; k++)
+					p[k * MM_NR + j] = col[k];
+			}
+			for (j = nr; j < MM_NR; j++)
+				for (k = 0; k < kc; k++)
+					p[k * MM_NR + j] = 0;
+		}
+	}
+}
+
+MM_TARGET static void MM_FN(run)(const struct mm_args *g)
+{
+	_Alignas(64) float bp[MM_NCB * MM_KC];
+	_Alignas(64) float ap[MM_MR * MM_KC];
+	_Alignas(64) float cs[MM_MC * MM_NCB];
+	size_t M = g->M, N = g->N, K = g->K, bt;
+	int c16 = g->c_f16;
+	/* f32 C is its own accumulator: one row block covers all of M */
+	size_t mcb = c16 ? MM_MC : M;
+
+	for (bt = 0; bt < g->batch; bt++) {
+		size_t ao = g->a_shared ? 0 : bt * M * K;
+		size_t bo = g->b_shared ? 0 : bt * K * N;
+		size_t co = bt * M * N;
+		const void *A = g->f16 ? (const void *)((const uint16_t *)g->a + ao)
+				       : (const void *)((const float *)g->a + ao);
+		const void *B = g->f16 ? (const void *)((const uint16_t *)g->b + bo)
+				       : (const void *)((const float *)g->b + bo);
+		size_t jc, ic, pc, ir, jr, i;
+
+		for (jc = 0; jc < N; jc += MM_NCB) {
+			size_t nc = N - jc < MM_NCB ? N - jc : MM_NCB;
+
+			for (ic = 0; ic < M; ic += mcb) {
+				size_t mc = M - ic < mcb ? M - ic : mcb;
+				float *cbase;
+				size_t ldc;
+
+				if (c16) {
+					/* f32 accumulators for this block */
+					cbase = cs;
+					ldc = nc;
+					for (i = 0; i < mc; i++) {
+						float *row = cs + i * nc;
+						const uint16_t *crow =
+							(const uint16_t *)g->c +
+							co + (ic + i) * N + jc;
+
+						if (g->accumulate)
+							MM_FN(h2f)(row, crow, nc);
+						else
+							memset(row, 0,
+							       nc * sizeof(float));
+					}
+				} else {
+					cbase = (float *)g->c + co + ic * N + jc;
+					ldc = N;
+				}
+				for (pc = 0; pc < K; pc += MM_KC) {
+					size_t kc = K - pc < MM_KC ? K - pc : MM_KC;
+					int load = c16 || pc > 0 || g->accumulate;
+
+					MM_FN(pack_b)(bp, g, B, pc, kc, jc, nc);
+					for (ir = 0; ir < mc; ir += MM_MR) {
+						size_t mr = mc - ir < MM_MR ? mc - ir : MM_MR;
+						const float *a;
+						size_t lda;
+
+						if (!g->f16 && mr == MM_MR) {
+							a = (const float *)A +
+							    (ic + ir) * K + pc;
+							lda = K;
+						} else {
+							for (i = 0; i < MM_MR; i++) {
+								size_t s = (ic + ir + i) * K + pc;
+
+								if (i >= mr)
+									memset(ap + i * kc, 0,
+									       kc * sizeof(float));
+								else if (g->f16)
+									MM_FN(h2f)(ap + i * kc,
+										   (const uint16_t *)A + s,
+										   kc);
+								else
+									memcpy(ap + i * kc,
+									       (const float *)A + s,
+									       kc * sizeof(float));
+							}
+							a = ap;
+							lda = kc;
+						}
+						for (jr = 0; jr < nc; jr += MM_NR) {
+							size_t nr = nc - jr < MM_NR ? nc - jr : MM_NR;
+
+							MM_FN(kernel)(kc, a, lda,
+								      bp + jr * kc,
+								      cbase + ir * ldc + jr,
+								      ldc, mr, nr, load);
+						}
+					}
+				}
+				if (c16)
+					for (i = 0; i < mc; i++)
+						MM_FN(f2h)((uint16_t *)g->c + co +
+								   (ic + i) * N + jc,
+							   cs + i * nc, nc);
+			}
+		}
+	}
+}
+
+#undef MM_SUFFIX
+#undef MM_TARGET
+#undef MM_VL
+#undef MM_MR
+#undef MM_F16C
+#undef MM_NR

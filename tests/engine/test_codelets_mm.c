@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_codelets_mm.c - MATMUL and CONV2D against double references.
+ */
+#include "cl_test.h"
+#include "../../qemu-device/engine/codelets/matmul.h"
+
+/* ------------------------------------------------------------ MATMUL */
+
+struct mm_case {
+	uint32_t batch, M, N, K, flags;
+	uint32_t abdt, cdt;
+};
+
+static int mm_one(struct ct_rng *r, const struct mm_case *c, int level)
+{
+	struct ct_tile t;
+	uint32_t na = (c->flags & IPUX_MM_A_SHARED ? 1 : c->batch) * c->M * c->K;
+	uint32_t nb = (c->flags & IPUX_MM_B_SHARED ? 1 : c->batch) * c->K * c->N;
+	uint32_t nc = c->batch * c->M * c->N;
+	size_t bytes = ((size_t)na + nb + nc) * 4 + 4096;
+	uint32_t A, B, C, b, i, j, k;
+	double *want = ct_dalloc(nc), *mag = ct_dalloc(nc);
+	struct ipu_vertex_ctx v;
+	int bad = 0;
+
+	ct_init(&t, bytes);
+	A = ct_op(&t, c->abdt, na);
+	B = ct_op(&t, c->abdt, nb);
+	C = ct_op(&t, c->cdt, nc);
+	ct_p(&t, c->batch);
+	ct_p(&t, c->M);
+	ct_p(&t, c->N);
+	ct_p(&t, c->K);
+	ct_p(&t, c->flags);
+	ct_fill_rand(&t, r, A, -1, 1);
+	ct_fill_rand(&t, r, B, -1, 1);
+	ct_fill_rand(&t, r, C, -1, 1);
+	for (b = 0; b < c->batch; b++)
+		for (i = 0; i < c->M; i++)
+			for (j = 0; j < c->N; j++) {
+				size_t ci = ((size_t)b * c->M + i) * c->N + j;
+				double s = 0, m = 0;
+
+				if (c->flags & IPUX_MM_ACCUMULATE) {
+					s = ct_get(&t, C, ci);
+					m = fabs(s);
+				}
+				for (k = 0; k < c->K; k++) {
+					size_t ai = (c->flags & IPUX_MM_A_SHARED ? 0 : (size_t)b * c->M * c->K) +
+						    (size_t)i * c->K + k;
+					size_t bo = c->flags & IPUX_MM_B_SHARED ? 0 : (size_t)b * c->K * c->N;
+					size_t bi = c->flags & IPUX_MM_TRANS_B
+							    ? bo + (size_t)j * c->K + k
+							    : bo + (size_t)k * c->N + j;
+					double p = ct_get(&t, A, ai) * ct_get(&t, B, bi);
+
+					s += p;
+					m += fabs(p);
+				}
+				want[ci] = s;
+				mag[ci] = m;
+			}
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), 0);
+	v = ct_ctx(&t, 1);
+	ipu_mm_run_level(&v, level);
+	CHECK(ct_guards_ok(&t));
+	for (i = 0; i < nc; i++) {
+		double g = ct_get(&t, C, i);
+		double tol = c->cdt == IPUX_DT_F16
+				     ? 1e-3 * fabs(want[i]) + 1e-5 * mag[i] + 1e-4
+				     : 1e-6 * mag[i] + 1e-7;
+
+		if (!(fabs(g - want[i]) <= tol)) {
+			if (bad < 3)
+				fprintf(stderr,
+					"  MATMUL b%u M%u N%u K%u f%x dt%u/%u L%d: [%u] got %.9g want %.9g\n",
+					c->batch, c->M, c->N, c->K, c->flags,
+					c->abdt, c->cdt, level, i, g, want[i]);
+			bad++;
+		}
+	}
+	free(want);
+	free(mag);
+	ct_free(&t);
+	return bad;
+}
+
+TEST(matmul_random)
+{
+	struct ct_rng r = { 0x1234567 };
+	int it, level, maxl = ipu_mm_max_level();
+
+	for (it = 0; it < 300; it++) {
+		struct mm_case c;
+
+		c.batch = (uint32_t)ct_int(&r, 1, 3);
+		c.M = ct_size(&r);
+		c.N = ct_size(&r);
+		c.K = ct_size(&r);
+		c.flags = (uint32_t)ct_int(&r, 0, 15);
+		c.abdt = ct_int(&r, 0, 1) ? IPUX_DT_F32 : IPUX_DT_F16;
+		c.cdt = ct_int(&r, 0, 1) ? IPUX_DT_F32 : IPUX_DT_F16;
+		for (level = 0; level <= maxl; level++)
+			CHECK_EQ_INT(mm_one(&r, &c, level), 0);
+	}
+}
+
+TEST(matmul_big_blocks)
+{
+	/* sizes that cross the K, N and M blocking of every level */
+	static const uint32_t sz[][3] = {
+		{ 67, 130, 300 }, { 13, 64, 256 }, { 128, 129, 513 },
+		{ 1, 200, 600 }, { 100, 1, 257 },
+	};
+	struct ct_rng r = { 99 };
+	uint32_t i, f;
+	int level, maxl = ipu_mm_max_level();
+
+	for (i = 0; i < sizeof(sz) / sizeof(sz[0]); i++)
+		for (f = 0; f < 4; f++) {
+			struct mm_case c = { 2, sz[i][0], sz[i][1], sz[i][2],
+					     f & 1 ? IPUX_MM_TRANS_B | IPUX_MM_ACCUMULATE : 0,
+					     f & 2 ? IPUX_DT_F16 : IPUX_DT_F32,
+					     f == 2 ? IPUX_DT_F16 : IPUX_DT_F32 };
+
+			for (level = 0; level <= maxl; level++)
+				CHECK_EQ_INT(mm_one(&r, &c, level), 0);
+		}
+}
+
+TEST(matmul_codelet_entry)
+{
+	/* the table's run() (best level) on one case */
+	struct ct_tile t;
+	uint32_t A, B, C, i;
+	float *a, *b, *c;
+
+	ct_init(&t, 4096);
+	A = ct_op(&t, IPUX_DT_F32, 6);
+	B = ct_op(&t, IPUX_DT_F32, 6);
+	C = ct_op(&t, IPUX_DT_F32, 4);
+	a = ct_ptr(&t, A);
+	b = ct_ptr(&t, B);
+	for (i = 0; i < 6; i++) {
+		a[i] = (float)(i + 1);
+		b[i] = (float)(i + 7);
+	}
+	ct_p(&t, 1); ct_p(&t, 2); ct_p(&t, 2); ct_p(&t, 3); ct_p(&t, 0);
+	REQUIRE(ct_run(&t, IPUX_CL_MATMUL) == 0);
+	c = ct_ptr(&t, C);
+	/* [1 2 3; 4 5 6] x [7 8; 9 10; 11 12] */
+	CHECK(c[0] == 58 && c[1] == 64 && c[2] == 139 && c[3] == 154);
+	ct_free(&t);
+}
+
+TEST(matmul_check)
+{
+	struct ct_tile t;
+
+	ct_init(&t, 8192);
+	/* good */
+	ct_op(&t, IPUX_DT_F32, 2 * 3 * 4);
+	ct_op(&t, IPUX_DT_F32, 2 * 4 * 5);
+	ct_op(&t, IPUX_DT_F32, 2 * 3 * 5);
+	ct_p(&t, 2); ct_p(&t, 3); ct_p(&t, 5); ct_p(&t, 4); ct_p(&t, 0);
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), 0);
+	/* operand count */
+	t.nops = 2;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_OPERAND_COUNT);
+	t.nops = 3;
+	/* param count */
+	t.nparams = 4;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_PARAM_COUNT);
+	t.nparams = 5;
+	/* dtype */
+	t.ops[1].dtype = IPUX_DT_F16;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_OPERAND_TYPE);
+	t.ops[1].dtype = IPUX_DT_I32;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_OPERAND_TYPE);
+	t.ops[1].dtype = IPUX_DT_F32;
+	/* shape */
+	t.ops[0].count = 23;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_OPERAND_SHAPE);
+	CHECK(strstr(t.why, "A has 23 elements") != NULL);
+	t.ops[0].count = 24;
+	t.params[4] = IPUX_MM_B_SHARED; /* B would need 20 */
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_OPERAND_SHAPE);
+	t.params[4] = 0x10;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_PARAM_VALUE);
+	t.params[4] = 0;
+	t.params[1] = 0;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_PARAM_VALUE);
+	/* overflow: batch*M*K wraps in 32 bits to 24 */
+	t.params[0] = 2; t.params[1] = 3; t.params[3] = 4;
+	t.params[1] = (uint32_t)((1ull << 32) / 8 + 3);
+	CHECK(ct_check(&t, IPUX_CL_MATMUL) != 0);
+	t.params[0] = 0x10000; t.params[1] = 0x10000; t.params[2] = 0x10000;
+	t.params[3] = 0x10000;
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_PARAM_VALUE);
+	ct_free(&t);
+}
+
+int main(int argc, char **argv)
+{
+	TH_INIT(argc, argv);
+	RUN(matmul_codelet_entry);
+	RUN(matmul_check);
+	RUN(matmul_random);
+	RUN(matmul_big_blocks);
+	return TH_DONE();
+}
