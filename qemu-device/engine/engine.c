@@ -162,6 +162,23 @@ int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info)
 	return 0;
 }
 
+int ipu_engine_stream_info(const struct ipu_engine *e, uint32_t s, uint32_t *dir,
+			   uint32_t *buffer_bytes)
+{
+	if (!e->exe)
+		return IPU_E_NOT_LOADED;
+	if (s >= e->exe->nstreams)
+		return IPU_E_INVAL;
+	*dir = e->exe->streams[s].dir;
+	*buffer_bytes = e->exe->streams[s].buffer_bytes;
+	return 0;
+}
+
+void ipu_engine_unload(struct ipu_engine *e)
+{
+	unload(e);
+}
+
 int ipu_engine_run(struct ipu_engine *e, uint32_t prog, char *err, size_t errlen)
 {
 	return ipu_exec_program(e, prog, err, errlen);

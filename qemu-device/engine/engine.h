@@ -187,6 +187,11 @@ int ipu_exe_verify(const void *image, size_t len, uint32_t dev_tiles,
 
 /* Information about the loaded executable; IPU_E_NOT_LOADED if none. */
 int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info);
+/* Direction and buffer size of stream `s` of the loaded executable. */
+int ipu_engine_stream_info(const struct ipu_engine *e, uint32_t s, uint32_t *dir,
+			   uint32_t *buffer_bytes);
+/* Drop the loaded executable and its tile memory (no-op if none). */
+void ipu_engine_unload(struct ipu_engine *e);
 
 /*
  * Run program `prog` to completion (blocking).  Returns 0,

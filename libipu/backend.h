@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - what a libipu backend implements, and the completion queue
+ * the backends share.
+ */
+#ifndef IPU_LIBIPU_BACKEND_H
+#define IPU_LIBIPU_BACKEND_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "ipu/ipu.h"
+
+/* Finished stream buffers, delivered to a handler or queued for polling. */
+struct ipu_cq {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	struct ipu_completion *ring;
+	uint32_t cap, head, count;
+	ipu_completion_fn fn;
+	void *ctx;
+};
+
+int ipu_cq_init(struct ipu_cq *q);
+void ipu_cq_destroy(struct ipu_cq *q);
+void ipu_cq_set_handler(struct ipu_cq *q, ipu_completion_fn fn, void *ctx);
+/* Deliver one completion; call without backend locks held. */
+int ipu_cq_post(struct ipu_cq *q, const struct ipu_completion *c);
+int ipu_cq_poll(struct ipu_cq *q, struct ipu_completion *out, unsigned max,
+		int64_t timeout_ns);
+
+struct ipu_backend_ops {
+	const char *name;
+	int (*open)(struct ipu_device *d, const char *spec, char *err, size_t errlen);
+	void (*close)(struct ipu_device *d);
+	int (*info)(struct ipu_device *d, struct ipu_device_info *info);
+	int (*attach)(struct ipu_device *d);
+	int (*detach)(struct ipu_device *d);
+	int (*load)(struct ipu_device *d, const void *image, size_t len, char *err,
+		    size_t errlen);
+	int (*stream_count)(struct ipu_device *d);
+	int (*stream_info)(struct ipu_device *d, uint32_t stream, uint32_t *dir,
+			   uint32_t *bytes);
+	int (*run)(struct ipu_device *d, uint32_t prog, uint64_t *seq);
+	int (*wait)(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
+		    size_t errlen);
+	int (*submit)(struct ipu_device *d, uint32_t stream, void *buf, size_t len,
+		      uint64_t tag);
+	int (*abort)(struct ipu_device *d);
+	int (*reset)(struct ipu_device *d);
+	int (*counters)(struct ipu_device *d, struct ipu_engine_counters *out);
+	int (*cs_profile)(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
+};
+
+struct ipu_device {
+	const struct ipu_backend_ops *ops;
+	void *priv;
+	struct ipu_cq cq;
+	char spec[64];
+};
+
+extern const struct ipu_backend_ops ipu_model_backend;
+
+#define ipu_errf(err, errlen, ...) \
+	do { if ((err) && (errlen)) snprintf((err), (errlen), __VA_ARGS__); } while (0)
+
+/* Absolute CLOCK_MONOTONIC deadline timeout_ns from now. */
+void ipu_deadline(struct timespec *ts, int64_t timeout_ns);
+
+#endif /* IPU_LIBIPU_BACKEND_H */

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device.c - libipu's public entry points: pick the backend from the
+ * device spec and forward, with argument checks common to all backends.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+static const struct ipu_backend_ops *backend_for(const char *spec)
+{
+	if (!strncmp(spec, "model", 5) && (spec[5] == 0 || spec[5] == ':'))
+		return &ipu_model_backend;
+	return NULL;
+}
+
+int ipu_open(const char *spec, struct ipu_device **out, char *err, size_t errlen)
+{
+	const struct ipu_backend_ops *ops;
+	struct ipu_device *d;
+	int rc;
+
+	*out = NULL;
+	if (!spec || !*spec)
+		spec = "model";
+	ops = backend_for(spec);
+	if (!ops) {
+		ipu_errf(err, errlen,
+			 "unknown device '%s': expected model[:tiles=N,tile_mem=SIZE,workers=N,version=ipu2|ipu21]",
+			 spec);
+		return IPU_E_INVAL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		ipu_errf(err, errlen, "out of memory");
+		return IPU_E_NOMEM;
+	}
+	d->ops = ops;
+	snprintf(d->spec, sizeof(d->spec), "%s", spec);
+	rc = ipu_cq_init(&d->cq);
+	if (rc) {
+		free(d);
+		ipu_errf(err, errlen, "out of memory");
+		return rc;
+	}
+	rc = ops->open(d, spec, err, errlen);
+	if (rc) {
+		ipu_cq_destroy(&d->cq);
+		free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+void ipu_close(struct ipu_device *d)
+{
+	if (!d)
+		return;
+	d->ops->close(d);
+	ipu_cq_destroy(&d->cq);
+	free(d);
+}
+
+int ipu_info(struct ipu_device *d, struct ipu_device_info *info)
+{
+	return d->ops->info(d, info);
+}
+
+int ipu_attach(struct ipu_device *d)
+{
+	return d->ops->attach(d);
+}
+
+int ipu_detach(struct ipu_device *d)
+{
+	return d->ops->detach(d);
+}
+
+int ipu_load(struct ipu_device *d, const void *image, size_t len, char *err, size_t errlen)
+{
+	if (!image || !len) {
+		ipu_errf(err, errlen, "empty executable image");
+		return IPU_E_INVAL;
+	}
+	return d->ops->load(d, image, len, err, errlen);
+}
+
+int ipu_stream_count(struct ipu_device *d)
+{
+	return d->ops->stream_count(d);
+}
+
+int ipu_stream_info(struct ipu_device *d, uint32_t stream, uint32_t *dir,
+		    uint32_t *buffer_bytes)
+{
+	return d->ops->stream_info(d, stream, dir, buffer_bytes);
+}
+
+int ipu_run(struct ipu_device *d, uint32_t prog, uint64_t *seq)
+{
+	return d->ops->run(d, prog, seq);
+}
+
+int ipu_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
+	     size_t errlen)
+{
+	return d->ops->wait(d, seq, timeout_ns, err, errlen);
+}
+
+int ipu_run_sync(struct ipu_device *d, uint32_t prog, char *err, size_t errlen)
+{
+	uint64_t seq;
+	int rc = ipu_run(d, prog, &seq);
+
+	if (rc) {
+		ipu_errf(err, errlen, "cannot start program %u: %s", prog, ipu_strerror(rc));
+		return rc;
+	}
+	return ipu_wait(d, seq, -1, err, errlen);
+}
+
+int ipu_set_completion_handler(struct ipu_device *d, ipu_completion_fn fn, void *ctx)
+{
+	ipu_cq_set_handler(&d->cq, fn, ctx);
+	return 0;
+}
+
+int ipu_stream_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t len,
+		      uint64_t tag)
+{
+	return d->ops->submit(d, stream, buf, len, tag);
+}
+
+int ipu_stream_poll(struct ipu_device *d, struct ipu_completion *out, unsigned max,
+		    int64_t timeout_ns)
+{
+	if (!out || !max)
+		return IPU_E_INVAL;
+	return ipu_cq_poll(&d->cq, out, max, timeout_ns);
+}
+
+int ipu_abort(struct ipu_device *d)
+{
+	return d->ops->abort(d);
+}
+
+int ipu_reset(struct ipu_device *d)
+{
+	return d->ops->reset(d);
+}
+
+int ipu_counters(struct ipu_device *d, struct ipu_engine_counters *out)
+{
+	return d->ops->counters(d, out);
+}
+
+int ipu_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out)
+{
+	if (!d->ops->cs_profile)
+		return IPU_E_INVAL;
+	return d->ops->cs_profile(d, cs, out);
+}
+
+const char *ipu_strerror(int err)
+{
+	switch (err) {
+	case IPU_OK: return "success";
+	case IPU_E_NOMEM: return "out of memory";
+	case IPU_E_NOT_LOADED: return "no executable loaded";
+	case IPU_E_PROGRAM: return "no such program";
+	case IPU_E_CANCELLED: return "cancelled (device aborted or reset)";
+	case IPU_E_STREAM: return "stream transfer failed";
+	case IPU_E_FAULT: return "a codelet faulted";
+	case IPU_E_INVAL: return "invalid argument";
+	case IPU_E_BUSY: return "device busy (attached by another process)";
+	case IPU_E_TIMEOUT: return "timed out";
+	case IPU_E_IO: return "device I/O error";
+	default:
+		if (err <= IPUX_E_TRUNCATED && err >= IPUX_E_SIZE_OVERFLOW)
+			return "malformed executable";
+		return ipu_err_name(err);
+	}
+}

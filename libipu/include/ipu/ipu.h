@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipu.h - libipu, userspace access to IPU devices.
+ *
+ * One small API over two backends:
+ *   "model[:opts]"  the tile engine in-process (like Poplar's IPUModel), the
+ *                   default; opts: tiles=N, tile_mem=SIZE (k/m suffix),
+ *                   workers=N, version=ipu2|ipu21, serial=STR
+ *   "/dev/ipuN"     the kernel driver (ioctls for control, io_uring for
+ *                   stream buffers)
+ *
+ * Model of use:
+ *   ipu_open -> ipu_attach -> ipu_load (executable image) -> for each
+ *   request: ipu_stream_submit the input buffers and output buffers (they
+ *   queue, FIFO per stream), ipu_run a program (returns a sequence number
+ *   at once), then ipu_wait for it and/or collect buffer completions
+ *   (ipu_stream_poll or a completion handler).  A program that reaches a
+ *   stream copy with no buffer queued waits for one, like Poplar's blocking
+ *   stream callbacks, so buffers may also be submitted after ipu_run.
+ *
+ * All functions return 0 (or a count) on success and a negative ipu_err
+ * code (engine.h) on failure.  Functions that can fail for reasons a user
+ * must read take an `err` buffer that receives a one-line message.
+ * A device handle may be used from several threads; run/wait/stream calls
+ * are internally serialised where needed.
+ */
+#ifndef IPU_IPU_H
+#define IPU_IPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"	/* error codes, counters */
+
+struct ipu_device;
+
+enum ipu_backend_kind {
+	IPU_BACKEND_MODEL = 1,
+	IPU_BACKEND_KERNEL = 2,
+};
+
+struct ipu_device_info {
+	char name[64];		/* "model0" or "ipu0" */
+	char path[64];		/* spec it was opened with */
+	uint32_t backend;	/* enum ipu_backend_kind */
+	uint32_t num_tiles;
+	uint32_t tile_mem;	/* bytes per tile */
+	uint32_t version;	/* 2 = ipu2, 21 = ipu21 */
+	char version_name[16];	/* "ipu2" */
+	char serial[32];
+	uint32_t workers;	/* engine threads (model) */
+	uint32_t max_streams;
+	int32_t owner_pid;	/* attached process, 0 if none */
+	uint32_t state;		/* enum ipu_dev_state */
+};
+
+enum ipu_dev_state {
+	IPU_STATE_IDLE = 0,	/* no executable */
+	IPU_STATE_READY = 1,	/* executable loaded */
+	IPU_STATE_BUSY = 2,	/* running a program */
+	IPU_STATE_ERROR = 3,	/* needs a reset */
+};
+
+/* Open a device (see the spec syntax above). */
+int ipu_open(const char *spec, struct ipu_device **out, char *err, size_t errlen);
+void ipu_close(struct ipu_device *d);
+int ipu_info(struct ipu_device *d, struct ipu_device_info *info);
+
+/* Take / release exclusive use: IPU_E_BUSY if another owner holds it. */
+int ipu_attach(struct ipu_device *d);
+int ipu_detach(struct ipu_device *d);
+
+/* Load (verify + upload) an executable image; waits for running programs. */
+int ipu_load(struct ipu_device *d, const void *image, size_t len, char *err,
+	     size_t errlen);
+
+/* Number and directions/sizes of the loaded executable's streams. */
+int ipu_stream_count(struct ipu_device *d);
+int ipu_stream_info(struct ipu_device *d, uint32_t stream, uint32_t *dir,
+		    uint32_t *buffer_bytes);
+
+/* Queue program `prog` to run; *seq identifies it for ipu_wait. */
+int ipu_run(struct ipu_device *d, uint32_t prog, uint64_t *seq);
+/*
+ * Wait for run `seq` to finish, up to timeout_ns (< 0: forever, 0: poll).
+ * Returns the run's status (0, IPU_E_CANCELLED, IPU_E_FAULT, ...), or
+ * IPU_E_TIMEOUT if it has not finished (it keeps running).  The run's
+ * error message, if any, is copied to err.
+ */
+int ipu_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
+	     size_t errlen);
+/* ipu_run + ipu_wait(forever). */
+int ipu_run_sync(struct ipu_device *d, uint32_t prog, char *err, size_t errlen);
+
+/* A finished stream buffer. */
+struct ipu_completion {
+	uint64_t tag;		/* as given to ipu_stream_submit */
+	uint32_t stream;
+	int32_t status;		/* 0 or IPU_E_CANCELLED / IPU_E_IO */
+	uint32_t bytes;		/* bytes moved */
+	uint32_t reserved;
+};
+
+/*
+ * Called once per finished buffer, from a libipu thread; must not block
+ * and must not call back into the device except ipu_stream_submit.
+ * With a handler set, completions are not queued for ipu_stream_poll.
+ */
+typedef void (*ipu_completion_fn)(void *ctx, const struct ipu_completion *c);
+int ipu_set_completion_handler(struct ipu_device *d, ipu_completion_fn fn, void *ctx);
+
+/*
+ * Queue a host buffer on a stream: data to send (H2D) or room for data
+ * (D2H).  `len` must equal the stream's buffer size.  The buffer must stay
+ * valid until its completion.  No copy is made before the device needs it.
+ */
+int ipu_stream_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t len,
+		      uint64_t tag);
+/* Collect up to `max` completions, waiting up to timeout_ns for the first. */
+int ipu_stream_poll(struct ipu_device *d, struct ipu_completion *out, unsigned max,
+		    int64_t timeout_ns);
+
+/*
+ * Stop the running program and all queued runs (status IPU_E_CANCELLED)
+ * and complete every queued buffer with IPU_E_CANCELLED.  The executable
+ * stays loaded.
+ */
+int ipu_abort(struct ipu_device *d);
+/* Abort, unload the executable, clear counters: back to IPU_STATE_IDLE. */
+int ipu_reset(struct ipu_device *d);
+
+int ipu_counters(struct ipu_device *d, struct ipu_engine_counters *out);
+/* Per compute set profile (model backend). */
+int ipu_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
+
+/* Human-readable description of an error code. */
+const char *ipu_strerror(int err);
+
+#endif /* IPU_IPU_H */
