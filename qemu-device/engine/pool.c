@@ -124,14 +124,16 @@ int ipu_pool_create(uint32_t workers, struct ipu_pool **out)
 	for (i = 0; i + 1 < workers; i++) {
 		struct worker_arg *a = malloc(sizeof(*a));
 
+		if (a) {
+			a->pool = p;
+			a->id = i + 1;
+		}
 		if (!a || pthread_create(&p->threads[i], NULL, worker_main, a)) {
 			free(a);
 			p->nthreads = i;
 			ipu_pool_destroy(p);
 			return IPU_E_NOMEM;
 		}
-		a->pool = p;
-		a->id = i + 1;
 		p->nthreads = i + 1;
 	}
 	*out = p;

@@ -1,0 +1,10 @@
+# Engine tests through the graph builder and libipu's model backend:
+# program steps, streams, exchanges, verifier refusals.
+ENGINE_TESTS := $(patsubst tests/engine/%.c,$(BUILD)/tests/engine/%,$(sort $(wildcard tests/engine/test_programs*.c tests/engine/test_verify*.c)))
+DEVICE_LIBS = $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+
+$(ENGINE_TESTS): $(BUILD)/tests/engine/%: $(BUILD)/tests/engine/%.o $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(DEVICE_LIBS) $(LDLIBS_BASE)
+
+TESTS += $(ENGINE_TESTS)
