@@ -51,12 +51,18 @@ static struct th_state th_g = { 0, 0, 0, 0, NULL };
 		CHECK_MSG(th_a == th_b, "%lld != %lld", th_a, th_b);        \
 	} while (0)
 
-/* Fatal: stop the current test (e.g. a NULL that the rest would use). */
+/* Fatal: stop the current test (e.g. a NULL that the rest would use).
+ * The condition is evaluated once. */
 #define REQUIRE(cond)                                                       \
 	do {                                                                \
-		CHECK(cond);                                                \
-		if (!(cond))                                                \
+		int th_ok = !!(cond);                                       \
+		th_g.checks++;                                              \
+		if (!th_ok) {                                               \
+			th_g.cur_failed++;                                  \
+			fprintf(stderr, "  %s:%d: required: %s\n",           \
+				__FILE__, __LINE__, #cond);                 \
 			return;                                             \
+		}                                                           \
 	} while (0)
 
 #define TEST(name) static void test_##name(void)
