@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipu/ipuef.h - the .ipuef model file: reader and writer.
+ *
+ * An .ipuef file is what the compiler produces and the runtime loads (our
+ * PopEF): a header and a sequence of typed, versioned, size-prefixed blobs:
+ *
+ *   Metadata     exactly one: target, programs, anchors, batch size
+ *   Executable   exactly one: the engine's binary image (opaque here)
+ *   TensorData   any number: named weights the Load program streams in
+ *   Opaque       any number: producer information (compiler name, ...)
+ *
+ * The byte layout is specified in Documentation/runtime/ipuef-format.md.
+ * Files come from disk, the network or a user's cache directory, so the
+ * reader trusts nothing: it checks the whole-file CRC, every blob's CRC,
+ * every size, count and string, and the consistency between blobs, before
+ * anything is handed out.  Each kind of malformation has its own error code
+ * and the message names the blob, anchor or field (for example
+ * "blob 2 (TensorData 'w1'): size 4096 exceeds file (3000 bytes left)").
+ *
+ * The writer applies the same rules, so the compiler cannot produce a file
+ * the runtime would refuse.
+ *
+ * Nothing here needs a device.  No global state: every object is owned by
+ * its handle; distinct handles may be used from distinct threads, and a
+ * reader handle is immutable after ipuef_open*() so it may be shared.
+ */
+#ifndef IPU_IPUEF_H
+#define IPU_IPUEF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipu/dtype.h"
+
+#define IPUEF_VERSION_MAJOR 1
+#define IPUEF_VERSION_MINOR 0
+
+/* Limits the reader enforces and the writer respects.  They bound the
+ * memory a hostile file can make the reader allocate. */
+#define IPUEF_MAX_BLOBS 65536u
+#define IPUEF_MAX_NAME 1024u		/* bytes of an anchor/tensor/program name */
+#define IPUEF_MAX_IPU_VERSION 32u	/* bytes of the target version string */
+#define IPUEF_MAX_ANCHORS 4096u
+#define IPUEF_MAX_PROGRAMS 64u		/* program indices are 0..63 (bitmask) */
+#define IPUEF_MAX_RANK 8u
+#define IPUEF_MAX_STREAMS 4096u		/* stream ids are 0..4095 */
+#define IPUEF_MAX_TENSOR_BYTES (1ull << 48)
+
+/* batch_dim of an anchor that has no batch dimension. */
+#define IPUEF_NO_BATCH_DIM 0xffffffffu
+
+/*
+ * Error codes, all negative and outside the engine's ipu_err range
+ * (-1..-99) so that a caller propagating either can tell them apart.
+ */
+enum ipuef_err {
+	IPUEF_OK = 0,
+	IPUEF_E_IO = -100,		/* open/read/write failed (errno in message) */
+	IPUEF_E_NOMEM = -101,
+	IPUEF_E_INVAL = -102,		/* bad argument to an API call */
+	IPUEF_E_TRUNCATED = -103,	/* shorter than the header says */
+	IPUEF_E_MAGIC = -104,		/* not an .ipuef file */
+	IPUEF_E_VERSION = -105,		/* major version we cannot read */
+	IPUEF_E_HEADER = -106,		/* header_size wrong */
+	IPUEF_E_SIZE = -107,		/* bytes beyond the declared end/last blob */
+	IPUEF_E_CHECKSUM = -108,	/* whole-file CRC mismatch */
+	IPUEF_E_LIMIT = -109,		/* a count over its IPUEF_MAX_* limit */
+	IPUEF_E_BLOB_BOUNDS = -110,	/* blob header or payload past the end */
+	IPUEF_E_BLOB_CHECKSUM = -111,	/* blob payload CRC mismatch */
+	IPUEF_E_BLOB_TYPE = -112,	/* unknown blob type */
+	IPUEF_E_BLOB_VERSION = -113,	/* blob payload version not supported */
+	IPUEF_E_BLOB_COUNT = -114,	/* Metadata/Executable missing or repeated */
+	IPUEF_E_RESERVED = -115,	/* reserved field, flag or padding not 0 */
+	IPUEF_E_METADATA = -116,	/* Metadata payload overrun or trailing bytes */
+	IPUEF_E_STRING = -117,		/* empty, too long, NUL or invalid UTF-8 */
+	IPUEF_E_TARGET = -118,		/* tiles/tile_mem/batch size 0 */
+	IPUEF_E_PROGRAM = -119,		/* program index/name bad or duplicate */
+	IPUEF_E_ANCHOR_NAME = -120,	/* anchor name empty or duplicate */
+	IPUEF_E_ANCHOR_DTYPE = -121,
+	IPUEF_E_ANCHOR_RANK = -122,	/* rank > IPUEF_MAX_RANK */
+	IPUEF_E_ANCHOR_SHAPE = -123,	/* a dim 0 or size over the limit */
+	IPUEF_E_ANCHOR_DIR = -124,	/* unknown direction, or kind needs input */
+	IPUEF_E_ANCHOR_KIND = -125,
+	IPUEF_E_ANCHOR_BATCH = -126,	/* batch dim >= rank */
+	IPUEF_E_ANCHOR_STREAM = -127,	/* stream id over limit or shared */
+	IPUEF_E_ANCHOR_PROGRAMS = -128,	/* uses a program that does not exist */
+	IPUEF_E_TENSOR = -129,		/* TensorData malformed or duplicate name */
+	IPUEF_E_TENSOR_MISSING = -130,	/* tensor-data anchor without its blob */
+	IPUEF_E_TENSOR_MISMATCH = -131,	/* blob dtype/shape differs from anchor */
+	IPUEF_E_OPAQUE = -132,		/* Opaque blob malformed */
+};
+
+/* Short stable name of an error code ("IPUEF_E_TRUNCATED"), never NULL. */
+const char *ipuef_err_name(int err);
+
+enum ipuef_blob_type {
+	IPUEF_BLOB_METADATA = 1,
+	IPUEF_BLOB_EXECUTABLE = 2,
+	IPUEF_BLOB_TENSOR_DATA = 3,
+	IPUEF_BLOB_OPAQUE = 4,
+};
+
+/* "Metadata", "Executable", "TensorData", "Opaque" or "unknown". */
+const char *ipuef_blob_type_name(uint32_t type);
+
+enum ipuef_direction {
+	IPUEF_INPUT = 0,	/* host to device */
+	IPUEF_OUTPUT = 1,	/* device to host */
+};
+
+/*
+ * Who feeds an anchor.  The runtime binds USER anchors to the caller's
+ * buffers, TENSOR_DATA anchors to the TensorData blob of the same name
+ * (unless the user overrides it), and fills the INDEX anchor of a fused
+ * model itself from the subgraph the caller's inputs belong to.
+ */
+enum ipuef_anchor_kind {
+	IPUEF_ANCHOR_USER = 0,
+	IPUEF_ANCHOR_TENSOR_DATA = 1,
+	IPUEF_ANCHOR_INDEX = 2,
+};
+
+/*
+ * One model input or output.  The shape is that of one request at the
+ * compiled batch size; batch_dim says which dim grows with the batch.
+ */
+struct ipuef_anchor {
+	const char *name;		/* UTF-8, e.g. "X", "graph0/X", "index" */
+	uint32_t dtype;			/* enum ipurt_dtype */
+	uint32_t direction;		/* enum ipuef_direction */
+	uint32_t kind;			/* enum ipuef_anchor_kind */
+	uint32_t rank;			/* 0 (scalar) .. IPUEF_MAX_RANK */
+	uint64_t dims[IPUEF_MAX_RANK];	/* each >= 1 */
+	uint32_t batch_dim;		/* < rank, or IPUEF_NO_BATCH_DIM */
+	uint32_t stream_id;		/* device stream carrying it */
+	uint64_t programs;		/* bit i set: program index i uses it */
+};
+
+/* A named program of the executable ("load", "main", "save", ...). */
+struct ipuef_program {
+	const char *name;
+	uint32_t index;			/* < IPUEF_MAX_PROGRAMS */
+};
+
+/*
+ * The Metadata blob.  exe_format_* is the version of the engine
+ * executable format the Executable blob is in, so that a runtime can refuse
+ * a newer executable with a clear message before the device sees it.
+ */
+struct ipuef_metadata {
+	uint16_t exe_format_major;
+	uint16_t exe_format_minor;
+	const char *ipu_version;	/* target generation: "ipu2", "ipu21" */
+	uint32_t num_tiles;		/* tiles the model needs, >= 1 */
+	uint32_t tile_mem;		/* bytes per tile it needs, >= 1 */
+	uint32_t batch_size;		/* compiled batch size, >= 1 */
+	uint32_t num_programs;
+	const struct ipuef_program *programs;
+	uint32_t num_anchors;
+	const struct ipuef_anchor *anchors;
+};
+
+/*
+ * The value is also compiled into the executable: the blob is a copy kept
+ * for inspection, the Session does not stream it and the user cannot
+ * override it.  Without the flag the Load program streams the blob in
+ * through the input anchor of the same name (kind TENSOR_DATA).
+ */
+#define IPUEF_TENSOR_FROZEN 0x1u
+
+/* A TensorData blob: a named weight tensor. */
+struct ipuef_tensor {
+	const char *name;
+	uint32_t dtype;			/* enum ipurt_dtype */
+	uint32_t rank;
+	uint64_t dims[IPUEF_MAX_RANK];
+	uint32_t flags;			/* IPUEF_TENSOR_* */
+	const void *data;		/* 8-aligned when read from a file */
+	uint64_t size;			/* bytes == product(dims) * dtype size */
+};
+
+/* An Opaque blob: producer information no runtime component interprets. */
+struct ipuef_opaque {
+	const char *name;		/* producer, e.g. "ipu-compile" */
+	const char *version;		/* producer version, may be "" */
+	const void *data;
+	uint64_t size;
+};
+
+/* Where a blob lies in the file (for dumps and diagnostics). */
+struct ipuef_blob_info {
+	uint32_t type;			/* enum ipuef_blob_type */
+	uint32_t version;
+	uint64_t offset;		/* of the blob header */
+	uint64_t size;			/* payload bytes */
+	uint32_t crc;
+	const char *name;		/* TensorData/Opaque name, else NULL */
+};
+
+/* ------------------------------------------------------------------ */
+/* Reader                                                               */
+/* ------------------------------------------------------------------ */
+
+struct ipuef_file;
+
+/*
+ * Read and validate a whole file.  On success *out owns a private copy of
+ * the bytes and every pointer the accessors return stays valid until
+ * ipuef_close().  On failure returns a negative ipuef_err, *out is NULL and
+ * err (if not NULL) holds a message naming what is wrong.
+ */
+int ipuef_open(const char *path, struct ipuef_file **out, char *err,
+	       size_t errlen);
+
+/* Same from memory; the bytes are copied, the caller keeps `data`. */
+int ipuef_open_mem(const void *data, size_t len, struct ipuef_file **out,
+		   char *err, size_t errlen);
+
+void ipuef_close(struct ipuef_file *f);
+
+/* The file's format version and whole-file checksum. */
+void ipuef_version(const struct ipuef_file *f, uint16_t *major,
+		   uint16_t *minor);
+uint32_t ipuef_checksum(const struct ipuef_file *f);
+uint64_t ipuef_file_size(const struct ipuef_file *f);
+
+uint32_t ipuef_num_blobs(const struct ipuef_file *f);
+/* Blob i in file order; NULL if out of range. */
+const struct ipuef_blob_info *ipuef_blob(const struct ipuef_file *f,
+					 uint32_t i);
+
+const struct ipuef_metadata *ipuef_metadata(const struct ipuef_file *f);
+
+/* Lookups by exact (byte-wise) name; NULL if there is none. */
+const struct ipuef_anchor *ipuef_find_anchor(const struct ipuef_file *f,
+					     const char *name);
+const struct ipuef_program *ipuef_find_program(const struct ipuef_file *f,
+					       const char *name);
+const struct ipuef_tensor *ipuef_find_tensor(const struct ipuef_file *f,
+					     const char *name);
+
+/* The Executable blob's bytes (8-aligned). */
+const void *ipuef_executable(const struct ipuef_file *f, size_t *len);
+
+uint32_t ipuef_num_tensors(const struct ipuef_file *f);
+const struct ipuef_tensor *ipuef_tensor(const struct ipuef_file *f,
+					uint32_t i);
+uint32_t ipuef_num_opaques(const struct ipuef_file *f);
+const struct ipuef_opaque *ipuef_opaque(const struct ipuef_file *f,
+					uint32_t i);
+
+/* Bytes of one request of an anchor: product(dims) * dtype size. */
+uint64_t ipuef_anchor_bytes(const struct ipuef_anchor *a);
+
+/* ------------------------------------------------------------------ */
+/* Writer                                                               */
+/* ------------------------------------------------------------------ */
+
+struct ipuef_writer;
+
+/*
+ * The writer copies everything it is given, so callers may free their
+ * buffers right after each call.  Each call validates its input with the
+ * reader's rules and returns the reader's error code and message; the
+ * cross-blob rules (every TENSOR_DATA anchor has its blob with the same
+ * dtype and shape, ...) are checked when the file is written.
+ * Blobs are written in the order Metadata, Executable, TensorData (in the
+ * order added), Opaque (in the order added).
+ */
+int ipuef_writer_create(struct ipuef_writer **out, char *err, size_t errlen);
+void ipuef_writer_destroy(struct ipuef_writer *w);
+
+/* Set (or replace) the Metadata. */
+int ipuef_writer_set_metadata(struct ipuef_writer *w,
+			      const struct ipuef_metadata *m, char *err,
+			      size_t errlen);
+/* Set (or replace) the Executable image. */
+int ipuef_writer_set_executable(struct ipuef_writer *w, const void *data,
+				size_t len, char *err, size_t errlen);
+/* Add a TensorData blob; t->size must match dtype and dims. */
+int ipuef_writer_add_tensor(struct ipuef_writer *w,
+			    const struct ipuef_tensor *t, char *err,
+			    size_t errlen);
+/* Add an Opaque blob; version may be NULL (stored as ""). */
+int ipuef_writer_add_opaque(struct ipuef_writer *w, const char *name,
+			    const char *version, const void *data, size_t len,
+			    char *err, size_t errlen);
+
+/*
+ * Serialise to a malloc'd buffer the caller frees.  The result is exactly
+ * what ipuef_writer_write_file() stores.
+ */
+int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
+			   char *err, size_t errlen);
+
+/*
+ * Write to `path` atomically: a temporary file in the same directory is
+ * written, synced and renamed, so a reader never sees half a model.
+ */
+int ipuef_writer_write_file(struct ipuef_writer *w, const char *path,
+			    char *err, size_t errlen);
+
+#endif /* IPU_IPUEF_H */

@@ -1,0 +1,26 @@
+# libipurt, the Model Runtime: .ipuef container, .npy files, RingBuffer, and
+# (later) DeviceManager, Session, QueueManager, ModelRunner.  Every
+# runtime/*.c is part of the library, so a new component is just a new file.
+# Programs are runtime/tools/NAME.c -> $(BUILD)/bin/NAME: add NAME to
+# RUNTIME_TOOLS.  RUNTIME_DEPLIBS lists the libraries libipurt needs
+# (prepend libipu when the runtime starts using it); programs and tests link
+# with $(RUNTIME_LINK), which is order-independent.
+RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
+RUNTIME_OBJS := $(RUNTIME_SRCS:%.c=$(BUILD)/%.o)
+RUNTIME_LIB := $(BUILD)/libipurt.a
+RUNTIME_DEPLIBS := $(BUILD)/libipuengine.a
+RUNTIME_LINK = -Wl,--start-group $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) -Wl,--end-group
+RUNTIME_TOOLS := ipuef-dump
+RUNTIME_PROGRAMS := $(RUNTIME_TOOLS:%=$(BUILD)/bin/%)
+
+$(RUNTIME_LIB): $(RUNTIME_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(RUNTIME_LINK) $(LDLIBS_BASE)
+
+LIBS += $(RUNTIME_LIB)
+PROGRAMS += $(RUNTIME_PROGRAMS)

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ipuef-dump - print what an .ipuef model file holds (like popef_dump):
+ * blobs, target, programs, anchors, tensor data and producer information.
+ * With --json the same as one JSON object, for scripts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/ipuef.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ipuef-dump [--json] FILE.ipuef\n"
+		"\n"
+		"Print the blobs, target requirements, programs, anchors (name,\n"
+		"dtype, shape, direction, batch dimension), tensor data and\n"
+		"producer information of a model file.  The file is fully\n"
+		"validated first; a malformed file is reported and exit status is 1.\n"
+		"\n"
+		"  --json   one JSON object instead of text\n"
+		"  --help   this text\n");
+}
+
+static const char *dir_name(uint32_t d)
+{
+	return d == IPUEF_INPUT ? "input" : "output";
+}
+
+static const char *kind_name(uint32_t k)
+{
+	switch (k) {
+	case IPUEF_ANCHOR_TENSOR_DATA: return "tensor-data";
+	case IPUEF_ANCHOR_INDEX: return "index";
+	}
+	return "user";
+}
+
+static const char *prog_name(const struct ipuef_metadata *m, uint32_t idx)
+{
+	for (uint32_t i = 0; i < m->num_programs; i++)
+		if (m->programs[i].index == idx)
+			return m->programs[i].name;
+	return "?";
+}
+
+static void print_shape(const uint64_t *dims, uint32_t rank)
+{
+	printf("[");
+	for (uint32_t i = 0; i < rank; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+	printf("]");
+}
+
+static void dump_text(const char *path, const struct ipuef_file *f)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	uint16_t major, minor;
+	size_t exe_len;
+
+	ipuef_version(f, &major, &minor);
+	ipuef_executable(f, &exe_len);
+	printf("File: %s\n", path);
+	printf("Format: .ipuef %u.%u, %llu bytes, %u blobs, checksum 0x%08x\n",
+	       major, minor, (unsigned long long)ipuef_file_size(f),
+	       ipuef_num_blobs(f), ipuef_checksum(f));
+	printf("\nBlobs:\n  %-3s %-11s %-4s %10s %12s  %-10s  %s\n", "#",
+	       "type", "ver", "offset", "size", "crc", "name");
+	for (uint32_t i = 0; i < ipuef_num_blobs(f); i++) {
+		const struct ipuef_blob_info *b = ipuef_blob(f, i);
+
+		printf("  %-3u %-11s %-4u %10llu %12llu  0x%08x  %s\n", i,
+		       ipuef_blob_type_name(b->type), b->version,
+		       (unsigned long long)b->offset,
+		       (unsigned long long)b->size, b->crc,
+		       b->name ? b->name : "");
+	}
+	printf("\nMetadata:\n");
+	printf("  Target:            %s, %u tiles, %u bytes per tile\n",
+	       m->ipu_version, m->num_tiles, m->tile_mem);
+	printf("  Executable format: %u.%u (%zu bytes)\n", m->exe_format_major,
+	       m->exe_format_minor, exe_len);
+	printf("  Batch size:        %u\n", m->batch_size);
+	printf("\nPrograms:\n");
+	for (uint32_t i = 0; i < m->num_programs; i++)
+		printf("  %-3u %s\n", m->programs[i].index, m->programs[i].name);
+	printf("\nAnchors:\n");
+	for (uint32_t i = 0; i < m->num_anchors; i++) {
+		const struct ipuef_anchor *a = &m->anchors[i];
+
+		printf("  %s\n    %s %s ", a->name, dir_name(a->direction),
+		       ipurt_dtype_name(a->dtype));
+		print_shape(a->dims, a->rank);
+		printf(" (%llu bytes), ",
+		       (unsigned long long)ipuef_anchor_bytes(a));
+		if (a->batch_dim == IPUEF_NO_BATCH_DIM)
+			printf("no batch dim");
+		else
+			printf("batch dim %u", a->batch_dim);
+		printf(", %s, stream %u, programs:", kind_name(a->kind),
+		       a->stream_id);
+		for (uint32_t b = 0; b < IPUEF_MAX_PROGRAMS; b++)
+			if (a->programs & (1ull << b))
+				printf(" %s", prog_name(m, b));
+		printf("\n");
+	}
+	if (ipuef_num_tensors(f)) {
+		printf("\nTensor data:\n");
+		for (uint32_t i = 0; i < ipuef_num_tensors(f); i++) {
+			const struct ipuef_tensor *t = ipuef_tensor(f, i);
+
+			printf("  %s %s ", t->name, ipurt_dtype_name(t->dtype));
+			print_shape(t->dims, t->rank);
+			printf(" (%llu bytes)%s\n", (unsigned long long)t->size,
+			       t->flags & IPUEF_TENSOR_FROZEN ? " frozen" : "");
+		}
+	}
+	if (ipuef_num_opaques(f)) {
+		printf("\nOpaque:\n");
+		for (uint32_t i = 0; i < ipuef_num_opaques(f); i++) {
+			const struct ipuef_opaque *o = ipuef_opaque(f, i);
+
+			printf("  %s %s (%llu bytes)\n", o->name, o->version,
+			       (unsigned long long)o->size);
+		}
+	}
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped;
+ * the reader guarantees valid UTF-8, which JSON carries as is. */
+static void jstr(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", stdout); break;
+		case '\\': fputs("\\\\", stdout); break;
+		case '\n': fputs("\\n", stdout); break;
+		case '\t': fputs("\\t", stdout); break;
+		case '\r': fputs("\\r", stdout); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				printf("\\u%04x", *p);
+			else
+				putchar(*p);
+		}
+	}
+	putchar('"');
+}
+
+static void jshape(const uint64_t *dims, uint32_t rank)
+{
+	printf("[");
+	for (uint32_t i = 0; i < rank; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)dims[i]);
+	printf("]");
+}
+
+static void dump_json(const char *path, const struct ipuef_file *f)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	uint16_t major, minor;
+	size_t exe_len;
+
+	ipuef_version(f, &major, &minor);
+	ipuef_executable(f, &exe_len);
+	printf("{\"file\":");
+	jstr(path);
+	printf(",\"version\":\"%u.%u\",\"size\":%llu,\"checksum\":\"0x%08x\"",
+	       major, minor, (unsigned long long)ipuef_file_size(f),
+	       ipuef_checksum(f));
+	printf(",\"blobs\":[");
+	for (uint32_t i = 0; i < ipuef_num_blobs(f); i++) {
+		const struct ipuef_blob_info *b = ipuef_blob(f, i);
+
+		printf("%s{\"type\":", i ? "," : "");
+		jstr(ipuef_blob_type_name(b->type));
+		printf(",\"version\":%u,\"offset\":%llu,\"size\":%llu,\"crc\":\"0x%08x\"",
+		       b->version, (unsigned long long)b->offset,
+		       (unsigned long long)b->size, b->crc);
+		if (b->name) {
+			printf(",\"name\":");
+			jstr(b->name);
+		}
+		printf("}");
+	}
+	printf("],\"metadata\":{\"exe_format\":\"%u.%u\",\"executable_size\":%zu,\"ipu_version\":",
+	       m->exe_format_major, m->exe_format_minor, exe_len);
+	jstr(m->ipu_version);
+	printf(",\"num_tiles\":%u,\"tile_mem\":%u,\"batch_size\":%u,\"programs\":[",
+	       m->num_tiles, m->tile_mem, m->batch_size);
+	for (uint32_t i = 0; i < m->num_programs; i++) {
+		printf("%s{\"name\":", i ? "," : "");
+		jstr(m->programs[i].name);
+		printf(",\"index\":%u}", m->programs[i].index);
+	}
+	printf("],\"anchors\":[");
+	for (uint32_t i = 0; i < m->num_anchors; i++) {
+		const struct ipuef_anchor *a = &m->anchors[i];
+		int first = 1;
+
+		printf("%s{\"name\":", i ? "," : "");
+		jstr(a->name);
+		printf(",\"dtype\":\"%s\",\"shape\":", ipurt_dtype_name(a->dtype));
+		jshape(a->dims, a->rank);
+		printf(",\"bytes\":%llu,\"direction\":\"%s\",\"kind\":\"%s\",\"batch_dim\":",
+		       (unsigned long long)ipuef_anchor_bytes(a),
+		       dir_name(a->direction), kind_name(a->kind));
+		if (a->batch_dim == IPUEF_NO_BATCH_DIM)
+			printf("null");
+		else
+			printf("%u", a->batch_dim);
+		printf(",\"stream_id\":%u,\"programs\":[", a->stream_id);
+		for (uint32_t b = 0; b < IPUEF_MAX_PROGRAMS; b++)
+			if (a->programs & (1ull << b)) {
+				printf("%s", first ? "" : ",");
+				jstr(prog_name(m, b));
+				first = 0;
+			}
+		printf("]}");
+	}
+	printf("]},\"tensors\":[");
+	for (uint32_t i = 0; i < ipuef_num_tensors(f); i++) {
+		const struct ipuef_tensor *t = ipuef_tensor(f, i);
+
+		printf("%s{\"name\":", i ? "," : "");
+		jstr(t->name);
+		printf(",\"dtype\":\"%s\",\"shape\":", ipurt_dtype_name(t->dtype));
+		jshape(t->dims, t->rank);
+		printf(",\"bytes\":%llu,\"frozen\":%s}",
+		       (unsigned long long)t->size,
+		       t->flags & IPUEF_TENSOR_FROZEN ? "true" : "false");
+	}
+	printf("],\"opaques\":[");
+	for (uint32_t i = 0; i < ipuef_num_opaques(f); i++) {
+		const struct ipuef_opaque *o = ipuef_opaque(f, i);
+
+		printf("%s{\"name\":", i ? "," : "");
+		jstr(o->name);
+		printf(",\"version\":");
+		jstr(o->version);
+		printf(",\"bytes\":%llu}", (unsigned long long)o->size);
+	}
+	printf("]}\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = NULL;
+	struct ipuef_file *f;
+	char err[512];
+	int json = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "ipuef-dump: unknown option '%s'\n",
+				argv[i]);
+			usage(stderr);
+			return 2;
+		} else if (path) {
+			fprintf(stderr, "ipuef-dump: one file at a time\n");
+			usage(stderr);
+			return 2;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path) {
+		usage(stderr);
+		return 2;
+	}
+	rc = ipuef_open(path, &f, err, sizeof(err));
+	if (rc) {
+		/* I/O messages already name the file. */
+		if (rc == IPUEF_E_IO)
+			fprintf(stderr, "ipuef-dump: %s (%s)\n", err,
+				ipuef_err_name(rc));
+		else
+			fprintf(stderr, "ipuef-dump: %s: %s (%s)\n", path,
+				err, ipuef_err_name(rc));
+		return 1;
+	}
+	if (json)
+		dump_json(path, f);
+	else
+		dump_text(path, f);
+	ipuef_close(f);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ipuef-dump: write error\n");
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,23 @@
+# Tests, fuzzing and benchmarks of the runtime's device-free building
+# blocks (.ipuef container, .npy, RingBuffer).
+#
+#   make check-tsan        the RingBuffer stress test under ThreadSanitizer
+#   make fuzz-ipuef-check  20 s of libFuzzer on the .ipuef reader (make check)
+#   make fuzz              (also) 5 minutes of it
+#   make bench             (also) RingBuffer vs ck_ring
+CFLAGS_tests_runtime_ = -Iruntime -DIPURT_TEST_BUILD='"$(BUILD)"'
+
+RT_TEST_NAMES := test_ipuef test_ipuef_dump
+RT_TESTS := $(RT_TEST_NAMES:%=$(BUILD)/tests/runtime/%)
+RT_SAMPLE_OBJ := $(BUILD)/tests/runtime/ipuef_sample.o
+
+$(BUILD)/tests/runtime/test_ipuef $(BUILD)/tests/runtime/test_ipuef_dump \
+$(BUILD)/tests/runtime/gen_ipuef_corpus: $(RT_SAMPLE_OBJ)
+$(BUILD)/tests/runtime/test_ipuef_dump: $(BUILD)/bin/ipuef-dump
+
+$(RT_TESTS) $(BUILD)/tests/runtime/gen_ipuef_corpus: $(BUILD)/tests/runtime/%: \
+		$(BUILD)/tests/runtime/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(RUNTIME_LINK) $(LDLIBS_BASE)
+
+TESTS += $(RT_TESTS)
