@@ -1,0 +1,51 @@
+# The compiler (ipu-compile): ONNX import through protobuf-c code generated
+# at build time from Debian's onnx.proto, the IR, shape inference, the
+# reference evaluator, passes, CLI/YAML.  compiler/graph/ (the graph
+# builder) has its own fragment.
+ONNX_PROTO ?= $(firstword $(wildcard /usr/include/onnx/onnx.proto) \
+	$(shell dpkg -L libonnx-dev 2>/dev/null | grep '/onnx\.proto$$'))
+COMPILER_GEN := $(BUILD)/gen
+COMPILER_PB_C := $(COMPILER_GEN)/onnx/onnx.pb-c.c
+COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
+COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
+
+COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/cli
+COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
+	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
+COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/%.o)
+COMPILER_LIB := $(BUILD)/libipucompiler.a
+COMPILER_LDLIBS := -lprotobuf-c -lyaml -lm
+IPU_COMPILE := $(BUILD)/bin/ipu-compile
+
+# The generated header lives under $(BUILD)/gen; every compiler directory
+# may include it.
+# Messages are truncated on purpose when too long.
+COMPILER_CPPFLAGS := -I$(COMPILER_GEN) -Icompiler -Wno-format-truncation
+CFLAGS_compiler_ir_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_onnx_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_eval_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_passes_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS)
+
+$(COMPILER_PB_C) $(COMPILER_PB_H) &: $(ONNX_PROTO)
+	@test -n "$(ONNX_PROTO)" || { echo "onnx.proto not found: install libonnx-dev (make deps)"; exit 1; }
+	@mkdir -p $(COMPILER_GEN)/onnx
+	cp $(ONNX_PROTO) $(COMPILER_GEN)/onnx/onnx.proto
+	cd $(COMPILER_GEN) && protoc-c --c_out=. onnx/onnx.proto
+
+# Generated code: not ours to warn about.
+$(COMPILER_PB_O): $(COMPILER_PB_C) $(COMPILER_PB_H)
+	$(CC) $(ALL_CPPFLAGS) -I$(COMPILER_GEN) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(ALL_CFLAGS)) -w -c -o $@ $<
+
+$(COMPILER_OBJS): $(COMPILER_PB_H)
+
+$(COMPILER_LIB): $(COMPILER_OBJS) $(COMPILER_PB_O)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(IPU_COMPILE): $(BUILD)/compiler/cli/main.o $(COMPILER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(COMPILER_LIB) $(COMPILER_LDLIBS) $(LDLIBS_BASE)
+
+LIBS += $(COMPILER_LIB)
+PROGRAMS += $(IPU_COMPILE)

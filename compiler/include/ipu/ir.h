@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ir.h - the compiler's intermediate representation.
+ *
+ * A graph is a list of nodes in topological order and a table of values.
+ * Nodes refer to values by index (-1 for an omitted optional input).  Every
+ * value has a dtype (ONNX TensorProto numbering, see enum ir_dtype) and, once
+ * shape inference ran, a static shape.  A value with `data` is a constant
+ * (an initializer, a Constant node's output or a folded result).
+ *
+ * Ops keep their ONNX op_type names; ir_normalize() rewrites the opset
+ * differences (attributes that became inputs, renamed ops) into one internal
+ * form, documented in Documentation/compiler/ir.md, so that later stages
+ * never look at the opset again.
+ *
+ * Errors: every function that can fail takes a `struct ir_error *` and
+ * returns -1 (or NULL) after writing a message naming what failed.
+ */
+#ifndef IPU_IR_H
+#define IPU_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IR_MAX_RANK 8
+#define IR_ERROR_LEN 512
+
+/* The same numbers as ONNX's TensorProto.DataType. */
+enum ir_dtype {
+	IR_UNDEFINED = 0,
+	IR_F32 = 1,
+	IR_U8 = 2,
+	IR_I8 = 3,
+	IR_U16 = 4,
+	IR_I16 = 5,
+	IR_I32 = 6,
+	IR_I64 = 7,
+	IR_STRING = 8,
+	IR_BOOL = 9,
+	IR_F16 = 10,
+	IR_F64 = 11,
+	IR_U32 = 12,
+	IR_U64 = 13,
+	IR_C64 = 14,
+	IR_C128 = 15,
+	IR_BF16 = 16,
+	IR_DTYPE_COUNT
+};
+
+struct ir_error {
+	char msg[IR_ERROR_LEN];
+};
+
+/* Writes the message and returns -1. */
+int ir_err(struct ir_error *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+size_t ir_dtype_size(int dtype);	/* 0 for strings/unknown */
+const char *ir_dtype_name(int dtype);	/* "float32", ... */
+int ir_dtype_from_name(const char *name); /* IR_UNDEFINED if unknown */
+int ir_dtype_is_float(int dtype);
+int ir_dtype_is_int(int dtype);		/* signed or unsigned integer, not bool */
+
+/* Element access through double / int64 (any numeric dtype). */
+double ir_get_f(const void *data, int dtype, size_t i);
+void ir_set_f(void *data, int dtype, size_t i, double v);
+int64_t ir_get_i(const void *data, int dtype, size_t i);
+void ir_set_i(void *data, int dtype, size_t i, int64_t v);
+
+/* A dense tensor: the evaluator's currency, also a constant's payload. */
+struct ir_tensor {
+	int dtype;
+	int rank;
+	int64_t dims[IR_MAX_RANK];
+	void *data;		/* owned, ir_tensor_numel * elem size bytes */
+};
+
+int64_t ir_numel(int rank, const int64_t *dims);
+int ir_tensor_alloc(struct ir_tensor *t, int dtype, int rank,
+		    const int64_t *dims, struct ir_error *e);
+void ir_tensor_free(struct ir_tensor *t);
+size_t ir_tensor_bytes(const struct ir_tensor *t);
+
+enum ir_attr_type {
+	IR_ATTR_FLOAT = 1,
+	IR_ATTR_INT = 2,
+	IR_ATTR_STRING = 3,
+	IR_ATTR_TENSOR = 4,
+	IR_ATTR_GRAPH = 5,
+	IR_ATTR_FLOATS = 6,
+	IR_ATTR_INTS = 7,
+	IR_ATTR_STRINGS = 8,
+};
+
+struct ir_attr {
+	char *name;
+	int type;
+	double f;
+	int64_t i;
+	char *s;
+	int64_t *ints;		/* INTS */
+	double *floats;		/* FLOATS */
+	char **strings;		/* STRINGS */
+	size_t n;		/* element count of INTS/FLOATS/STRINGS */
+	struct ir_tensor *t;	/* TENSOR */
+};
+
+struct ir_value {
+	char *name;
+	int dtype;		/* IR_UNDEFINED until known */
+	int rank;		/* -1 until known */
+	int64_t dims[IR_MAX_RANK];	/* -1 for a dimension not fixed yet */
+	char *dim_param[IR_MAX_RANK];	/* symbolic names from the model */
+	void *data;		/* constant payload (owned) or NULL */
+	int producer;		/* node index, -1 for inputs/constants */
+	int is_input, is_output;
+};
+
+struct ir_node {
+	char *name;
+	char *op;		/* ONNX op_type */
+	int index;		/* position in the original model (messages) */
+	int *in;
+	int nin;
+	int *out;
+	int nout;
+	struct ir_attr *attrs;
+	int nattrs;
+	int dead;		/* removed by a pass, dropped by ir_compact */
+};
+
+struct ir_graph {
+	char *name;
+	int opset;		/* default-domain opset of the source model */
+	int64_t ir_version;
+	struct ir_value *vals;
+	int nvals, capvals;
+	struct ir_node *nodes;
+	int nnodes, capnodes;
+	int *inputs;
+	int ninputs;
+	int *outputs;
+	int noutputs;
+};
+
+/* graph.c */
+struct ir_graph *ir_graph_new(struct ir_error *e);
+void ir_graph_free(struct ir_graph *g);
+int ir_value_find(const struct ir_graph *g, const char *name);
+/* Adds a value (name copied); returns its index or -1.  A NULL name gets
+ * a unique generated one. */
+int ir_value_add(struct ir_graph *g, const char *name, struct ir_error *e);
+/* A fresh value named "<base>_<n>" that does not clash. */
+int ir_value_add_unique(struct ir_graph *g, const char *base,
+			struct ir_error *e);
+/* Adds a node at the end; returns its index or -1. */
+int ir_node_add(struct ir_graph *g, const char *name, const char *op,
+		const int *in, int nin, const int *out, int nout,
+		struct ir_error *e);
+/* Inserts a node before position pos (later indices shift). */
+int ir_node_insert(struct ir_graph *g, int pos, const char *name,
+		   const char *op, const int *in, int nin, const int *out,
+		   int nout, struct ir_error *e);
+int ir_graph_add_input(struct ir_graph *g, int v, struct ir_error *e);
+int ir_graph_add_output(struct ir_graph *g, int v, struct ir_error *e);
+/* Recomputes every value's producer from the node list. */
+void ir_graph_link(struct ir_graph *g);
+/* Drops dead nodes and values nothing refers to; renumbers. */
+int ir_compact(struct ir_graph *g, struct ir_error *e);
+/* Sets a value's static shape / makes it a constant (takes t->data). */
+void ir_value_set_shape(struct ir_value *v, int dtype, int rank,
+			const int64_t *dims);
+void ir_value_set_const(struct ir_value *v, struct ir_tensor *t);
+/* A constant value's payload as a tensor view (data not owned). */
+void ir_value_view(const struct ir_value *v, struct ir_tensor *t);
+int64_t ir_value_numel(const struct ir_value *v);
+int ir_value_has_shape(const struct ir_value *v);
+/* Number of node inputs that read value v. */
+int ir_value_uses(const struct ir_graph *g, int v);
+/* Replaces every read of value `from` (nodes and graph outputs) by `to`. */
+void ir_value_replace_uses(struct ir_graph *g, int from, int to);
+/* Error naming a node: "node 'n' (Conv, #3): <msg>". */
+int ir_node_err(struct ir_error *e, const struct ir_graph *g,
+		const struct ir_node *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Deep copy. */
+struct ir_graph *ir_graph_clone(const struct ir_graph *g, struct ir_error *e);
+
+/* attr.c */
+const struct ir_attr *ir_attr_find(const struct ir_node *n, const char *name);
+int64_t ir_attr_int(const struct ir_node *n, const char *name, int64_t def);
+double ir_attr_float(const struct ir_node *n, const char *name, double def);
+const char *ir_attr_str(const struct ir_node *n, const char *name,
+			const char *def);
+/* INTS attribute: pointer and count, or NULL/0 if absent. */
+const int64_t *ir_attr_ints(const struct ir_node *n, const char *name,
+			    size_t *count);
+int ir_attr_set_int(struct ir_node *n, const char *name, int64_t v,
+		    struct ir_error *e);
+int ir_attr_set_float(struct ir_node *n, const char *name, double v,
+		      struct ir_error *e);
+int ir_attr_set_str(struct ir_node *n, const char *name, const char *s,
+		    struct ir_error *e);
+int ir_attr_set_ints(struct ir_node *n, const char *name, const int64_t *v,
+		     size_t count, struct ir_error *e);
+int ir_attr_remove(struct ir_node *n, const char *name);
+void ir_attr_clear(struct ir_attr *a);
+int ir_attr_copy(struct ir_attr *dst, const struct ir_attr *src,
+		 struct ir_error *e);
+
+/* normalize.c: opset differences -> internal form (see ir.md). */
+int ir_normalize(struct ir_graph *g, struct ir_error *e);
+
+/* Shape bindings given by the user. */
+struct ir_shape_binding {
+	char *name;
+	int rank;
+	int64_t dims[IR_MAX_RANK];
+};
+
+struct ir_infer_opts {
+	const struct ir_shape_binding *shapes;
+	int nshapes;
+	int64_t batch_size;	/* 0: not given */
+	int batch_axis;		/* default 0 */
+	int fold;		/* fold nodes whose inputs are all constant */
+	int64_t fold_limit;	/* max elements of a folded result (0: 1<<24) */
+};
+
+/* infer.c: fixes input shapes, then infers every node in order. */
+int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
+	     struct ir_error *e);
+/* Infers one node's outputs from its inputs' shapes (and constants). */
+int ir_infer_node(struct ir_graph *g, int node, struct ir_error *e);
+/* 1 if the op is known to shape inference (and the evaluator). */
+int ir_op_supported(const char *op);
+/* Fills names[0..max) with the supported op types, sorted; returns how
+ * many there are (may exceed max). */
+int ir_op_names(const char **names, int max);
+
+/* Parses "NAME=d0,d1,..." into a binding. */
+int ir_parse_shape_binding(const char *s, struct ir_shape_binding *b,
+			   struct ir_error *e);
+
+#endif /* IPU_IR_H */

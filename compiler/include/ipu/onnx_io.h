@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * onnx_io.h - ONNX models and tensors in and out of the IR.
+ *
+ * Decoding uses C code generated at build time by protoc-c from the
+ * onnx.proto that Debian's libonnx-dev ships.  Every count, offset and
+ * payload size is checked against the declared dtype and shape.
+ */
+#ifndef IPU_ONNX_IO_H
+#define IPU_ONNX_IO_H
+
+#include <stddef.h>
+
+#include "ipu/ir.h"
+
+#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MAX 17
+
+/* Loads a model file; external data files are resolved relative to the
+ * model's directory. */
+struct ir_graph *onnx_load_file(const char *path, struct ir_error *e);
+/* Loads a model from memory; base_dir (may be NULL: external data refused)
+ * is where external data files live. */
+struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
+				  const char *base_dir, struct ir_error *e);
+/* Loads a serialized TensorProto (e.g. test_data_set_0/input_0.pb).  *name
+ * (may be NULL) receives a malloc'ed copy of the tensor's name. */
+int onnx_load_tensor_file(const char *path, struct ir_tensor *t, char **name,
+			  struct ir_error *e);
+/* Writes the graph as an ONNX model (opset 17, default domain). */
+int onnx_save_file(const struct ir_graph *g, const char *path,
+		   struct ir_error *e);
+
+#endif /* IPU_ONNX_IO_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* infer_internal.h - helpers shared by the per-family shape inference files. */
+#ifndef IPU_INFER_INTERNAL_H
+#define IPU_INFER_INTERNAL_H
+
+#include "ipu/ir.h"
+#include "opgeom.h"
+
+typedef int (*ir_infer_fn)(struct ir_graph *g, struct ir_node *n,
+			   struct ir_error *e);
+
+struct ir_op_info {
+	const char *name;
+	ir_infer_fn infer;
+	int min_in, max_in;	/* inputs (present or omitted) */
+};
+
+/* Per-family tables, NULL-name terminated. */
+extern const struct ir_op_info ir_ops_elementwise[];
+extern const struct ir_op_info ir_ops_tensor[];
+extern const struct ir_op_info ir_ops_nn[];
+extern const struct ir_op_info ir_ops_reduce[];
+
+const struct ir_op_info *ir_op_find(const char *op);
+
+/* Input k of n, or NULL if omitted/absent. */
+struct ir_value *ir_in(struct ir_graph *g, const struct ir_node *n, int k);
+/* Input k must be present and shaped. */
+int ir_need(struct ir_graph *g, const struct ir_node *n, int k,
+	    struct ir_error *e);
+/* Reads constant integer input k into v (at most max values). */
+int ir_const_ints(struct ir_graph *g, const struct ir_node *n, int k,
+		  int64_t *v, int max, int *count, struct ir_error *e);
+/* Reads a constant scalar (or 1-element) input as double. */
+int ir_const_scalar(struct ir_graph *g, const struct ir_node *n, int k,
+		    double *v, struct ir_error *e);
+/* Sets output k's type and shape (ignored if output k does not exist). */
+int ir_set_out(struct ir_graph *g, const struct ir_node *n, int k, int dtype,
+	       int rank, const int64_t *dims);
+/* Output k = same dtype and shape as input i. */
+int ir_same_as(struct ir_graph *g, const struct ir_node *n, int k, int i);
+/* Input k's dtype must be one of the float types. */
+int ir_need_float(struct ir_graph *g, const struct ir_node *n, int k,
+		  struct ir_error *e);
+
+#endif /* IPU_INFER_INTERNAL_H */

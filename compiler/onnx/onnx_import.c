@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/* onnx_import.c - ModelProto -> IR graph. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/onnx_io.h"
+#include "onnx_internal.h"
+
+/* Index of the value called `name`, created if new; -1 on error.  The
+ * empty name means "optional input omitted" and gives -2. */
+static int value_of(struct ir_graph *g, const char *name, struct ir_error *e)
+{
+	int v;
+
+	if (!name || !name[0])
+		return -2;
+	v = ir_value_find(g, name);
+	if (v >= 0)
+		return v;
+	return ir_value_add(g, name, e);
+}
+
+static int import_type(struct ir_value *v, const Onnx__TypeProto *tp,
+		       struct ir_error *e)
+{
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (!tp)
+		return 0;
+	if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		return ir_err(e, "value '%s': only tensor types are supported (not sequences, maps, optionals or sparse tensors)",
+			      v->name);
+	tt = tp->tensor_type;
+	if (!tt)
+		return 0;
+	if (tt->has_elem_type)
+		v->dtype = tt->elem_type;
+	if (tt->shape) {
+		if (tt->shape->n_dim > IR_MAX_RANK)
+			return ir_err(e, "value '%s': rank %zu is more than %d",
+				      v->name, tt->shape->n_dim, IR_MAX_RANK);
+		v->rank = (int)tt->shape->n_dim;
+		for (size_t i = 0; i < tt->shape->n_dim; i++) {
+			const Onnx__TensorShapeProto__Dimension *d =
+				tt->shape->dim[i];
+
+			v->dims[i] = -1;
+			if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+			    d->dim_value >= 0)
+				v->dims[i] = d->dim_value;
+			else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+				 d->dim_param) {
+				v->dim_param[i] = strdup(d->dim_param);
+				if (!v->dim_param[i])
+					return ir_err(e, "out of memory");
+			}
+		}
+	}
+	return 0;
+}
+
+static int import_attr(struct ir_attr *a, const Onnx__AttributeProto *p,
+		       struct ir_error *e)
+{
+	memset(a, 0, sizeof(*a));
+	a->name = strdup(p->name ? p->name : "");
+	if (!a->name)
+		return ir_err(e, "out of memory");
+	if (p->ref_attr_name && p->ref_attr_name[0])
+		return ir_err(e, "attribute '%s' refers to a function attribute", a->name);
+	switch (p->type) {
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+		a->type = IR_ATTR_FLOAT;
+		a->f = p->f;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+		a->type = IR_ATTR_INT;
+		a->i = p->i;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+		a->type = IR_ATTR_STRING;
+		a->s = malloc(p->s.len + 1);
+		if (!a->s)
+			return ir_err(e, "out of memory");
+		if (p->s.len)
+			memcpy(a->s, p->s.data, p->s.len);
+		a->s[p->s.len] = 0;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+		a->type = IR_ATTR_TENSOR;
+		if (!p->t)
+			return ir_err(e, "attribute '%s': tensor missing", a->name);
+		a->t = calloc(1, sizeof(*a->t));
+		if (!a->t)
+			return ir_err(e, "out of memory");
+		if (onnx_tensor_decode(p->t, NULL, a->t, e))
+			return -1;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+		a->type = IR_ATTR_FLOATS;
+		a->n = p->n_floats;
+		a->floats = malloc((a->n ? a->n : 1) * sizeof(double));
+		if (!a->floats)
+			return ir_err(e, "out of memory");
+		for (size_t i = 0; i < a->n; i++)
+			a->floats[i] = p->floats[i];
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+		a->type = IR_ATTR_INTS;
+		a->n = p->n_ints;
+		a->ints = malloc((a->n ? a->n : 1) * sizeof(int64_t));
+		if (!a->ints)
+			return ir_err(e, "out of memory");
+		if (a->n)
+			memcpy(a->ints, p->ints, a->n * sizeof(int64_t));
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+		a->type = IR_ATTR_STRINGS;
+		a->strings = calloc(p->n_strings ? p->n_strings : 1, sizeof(char *));
+		if (!a->strings)
+			return ir_err(e, "out of memory");
+		a->n = p->n_strings;
+		for (size_t i = 0; i < a->n; i++) {
+			a->strings[i] = malloc(p->strings[i].len + 1);
+			if (!a->strings[i])
+				return ir_err(e, "out of memory");
+			if (p->strings[i].len)
+				memcpy(a->strings[i], p->strings[i].data, p->strings[i].len);
+			a->strings[i][p->strings[i].len] = 0;
+		}
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+		/* Control flow bodies: kept as a marker; the op is rejected
+		 * by shape inference with a message naming the node. */
+		a->type = IR_ATTR_GRAPH;
+		break;
+	default:
+		return ir_err(e, "attribute '%s' has type %d, which is not supported",
+			      a->name, (int)p->type);
+	}
+	return 0;
+}
+
+static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
+		       struct ir_error *e)
+{
+	int in[64], out[64];
+	int ni;
+	struct ir_node *n;
+	char name[64];
+	const char *op = np->op_type ? np->op_type : "";
+	const char *nm = np->name;
+
+	if (!nm || !nm[0]) {
+		snprintf(name, sizeof(name), "%s_%d", op, idx);
+		nm = name;
+	}
+	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
+		return ir_err(e, "node '%s' (%s, #%d): domain '%s' is not supported; only the default ONNX domain (opsets %d to %d) is",
+			      nm, op, idx, np->domain, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+	if (np->n_input > 64 || np->n_output > 64)
+		return ir_err(e, "node '%s' (%s, #%d): more than 64 inputs or outputs",
+			      nm, op, idx);
+	for (size_t i = 0; i < np->n_input; i++) {
+		in[i] = value_of(g, np->input[i], e);
+		if (in[i] == -1)
+			return -1;
+		if (in[i] == -2)
+			in[i] = -1;
+	}
+	/* Trailing omitted inputs are dropped. */
+	ni = (int)np->n_input;
+	while (ni > 0 && in[ni - 1] < 0)
+		ni--;
+	for (size_t i = 0; i < np->n_output; i++) {
+		int v = value_of(g, np->output[i], e);
+
+		if (v == -1)
+			return -1;
+		if (v == -2) {
+			v = ir_value_add(g, NULL, e);
+			if (v < 0)
+				return -1;
+		} else if (g->vals[v].producer >= 0 || g->vals[v].is_input ||
+			   g->vals[v].data) {
+			return ir_err(e, "node '%s' (%s, #%d): output '%s' is already defined earlier in the graph",
+				      nm, op, idx, g->vals[v].name);
+		}
+		out[i] = v;
+	}
+	if (ir_node_add(g, nm, op, in, ni, out, (int)np->n_output, e) < 0)
+		return -1;
+	n = &g->nodes[g->nnodes - 1];
+	n->index = idx;
+	if (np->n_attribute) {
+		n->attrs = calloc(np->n_attribute, sizeof(*n->attrs));
+		if (!n->attrs)
+			return ir_err(e, "out of memory");
+		for (size_t i = 0; i < np->n_attribute; i++) {
+			n->nattrs++;
+			if (import_attr(&n->attrs[i], np->attribute[i], e)) {
+				char m[IR_ERROR_LEN];
+
+				snprintf(m, sizeof(m), "%s", e->msg);
+				return ir_err(e, "node '%s' (%s, #%d): %s", nm, op, idx, m);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Checks that every node input is defined before it is read. */
+static int check_order(struct ir_graph *g, struct ir_error *e)
+{
+	char *defined = calloc((size_t)(g->nvals ? g->nvals : 1), 1);
+
+	if (!defined)
+		return ir_err(e, "out of memory");
+	for (int i = 0; i < g->nvals; i++)
+		defined[i] = g->vals[i].is_input || g->vals[i].data;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+
+		for (int k = 0; k < n->nin; k++) {
+			if (n->in[k] < 0 || defined[n->in[k]])
+				continue;
+			ir_node_err(e, g, n, "input '%s' is not produced by any earlier node, graph input or initializer (graph not topologically sorted, or a subgraph refers to an outer value)",
+				    g->vals[n->in[k]].name);
+			free(defined);
+			return -1;
+		}
+		for (int k = 0; k < n->nout; k++)
+			defined[n->out[k]] = 1;
+	}
+	for (int i = 0; i < g->noutputs; i++) {
+		if (!defined[g->outputs[i]]) {
+			ir_err(e, "graph output '%s' is not produced by any node, input or initializer",
+			       g->vals[g->outputs[i]].name);
+			free(defined);
+			return -1;
+		}
+	}
+	free(defined);
+	return 0;
+}
+
+static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
+			const char *base_dir, struct ir_error *e)
+{
+	const Onnx__GraphProto *gp = m->graph;
+	int opset = -1;
+
+	if (!gp)
+		return ir_err(e, "model has no graph");
+	for (size_t i = 0; i < m->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+
+		if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx"))
+			opset = (int)o->version;
+	}
+	if (opset < 0)
+		opset = m->n_opset_import ? -1 : 1;
+	if (opset < ONNX_OPSET_MIN || opset > ONNX_OPSET_MAX)
+		return ir_err(e, "model imports opset %d of the default ONNX domain; supported are opsets %d to %d (convert the model, e.g. with onnx.version_converter)",
+			      opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+	g->opset = opset;
+	g->ir_version = m->has_ir_version ? m->ir_version : 8;
+	if (gp->name && !(g->name = strdup(gp->name)))
+		return ir_err(e, "out of memory");
+	if (gp->n_sparse_initializer)
+		return ir_err(e, "sparse initializers are not supported (tensor '%s')",
+			      gp->sparse_initializer[0]->values &&
+			      gp->sparse_initializer[0]->values->name ?
+			      gp->sparse_initializer[0]->values->name : "?");
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *tp = gp->initializer[i];
+		struct ir_tensor t;
+		int v;
+
+		if (!tp->name || !tp->name[0])
+			return ir_err(e, "initializer #%zu has no name", i);
+		v = value_of(g, tp->name, e);
+		if (v < 0)
+			return -1;
+		if (onnx_tensor_decode(tp, base_dir, &t, e))
+			return -1;
+		ir_value_set_const(&g->vals[v], &t);
+	}
+	for (size_t i = 0; i < gp->n_input; i++) {
+		const Onnx__ValueInfoProto *vi = gp->input[i];
+		int v = value_of(g, vi->name, e);
+
+		if (v < 0)
+			return v == -2 ? ir_err(e, "graph input #%zu has no name", i) : -1;
+		if (g->vals[v].data)
+			continue; /* an initializer listed as input (IR < 4) */
+		if (import_type(&g->vals[v], vi->type, e) ||
+		    ir_graph_add_input(g, v, e))
+			return -1;
+		if (g->vals[v].dtype == IR_UNDEFINED)
+			return ir_err(e, "graph input '%s' has no element type", vi->name);
+	}
+	for (size_t i = 0; i < gp->n_node; i++)
+		if (import_node(g, gp->node[i], (int)i, e))
+			return -1;
+	for (size_t i = 0; i < gp->n_output; i++) {
+		const Onnx__ValueInfoProto *vi = gp->output[i];
+		int v = value_of(g, vi->name, e);
+		struct ir_value declared = { .rank = -1 };
+
+		if (v < 0)
+			return v == -2 ? ir_err(e, "graph output #%zu has no name", i) : -1;
+		declared.name = vi->name;
+		if (import_type(&declared, vi->type, e))
+			return -1;
+		for (int k = 0; k < IR_MAX_RANK; k++)
+			free(declared.dim_param[k]);
+		if (ir_graph_add_output(g, v, e))
+			return -1;
+		/* Declared output types are checked after inference; keep
+		 * the element type if nothing else sets it. */
+		if (g->vals[v].dtype == IR_UNDEFINED)
+			g->vals[v].dtype = declared.dtype;
+	}
+	return check_order(g, e);
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	d = malloc((size_t)(slash - path) + 2);
+	if (!d)
+		return NULL;
+	if (slash == path) {
+		strcpy(d, "/");
+		return d;
+	}
+	memcpy(d, path, (size_t)(slash - path));
+	d[slash - path] = 0;
+	return d;
+}
+
+struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
+				  const char *base_dir, struct ir_error *e)
+{
+	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+	struct ir_graph *g;
+
+	if (!m) {
+		ir_err(e, "not a valid ONNX model (protobuf decoding of ModelProto failed)");
+		return NULL;
+	}
+	g = ir_graph_new(e);
+	if (g && import_model(g, m, base_dir, e)) {
+		ir_graph_free(g);
+		g = NULL;
+	}
+	onnx__model_proto__free_unpacked(m, NULL);
+	return g;
+}
+
+struct ir_graph *onnx_load_file(const char *path, struct ir_error *e)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf;
+	long size;
+	char *dir;
+	struct ir_graph *g;
+
+	if (!f) {
+		ir_err(e, "cannot open model %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		ir_err(e, "cannot size %s", path);
+		return NULL;
+	}
+	buf = malloc(size ? (size_t)size : 1);
+	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
+		fclose(f);
+		free(buf);
+		ir_err(e, "cannot read %s", path);
+		return NULL;
+	}
+	fclose(f);
+	dir = dir_of(path);
+	if (!dir) {
+		free(buf);
+		ir_err(e, "out of memory");
+		return NULL;
+	}
+	g = onnx_load_buffer(buf, (size_t)size, dir, e);
+	if (!g) {
+		char m[IR_ERROR_LEN];
+
+		snprintf(m, sizeof(m), "%s", e->msg);
+		ir_err(e, "%s: %s", path, m);
+	}
+	free(dir);
+	free(buf);
+	return g;
+}
