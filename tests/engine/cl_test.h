@@ -336,4 +336,43 @@ static inline double *ct_dalloc(size_t n)
 	return p;
 }
 
+
+/* ------------------------------------------------------------ check() */
+
+#define CT_EXPECT(t, id, code)                                              \
+	do {                                                                \
+		int ct_r_ = ct_check((t), (id));                            \
+		CHECK_MSG(ct_r_ == (code), "check = %d (%s), want %s",      \
+			  ct_r_, (t)->why, #code);                          \
+	} while (0)
+
+/*
+ * The vertex in t is good: check() accepts it; one operand fewer or more,
+ * one param fewer, operand dt_op of dtype bad_dt, and operand shape_op one
+ * element longer are each refused with their code (and a reason).
+ */
+#define CT_REJECTS(t, id, dt_op, bad_dt, shape_op)                          \
+	do {                                                                \
+		uint8_t ct_sdt_;                                            \
+		CT_EXPECT(t, id, 0);                                        \
+		(t)->nops--;                                                \
+		CT_EXPECT(t, id, IPUX_E_OPERAND_COUNT);                     \
+		CHECK((t)->why[0] != 0);                                    \
+		(t)->ops[(t)->nops + 1] = (t)->ops[0];                      \
+		(t)->nops += 2;                                             \
+		CT_EXPECT(t, id, IPUX_E_OPERAND_COUNT);                     \
+		(t)->nops--;                                                \
+		(t)->nparams--;                                             \
+		CT_EXPECT(t, id, IPUX_E_PARAM_COUNT);                       \
+		(t)->nparams++;                                             \
+		ct_sdt_ = (t)->ops[dt_op].dtype;                            \
+		(t)->ops[dt_op].dtype = (uint8_t)(bad_dt);                  \
+		CT_EXPECT(t, id, IPUX_E_OPERAND_TYPE);                      \
+		(t)->ops[dt_op].dtype = ct_sdt_;                            \
+		(t)->ops[shape_op].count++;                                 \
+		CT_EXPECT(t, id, IPUX_E_OPERAND_SHAPE);                     \
+		(t)->ops[shape_op].count--;                                 \
+		CT_EXPECT(t, id, 0);                                        \
+	} while (0)
+
 #endif /* IPU_CL_TEST_H */

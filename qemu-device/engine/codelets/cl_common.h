@@ -292,6 +292,52 @@ static inline void cl_setf(void *base, uint32_t dt, size_t i, float f)
 		((uint16_t *)base)[i] = ipu_f32_to_f16(f);
 }
 
+/*
+ * Fill `count` elements of dtype dt at p with the FILL-encoded `value`
+ * (shared with PAD's constant mode).
+ */
+static inline void cl_fill_elems(void *p, uint32_t dt, size_t count, uint32_t value)
+{
+	size_t i;
+
+	switch (dt) {
+	case IPUX_DT_F32: {
+		float *d = p, f = cl_f32_from_bits(value);
+
+		for (i = 0; i < count; i++)
+			d[i] = f;
+		break;
+	}
+	case IPUX_DT_F16: {
+		uint16_t *d = p, h = ipu_f32_to_f16(cl_f32_from_bits(value));
+
+		for (i = 0; i < count; i++)
+			d[i] = h;
+		break;
+	}
+	case IPUX_DT_I32: {
+		int32_t *d = p, x = (int32_t)value;
+
+		for (i = 0; i < count; i++)
+			d[i] = x;
+		break;
+	}
+	case IPUX_DT_U8:
+	case IPUX_DT_I8:
+		memset(p, (int)(value & 0xffu), count);
+		break;
+	case IPUX_DT_I64: {
+		int64_t *d = p, x = (int32_t)value;
+
+		for (i = 0; i < count; i++)
+			d[i] = x;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* Copy one element of `size` bytes (1, 2, 4 or 8). */
 static inline void cl_copy_elem(uint8_t *d, const uint8_t *s, uint32_t size)
 {

@@ -64,55 +64,9 @@ static uint64_t fill_cost(const struct ipu_vertex_ctx *v)
 	       cl_cost_stream(v->ops[0].count, v->ops[0].dtype, 1);
 }
 
-/*
- * Fill `count` elements of dtype dt at p with the FILL-encoded `value`
- * (shared with PAD's constant mode).
- */
-static void fill_elems(void *p, uint32_t dt, size_t count, uint32_t value)
-{
-	size_t i;
-
-	switch (dt) {
-	case IPUX_DT_F32: {
-		float *d = p, f = cl_f32_from_bits(value);
-
-		for (i = 0; i < count; i++)
-			d[i] = f;
-		break;
-	}
-	case IPUX_DT_F16: {
-		uint16_t *d = p, h = ipu_f32_to_f16(cl_f32_from_bits(value));
-
-		for (i = 0; i < count; i++)
-			d[i] = h;
-		break;
-	}
-	case IPUX_DT_I32: {
-		int32_t *d = p, x = (int32_t)value;
-
-		for (i = 0; i < count; i++)
-			d[i] = x;
-		break;
-	}
-	case IPUX_DT_U8:
-	case IPUX_DT_I8:
-		memset(p, (int)(value & 0xffu), count);
-		break;
-	case IPUX_DT_I64: {
-		int64_t *d = p, x = (int32_t)value;
-
-		for (i = 0; i < count; i++)
-			d[i] = x;
-		break;
-	}
-	default:
-		break;
-	}
-}
-
 static int fill_run(const struct ipu_vertex_ctx *v)
 {
-	fill_elems(IPU_OP_PTR(v, 0, void), v->ops[0].dtype, v->ops[0].count,
+	cl_fill_elems(IPU_OP_PTR(v, 0, void), v->ops[0].dtype, v->ops[0].count,
 		   v->params[0]);
 	return 0;
 }

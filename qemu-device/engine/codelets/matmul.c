@@ -20,14 +20,8 @@
 #define MM_NCB 64	/* N block (packed B: MM_KC x MM_NCB f32 = 64 KiB) */
 #define MM_MC 64	/* M block of the f32 accumulators for f16 C */
 
-struct mm_args {
-	const void *a, *b;
-	void *c;
-	size_t batch, M, N, K;
-	int f16;		/* A and B are F16 */
-	int c_f16;
-	int trans_b, a_shared, b_shared, accumulate;
-};
+#include "mm_args.h"
+
 
 #define MM_SUFFIX generic
 #define MM_TARGET
@@ -148,8 +142,29 @@ static void mm_args_of(const struct ipu_vertex_ctx *v, struct mm_args *g)
 	g->c_f16 = v->ops[2].dtype == IPUX_DT_F16;
 	g->accumulate = !!(p[4] & IPUX_MM_ACCUMULATE);
 	g->trans_b = !!(p[4] & IPUX_MM_TRANS_B);
-	g->b_shared = !!(p[4] & IPUX_MM_B_SHARED);
-	g->a_shared = !!(p[4] & IPUX_MM_A_SHARED);
+	g->a_mod = (p[4] & IPUX_MM_A_SHARED) ? 1 : g->batch;
+	g->b_mod = (p[4] & IPUX_MM_B_SHARED) ? 1 : g->batch;
+	g->a_bs = g->M * g->K;
+	g->b_bs = g->K * g->N;
+	g->c_bs = g->M * g->N;
+	g->conv = NULL;
+}
+
+void ipu_mm_exec(const struct mm_args *g, int level)
+{
+#if MM_X86
+	if (level >= 2) {
+		run_avx512(g);
+		return;
+	}
+	if (level == 1) {
+		run_avx2(g);
+		return;
+	}
+#else
+	(void)level;
+#endif
+	run_generic(g);
 }
 
 int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level)
@@ -157,19 +172,7 @@ int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level)
 	struct mm_args g;
 
 	mm_args_of(v, &g);
-#if MM_X86
-	if (level >= 2) {
-		run_avx512(&g);
-		return 0;
-	}
-	if (level == 1) {
-		run_avx2(&g);
-		return 0;
-	}
-#else
-	(void)level;
-#endif
-	run_generic(&g);
+	ipu_mm_exec(&g, level);
 	return 0;
 }
 

@@ -112,6 +112,58 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 	}
 }
 
+/*
+ * Pack an implicit im2col matrix: row k = (ic, kh, kw), column n = (oh, ow)
+ * of the convolution input b (one image, one group), zero where the window
+ * reads padding.
+ */
+MM_TARGET static void MM_FN(pack_conv)(float *bp, const struct mm_args *g,
+				       const void *b, size_t pc, size_t kc,
+				       size_t jc, size_t nc)
+{
+	const struct mm_conv *cv = g->conv;
+	size_t jr, k, j, khw = cv->kH * cv->kW;
+
+	for (jr = 0; jr < nc; jr += MM_NR) {
+		size_t nr = nc - jr < MM_NR ? nc - jr : MM_NR;
+		float *p = bp + jr * kc;
+		size_t n0 = jc + jr, oh0 = n0 / cv->OW, ow0 = n0 % cv->OW;
+
+		for (k = 0; k < kc; k++) {
+			size_t kk = pc + k, ic = kk / khw, r = kk % khw;
+			size_t kh = r / cv->kW, kw = r % cv->kW;
+			size_t oh = oh0, ow = ow0;
+			int64_t hoff = (int64_t)(kh * cv->dH) - (int64_t)cv->pt;
+			int64_t woff = (int64_t)(kw * cv->dW) - (int64_t)cv->pl;
+			size_t plane = ic * cv->H * cv->W;
+			float *row = p + k * MM_NR;
+
+			for (j = 0; j < nr; j++) {
+				int64_t ih = (int64_t)(oh * cv->sH) + hoff;
+				int64_t iw = (int64_t)(ow * cv->sW) + woff;
+				float x = 0;
+
+				if (ih >= 0 && ih < (int64_t)cv->H && iw >= 0 &&
+				    iw < (int64_t)cv->W) {
+					size_t si = plane + (size_t)ih * cv->W +
+						    (size_t)iw;
+
+					x = g->f16 ? ipu_f16_to_f32(
+							     ((const uint16_t *)b)[si])
+						   : ((const float *)b)[si];
+				}
+				row[j] = x;
+				if (++ow == cv->OW) {
+					ow = 0;
+					oh++;
+				}
+			}
+			for (j = nr; j < MM_NR; j++)
+				row[j] = 0;
+		}
+	}
+}
+
 /* Pack B[pc..pc+kc)[jc..jc+nc) into NR-wide panels, zero-padded. */
 MM_TARGET static void MM_FN(pack_b)(float *bp, const struct mm_args *g,
 				    const void *b, size_t pc, size_t kc,
@@ -119,6 +171,10 @@ MM_TARGET static void MM_FN(pack_b)(float *bp, const struct mm_args *g,
 {
 	size_t jr, k, j, N = g->N, K = g->K;
 
+	if (g->conv) {
+		MM_FN(pack_conv)(bp, g, b, pc, kc, jc, nc);
+		return;
+	}
 	for (jr = 0; jr < nc; jr += MM_NR) {
 		size_t nr = nc - jr < MM_NR ? nc - jr : MM_NR;
 		float *p = bp + jr * kc;
@@ -173,9 +229,9 @@ MM_TARGET static void MM_FN(run)(const struct mm_args *g)
 	size_t mcb = c16 ? MM_MC : M;
 
 	for (bt = 0; bt < g->batch; bt++) {
-		size_t ao = g->a_shared ? 0 : bt * M * K;
-		size_t bo = g->b_shared ? 0 : bt * K * N;
-		size_t co = bt * M * N;
+		size_t ao = (bt % g->a_mod) * g->a_bs;
+		size_t bo = (bt % g->b_mod) * g->b_bs;
+		size_t co = bt * g->c_bs;
 		const void *A = g->f16 ? (const void *)((const uint16_t *)g->a + ao)
 				       : (const void *)((const float *)g->a + ao);
 		const void *B = g->f16 ? (const void *)((const uint16_t *)g->b + bo)

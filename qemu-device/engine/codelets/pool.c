@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pool.c - POOL2D: max and average pooling over [NC][H][W] planes.
+ *
+ * Window loops are clipped to the input (padding is never visited), so
+ * the work per output is bounded by the input plane whatever the params.
+ */
+#include "cl_common.h"
+
+enum {
+	Q_OP, Q_NC, Q_H, Q_W, Q_KH, Q_KW, Q_SH, Q_SW, Q_PT, Q_PL, Q_PB, Q_PR,
+	Q_DH, Q_DW, Q_FLAGS, Q_COUNT
+};
+
+static const char *const pool_pname[Q_COUNT] = {
+	"op", "NC", "H", "W", "kH", "kW", "strideH", "strideW", "padTop",
+	"padLeft", "padBottom", "padRight", "dilH", "dilW", "flags"
+};
+
+static void pool_out_dims(const uint32_t *p, uint64_t *oh, uint64_t *ow)
+{
+	uint64_t hp = (uint64_t)p[Q_H] + p[Q_PT] + p[Q_PB];
+	uint64_t wp = (uint64_t)p[Q_W] + p[Q_PL] + p[Q_PR];
+	uint64_t kh = (uint64_t)p[Q_DH] * (p[Q_KH] - 1) + 1;
+	uint64_t kw = (uint64_t)p[Q_DW] * (p[Q_KW] - 1) + 1;
+
+	*oh = hp >= kh ? (hp - kh) / p[Q_SH] + 1 : 0;
+	*ow = wp >= kw ? (wp - kw) / p[Q_SW] + 1 : 0;
+}
+
+static int pool_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
+{
+	static const int nonzero[] = { Q_NC, Q_H, Q_W, Q_KH, Q_KW, Q_SH,
+				       Q_SW, Q_DH, Q_DW };
+	const uint32_t *p;
+	uint64_t oh, ow, nin, nout;
+	uint32_t i;
+	int r = cl_check_counts(v, "POOL2D", 2, 2, Q_COUNT, Q_COUNT, why, len);
+
+	if (r)
+		return r;
+	p = v->params;
+	r = cl_check_dtype_float(v, 0, "POOL2D", "in", why, len);
+	if (!r)
+		r = cl_check_same_dtype(v, 0, 1, "POOL2D", "in", "out", why,
+					len);
+	if (r)
+		return r;
+	if (p[Q_OP] > IPUX_POOL_AVG)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "POOL2D: unknown op %u", p[Q_OP]);
+	if (p[Q_FLAGS] & ~IPUX_POOL_COUNT_PAD)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "POOL2D: unknown flags 0x%x", p[Q_FLAGS]);
+	for (i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++)
+		if (p[nonzero[i]] == 0)
+			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+				      "POOL2D: %s is 0", pool_pname[nonzero[i]]);
+	pool_out_dims(p, &oh, &ow);
+	if (!oh || !ow)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "POOL2D: dilated window larger than the padded "
+			      "input");
+	r = cl_check_dims(p + Q_NC, 3, &nin, "POOL2D", "NC*H*W", why, len);
+	if (r)
+		return r;
+	if (oh > UINT32_MAX || ow > UINT32_MAX ||
+	    (nout = (uint64_t)p[Q_NC] * oh) > UINT32_MAX ||
+	    (nout *= ow) > UINT32_MAX)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "POOL2D: out would exceed 2^32-1 elements");
+	r = cl_check_count(v, 0, nin, "POOL2D", "in", "NC*H*W", why, len);
+	if (!r)
+		r = cl_check_count(v, 1, nout, "POOL2D", "out", "NC*OH*OW",
+				   why, len);
+	return r;
+}
+
+static uint64_t pool_cost(const struct ipu_vertex_ctx *v)
+{
+	const uint32_t *p = v->params;
+	uint64_t win = (uint64_t)p[Q_KH] * p[Q_KW];
+
+	return CL_VERTEX_OVERHEAD +
+	       cl_cost_stream(cl_sat_mul(v->ops[1].count, win),
+			      v->ops[0].dtype, 1) +
+	       cl_sat_mul(v->ops[1].count, 2);
+}
+
+/*
+ * Valid window taps: t in [*lo, *hi) with 0 <= start + t*d < n, t < k
+ * (start may be negative; |start| < 2^35 here).
+ */
+static void pool_range(int64_t start, uint64_t d, uint64_t k, uint64_t n,
+		       uint64_t *lo, uint64_t *hi)
+{
+	uint64_t l = 0, h;
+
+	if (start < 0)
+		l = ((uint64_t)(-start) + d - 1) / d;
+	if (start >= (int64_t)n) {
+		*lo = *hi = 0;
+		return;
+	}
+	/* start + t*d < n  <=>  t < (n - start) / d rounded up */
+	h = ((uint64_t)((int64_t)n - start) + d - 1) / d;
+	if (h > k)
+		h = k;
+	*lo = l;
+	*hi = h > l ? h : l;
+}
+
+static int pool_run(const struct ipu_vertex_ctx *v)
+{
+	const uint32_t *p = v->params;
+	uint32_t dt = v->ops[0].dtype;
+	int is_max = p[Q_OP] == IPUX_POOL_MAX;
+	int count_pad = !!(p[Q_FLAGS] & IPUX_POOL_COUNT_PAD);
+	size_t H = p[Q_H], W = p[Q_W], c;
+	uint64_t OH, OW, oh, ow;
+	const void *in = IPU_OP_PTR(v, 0, const void);
+	void *out = IPU_OP_PTR(v, 1, void);
+	double full = (double)p[Q_KH] * p[Q_KW];
+
+	pool_out_dims(p, &OH, &OW);
+	for (c = 0; c < p[Q_NC]; c++) {
+		size_t plane = c * H * W;
+
+		for (oh = 0; oh < OH; oh++) {
+			int64_t hs = (int64_t)(oh * p[Q_SH]) - (int64_t)p[Q_PT];
+			uint64_t h0, h1, kh;
+
+			pool_range(hs, p[Q_DH], p[Q_KH], H, &h0, &h1);
+			for (ow = 0; ow < OW; ow++) {
+				int64_t ws = (int64_t)(ow * p[Q_SW]) -
+					     (int64_t)p[Q_PL];
+				uint64_t w0, w1, kw, cnt;
+				float m = -INFINITY;
+				double s = 0;
+
+				pool_range(ws, p[Q_DW], p[Q_KW], W, &w0, &w1);
+				cnt = (h1 - h0) * (w1 - w0);
+				for (kh = h0; kh < h1; kh++) {
+					size_t row = plane +
+						     (size_t)(hs + (int64_t)(kh * p[Q_DH])) * W;
+
+					for (kw = w0; kw < w1; kw++) {
+						float x = cl_getf(in, dt, row +
+							(size_t)(ws + (int64_t)(kw * p[Q_DW])));
+
+						if (is_max) {
+							if ((x > m || x != x) && m == m)
+								m = x;
+						} else {
+							s += x;
+						}
+					}
+				}
+				if (!is_max) {
+					double div = count_pad ? full : (double)cnt;
+
+					m = div > 0 ? (float)(s / div) : 0.0f;
+				}
+				cl_setf(out, dt, (c * OH + oh) * OW + ow, m);
+			}
+		}
+	}
+	return 0;
+}
+
+const struct ipu_codelet ipu_cl_pool2d = {
+	"POOL2D", pool_check, pool_cost, pool_run
+};
