@@ -393,8 +393,7 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 			    buf_add(g, &img, sec[tab[i].type].p, sec[tab[i].type].n))
 				goto out;
 		}
-		((struct ipux_header *)img.p)->checksum =
-			ipu_crc32(0, img.p + sizeof(h), img.n - sizeof(h));
+		((struct ipux_header *)img.p)->checksum = ipu_exe_checksum(img.p, img.n);
 	}
 	{
 		char err[512];

@@ -222,6 +222,9 @@ void ipu_engine_reset_counters(struct ipu_engine *e);
 int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
 			  struct ipu_cs_profile *out);
 
+/* The checksum an image's header must hold (len >= header size). */
+uint32_t ipu_exe_checksum(const void *image, size_t len);
+
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) used by the format. */
 uint32_t ipu_crc32(uint32_t crc, const void *data, size_t len);
 

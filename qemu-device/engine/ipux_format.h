@@ -76,7 +76,8 @@ struct ipux_header {		/* 64 bytes */
 	uint32_t tile_mem;	/* bytes of memory needed on each tile */
 	uint32_t section_count;
 	uint32_t section_offset; /* offset of the section table */
-	uint32_t checksum;	/* CRC-32 (IEEE) of bytes [header_size, total_size) */
+	uint32_t checksum;	/* CRC-32 (IEEE) of the whole image with
+				 * this field read as 0: ipu_exe_checksum() */
 	uint32_t reserved[6];	/* must be 0 */
 };
 

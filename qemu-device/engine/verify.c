@@ -64,6 +64,7 @@ static int parse_sections(struct ipu_exe *x, char *err, size_t errlen)
 	uint32_t i;
 
 	if (h->section_offset % 4 || h->section_offset < h->header_size ||
+	    h->section_offset > x->len ||
 	    (uint64_t)h->section_count * sizeof(*tab) >
 		    (uint64_t)x->len - h->section_offset) {
 		ipu_errf(err, errlen,
@@ -145,6 +146,19 @@ static int parse_sections(struct ipu_exe *x, char *err, size_t errlen)
 	return 0;
 }
 
+uint32_t ipu_exe_checksum(const void *image, size_t len)
+{
+	struct ipux_header h;
+	uint32_t crc;
+
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, image, sizeof(h));
+	h.checksum = 0;
+	crc = ipu_crc32(0, &h, sizeof(h));
+	return ipu_crc32(crc, (const uint8_t *)image + sizeof(h), len - sizeof(h));
+}
+
 static int check_header(struct ipu_exe *x, uint32_t dev_tiles,
 			uint32_t dev_tile_mem, char *err, size_t errlen)
 {
@@ -192,7 +206,7 @@ static int check_header(struct ipu_exe *x, uint32_t dev_tiles,
 			 x->len - h->total_size, h->total_size);
 		return IPUX_E_BAD_HEADER;
 	}
-	crc = ipu_crc32(0, x->image + h->header_size, x->len - h->header_size);
+	crc = ipu_exe_checksum(x->image, x->len);
 	if (crc != h->checksum) {
 		ipu_errf(err, errlen, "checksum mismatch: header says 0x%08x, content is 0x%08x",
 			 h->checksum, crc);

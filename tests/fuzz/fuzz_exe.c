@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_exe.c - libFuzzer target for the device's security boundary: parse
+ * + verify an executable image and, when it is accepted, load it and run
+ * every program, so that any gap between a codelet's check() and its run()
+ * shows up as an ASan/UBSan report.  Runs are bounded by a watchdog that
+ * aborts the engine after a few milliseconds (Repeat counts can be huge).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define DEV_TILES 4
+#define DEV_MEM (16 * 1024)
+
+static int zero_transfer(void *ctx, uint32_t stream, uint32_t dir,
+			 const struct ipu_stream_seg *segs, uint32_t nsegs,
+			 uint32_t total, int *stalled)
+{
+	uint32_t i;
+
+	(void)ctx;
+	(void)stream;
+	(void)total;
+	(void)stalled;
+	if (dir == IPUX_STREAM_H2D)
+		for (i = 0; i < nsegs; i++)
+			memset(segs[i].ptr, (int)(i * 37u), segs[i].len);
+	return 0;
+}
+
+struct watchdog {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	struct ipu_engine *e;
+	int armed, quit;
+};
+
+static struct ipu_engine *engine;
+static struct watchdog wd = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0 };
+
+static void *watchdog_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&wd.lock);
+	for (;;) {
+		struct timespec ts;
+
+		while (!wd.armed)
+			pthread_cond_wait(&wd.cv, &wd.lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 5 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		while (wd.armed && pthread_cond_timedwait(&wd.cv, &wd.lock, &ts) == 0)
+			;
+		if (wd.armed)
+			ipu_engine_abort(wd.e);
+		while (wd.armed)
+			pthread_cond_wait(&wd.cv, &wd.lock);
+	}
+	return NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+	struct ipu_exe_info info;
+	uint32_t p;
+
+	if (!engine) {
+		struct ipu_engine_config cfg = { DEV_TILES, DEV_MEM, 1 };
+		struct ipu_stream_ops ops = { zero_transfer, NULL };
+		pthread_t t;
+
+		if (ipu_engine_create(&cfg, &ops, &engine, err, sizeof(err)))
+			abort();
+		wd.e = engine;
+		pthread_create(&t, NULL, watchdog_main, NULL);
+	}
+	if (ipu_engine_load(engine, data, size, err, sizeof(err)))
+		return 0;
+	ipu_engine_exe_info(engine, &info);
+	for (p = 0; p < info.num_programs; p++) {
+		pthread_mutex_lock(&wd.lock);
+		wd.armed = 1;
+		pthread_cond_broadcast(&wd.cv);
+		pthread_mutex_unlock(&wd.lock);
+		ipu_engine_run(engine, p, err, sizeof(err));
+		pthread_mutex_lock(&wd.lock);
+		wd.armed = 0;
+		pthread_cond_broadcast(&wd.cv);
+		pthread_mutex_unlock(&wd.lock);
+		ipu_engine_clear_abort(engine);
+	}
+	return 0;
+}
