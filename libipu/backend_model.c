@@ -273,12 +273,13 @@ static void *device_thread(void *arg)
 				m->runs_count--;
 			}
 			drain_streams(m, &c, &n);
-			ipu_engine_clear_abort(m->eng);
-			m->aborting = 0;
-			pthread_cond_broadcast(&m->done);
+			/* deliver before the abort counts as finished */
 			pthread_mutex_unlock(&m->lock);
 			post_all(m, c, n);
 			pthread_mutex_lock(&m->lock);
+			ipu_engine_clear_abort(m->eng);
+			m->aborting = 0;
+			pthread_cond_broadcast(&m->done);
 			continue;
 		}
 		if (!m->runs_count) {
