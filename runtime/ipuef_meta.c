@@ -386,7 +386,7 @@ static int rdstr(struct cur *c, struct arena *ar, const char *what,
 static int decode_anchor(struct cur *c, struct arena *ar, uint32_t i,
 			 struct ipuef_anchor *a)
 {
-	char what[64];
+	char what[96];
 	int rc;
 
 	snprintf(what, sizeof(what), "metadata: anchor %u name", i);

@@ -7,7 +7,7 @@
 #   make bench             (also) RingBuffer vs ck_ring
 CFLAGS_tests_runtime_ = -Iruntime -DIPURT_TEST_BUILD='"$(BUILD)"'
 
-RT_TEST_NAMES := test_ipuef test_ipuef_dump
+RT_TEST_NAMES := test_ipuef test_ipuef_dump test_ringbuffer
 RT_TESTS := $(RT_TEST_NAMES:%=$(BUILD)/tests/runtime/%)
 RT_SAMPLE_OBJ := $(BUILD)/tests/runtime/ipuef_sample.o
 
@@ -21,3 +21,10 @@ $(RT_TESTS) $(BUILD)/tests/runtime/gen_ipuef_corpus: $(BUILD)/tests/runtime/%: \
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(RUNTIME_LINK) $(LDLIBS_BASE)
 
 TESTS += $(RT_TESTS)
+
+# The RingBuffer stress test under ThreadSanitizer, in its own build tree.
+.PHONY: check-tsan
+check-tsan:
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/runtime/test_ringbuffer
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/runtime/test_ringbuffer
+CHECKS += ;make -s check-tsan;

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ringbuffer_internal.h - test hook: start the 32-bit indices at `start`
+ * so that tests reach the index wrap-around without 2^32 operations.
+ */
+#ifndef RINGBUFFER_INTERNAL_H
+#define RINGBUFFER_INTERNAL_H
+
+#include <stdint.h>
+
+struct ipurt_ring;
+
+int ipurt_ring_create_at(uint32_t capacity, uint32_t start,
+			 struct ipurt_ring **out);
+
+#endif /* RINGBUFFER_INTERNAL_H */
