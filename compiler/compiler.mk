@@ -9,7 +9,7 @@ COMPILER_PB_C := $(COMPILER_GEN)/onnx/onnx.pb-c.c
 COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
 COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
 
-COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/cli
+COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli
 COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/%.o)
@@ -26,6 +26,7 @@ CFLAGS_compiler_onnx_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_eval_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_passes_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_lower_ := $(COMPILER_CPPFLAGS)
 
 $(COMPILER_PB_C) $(COMPILER_PB_H) &: $(ONNX_PROTO)
 	@test -n "$(ONNX_PROTO)" || { echo "onnx.proto not found: install libonnx-dev (make deps)"; exit 1; }

@@ -1,5 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-int main(void)
+/* main.c - ipu-compile: ONNX model -> .ipuef executable. */
+#include <stdio.h>
+
+#include "driver.h"
+
+int main(int argc, char **argv)
 {
-	return 0;
+	struct ipuc_options o;
+	struct ir_error e = { "" };
+	int rc;
+
+	ipuc_options_init(&o);
+	if (argc < 2) {
+		fputs(ipuc_usage(), stderr);
+		return IPUC_EXIT_USAGE;
+	}
+	if (ipuc_parse_args(argc, argv, &o, &e)) {
+		fprintf(stderr, "ipu-compile: error: %s\n", e.msg);
+		ipuc_options_free(&o);
+		return IPUC_EXIT_USAGE;
+	}
+	rc = ipuc_run(&o, stdout, stderr);
+	ipuc_options_free(&o);
+	return rc;
 }

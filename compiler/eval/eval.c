@@ -62,7 +62,7 @@ int ir_fold_node(struct ir_graph *g, int idx, int64_t limit,
 	for (int k = 0; k < n->nout; k++) {
 		const struct ir_value *v = &g->vals[n->out[k]];
 
-		if (ir_value_numel(v) > limit)
+		if (limit >= 0 && ir_value_numel(v) * (int64_t)ir_dtype_size(v->dtype) > limit)
 			return 0;
 		memset(&out[k], 0, sizeof(out[k]));
 		out[k].dtype = v->dtype;

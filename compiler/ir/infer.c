@@ -249,7 +249,7 @@ static int bind_inputs(struct ir_graph *g, const struct ir_infer_opts *o,
 int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 	     struct ir_error *e)
 {
-	int64_t limit = o && o->fold_limit ? o->fold_limit : (1 << 24);
+	int64_t limit = o && o->fold_limit ? o->fold_limit : ((int64_t)64 << 20);
 
 	if (bind_inputs(g, o, e))
 		return -1;

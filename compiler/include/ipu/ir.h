@@ -224,7 +224,8 @@ struct ir_infer_opts {
 	int64_t batch_size;	/* 0: not given */
 	int batch_axis;		/* default 0 */
 	int fold;		/* fold nodes whose inputs are all constant */
-	int64_t fold_limit;	/* max elements of a folded result (0: 1<<24) */
+	int64_t fold_limit;	/* max bytes of a folded result (0: 64 MiB,
+				 * -1: no limit) */
 };
 
 /* infer.c: fixes input shapes, then infers every node in order. */

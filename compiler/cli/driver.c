@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* driver.c - ipu-compile: options -> models -> passes -> outputs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+#include "ipu/lower.h"
+#include "ipu/onnx_io.h"
+#include "ipu/passes.h"
+#include "json_summary.h"
+#include "list_ops.h"
+
+/* dir/name unless name is absolute or dir is NULL/empty. */
+static char *join(const char *dir, const char *name)
+{
+	char *p;
+
+	if (!dir || !dir[0] || name[0] == '/')
+		return strdup(name);
+	if (name[0] == '.' && name[1] == '/')
+		name += 2;
+	p = malloc(strlen(dir) + strlen(name) + 2);
+	if (p)
+		sprintf(p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	return p;
+}
+
+static char *dirname_of(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	if (!s)
+		return strdup("");
+	return strndup(path, (size_t)(s - path));
+}
+
+/* model.onnx -> model<suffix> */
+static char *replace_ext(const char *path, const char *suffix)
+{
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+	size_t base = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+	char *p = malloc(base + strlen(suffix) + 1);
+
+	if (p) {
+		memcpy(p, path, base);
+		strcpy(p + base, suffix);
+	}
+	return p;
+}
+
+static int compile_model(const struct ipuc_options *o, const struct ipuc_model *m,
+			 const char *cfgdir, const char *precision,
+			 struct ir_graph **out, char **path_out, struct ir_error *e)
+{
+	struct ir_pipeline_opts po;
+	char *path = join(cfgdir, m->input_model);
+	struct ir_graph *g;
+
+	*out = NULL;
+	*path_out = path;
+	if (!path)
+		return ir_err(e, "out of memory");
+	memset(&po, 0, sizeof(po));
+	po.infer.shapes = m->shapes;
+	po.infer.nshapes = m->nshapes;
+	po.infer.batch_size = o->batch_size;
+	po.infer.batch_axis = o->batch_axis;
+	po.infer.fold_limit = o->max_tensor_size;
+	po.precision_fp16 = !strcmp(precision, "fp16");
+	po.fp16.skip_ops = (const char *const *)o->skip_ops;
+	po.fp16.nskip = o->nskip;
+	po.no_fusion = o->no_fusion;
+	po.verbose = o->verbose;
+	g = onnx_load_file(path, e);
+	if (!g)
+		return -1;
+	if (ir_pipeline_run(g, &po, e)) {
+		char msg[IR_ERROR_LEN];
+
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		ir_err(e, "%s: %s", path, msg);
+		ir_graph_free(g);
+		return -1;
+	}
+	*out = g;
+	return 0;
+}
+
+int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
+{
+	struct ir_error e = { "" };
+	const struct ipuc_model *models;
+	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 };
+	char *paths[IPUC_MAX_MODELS] = { 0 };
+	int n, rc = IPUC_EXIT_ERROR, want_exe;
+	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
+	struct ipu_target t = { o->ipu_version, o->tiles, o->tile_mem };
+
+	if (o->help) {
+		fputs(ipuc_usage(), out);
+		return IPUC_EXIT_OK;
+	}
+	if (o->list_ops)
+		return ipuc_list_ops(out, o->json) ? IPUC_EXIT_ERROR : IPUC_EXIT_OK;
+	if (o->nfusion && o->model.input_model) {
+		fprintf(err, "ipu-compile: give either input_model or model_fusion, not both\n");
+		return IPUC_EXIT_USAGE;
+	}
+	if (!o->nfusion && !o->model.input_model) {
+		fprintf(err, "ipu-compile: no model: give --input-model FILE or --config-yaml FILE (see --help)\n");
+		return IPUC_EXIT_USAGE;
+	}
+	models = o->nfusion ? o->fusion : &o->model;
+	n = o->nfusion ? o->nfusion : 1;
+	/* paths in a config file are relative to the config file */
+	cfgdir = o->config_yaml ? dirname_of(o->config_yaml) : strdup("");
+	outdir = o->output_dir ? join(cfgdir, o->output_dir) : strdup(cfgdir ? cfgdir : "");
+	if (!cfgdir || !outdir)
+		goto oom;
+	if (o->json)
+		fprintf(out, "{\"target\": {\"ipu_version\": \"%s\", \"tiles\": %u, \"tile_mem\": %u}, \"models\": [",
+			o->ipu_version ? o->ipu_version : "custom", o->tiles, o->tile_mem);
+	for (int i = 0; i < n; i++) {
+		const char *prec = models[i].precision ? models[i].precision :
+				   o->model.precision ? o->model.precision : "fp32";
+
+		if (o->verbose)
+			fprintf(err, "ipu-compile: model %d: %s (%s)\n", i, models[i].input_model, prec);
+		if (compile_model(o, &models[i], o->config_yaml ? cfgdir : NULL, prec,
+				  &graphs[i], &paths[i], &e)) {
+			fprintf(err, "ipu-compile: error: %s\n", e.msg);
+			if (o->json)
+				fprintf(out, "]}\n");
+			goto out;
+		}
+		if (o->json) {
+			if (i)
+				fprintf(out, ", ");
+			ipuc_json_model(out, paths[i], prec, graphs[i]);
+		}
+		if (o->export_onnx || o->output_model) {
+			char suffix[32], *base, *file;
+
+			base = o->export_onnx ? strdup(o->export_onnx) : join(outdir, o->output_model);
+			if (!base)
+				goto oom;
+			if (n > 1) {
+				snprintf(suffix, sizeof(suffix), ".graph%d.onnx", i);
+				file = replace_ext(base, suffix);
+				free(base);
+			} else {
+				file = base;
+			}
+			if (!file)
+				goto oom;
+			if (onnx_save_file(graphs[i], file, &e)) {
+				fprintf(err, "ipu-compile: error: %s\n", e.msg);
+				free(file);
+				goto out;
+			}
+			if (o->verbose)
+				fprintf(err, "ipu-compile: wrote %s\n", file);
+			free(file);
+		}
+	}
+	if (o->json)
+		fprintf(out, "]");
+	want_exe = o->output || o->export_popef == 1 ||
+		   (o->export_popef == -1 && !o->export_onnx && !o->output_model);
+	if (o->check && !want_exe)
+		want_exe = 1;
+	if (!want_exe) {
+		if (o->json)
+			fprintf(out, ", \"executable\": null}\n");
+		rc = IPUC_EXIT_OK;
+		goto out;
+	}
+	if (o->output)
+		exe = strdup(o->output);
+	else if (n > 1 || o->config_yaml)
+		exe = join(outdir, "executable.ipuef");
+	else
+		exe = replace_ext(paths[0], ".ipuef");
+	if (!exe)
+		goto oom;
+	if (ipu_lower_write(graphs, n, &t, exe, &e)) {
+		fprintf(err, "ipu-compile: error: %s\n", e.msg);
+		if (o->json) {
+			fprintf(out, ", \"executable\": null, \"error\": ");
+			ipuc_json_string(out, e.msg);
+			fprintf(out, "}\n");
+		}
+		rc = ipu_lower_available() ? IPUC_EXIT_ERROR : IPUC_EXIT_NO_LOWERING;
+		goto out;
+	}
+	if (o->json) {
+		fprintf(out, ", \"executable\": ");
+		ipuc_json_string(out, exe);
+		fprintf(out, "}\n");
+	}
+	rc = IPUC_EXIT_OK;
+	goto out;
+oom:
+	fprintf(err, "ipu-compile: out of memory\n");
+	rc = IPUC_EXIT_ERROR;
+out:
+	for (int i = 0; i < n; i++) {
+		ir_graph_free(graphs[i]);
+		free(paths[i]);
+	}
+	free(cfgdir);
+	free(outdir);
+	free(exe);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* json_summary.c - JSON description of a compiled model. */
+#include <string.h>
+
+#include "json_summary.h"
+
+void ipuc_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void anchors(FILE *f, const struct ir_graph *g, const int *idx, int n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n; i++) {
+		const struct ir_value *v = &g->vals[idx[i]];
+
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		ipuc_json_string(f, v->name);
+		fprintf(f, ", \"dtype\": \"%s\", \"shape\": [", ir_dtype_name(v->dtype));
+		for (int k = 0; k < v->rank; k++)
+			fprintf(f, "%s%lld", k ? ", " : "", (long long)v->dims[k]);
+		fprintf(f, "]}");
+	}
+	fputc(']', f);
+}
+
+void ipuc_json_model(FILE *f, const char *path, const char *precision,
+		     const struct ir_graph *g)
+{
+	int nconst = 0, first = 1;
+	long long cbytes = 0;
+
+	for (int i = 0; i < g->nvals; i++)
+		if (g->vals[i].data) {
+			nconst++;
+			cbytes += ir_value_numel(&g->vals[i]) * (long long)ir_dtype_size(g->vals[i].dtype);
+		}
+	fprintf(f, "{\"model\": ");
+	ipuc_json_string(f, path);
+	fprintf(f, ", \"opset\": %d, \"precision\": \"%s\", \"nodes\": %d, \"constants\": %d, \"constant_bytes\": %lld, \"inputs\": ",
+		g->opset, precision, g->nnodes, nconst, cbytes);
+	anchors(f, g, g->inputs, g->ninputs);
+	fprintf(f, ", \"outputs\": ");
+	anchors(f, g, g->outputs, g->noutputs);
+	fprintf(f, ", \"ops\": {");
+	for (int i = 0; i < g->nnodes; i++) {
+		int seen = 0, count = 0;
+
+		for (int j = 0; j < i; j++)
+			seen |= !strcmp(g->nodes[j].op, g->nodes[i].op);
+		if (seen)
+			continue;
+		for (int j = i; j < g->nnodes; j++)
+			count += !strcmp(g->nodes[j].op, g->nodes[i].op);
+		fprintf(f, "%s\"%s\": %d", first ? "" : ", ", g->nodes[i].op, count);
+		first = 0;
+	}
+	fprintf(f, "}}");
+}

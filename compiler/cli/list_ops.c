@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* list_ops.c - the --list-ops table. */
+#include <stdio.h>
+
+#include "eval/eval.h"
+#include "list_ops.h"
+
+int ipuc_list_ops(FILE *out, int json)
+{
+	const char *names[512];
+	int n = ir_op_names(names, 512);
+
+	if (n > 512)
+		n = 512;
+	if (json) {
+		fprintf(out, "{\"ops\": [");
+		for (int i = 0; i < n; i++)
+			fprintf(out, "%s{\"op\": \"%s\", \"shape_inference\": true, \"evaluator\": %s, \"lowering\": false}",
+				i ? ", " : "", names[i], ir_eval_supported(names[i]) ? "true" : "false");
+		fprintf(out, "]}\n");
+		return 0;
+	}
+	fprintf(out, "%-28s %-6s %-6s %s\n", "op (default domain)", "infer", "eval", "lower");
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%-28s %-6s %-6s %s\n", names[i], "yes",
+			ir_eval_supported(names[i]) ? "yes" : "no", "no");
+	fprintf(out, "%d operators; opsets 7 to 17 of the default ONNX domain.\n", n);
+	fprintf(out, "Upsample is accepted and rewritten to Resize; Constant nodes become constants.\n");
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.h - ipu-compile's options, from the command line and from the
+ * YAML config (both end in the same struct; see
+ * Documentation/compiler/guide.md for every option).
+ */
+#ifndef IPU_CLI_OPTIONS_H
+#define IPU_CLI_OPTIONS_H
+
+#include <stdint.h>
+
+#include "ipu/ir.h"
+
+#define IPUC_MAX_SHAPES 64
+#define IPUC_MAX_MODELS 64
+#define IPUC_MAX_SKIP 64
+
+/* One model of a fusion (or the single model). */
+struct ipuc_model {
+	char *input_model;
+	struct ir_shape_binding shapes[IPUC_MAX_SHAPES];
+	int nshapes;
+	char *precision;		/* NULL: the global one */
+};
+
+struct ipuc_options {
+	struct ipuc_model model;	/* --input-model, --input-shape, --precision */
+	struct ipuc_model fusion[IPUC_MAX_MODELS];
+	int nfusion;
+	char *output;			/* .ipuef path */
+	char *output_dir;
+	char *output_model;		/* PopRT: converted ONNX name */
+	int export_popef;		/* -1 unset */
+	char *export_onnx;
+	char *config_yaml;
+	char *ipu_version;		/* "ipu2" / "ipu21" */
+	uint32_t tiles;
+	uint32_t tile_mem;		/* bytes */
+	int64_t max_tensor_size;	/* bytes, -1 unlimited, 0 default */
+	int64_t batch_size;
+	int batch_axis;
+	char *skip_ops[IPUC_MAX_SKIP];
+	int nskip;
+	int list_ops, check, json, help, verbose, no_fusion;
+};
+
+void ipuc_options_init(struct ipuc_options *o);
+void ipuc_options_free(struct ipuc_options *o);
+/* Parses argv (argv[0] skipped).  --config-yaml is applied where it
+ * appears; later options override it. */
+int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
+		    struct ir_error *e);
+int ipuc_parse_yaml_file(const char *path, struct ipuc_options *o,
+			 struct ir_error *e);
+int ipuc_parse_yaml(const char *text, size_t len, const char *what,
+		    struct ipuc_options *o, struct ir_error *e);
+/* --ipu-version: sets tiles, tile memory and the version string. */
+int ipuc_set_ipu_version(struct ipuc_options *o, const char *v,
+			 struct ir_error *e);
+/* --target tiles=N,tile-mem=SIZE */
+int ipuc_parse_target(struct ipuc_options *o, const char *spec,
+		      struct ir_error *e);
+/* "624KiB", "1M", "65536" -> bytes */
+int ipuc_parse_size(const char *s, uint64_t *out);
+/* Adds a NAME=dims binding to a model. */
+int ipuc_add_shape(struct ipuc_model *m, const char *spec, struct ir_error *e);
+int ipuc_set_precision(char **dst, const char *p, struct ir_error *e);
+int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
+		      struct ir_error *e);
+/* Usage text. */
+const char *ipuc_usage(void);
+
+#endif /* IPU_CLI_OPTIONS_H */

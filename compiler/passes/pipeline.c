@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* pipeline.c - the front end's pass order (Documentation/compiler/guide.md). */
+#include <stdio.h>
+
+#include "ipu/passes.h"
+
+#define STEP(name, call)                                                    \
+	do {                                                                \
+		int r_ = (call);                                            \
+		if (r_ < 0)                                                 \
+			return -1;                                          \
+		if (o->verbose)                                             \
+			fprintf(stderr, "ipu-compile: %-18s %d rewrites, %d nodes\n", \
+				name, r_, live_nodes(g));                   \
+	} while (0)
+
+static int live_nodes(const struct ir_graph *g)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->nnodes; i++)
+		n += !g->nodes[i].dead;
+	return n;
+}
+
+/* Softmax-family nodes of opsets < 13 (coerce2d) whose trailing axes
+ * after `axis` are all 1 or which reduce the last axis are the opset-13
+ * form: drop the internal attribute. */
+static int canonical_softmax(struct ir_graph *g, struct ir_error *e)
+{
+	int n = 0;
+
+	(void)e;
+	for (int i = 0; i < g->nnodes; i++) {
+		struct ir_node *nd = &g->nodes[i];
+		const struct ir_value *x;
+		int a, trivial = 1;
+
+		if (nd->dead || !ir_attr_find(nd, "coerce2d"))
+			continue;
+		x = &g->vals[nd->in[0]];
+		a = (int)ir_attr_int(nd, "axis", 1);
+		if (a < 0)
+			a += x->rank;
+		for (int k = a + 1; k < x->rank; k++)
+			trivial &= x->dims[k] == 1;
+		if (!trivial)
+			continue;
+		ir_attr_remove(nd, "coerce2d");
+		n++;
+	}
+	return n;
+}
+
+int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
+		    struct ir_error *e)
+{
+	struct ir_infer_opts io = o->infer;
+	int64_t limit = io.fold_limit ? io.fold_limit : ((int64_t)64 << 20);
+
+	io.fold = 1;
+	STEP("normalize", ir_normalize(g, e));
+	STEP("infer+fold", ir_infer(g, &io, e));
+	STEP("softmax-form", canonical_softmax(g, e));
+	STEP("identity", ir_pass_identity(g, e));
+	if (!o->no_fusion) {
+		STEP("fuse-conv-bn", ir_pass_fuse_conv_bn(g, e));
+		STEP("fuse-matmul-add", ir_pass_fuse_matmul_add(g, e));
+	}
+	STEP("fold", ir_pass_fold(g, limit, e));
+	STEP("dce", ir_pass_dce(g, e));
+	STEP("int64-to-int32", ir_pass_int64_to_int32(g, e));
+	if (o->precision_fp16) {
+		STEP("fp16", ir_pass_fp16(g, &o->fp16, e));
+		STEP("re-infer+fold", ir_infer(g, &io, e));
+		STEP("dce", ir_pass_dce(g, e));
+	}
+	return 0;
+}
