@@ -789,5 +789,6 @@ int main(int argc, char **argv)
 	RUN(binary_int_edges);
 	RUN(binary_check);
 	RUN(where_random);
+	printf("# %d checks\n", th_g.checks);
 	return TH_DONE();
 }

@@ -201,6 +201,211 @@ TEST(matmul_check)
 	ct_free(&t);
 }
 
+
+/* ------------------------------------------------------------ CONV2D */
+
+struct conv_case {
+	uint32_t p[17];
+	uint32_t idt, odt, bias;
+};
+
+static int conv_one(struct ct_rng *r, const struct conv_case *c)
+{
+	const uint32_t *p = c->p;
+	uint32_t N = p[0], Cin = p[1], H = p[2], W = p[3], Cout = p[4], kH = p[5],
+		 kW = p[6], sH = p[7], sW = p[8], pt = p[9], pl = p[10], pb = p[11],
+		 pr = p[12], dH = p[13], dW = p[14], G = p[15], flags = p[16];
+	uint32_t OH = (H + pt + pb - dH * (kH - 1) - 1) / sH + 1;
+	uint32_t OW = (W + pl + pr - dW * (kW - 1) - 1) / sW + 1;
+	uint32_t cig = Cin / G, cog = Cout / G;
+	uint32_t nin = N * Cin * H * W, nw = Cout * cig * kH * kW, nout = N * Cout * OH * OW;
+	struct ct_tile t;
+	uint32_t I, Wt, O, B = 0, i, n, oc, oh, ow, ic, kh, kw;
+	double *want = ct_dalloc(nout), *mag = ct_dalloc(nout);
+	int bad = 0;
+
+	ct_init(&t, ((size_t)nin + nw + nout + Cout) * 4 + 4096);
+	I = ct_op(&t, c->idt, nin);
+	Wt = ct_op(&t, c->idt, nw);
+	O = ct_op(&t, c->odt, nout);
+	if (c->bias)
+		B = ct_op(&t, c->odt, Cout);
+	for (i = 0; i < 17; i++)
+		ct_p(&t, p[i]);
+	ct_fill_rand(&t, r, I, -1, 1);
+	ct_fill_rand(&t, r, Wt, -1, 1);
+	ct_fill_rand(&t, r, O, -1, 1);
+	if (c->bias)
+		ct_fill_rand(&t, r, B, -1, 1);
+	for (n = 0; n < N; n++)
+		for (oc = 0; oc < Cout; oc++)
+			for (oh = 0; oh < OH; oh++)
+				for (ow = 0; ow < OW; ow++) {
+					size_t oi = (((size_t)n * Cout + oc) * OH + oh) * OW + ow;
+					uint32_t g = oc / cog;
+					double s = 0, m = 0;
+
+					if (flags & IPUX_CONV_ACCUMULATE) {
+						s = ct_get(&t, O, oi);
+						m = fabs(s);
+					}
+					if (c->bias) {
+						s += ct_get(&t, B, oc);
+						m += fabs(ct_get(&t, B, oc));
+					}
+					for (ic = 0; ic < cig; ic++)
+						for (kh = 0; kh < kH; kh++)
+							for (kw = 0; kw < kW; kw++) {
+								long ih = (long)(oh * sH + kh * dH) - (long)pt;
+								long iw = (long)(ow * sW + kw * dW) - (long)pl;
+								double x, w;
+
+								if (ih < 0 || ih >= (long)H || iw < 0 || iw >= (long)W)
+									continue;
+								x = ct_get(&t, I, (((size_t)n * Cin + g * cig + ic) * H + (size_t)ih) * W + (size_t)iw);
+								w = ct_get(&t, Wt, (((size_t)oc * cig + ic) * kH + kh) * kW + kw);
+								s += x * w;
+								m += fabs(x * w);
+							}
+					want[oi] = s;
+					mag[oi] = m;
+				}
+	i = (uint32_t)ct_run(&t, IPUX_CL_CONV2D);
+	CHECK_EQ_INT((int)i, 0);
+	for (i = 0; i < nout; i++) {
+		double g = ct_get(&t, O, i);
+		double tol = c->odt == IPUX_DT_F16
+				     ? 2e-3 * fabs(want[i]) + 2e-3 * mag[i] + 1e-4
+				     : 1e-6 * mag[i] + 1e-7;
+
+		if (!(fabs(g - want[i]) <= tol)) {
+			if (bad < 3)
+				fprintf(stderr, "  CONV2D N%u Cin%u %ux%u Cout%u k%ux%u s%u,%u p%u,%u,%u,%u d%u,%u g%u f%u dt%u/%u b%u: [%u] got %.9g want %.9g\n",
+					N, Cin, H, W, Cout, kH, kW, sH, sW, pt, pl, pb, pr, dH, dW, G, flags,
+					c->idt, c->odt, c->bias, i, g, want[i]);
+			bad++;
+		}
+	}
+	free(want);
+	free(mag);
+	ct_free(&t);
+	return bad;
+}
+
+TEST(conv2d_random)
+{
+	struct ct_rng r = { 4242 };
+	int it;
+
+	for (it = 0; it < 250; it++) {
+		struct conv_case c;
+		uint32_t *p = c.p;
+		uint32_t G = (uint32_t)ct_int(&r, 1, 3);
+
+		do {
+			p[0] = (uint32_t)ct_int(&r, 1, 2);
+			p[15] = G;
+			p[1] = G * (uint32_t)ct_int(&r, 1, 4);
+			p[2] = ct_size(&r) % 18 + 1;
+			p[3] = ct_size(&r) % 18 + 1;
+			p[4] = G * (uint32_t)ct_int(&r, 1, it % 10 == 0 ? 20 : 5);
+			p[5] = (uint32_t)ct_int(&r, 1, 3);
+			p[6] = it % 7 == 0 ? 5 : (uint32_t)ct_int(&r, 1, 3);
+			p[7] = (uint32_t)ct_int(&r, 1, 3);
+			p[8] = (uint32_t)ct_int(&r, 1, 3);
+			p[9] = (uint32_t)ct_int(&r, 0, 2);
+			p[10] = (uint32_t)ct_int(&r, 0, 2);
+			p[11] = (uint32_t)ct_int(&r, 0, 2);
+			p[12] = (uint32_t)ct_int(&r, 0, 2);
+			p[13] = (uint32_t)ct_int(&r, 1, 2);
+			p[14] = (uint32_t)ct_int(&r, 1, 2);
+			p[16] = (uint32_t)ct_int(&r, 0, 1);
+		} while (p[2] + p[9] + p[11] < p[13] * (p[5] - 1) + 1 ||
+			 p[3] + p[10] + p[12] < p[14] * (p[6] - 1) + 1);
+		c.idt = ct_int(&r, 0, 1) ? IPUX_DT_F32 : IPUX_DT_F16;
+		c.odt = ct_int(&r, 0, 1) ? IPUX_DT_F32 : IPUX_DT_F16;
+		c.bias = (uint32_t)ct_int(&r, 0, 1);
+		CHECK_EQ_INT(conv_one(&r, &c), 0);
+	}
+}
+
+TEST(conv2d_big)
+{
+	/* a ResNet-like layer crossing the K and N blocking */
+	struct ct_rng r = { 8 };
+	struct conv_case c = { { 1, 32, 20, 20, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+			       IPUX_DT_F32, IPUX_DT_F32, 1 };
+
+	CHECK_EQ_INT(conv_one(&r, &c), 0);
+	c.idt = IPUX_DT_F16;
+	c.odt = IPUX_DT_F16;
+	CHECK_EQ_INT(conv_one(&r, &c), 0);
+}
+
+TEST(conv2d_check)
+{
+	struct ct_tile t;
+	/* N1 Cin4 6x6 Cout2 k3x3 s1 p0 d1 g2 -> out 1x2x4x4 */
+	static const uint32_t p[17] = { 1, 4, 6, 6, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0 };
+	uint32_t i;
+
+	ct_init(&t, 1 << 14);
+	ct_op(&t, IPUX_DT_F32, 4 * 36);
+	ct_op(&t, IPUX_DT_F32, 2 * 2 * 9);
+	ct_op(&t, IPUX_DT_F32, 2 * 16);
+	for (i = 0; i < 17; i++)
+		ct_p(&t, p[i]);
+	CT_EXPECT(&t, IPUX_CL_CONV2D, 0);
+	t.nops = 2;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_OPERAND_COUNT);
+	t.nops = 3;
+	ct_op(&t, IPUX_DT_F32, 2); /* bias */
+	CT_EXPECT(&t, IPUX_CL_CONV2D, 0);
+	t.ops[4] = t.ops[3];
+	t.nops = 5;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_OPERAND_COUNT);
+	t.nops = 4;
+	t.nparams = 16;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_COUNT);
+	t.nparams = 17;
+	t.ops[1].dtype = IPUX_DT_F16;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_OPERAND_TYPE);
+	t.ops[1].dtype = IPUX_DT_F32;
+	t.ops[2].count++;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_OPERAND_SHAPE);
+	t.ops[2].count--;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, 0);
+	t.ops[3].count = 3;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_OPERAND_SHAPE);
+	t.nops = 3;
+	t.params[15] = 3; /* groups does not divide */
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
+	t.params[15] = 0;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
+	t.params[15] = 2;
+	t.params[7] = 0; /* stride 0 */
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
+	t.params[7] = 1;
+	t.params[5] = 7; /* kernel larger than input */
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
+	t.params[5] = 3;
+	t.params[16] = 2; /* unknown flag */
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
+	t.params[16] = 0;
+	/* huge padding: out would be enormous, not wrap */
+	t.params[9] = 0xffffffffu;
+	t.params[11] = 0xffffffffu;
+	CHECK(ct_check(&t, IPUX_CL_CONV2D) != 0);
+	t.params[9] = t.params[11] = 0;
+	/* dilation overflowing 32 bits in dil*(k-1) */
+	t.params[13] = 0x80000001u;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
+	t.params[13] = 1;
+	t.ops[2].dtype = IPUX_DT_I32;
+	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_OPERAND_TYPE);
+	ct_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -208,5 +413,9 @@ int main(int argc, char **argv)
 	RUN(matmul_check);
 	RUN(matmul_random);
 	RUN(matmul_big_blocks);
+	RUN(conv2d_check);
+	RUN(conv2d_random);
+	RUN(conv2d_big);
+	printf("# %d checks\n", th_g.checks);
 	return TH_DONE();
 }
