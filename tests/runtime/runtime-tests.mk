@@ -28,3 +28,31 @@ check-tsan:
 	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/runtime/test_ringbuffer
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/runtime/test_ringbuffer
 CHECKS += ;make -s check-tsan;
+
+# libFuzzer on the .ipuef reader (clang; the reader's sources are compiled
+# into the fuzzer with its instrumentation), seeded by files the writer made.
+IPUEF_FUZZ := build/fuzz/fuzz_ipuef
+IPUEF_FUZZ_SRCS := tests/fuzz/fuzz_ipuef.c tests/runtime/ipuef_sample.c \
+	runtime/dtype.c runtime/ipuef_common.c runtime/ipuef_meta.c \
+	runtime/ipuef_read.c runtime/ipuef_write.c qemu-device/engine/crc32.c
+IPUEF_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iruntime/include -Iruntime \
+	-Iqemu-device/engine -Itests/runtime
+IPUEF_CORPUS := build/fuzz/ipuef-corpus
+
+$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h)
+	@mkdir -p $(dir $@)
+	clang $(IPUEF_FUZZ_FLAGS) -o $@ $(IPUEF_FUZZ_SRCS)
+
+$(IPUEF_CORPUS)/.stamp: $(BUILD)/tests/runtime/gen_ipuef_corpus
+	@mkdir -p $(dir $@)
+	$< $(dir $@)
+	@touch $@
+
+.PHONY: fuzz-ipuef-check fuzz-ipuef
+fuzz-ipuef-check: $(IPUEF_FUZZ) $(IPUEF_CORPUS)/.stamp
+	scripts/fuzz-run $(IPUEF_FUZZ) 20 $(IPUEF_CORPUS)
+fuzz-ipuef: $(IPUEF_FUZZ) $(IPUEF_CORPUS)/.stamp
+	scripts/fuzz-run $(IPUEF_FUZZ) 300 $(IPUEF_CORPUS)
+fuzz: fuzz-ipuef
+CHECKS += ;make -s fuzz-ipuef-check;

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gen_ipuef_corpus DIR - write the seed corpus of the .ipuef fuzzer: the
+ * sample model and smaller and larger variants, all made by the writer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/ipuef.h"
+#include "ipuef_sample.h"
+
+static int save(const char *dir, const char *name, struct ipuef_writer *w)
+{
+	char path[4096], err[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	rc = ipuef_writer_write_file(w, path, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "gen_ipuef_corpus: %s: %s\n", path, err);
+	ipuef_writer_destroy(w);
+	return rc;
+}
+
+static struct ipuef_writer *minimal(const struct ipuef_metadata *m)
+{
+	struct ipuef_writer *w;
+
+	if (ipuef_writer_create(&w, NULL, 0) ||
+	    ipuef_writer_set_metadata(w, m, NULL, 0) ||
+	    ipuef_writer_set_executable(w, sample_exe, 16, NULL, 0)) {
+		fprintf(stderr, "gen_ipuef_corpus: building a file failed\n");
+		exit(1);
+	}
+	return w;
+}
+
+int main(int argc, char **argv)
+{
+	struct ipuef_program progs[2] = { { "main", 0 }, { "load", 5 } };
+	struct ipuef_anchor a[3] = {
+		{ "graph0/X", IPURT_DT_F16, IPUEF_INPUT, IPUEF_ANCHOR_USER, 8,
+		  { 1, 2, 1, 2, 1, 2, 1, 3 }, 7, 10, 1 },
+		{ "graph1/O", IPURT_DT_I64, IPUEF_OUTPUT, IPUEF_ANCHOR_USER, 1,
+		  { 3 }, 0, 11, 1 },
+		{ "index", IPURT_DT_U8, IPUEF_INPUT, IPUEF_ANCHOR_INDEX, 0,
+		  { 0 }, IPUEF_NO_BATCH_DIM, 12, 1 },
+	};
+	struct ipuef_metadata m = { 1, 0, "ipu2", 1472, 638976, 1, 2, progs,
+				    3, a };
+	struct ipuef_metadata bare = { 1, 0, "ipu21", 1, 1, 1, 0, NULL, 0,
+				       NULL };
+	struct ipuef_writer *w;
+	int rc = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_ipuef_corpus DIR\n");
+		return 2;
+	}
+	if (sample_writer(&w, NULL, 0))
+		return 1;
+	rc |= save(argv[1], "sample.ipuef", w);
+	rc |= save(argv[1], "fused.ipuef", minimal(&m));
+	rc |= save(argv[1], "bare.ipuef", minimal(&bare));
+	w = minimal(&m);
+	for (uint32_t i = 0; i < SAMPLE_NTENSORS; i++) {
+		struct ipuef_tensor t = sample_tensors[i];
+
+		t.flags |= IPUEF_TENSOR_FROZEN;
+		ipuef_writer_add_tensor(w, &t, NULL, 0);
+	}
+	ipuef_writer_add_opaque(w, "ipu-compile", "", "", 0, NULL, 0);
+	ipuef_writer_add_opaque(w, "other", "9", "xyz", 3, NULL, 0);
+	rc |= save(argv[1], "frozen.ipuef", w);
+	return rc ? 1 : 0;
+}
