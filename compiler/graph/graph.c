@@ -107,6 +107,23 @@ void ipu_graph_destroy(struct ipu_graph *g)
 	free(g);
 }
 
+void ipu_graph_target(const struct ipu_graph *g, uint32_t *num_tiles, uint32_t *tile_mem)
+{
+	*num_tiles = g->num_tiles;
+	*tile_mem = g->tile_mem;
+}
+
+int ipu_graph_fail(struct ipu_graph *g, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[512];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return g_fail(g, "%s", buf);
+}
+
 const char *ipu_graph_error(const struct ipu_graph *g)
 {
 	return g ? g->error : "no graph (out of memory)";

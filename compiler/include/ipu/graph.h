@@ -40,6 +40,11 @@ struct ipu_slice {
 /* A builder for a device of num_tiles tiles with tile_mem bytes each. */
 struct ipu_graph *ipu_graph_create(uint32_t num_tiles, uint32_t tile_mem);
 void ipu_graph_destroy(struct ipu_graph *g);
+/* The target the builder was created for. */
+void ipu_graph_target(const struct ipu_graph *g, uint32_t *num_tiles, uint32_t *tile_mem);
+/* Record an error (for layers built on the builder); returns -1. */
+int ipu_graph_fail(struct ipu_graph *g, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* First error message, or NULL if every call so far succeeded. */
 const char *ipu_graph_error(const struct ipu_graph *g);
 
