@@ -76,3 +76,8 @@ print-%:
 
 clean:
 	rm -rf build
+
+# The README's main job.  Until the compiler lands this is the graph-builder
+# MLP on the in-process device; later fragments may extend DEMO_STEPS.
+demo: $(BUILD)/bin/mlp-example
+	$(BUILD)/bin/mlp-example --check --iterations 100
