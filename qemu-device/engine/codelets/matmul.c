@@ -16,6 +16,17 @@
 #define MM_X86 0
 #endif
 
+/*
+ * Let the compiler fuse acc += a * b into FMA in the micro-kernel (C11 mode
+ * otherwise forbids contraction in gcc; clang contracts within an
+ * expression by default).  Not -ffast-math: no reassociation.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MM_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define MM_CONTRACT
+#endif
+
 #define MM_KC 256	/* K block */
 #define MM_NCB 64	/* N block (packed B: MM_KC x MM_NCB f32 = 64 KiB) */
 #define MM_MC 64	/* M block of the f32 accumulators for f16 C */
@@ -49,8 +60,12 @@
 int ipu_mm_max_level(void)
 {
 #if MM_X86
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-	    __builtin_cpu_supports("f16c")) {
+	/* clang 14 cannot test f16c; every AVX2+FMA CPU has it */
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+#ifndef __clang__
+	    && __builtin_cpu_supports("f16c")
+#endif
+	) {
 		if (__builtin_cpu_supports("avx512f"))
 			return 2;
 		return 1;

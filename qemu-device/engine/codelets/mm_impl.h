@@ -60,7 +60,7 @@ MM_TARGET static void MM_FN(f2h)(uint16_t *dst, const float *src, size_t n)
  * C[0..mr)[0..nr) (+)= a[MR rows, stride lda][0..kc) * bp[kc][NR].
  * a must have MM_MR readable rows (the caller pads short panels).
  */
-MM_TARGET __attribute__((optimize("fp-contract=fast"))) static void
+MM_TARGET MM_CONTRACT static void
 MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 	      float *c, size_t ldc, size_t mr, size_t nr, int load)
 {
