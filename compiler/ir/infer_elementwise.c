@@ -56,8 +56,12 @@ static int dropout(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *t = ir_in(g, n, 2);
 
-	if (t && (!t->data || ir_get_i(t->data, t->dtype, 0)))
-		return ir_node_err(e, g, n, "training_mode must be a constant false for inference");
+	struct ir_value *r = ir_in(g, n, 1);
+
+	/* training mode with ratio 0 is still the identity */
+	if (t && (!t->data || ir_get_i(t->data, t->dtype, 0)) &&
+	    !(r && r->data && ir_get_f(r->data, r->dtype, 0) == 0))
+		return ir_node_err(e, g, n, "training_mode must be a constant false for inference (or ratio 0)");
 	return unary_any(g, n, e);
 }
 

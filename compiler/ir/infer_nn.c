@@ -120,7 +120,7 @@ static int pool(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 			d[i] = 1;
 		return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 	}
-	if (ir_need_float(g, n, 0, e))
+	if (strcmp(n->op, "MaxPool") && ir_need_float(g, n, 0, e))
 		return -1;
 	if (ir_window_conv(g, n, nsp, x->dims + 2, NULL, (int)ir_attr_int(n, "ceil_mode", 0), &win, e))
 		return -1;
@@ -212,8 +212,8 @@ static int resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	const char *mode = ir_attr_str(n, "mode", "nearest");
 	int64_t d[R];
 
-	if (strcmp(mode, "nearest") && strcmp(mode, "linear"))
-		return ir_node_err(e, g, n, "mode '%s' is not supported (nearest, linear are)", mode);
+	if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic"))
+		return ir_node_err(e, g, n, "mode '%s' is not nearest, linear or cubic", mode);
 	if (ir_attr_find(n, "axes") || ir_attr_int(n, "antialias", 0))
 		return ir_node_err(e, g, n, "axes and antialias are not supported");
 	if (sz && ir_value_numel(sz) > 0) {

@@ -184,17 +184,17 @@ int ir_window_convtranspose(const struct ir_graph *g, const struct ir_node *n,
 		else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
 			target = w->in[i] * w->s[i];
 		if (target >= 0) {
+			/* a negative total extends the output (floor division
+			 * as in ONNX's reference) */
 			int64_t tot = full - target;
+			int64_t half = tot >= 0 ? tot / 2 : -((-tot + 1) / 2);
 
-			if (tot < 0)
-				return ir_node_err(e, g, n, "output_shape %lld larger than the full output %lld",
-						   (long long)target, (long long)full);
 			if (!strcmp(ap, "SAME_UPPER")) {
-				w->pb[i] = tot / 2;
-				w->pe[i] = tot - tot / 2;
+				w->pb[i] = half;
+				w->pe[i] = tot - half;
 			} else {
-				w->pb[i] = tot - tot / 2;
-				w->pe[i] = tot / 2;
+				w->pb[i] = tot - half;
+				w->pe[i] = half;
 			}
 			w->out[i] = target;
 		} else {
