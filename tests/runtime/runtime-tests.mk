@@ -7,7 +7,7 @@
 #   make bench             (also) RingBuffer vs ck_ring
 CFLAGS_tests_runtime_ = -Iruntime -DIPURT_TEST_BUILD='"$(BUILD)"'
 
-RT_TEST_NAMES := test_ipuef test_ipuef_dump test_ringbuffer
+RT_TEST_NAMES := test_ipuef test_ipuef_dump test_npy test_ringbuffer
 RT_TESTS := $(RT_TEST_NAMES:%=$(BUILD)/tests/runtime/%)
 RT_SAMPLE_OBJ := $(BUILD)/tests/runtime/ipuef_sample.o
 
