@@ -18,6 +18,20 @@
  * is 64-byte aligned, offsets are aligned to the element size, so codelets
  * may cast to typed pointers.  f16 is IEEE binary16 stored, f32 computed.
  *
+ * Rules for every codelet (decided; Documentation/device/codelets.md has
+ * the details and the cost model):
+ *  - Operand counts are exact: each must equal what the params imply
+ *    (except STRIDED_COPY's in, which must contain the reached indices).
+ *  - Shape params (dims, len, outer, inner, kernel sizes, strides of
+ *    windows, dilations, groups, nidx) are >= 1; products are computed in
+ *    64 bits and every operand must fit 2^32-1 elements; otherwise
+ *    IPUX_E_PARAM_VALUE.  Unknown ops, modes and flag bits are refused.
+ *  - Operands may overlap without run() ever leaving its regions; results
+ *    are defined for exact in-place use of elementwise codelets (COPY, CAST,
+ *    UNARY, BINARY, WHERE, SOFTMAX, NORM, CUMSUM).  TOPK refuses overlap.
+ *  - Integer arithmetic wraps; float MAX/MIN propagate NaN; MATMUL/CONV2D
+ *    may use FMA.  Floats in REDUCE/SOFTMAX/NORM/CUMSUM accumulate in double.
+ *
  * Operand/param conventions for every codelet (counts are element counts):
  *
  * COPY      ops [src, dst]; params []. src and dst same dtype and count.
@@ -25,33 +39,47 @@
  *           for I32/U8/I8 (I64 sign-extended from the i32 value).
  * CAST      ops [src, dst]; params []. Equal counts, any dtype pair.  Float to
  *           int truncates toward zero and saturates; NaN -> 0; to U8 "bool"
- *           is NOT implied (use BINARY NOT_EQUAL for that).
+ *           is NOT implied (use BINARY NOT_EQUAL for that).  Int to int
+ *           wraps (two's complement), like numpy astype.
  * UNARY     ops [src, dst]; params [op, alpha?, beta?] (alpha/beta f32 bits).
  *           Same count; float dtypes (F32/F16, src and dst equal) except
  *           NEG/ABS/SIGN on I32 and NOT on U8.  See enum ipux_unary_op.
+ *           Omitted alpha/beta take ONNX's defaults (LEAKY_RELU 0.01,
+ *           HARD_SIGMOID 0.2/0.5, CLIP -inf/+inf, ELU 1, SELU 1.67326.../
+ *           1.05070...).  I32 NEG/ABS of INT_MIN wrap.
  * BINARY    ops [a, b, out]; params [op, rank, shape[rank], astride[rank],
  *           bstride[rank]] with rank 1..IPUX_MAX_RANK.  out is dense
  *           row-major of `shape`; a[i] = a.base[sum idx_k*astride_k] (stride 0
  *           broadcasts).  a,b same dtype; out same dtype except comparisons
- *           whose out is U8.  Int division by zero gives 0.
+ *           whose out is U8.  Int division by zero gives 0.  Strides are
+ *           u32.  F32/F16: all ops but AND/OR/XOR; I32: all but POW and
+ *           logic; U8: comparisons and AND/OR/XOR.  I32 wraps,
+ *           INT_MIN / -1 = INT_MIN, x % 0 = x % -1 = 0.
  * WHERE     ops [cond(U8), x, y, out]; params [rank, shape[rank],
- *           cstride[rank], xstride[rank], ystride[rank]].
+ *           cstride[rank], xstride[rank], ystride[rank]].  x, y, out any
+ *           dtype (the same); cond nonzero is true.
  * MATMUL    ops [A, B, C]; params [batch, M, N, K, flags].  A is
  *           [batch][M][K] (or [M][K] shared if IPUX_MM_A_SHARED), B is
  *           [batch][K][N] ([batch][N][K] with IPUX_MM_TRANS_B; [K][N] shared
  *           with IPUX_MM_B_SHARED), C is [batch][M][N].  A,B both F32 or both
  *           F16; C F32 or F16; accumulation in f32.  IPUX_MM_ACCUMULATE adds
- *           to C instead of overwriting it.
+ *           to C instead of overwriting it.  Only the operand counts must
+ *           fit 2^32-1 (batch*M*N*K may not).
  * CONV2D    ops [in, weight, out] or [in, weight, out, bias]; params [N, Cin,
  *           H, W, Cout, kH, kW, strideH, strideW, padTop, padLeft, padBottom,
  *           padRight, dilH, dilW, groups, flags].  in [N][Cin][H][W], weight
  *           [Cout][Cin/groups][kH][kW], out [N][Cout][OH][OW] with
  *           OH = (H + pt + pb - dilH*(kH-1) - 1)/strideH + 1 (likewise OW);
- *           bias [Cout].  IPUX_CONV_ACCUMULATE adds to out.  Float dtypes.
+ *           bias [Cout].  IPUX_CONV_ACCUMULATE adds to out.  Float dtypes:
+ *           in and weight the same, out and bias any float.  out =
+ *           (ACCUMULATE ? out : 0) + bias + conv.  groups divides Cin, Cout;
+ *           OH, OW >= 1.
  * REDUCE    ops [in, out]; params [op, outer, len, inner].  in viewed as
  *           [outer][len][inner], out [outer][inner]: reduce the middle axis.
  *           ARGMAX/ARGMIN write I32 (first index of the extreme); others
  *           write the input's float dtype (or I32 for I32 input).  len >= 1.
+ *           I32 input: not L2/LOG_SUM_EXP; MEAN truncates.  MAX/MIN
+ *           propagate NaN; ARG* take the first NaN as the extreme.
  * SOFTMAX   ops [in, out]; params [outer, len, inner, flags] softmax over the
  *           middle axis; IPUX_SOFTMAX_LOG for log-softmax.  Max-subtracted.
  * NORM      ops [in, scale, bias, out]; params [rows, cols, eps(f32 bits),
@@ -60,14 +88,18 @@
  *           scale_mode 0: scale/bias have `cols` elements (layer norm);
  *           scale_mode 1: scale/bias have `period` elements and row r uses
  *           element r % period (instance/group norm over channels).
+ *           scale and bias have in's dtype; period >= 1 in mode 1.
  * POOL2D    ops [in, out]; params [op, NC, H, W, kH, kW, strideH, strideW,
  *           padTop, padLeft, padBottom, padRight, dilH, dilW, flags].
  *           in [NC][H][W], out [NC][OH][OW].  op IPUX_POOL_MAX or _AVG;
- *           IPUX_POOL_COUNT_PAD counts padding in the average.
+ *           IPUX_POOL_COUNT_PAD counts padding in the average (divisor
+ *           kH*kW).  Max of a window entirely in padding is -inf; an average
+ *           over no input element is 0.
  * GATHER    ops [data, indices, out]; params [outer, len, inner, nidx].
  *           data [outer][len][inner], indices I32 or I64 [nidx],
  *           out [outer][nidx][inner]; negative indices count from the end;
- *           an index outside [-len, len) faults (IPU_FAULT_INDEX).
+ *           an index outside [-len, len) faults (IPU_FAULT_INDEX).  data
+ *           and out any dtype (the same).
  * TRANSPOSE ops [in, out]; params [rank, shape[rank], perm[rank]]: out's
  *           dim k is in's dim perm[k].  Any dtype, same for in and out.
  * STRIDED_COPY ops [in, out]; params [rank, shape[rank], in_offset,
@@ -77,12 +109,16 @@
  * PAD       ops [in, out]; params [rank, in_shape[rank], begin[rank],
  *           end[rank], mode, value].  mode 0 constant (value as FILL),
  *           1 reflect, 2 edge.  begin/end are i32 and may be negative (crop).
+ *           Out dims must be >= 1; reflect needs begin, end <= dim - 1.
  * CUMSUM    ops [in, out]; params [outer, len, inner, flags]
  *           (IPUX_CUMSUM_EXCLUSIVE, IPUX_CUMSUM_REVERSE).
  * TOPK      ops [in, values, indices(I32)]; params [outer, len, inner, k,
  *           flags (IPUX_TOPK_LARGEST)].  Results sorted; ties by lower index.
+ *           in F32/F16/I32, values in's dtype; 1 <= k <= len; NaN counts
+ *           as the greatest; the three operands must not overlap.
  * IOTA      ops [out]; params [start, delta] (f32 bits for float dtypes, i32
- *           otherwise): out[i] = start + i * delta.
+ *           otherwise): out[i] = start + i * delta.  Any dtype; floats
+ *           computed in double and rounded once, integers wrap.
  */
 #ifndef IPU_CODELET_H
 #define IPU_CODELET_H
