@@ -140,7 +140,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
 
 		if (tp->n_float_data != want)
 			goto count;
-		memcpy(t->data, tp->float_data, want * sizeof(float));
+		if (want)
+			memcpy(t->data, tp->float_data, want * sizeof(float));
 		break;
 	}
 	case IR_F64: case IR_C128: {
@@ -148,13 +149,15 @@ int onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
 
 		if (tp->n_double_data != want)
 			goto count;
-		memcpy(t->data, tp->double_data, want * sizeof(double));
+		if (want)
+			memcpy(t->data, tp->double_data, want * sizeof(double));
 		break;
 	}
 	case IR_I64:
 		if (tp->n_int64_data != n)
 			goto count;
-		memcpy(t->data, tp->int64_data, n * 8);
+		if (n)
+			memcpy(t->data, tp->int64_data, n * 8);
 		break;
 	case IR_U32: case IR_U64:
 		if (tp->n_uint64_data != n)
