@@ -1,0 +1,16 @@
+# The QEMU device (issue 4): `make qemu` builds qemu-system-x86_64 with the
+# `ipu` device from Debian's QEMU 7.2 source, cached outside the clone
+# (qemu-device/build-qemu.sh; $IPU_QEMU_CACHE, default /var/cache/ipu-qemu)
+# and links it as build/qemu/qemu-system-x86_64.  A warm cache does nothing.
+#
+# Run it with $(QEMU_FW) so that it finds Debian's firmware, e.g.
+#   $(QEMU_BIN) $(QEMU_FW) -machine q35 -accel tcg -device ipu,tiles=16 ...
+QEMU_BIN := build/qemu/qemu-system-x86_64
+QEMU_FW := -L /usr/share/seabios -L /usr/share/qemu
+
+.PHONY: qemu qemu-path
+qemu:
+	@qemu-device/build-qemu.sh
+
+qemu-path:
+	@qemu-device/build-qemu.sh --path
