@@ -93,6 +93,109 @@ static double bench_blas(const struct bcase *c, double secs)
 	return flops * reps / t * 1e-9;
 }
 
+
+/* ------------------------------------------------------------ others */
+
+struct vbench {
+	const char *name;
+	uint32_t id;
+	uint32_t nops;
+	uint32_t dt[4];
+	uint32_t count[4];
+	uint32_t nparams;
+	uint32_t params[20];
+};
+
+/* Elements of operand 0 processed per nanosecond. */
+static double bench_vertex(const struct vbench *b, double secs)
+{
+	const struct ipu_codelet *c = ipu_codelet_get(b->id);
+	struct ipux_operand ops[4];
+	size_t off = 0, i;
+	uint8_t *mem;
+	struct ipu_vertex_ctx v;
+	char why[256];
+	double t0, t;
+	long reps = 0;
+
+	for (i = 0; i < b->nops; i++) {
+		ops[i] = (struct ipux_operand){ (uint32_t)off, b->count[i],
+						(uint8_t)b->dt[i], { 0 } };
+		off += ((size_t)b->count[i] * ipux_dtype_size(b->dt[i]) + 63) & ~(size_t)63;
+	}
+	mem = aligned_alloc(64, off + 64);
+	for (i = 0; i < off; i += 2) { /* small positive f16/f32-ish values */
+		mem[i] = (uint8_t)(i * 13);
+		mem[i + 1] = 0x3c;
+	}
+	v = (struct ipu_vertex_ctx){ NULL, ops, b->params, b->nops, b->nparams };
+	if (c->check(&v, why, sizeof(why))) {
+		printf("%-28s check failed: %s\n", b->name, why);
+		free(mem);
+		return 0;
+	}
+	v.mem = mem;
+	c->run(&v);
+	t0 = now();
+	do {
+		c->run(&v);
+		reps++;
+		t = now() - t0;
+	} while (t < secs);
+	free(mem);
+	return (double)b->count[0] * reps / t * 1e-9;
+}
+
+static void bench_others(double secs)
+{
+	enum { F = IPUX_DT_F32, H = IPUX_DT_F16, N = 32768 };
+	static const struct vbench vb[] = {
+		{ "COPY f32", IPUX_CL_COPY, 2, { F, F }, { N, N }, 0, { 0 } },
+		{ "CAST f32->f16", IPUX_CL_CAST, 2, { F, H }, { N, N }, 0, { 0 } },
+		{ "CAST f16->f32", IPUX_CL_CAST, 2, { H, F }, { N, N }, 0, { 0 } },
+		{ "UNARY relu f32", IPUX_CL_UNARY, 2, { F, F }, { N, N }, 1, { IPUX_UN_RELU } },
+		{ "UNARY relu f16", IPUX_CL_UNARY, 2, { H, H }, { N, N }, 1, { IPUX_UN_RELU } },
+		{ "UNARY exp f32", IPUX_CL_UNARY, 2, { F, F }, { N, N }, 1, { IPUX_UN_EXP } },
+		{ "UNARY gelu f32", IPUX_CL_UNARY, 2, { F, F }, { N, N }, 1, { IPUX_UN_GELU } },
+		{ "UNARY sigmoid f16", IPUX_CL_UNARY, 2, { H, H }, { N, N }, 1, { IPUX_UN_SIGMOID } },
+		{ "BINARY add f32", IPUX_CL_BINARY, 3, { F, F, F }, { N, N, N }, 5,
+		  { IPUX_BIN_ADD, 1, N, 1, 1 } },
+		{ "BINARY add f16", IPUX_CL_BINARY, 3, { H, H, H }, { N, N, N }, 5,
+		  { IPUX_BIN_ADD, 1, N, 1, 1 } },
+		{ "BINARY mul f32 bcast row", IPUX_CL_BINARY, 3, { F, F, F }, { N, 256, N }, 8,
+		  { IPUX_BIN_MUL, 2, N / 256, 256, 256, 1, 0, 1 } },
+		{ "BINARY add f32 bcast col", IPUX_CL_BINARY, 3, { F, F, F }, { N, 128, N }, 8,
+		  { IPUX_BIN_ADD, 2, 128, N / 128, N / 128, 1, 1, 0 } },
+		{ "REDUCE sum f32 last", IPUX_CL_REDUCE, 2, { F, F }, { N, 128 }, 4,
+		  { IPUX_RED_SUM, 128, 256, 1 } },
+		{ "REDUCE max f32 mid", IPUX_CL_REDUCE, 2, { F, F }, { N, 256 }, 4,
+		  { IPUX_RED_MAX, 1, 128, 256 } },
+		{ "SOFTMAX f32 last", IPUX_CL_SOFTMAX, 2, { F, F }, { N, N }, 4, { 128, 256, 1, 0 } },
+		{ "SOFTMAX f16 last", IPUX_CL_SOFTMAX, 2, { H, H }, { N, N }, 4, { 128, 256, 1, 0 } },
+		{ "NORM f32", IPUX_CL_NORM, 4, { F, F, F, F }, { N, 256, 256, N }, 5,
+		  { 128, 256, 0x3727c5ac, 0, 0 } },
+		{ "TRANSPOSE f32 256x128", IPUX_CL_TRANSPOSE, 2, { F, F }, { N, N }, 5,
+		  { 2, 256, 128, 1, 0 } },
+		{ "CONV2D f32 16->16 3x3 32x32", IPUX_CL_CONV2D, 3, { F, F, F },
+		  { 16 * 32 * 32, 16 * 16 * 9, 16 * 32 * 32 }, 17,
+		  { 1, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
+		{ "POOL2D max f32 3x3s2", IPUX_CL_POOL2D, 2, { F, F }, { N, 32 * 16 * 16 }, 15,
+		  { 0, 32, 32, 32, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 0 } },
+	};
+	size_t i;
+
+	printf("\nother codelets, single thread, G elements of operand 0 per second\n");
+	for (i = 0; i < sizeof(vb) / sizeof(vb[0]); i++) {
+		double r = bench_vertex(&vb[i], secs);
+
+		if (vb[i].id == IPUX_CL_CONV2D)
+			printf("%-28s %8.3f  (%.1f GFLOP/s)\n", vb[i].name, r,
+			       r * 2.0 * 16 * 9);
+		else
+			printf("%-28s %8.3f\n", vb[i].name, r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct bcase cases[] = {
@@ -118,5 +221,6 @@ int main(int argc, char **argv)
 			printf("  openblas-sgemm %6.1f", bench_blas(c, secs));
 		printf("\n");
 	}
+	bench_others(secs);
 	return 0;
 }

@@ -775,6 +775,61 @@ TEST(where_random)
 	ct_free(&t);
 }
 
+
+/* ------------------------------------------------------------ f16 casts */
+
+/*
+ * The codelets' branchless (vectorisable) f16 conversions must be
+ * bit-identical to half.h: every f16 value, and f32 values around every
+ * f16 rounding boundary (all sign/exponent/top-mantissa patterns with the
+ * low 13 bits at the interesting points).  Seen through CAST.
+ */
+TEST(f16_conversions_exact)
+{
+	static const uint32_t low[] = { 0, 1, 0xfff, 0x1000, 0x1001, 0x1fff };
+	struct ct_tile t;
+	uint32_t i, hi, l, bad = 0;
+	const uint32_t nlow = sizeof(low) / sizeof(low[0]), chunk = 1u << 16;
+
+	ct_init(&t, (size_t)chunk * nlow * 6 + 4096);
+	/* f16 -> f32: all 65536 */
+	ct_op(&t, IPUX_DT_F16, 65536);
+	ct_op(&t, IPUX_DT_F32, 65536);
+	for (i = 0; i < 65536; i++)
+		((uint16_t *)ct_ptr(&t, 0))[i] = (uint16_t)i;
+	CHECK_EQ_INT(ct_run(&t, IPUX_CL_CAST), 0);
+	for (i = 0; i < 65536; i++) {
+		float w = ipu_f16_to_f32((uint16_t)i), g = ((float *)ct_ptr(&t, 1))[i];
+
+		if (memcmp(&w, &g, 4) && bad++ < 3)
+			fprintf(stderr, "  f16 %04x -> %08x, half.h %08x\n", i,
+				ct_fbits(g), ct_fbits(w));
+	}
+	/* f32 -> f16 around every boundary, in chunks of 2^16 * nlow */
+	for (hi = 0; hi < (1u << 19); hi += chunk) {
+		ct_reset(&t);
+		ct_op(&t, IPUX_DT_F32, chunk * nlow);
+		ct_op(&t, IPUX_DT_F16, chunk * nlow);
+		for (i = 0; i < chunk; i++)
+			for (l = 0; l < nlow; l++) {
+				uint32_t b = ((hi + i) << 13) | low[l];
+
+				memcpy((float *)ct_ptr(&t, 0) + i * nlow + l, &b, 4);
+			}
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_CAST), 0);
+		for (i = 0; i < chunk * nlow; i++) {
+			float f = ((float *)ct_ptr(&t, 0))[i];
+			uint16_t w = ipu_f32_to_f16(f), g = ((uint16_t *)ct_ptr(&t, 1))[i];
+
+			if (w != g && bad++ < 3)
+				fprintf(stderr, "  f32 %08x -> %04x, half.h %04x\n",
+					ct_fbits(f), g, w);
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	ct_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -783,6 +838,7 @@ int main(int argc, char **argv)
 	RUN(fill);
 	RUN(iota);
 	RUN(cast);
+	RUN(f16_conversions_exact);
 	RUN(unary_float);
 	RUN(unary_int);
 	RUN(binary_random);

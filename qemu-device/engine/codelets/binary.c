@@ -220,16 +220,16 @@ static void bin_row_f16(bin_fn fn, int u8out, size_t n, const uint16_t *a,
 		size_t m = n - i0 < CL_BLK ? n - i0 : CL_BLK;
 
 		if (as == 0)
-			fa[0] = ipu_f16_to_f32(a[0]);
+			fa[0] = cl_h2f(a[0]);
 		else
 			for (i = 0; i < m; i++)
-				fa[i] = ipu_f16_to_f32(
+				fa[i] = cl_h2f(
 					a[(ptrdiff_t)(i0 + i) * as]);
 		if (bs == 0)
-			fb[0] = ipu_f16_to_f32(b[0]);
+			fb[0] = cl_h2f(b[0]);
 		else
 			for (i = 0; i < m; i++)
-				fb[i] = ipu_f16_to_f32(
+				fb[i] = cl_h2f(
 					b[(ptrdiff_t)(i0 + i) * bs]);
 		if (u8out) {
 			fn(m, fa, as ? 1 : 0, fb, bs ? 1 : 0,
@@ -238,7 +238,7 @@ static void bin_row_f16(bin_fn fn, int u8out, size_t n, const uint16_t *a,
 			fn(m, fa, as ? 1 : 0, fb, bs ? 1 : 0, fo);
 			for (i = 0; i < m; i++)
 				((uint16_t *)out)[i0 + i] =
-					ipu_f32_to_f16(fo[i]);
+					cl_f2h(fo[i]);
 		}
 	}
 }

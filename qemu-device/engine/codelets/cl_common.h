@@ -245,6 +245,65 @@ static inline uint64_t cl_cost_stream(uint64_t elems, uint32_t dt,
 	return cl_sat_mul(cl_div_up(cl_sat_mul(elems, sz), 8), passes);
 }
 
+/*
+ * Branchless binary16 <-> binary32 conversions (the FP16 library's
+ * algorithms), bit-identical to half.h's ipu_f16_to_f32/ipu_f32_to_f16
+ * (NaN payloads kept and quieted), but free of branches so that gcc
+ * vectorises loops of them.  They rely on IEEE single arithmetic in the
+ * default rounding mode without flush-to-zero, so they are only used when
+ * float expressions are evaluated in float (FLT_EVAL_METHOD 0: SSE, NEON);
+ * otherwise (x87) the half.h versions are used.  tests/engine checks them
+ * exhaustively against half.h.
+ */
+#include <float.h>
+
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+static inline float cl_h2f(uint16_t h)
+{
+	uint32_t w = (uint32_t)h << 16;
+	uint32_t sign = w & 0x80000000u;
+	uint32_t two_w = w + w;
+	float norm = cl_f32_from_bits((two_w >> 4) + (0xE0u << 23)) *
+		     0x1.0p-112f;
+	float denorm = cl_f32_from_bits((two_w >> 17) | (126u << 23)) - 0.5f;
+	/* select with masks: no branch for the vectoriser to give up on */
+	uint32_t m = 0u - (uint32_t)(two_w < (1u << 27));
+	uint32_t r = (cl_bits_from_f32(denorm) & m) |
+		     (cl_bits_from_f32(norm) & ~m);
+
+	return cl_f32_from_bits(sign | r);
+}
+
+static inline uint16_t cl_f2h(float f)
+{
+	uint32_t w = cl_bits_from_f32(f);
+	uint32_t shl1_w = w + w;
+	uint32_t sign = w & 0x80000000u;
+	uint32_t bias = shl1_w & 0xFF000000u;
+	float base = (fabsf(f) * 0x1.0p+112f) * 0x1.0p-110f;
+	uint32_t bits, nonsign, nan, m;
+
+	m = 0u - (uint32_t)(bias < 0x71000000u);
+	bias = (0x71000000u & m) | (bias & ~m);
+	base = cl_f32_from_bits((bias >> 1) + 0x07800000u) + base;
+	bits = cl_bits_from_f32(base);
+	nonsign = ((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu);
+	nan = 0x7E00u | ((w & 0x7fffffu) >> 13);
+	m = 0u - (uint32_t)(shl1_w > 0xFF000000u);
+	return (uint16_t)((sign >> 16) | (nan & m) | (nonsign & ~m));
+}
+#else
+static inline float cl_h2f(uint16_t h)
+{
+	return ipu_f16_to_f32(h);
+}
+
+static inline uint16_t cl_f2h(float f)
+{
+	return ipu_f32_to_f16(f);
+}
+#endif
+
 /* Load n elements (float dtype dt) starting at element i0 into f32. */
 static inline void cl_load_f(const void *base, uint32_t dt, size_t i0,
 			     float *dst, size_t n)
@@ -257,7 +316,7 @@ static inline void cl_load_f(const void *base, uint32_t dt, size_t i0,
 		const uint16_t *h = (const uint16_t *)base + i0;
 
 		for (i = 0; i < n; i++)
-			dst[i] = ipu_f16_to_f32(h[i]);
+			dst[i] = cl_h2f(h[i]);
 	}
 }
 
@@ -272,7 +331,7 @@ static inline void cl_store_f(void *base, uint32_t dt, size_t i0,
 		uint16_t *h = (uint16_t *)base + i0;
 
 		for (i = 0; i < n; i++)
-			h[i] = ipu_f32_to_f16(src[i]);
+			h[i] = cl_f2h(src[i]);
 	}
 }
 
@@ -281,7 +340,7 @@ static inline float cl_getf(const void *base, uint32_t dt, size_t i)
 {
 	if (dt == IPUX_DT_F32)
 		return ((const float *)base)[i];
-	return ipu_f16_to_f32(((const uint16_t *)base)[i]);
+	return cl_h2f(((const uint16_t *)base)[i]);
 }
 
 static inline void cl_setf(void *base, uint32_t dt, size_t i, float f)
@@ -289,7 +348,7 @@ static inline void cl_setf(void *base, uint32_t dt, size_t i, float f)
 	if (dt == IPUX_DT_F32)
 		((float *)base)[i] = f;
 	else
-		((uint16_t *)base)[i] = ipu_f32_to_f16(f);
+		((uint16_t *)base)[i] = cl_f2h(f);
 }
 
 /*

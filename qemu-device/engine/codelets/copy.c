@@ -132,14 +132,22 @@ static int cast_run(const struct ipu_vertex_ctx *v)
 	if (sdt == IPUX_DT_F32 && ddt == IPUX_DT_F16) {
 		for (i = 0; i < n; i++)
 			((uint16_t *)dst)[i] =
-				ipu_f32_to_f16(((const float *)src)[i]);
+				cl_f2h(((const float *)src)[i]);
 		return 0;
 	}
 	if (sdt == IPUX_DT_F16 && ddt == IPUX_DT_F32) {
-		/* backwards: dst may be src widened in place */
+		uintptr_t s0 = (uintptr_t)src, d0 = (uintptr_t)dst;
+
+		if (d0 >= s0 + n * 2 || d0 + n * 4 <= s0) {
+			for (i = 0; i < n; i++)
+				((float *)dst)[i] =
+					cl_h2f(((const uint16_t *)src)[i]);
+			return 0;
+		}
+		/* overlapping (e.g. widened in place): backwards */
 		for (i = n; i-- > 0;)
 			((float *)dst)[i] =
-				ipu_f16_to_f32(((const uint16_t *)src)[i]);
+				cl_h2f(((const uint16_t *)src)[i]);
 		return 0;
 	}
 	for (i0 = 0; i0 < n; i0 += CL_BLK) {
@@ -154,7 +162,7 @@ static int cast_run(const struct ipu_vertex_ctx *v)
 			break;
 		case IPUX_DT_F16:
 			for (i = 0; i < b; i++)
-				u[i].f = ipu_f16_to_f32(
+				u[i].f = cl_h2f(
 					((const uint16_t *)src)[i0 + i]);
 			break;
 		case IPUX_DT_I32:
@@ -182,7 +190,7 @@ static int cast_run(const struct ipu_vertex_ctx *v)
 			break;
 		case IPUX_DT_F16:
 			for (i = 0; i < b; i++)
-				((uint16_t *)dst)[i0 + i] = ipu_f32_to_f16(
+				((uint16_t *)dst)[i0 + i] = cl_f2h(
 					sfloat ? (float)u[i].f : (float)u[i].i);
 			break;
 		case IPUX_DT_I32:

@@ -36,7 +36,7 @@ MM_TARGET static void MM_FN(h2f)(float *dst, const uint16_t *src, size_t n)
 						  (const __m128i *)(src + i))));
 #endif
 	for (; i < n; i++)
-		dst[i] = ipu_f16_to_f32(src[i]);
+		dst[i] = cl_h2f(src[i]);
 }
 
 MM_TARGET static void MM_FN(f2h)(uint16_t *dst, const float *src, size_t n)
@@ -53,7 +53,7 @@ MM_TARGET static void MM_FN(f2h)(uint16_t *dst, const float *src, size_t n)
 	}
 #endif
 	for (; i < n; i++)
-		dst[i] = ipu_f32_to_f16(src[i]);
+		dst[i] = cl_f2h(src[i]);
 }
 
 /*
@@ -148,7 +148,7 @@ MM_TARGET static void MM_FN(pack_conv)(float *bp, const struct mm_args *g,
 					size_t si = plane + (size_t)ih * cv->W +
 						    (size_t)iw;
 
-					x = g->f16 ? ipu_f16_to_f32(
+					x = g->f16 ? cl_h2f(
 							     ((const uint16_t *)b)[si])
 						   : ((const float *)b)[si];
 				}
