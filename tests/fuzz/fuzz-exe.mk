@@ -19,6 +19,12 @@ build/fuzz/exe-corpus/.stamp: $(EXE_CORPUS_GEN)
 	$(EXE_CORPUS_GEN) $(dir $@)
 	@touch $@
 
-fuzz-exe-deps: $(FUZZ_EXE) build/fuzz/exe-corpus/.stamp
-.PHONY: fuzz-exe-deps
+# make check: 60 s (the issue's floor); make fuzz: 10 minutes.
+.PHONY: fuzz-exe-check fuzz-exe
+fuzz-exe-check: $(FUZZ_EXE) build/fuzz/exe-corpus/.stamp
+	scripts/fuzz-run $(FUZZ_EXE) 60 build/fuzz/exe-corpus -max_len=65536 -timeout=10
+fuzz-exe: $(FUZZ_EXE) build/fuzz/exe-corpus/.stamp
+	scripts/fuzz-run $(FUZZ_EXE) 600 build/fuzz/exe-corpus -max_len=65536 -timeout=10
+fuzz: fuzz-exe
+CHECKS += ;make -s fuzz-exe-check;
 

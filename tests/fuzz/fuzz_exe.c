@@ -75,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 	struct ipu_exe_info info;
 	uint32_t p;
+	uint8_t *img;
+	int rc;
 
 	if (!engine) {
 		struct ipu_engine_config cfg = { DEV_TILES, DEV_MEM, 1 };
@@ -86,7 +88,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		wd.e = engine;
 		pthread_create(&t, NULL, watchdog_main, NULL);
 	}
-	if (ipu_engine_load(engine, data, size, err, sizeof(err)))
+	img = malloc(size ? size : 1);
+	if (!img)
+		return 0;
+	memcpy(img, data, size);
+	if (size >= sizeof(struct ipux_header) && data[size - 1] != 0xff) {
+		struct ipux_header *h = (struct ipux_header *)img;
+
+		h->total_size = (uint32_t)size;
+		h->checksum = ipu_exe_checksum(img, size);
+	}
+	rc = ipu_engine_load(engine, img, size, err, sizeof(err));
+	free(img);
+	if (rc)
 		return 0;
 	ipu_engine_exe_info(engine, &info);
 	for (p = 0; p < info.num_programs; p++) {
