@@ -161,6 +161,7 @@ TEST(reduce_nan)
 	struct ct_tile t;
 	float *x;
 	double g;
+	int i;
 
 	ct_init(&t, 4096);
 	ct_op(&t, IPUX_DT_F32, 4);
@@ -185,6 +186,30 @@ TEST(reduce_nan)
 	x[0] = -INFINITY; x[1] = -INFINITY; x[2] = -INFINITY; x[3] = -INFINITY;
 	CHECK_EQ_INT(ct_run(&t, IPUX_CL_REDUCE), 0);
 	CHECK(ct_get(&t, 1, 0) == -INFINITY);
+	/* the same through the column path (inner 2; column 1 is finite) */
+	ct_reset(&t);
+	ct_op(&t, IPUX_DT_F32, 8);
+	ct_op(&t, IPUX_DT_F32, 2);
+	ct_p(&t, IPUX_RED_MAX); ct_p(&t, 1); ct_p(&t, 4); ct_p(&t, 2);
+	x = ct_ptr(&t, 0);
+	x[0] = 1; x[2] = NAN; x[4] = 5; x[6] = 2;
+	x[1] = 1; x[3] = 7; x[5] = 5; x[7] = 2;
+	CHECK_EQ_INT(ct_run(&t, IPUX_CL_REDUCE), 0);
+	CHECK(isnan(ct_get(&t, 1, 0)) && ct_get(&t, 1, 1) == 7);
+	t.params[0] = IPUX_RED_MIN;
+	CHECK_EQ_INT(ct_run(&t, IPUX_CL_REDUCE), 0);
+	CHECK(isnan(ct_get(&t, 1, 0)) && ct_get(&t, 1, 1) == 1);
+	t.ops[1].dtype = IPUX_DT_I32;
+	t.params[0] = IPUX_RED_ARGMAX;
+	x[6] = NAN;
+	CHECK_EQ_INT(ct_run(&t, IPUX_CL_REDUCE), 0);
+	CHECK(ct_get(&t, 1, 0) == 1 && ct_get(&t, 1, 1) == 1);
+	t.ops[1].dtype = IPUX_DT_F32;
+	t.params[0] = IPUX_RED_LOG_SUM_EXP;
+	for (i = 0; i < 8; i++)
+		x[i] = i & 1 ? -INFINITY : INFINITY;
+	CHECK_EQ_INT(ct_run(&t, IPUX_CL_REDUCE), 0);
+	CHECK(ct_get(&t, 1, 0) == INFINITY && ct_get(&t, 1, 1) == -INFINITY);
 	ct_free(&t);
 }
 

@@ -154,6 +154,99 @@ static void red_init(uint32_t op, double *acc, int32_t *idx, const float *x0,
 	}
 }
 
+/*
+ * Reduce one contiguous row (inner == 1) of L elements starting at element
+ * base: sums use 8 independent double accumulators (vectorisable, and in
+ * double the order hardly matters); MAX/MIN/ARG* run in order.
+ */
+static double red_row(uint32_t op, const void *in, uint32_t dt, size_t base,
+		      size_t L, int32_t *arg)
+{
+	double acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 }, r;
+	float x[CL_BLK], m = 0, best = 0;
+	size_t i0, i, k;
+	int32_t bi = 0;
+
+	if (op == IPUX_RED_LOG_SUM_EXP || op == IPUX_RED_MAX ||
+	    op == IPUX_RED_MIN || op == IPUX_RED_ARGMAX ||
+	    op == IPUX_RED_ARGMIN) {
+		int mx = op == IPUX_RED_LOG_SUM_EXP || op == IPUX_RED_MAX ||
+			 op == IPUX_RED_ARGMAX;
+
+		best = cl_getf(in, dt, base);
+		for (i0 = 0; i0 < L; i0 += CL_BLK) {
+			size_t b = L - i0 < CL_BLK ? L - i0 : CL_BLK;
+
+			cl_load_f(in, dt, base + i0, x, b);
+			for (i = 0; i < b; i++) {
+				float e = x[i];
+
+				if (best != best)
+					break;
+				if (mx ? (e > best || e != e) : (e < best || e != e)) {
+					best = e;
+					bi = (int32_t)(i0 + i);
+				}
+			}
+		}
+		*arg = bi;
+		if (op != IPUX_RED_LOG_SUM_EXP)
+			return best;
+		m = best;
+		if (!isfinite(m))
+			return m;
+	}
+	if (op == IPUX_RED_PROD)
+		acc[0] = 1;
+	for (i0 = 0; i0 < L; i0 += CL_BLK) {
+		size_t b = L - i0 < CL_BLK ? L - i0 : CL_BLK;
+
+		cl_load_f(in, dt, base + i0, x, b);
+		switch (op) {
+		case IPUX_RED_PROD:
+			for (i = 0; i < b; i++)
+				acc[0] *= x[i];
+			break;
+		case IPUX_RED_SUM_SQUARE:
+		case IPUX_RED_L2:
+			for (i = 0; i + 8 <= b; i += 8)
+				for (k = 0; k < 8; k++)
+					acc[k] += (double)x[i + k] * x[i + k];
+			for (; i < b; i++)
+				acc[0] += (double)x[i] * x[i];
+			break;
+		case IPUX_RED_L1:
+			for (i = 0; i < b; i++)
+				x[i] = fabsf(x[i]);
+			goto sum;
+		case IPUX_RED_LOG_SUM_EXP:
+			for (i = 0; i < b; i++)
+				x[i] = expf(x[i] - m);
+			goto sum;
+		default: /* SUM, MEAN */
+		sum:
+			for (i = 0; i + 8 <= b; i += 8)
+				for (k = 0; k < 8; k++)
+					acc[k] += x[i + k];
+			for (; i < b; i++)
+				acc[0] += x[i];
+			break;
+		}
+	}
+	r = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+	    ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+	switch (op) {
+	case IPUX_RED_MEAN:
+		return r / (double)L;
+	case IPUX_RED_L2:
+		return sqrt(r);
+	case IPUX_RED_LOG_SUM_EXP:
+		return m + log(r);
+	default:
+		return r;
+	}
+}
+
 static void red_float(const struct ipu_vertex_ctx *v)
 {
 	const uint32_t *p = v->params;
@@ -162,6 +255,18 @@ static void red_float(const struct ipu_vertex_ctx *v)
 	const void *in = IPU_OP_PTR(v, 0, const void);
 	void *out = IPU_OP_PTR(v, 1, void);
 
+	if (inner == 1) {
+		for (o = 0; o < outer; o++) {
+			int32_t arg = 0;
+			double r = red_row(op, in, dt, o * L, L, &arg);
+
+			if (op == IPUX_RED_ARGMAX || op == IPUX_RED_ARGMIN)
+				((int32_t *)out)[o] = arg;
+			else
+				cl_setf(out, odt, o, (float)r);
+		}
+		return;
+	}
 	for (o = 0; o < outer; o++) {
 		for (j0 = 0; j0 < inner; j0 += RB) {
 			size_t jb = inner - j0 < RB ? inner - j0 : RB;

@@ -42,13 +42,19 @@ static uint64_t softmax_cost(const struct ipu_vertex_ctx *v)
 	       cl_cost_stream(v->ops[0].count, v->ops[0].dtype, 6);
 }
 
-/* Softmax of one contiguous row (inner == 1). */
+/*
+ * Softmax of one contiguous row (inner == 1).  For an f32 output the
+ * exponentials are stored by the sum pass and only scaled afterwards (one
+ * exp per element); f16 outputs recompute them so that each result is
+ * rounded once.
+ */
 static void sm_row(const void *in, void *out, uint32_t dt, size_t base,
 		   size_t L, int lg)
 {
 	float x[CL_BLK], m = -INFINITY;
-	double s = 0, ls;
-	size_t i0, i;
+	double acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 }, s, ls;
+	int keep = !lg && dt == IPUX_DT_F32;
+	size_t i0, i, k;
 
 	for (i0 = 0; i0 < L; i0 += CL_BLK) {
 		size_t b = L - i0 < CL_BLK ? L - i0 : CL_BLK;
@@ -62,19 +68,34 @@ static void sm_row(const void *in, void *out, uint32_t dt, size_t base,
 
 		cl_load_f(in, dt, base + i0, x, b);
 		for (i = 0; i < b; i++)
-			s += expf(x[i] - m);
+			x[i] = expf(x[i] - m);
+		for (i = 0; i + 8 <= b; i += 8)
+			for (k = 0; k < 8; k++)
+				acc[k] += x[i + k];
+		for (; i < b; i++)
+			acc[0] += x[i];
+		if (keep)
+			memcpy((float *)out + base + i0, x, b * sizeof(float));
 	}
+	s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+	    ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 	ls = log(s);
 	for (i0 = 0; i0 < L; i0 += CL_BLK) {
 		size_t b = L - i0 < CL_BLK ? L - i0 : CL_BLK;
+		float inv = (float)(1.0 / s);
 
+		if (keep) {
+			float *o = (float *)out + base + i0;
+
+			for (i = 0; i < b; i++)
+				o[i] *= inv;
+			continue;
+		}
 		cl_load_f(in, dt, base + i0, x, b);
 		if (lg) {
 			for (i = 0; i < b; i++)
 				x[i] = (float)((double)(x[i] - m) - ls);
 		} else {
-			float inv = (float)(1.0 / s);
-
 			for (i = 0; i < b; i++)
 				x[i] = expf(x[i] - m) * inv;
 		}
