@@ -3,25 +3,30 @@
  * ringbuffer.c - lock-free SPSC ring of pointers (see ipu/ringbuffer.h).
  *
  * Memory ordering: the producer writes the slot, then publishes it with a
- * store of head (release, in fact seq_cst, see below); the consumer loads
+ * store of head (release or seq_cst, see below); the consumer loads
  * head with acquire (or stronger) before reading the slot.  Symmetrically
  * the consumer frees a slot with a store of tail that the producer loads
  * before reusing the slot.
  *
  * Sleeping: a side that wants to sleep reads its futex word (seq), raises
  * its waiting flag and then checks the ring again; the other side, after
- * publishing its index, reads the flag.  The index stores, the refreshing
- * index loads and the flag accesses are seq_cst (Dekker): either the
- * sleeper sees the new index or the waker sees the flag (and bumps seq, so
- * a futex_wait that has not started yet returns at once).  On x86 this
- * costs one locked store per operation (seq_cst loads are plain loads), the
- * price of letting non-blocking and blocking calls mix without lost
- * wake-ups; it is written with seq_cst operations rather than fences
- * because ThreadSanitizer understands those.
+ * publishing its index, reads the flag.  This is Dekker's pattern: either
+ * the sleeper sees the new index or the waker sees the flag (and bumps seq,
+ * so a futex_wait that has not started yet returns at once).  It needs a
+ * full barrier on both sides.  The hot side would pay for it on every
+ * push and pop, so when the kernel offers membarrier(PRIVATE_EXPEDITED)
+ * the barrier is made asymmetric: the hot side only stops the compiler,
+ * and the side about to sleep (already paying for a futex syscall) calls
+ * membarrier(), which runs a full barrier on every CPU running one of our
+ * threads.  Without membarrier the index stores, refreshing loads and flag
+ * accesses are seq_cst (one locked store per operation on x86).  Both use
+ * C11 atomics throughout, so ThreadSanitizer understands the code.
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -35,6 +40,7 @@
 
 #define CACHE_LINE 64
 #define SPIN_TRIES 256
+#define YIELD_TRIES 16
 
 struct ipurt_ring {
 	/* Written by the producer only. */
@@ -52,6 +58,7 @@ struct ipurt_ring {
 	/* Read-only after creation. */
 	alignas(CACHE_LINE) uint32_t mask;
 	uint32_t capacity;
+	uint32_t asym;		/* membarrier available: light hot side */
 	void **slots;
 };
 
@@ -78,18 +85,40 @@ static void futex_wake_all(_Atomic uint32_t *word)
 		NULL, 0);
 }
 
-static inline void wake(_Atomic uint32_t *waiting, _Atomic uint32_t *seq)
+/* Store our index and make it visible before we look at the peer's
+ * waiting flag (see the comment at the top). */
+static inline void publish(const struct ipurt_ring *r, _Atomic uint32_t *idx,
+			   uint32_t v)
+{
+	if (r->asym) {
+		atomic_store_explicit(idx, v, memory_order_release);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		atomic_store_explicit(idx, v, memory_order_seq_cst);
+	}
+}
+
+static inline void wake(const struct ipurt_ring *r, _Atomic uint32_t *waiting,
+			_Atomic uint32_t *seq)
 {
 	/* The exchange makes one waker per sleep pay for the syscall; the
 	 * sleeper raises the flag again before it sleeps again. */
-	if (atomic_load_explicit(waiting, memory_order_seq_cst) &&
+	if (atomic_load_explicit(waiting, r->asym ? memory_order_relaxed
+						  : memory_order_seq_cst) &&
 	    atomic_exchange_explicit(waiting, 0, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(seq, 1, memory_order_release);
 		futex_wake_all(seq);
 	}
 }
 
-int ipurt_ring_create_at(uint32_t capacity, uint32_t start,
+/* The sleeper's half of the asymmetric barrier. */
+static void heavy_barrier(const struct ipurt_ring *r)
+{
+	if (r->asym)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
+int ipurt_ring_create_at(uint32_t capacity, uint32_t start, int symmetric,
 			 struct ipurt_ring **out)
 {
 	struct ipurt_ring *r;
@@ -114,13 +143,17 @@ int ipurt_ring_create_at(uint32_t capacity, uint32_t start,
 	atomic_init(&r->head, start);
 	atomic_init(&r->tail, start);
 	r->cached_head = r->cached_tail = start;
+	/* Registering is per process and idempotent; if the kernel (or a
+	 * seccomp filter) refuses, this ring uses symmetric barriers. */
+	r->asym = !symmetric && syscall(SYS_membarrier,
+			  MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	*out = r;
 	return IPURT_RING_OK;
 }
 
 int ipurt_ring_create(uint32_t capacity, struct ipurt_ring **out)
 {
-	return ipurt_ring_create_at(capacity, 0, out);
+	return ipurt_ring_create_at(capacity, 0, 0, out);
 }
 
 void ipurt_ring_destroy(struct ipurt_ring *r)
@@ -144,8 +177,8 @@ int ipurt_ring_try_push(struct ipurt_ring *r, void *item)
 			return IPURT_RING_AGAIN;
 	}
 	r->slots[h & r->mask] = item;
-	atomic_store_explicit(&r->head, h + 1, memory_order_seq_cst);
-	wake(&r->cons_waiting, &r->cons_seq);
+	publish(r, &r->head, h + 1);
+	wake(r, &r->cons_waiting, &r->cons_seq);
 	return IPURT_RING_OK;
 }
 
@@ -168,8 +201,8 @@ int ipurt_ring_try_pop(struct ipurt_ring *r, void **item)
 		}
 	}
 	*item = r->slots[t & r->mask];
-	atomic_store_explicit(&r->tail, t + 1, memory_order_seq_cst);
-	wake(&r->prod_waiting, &r->prod_seq);
+	publish(r, &r->tail, t + 1);
+	wake(r, &r->prod_waiting, &r->prod_seq);
 	return IPURT_RING_OK;
 }
 
@@ -196,8 +229,13 @@ static int wait_for(struct ipurt_ring *r, int (*op)(struct ipurt_ring *, void *)
 		return rc;
 	if (timeout_ns == 0)
 		return IPURT_RING_TIMEOUT;
-	for (int i = 0; i < SPIN_TRIES; i++) {
-		cpu_relax();
+	for (int i = 0; i < SPIN_TRIES + YIELD_TRIES; i++) {
+		/* Pause first; then give the CPU away, which is what lets a
+		 * peer sharing our core make progress without a sleep. */
+		if (i < SPIN_TRIES)
+			cpu_relax();
+		else
+			sched_yield();
 		rc = op(r, arg);
 		if (rc != IPURT_RING_AGAIN)
 			return rc;
@@ -209,6 +247,7 @@ static int wait_for(struct ipurt_ring *r, int (*op)(struct ipurt_ring *, void *)
 		struct timespec rel, *relp = NULL;
 
 		atomic_store_explicit(waiting, 1, memory_order_seq_cst);
+		heavy_barrier(r);
 		rc = op(r, arg);
 		if (rc != IPURT_RING_AGAIN)
 			break;

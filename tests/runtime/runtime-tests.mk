@@ -56,3 +56,14 @@ fuzz-ipuef: $(IPUEF_FUZZ) $(IPUEF_CORPUS)/.stamp
 	scripts/fuzz-run $(IPUEF_FUZZ) 300 $(IPUEF_CORPUS)
 fuzz: fuzz-ipuef
 CHECKS += ;make -s fuzz-ipuef-check;
+
+# RingBuffer against ConcurrencyKit's ck_ring (Debian libck-dev; ck_ring's
+# SPSC calls are inline, so no library is linked).
+BENCH_RINGBUFFER := $(BUILD)/bench/bench_ringbuffer
+$(BENCH_RINGBUFFER): $(BUILD)/bench/bench_ringbuffer.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(RUNTIME_LINK) $(LDLIBS_BASE)
+.PHONY: bench-ringbuffer
+bench: bench-ringbuffer
+bench-ringbuffer: $(BENCH_RINGBUFFER)
+	$(BENCH_RINGBUFFER)

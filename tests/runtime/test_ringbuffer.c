@@ -47,7 +47,7 @@ static void fifo_at(uint32_t start)
 	struct ipurt_ring *r;
 	void *p;
 
-	REQUIRE(ipurt_ring_create_at(8, start, &r) == 0);
+	REQUIRE(ipurt_ring_create_at(8, start, start & 1, &r) == 0);
 	CHECK_EQ_INT(ipurt_ring_try_pop(r, &p), IPURT_RING_AGAIN);
 	/* Many laps so the indices cross UINT32_MAX when start is near. */
 	for (uintptr_t lap = 0; lap < 10; lap++) {
@@ -255,13 +255,14 @@ static uint64_t stress_items(uint64_t dflt)
 	return e ? strtoull(e, NULL, 0) : dflt;
 }
 
-static void stress(uint32_t capacity, uint64_t items, int blocking)
+static void stress(uint32_t capacity, uint64_t items, int blocking,
+		   int symmetric)
 {
 	struct stress s = { 0 };
 	pthread_t pt, ct;
 	int64_t t0 = now_ns();
 
-	REQUIRE(ipurt_ring_create(capacity, &s.r) == 0);
+	REQUIRE(ipurt_ring_create_at(capacity, 0, symmetric, &s.r) == 0);
 	s.items = items;
 	s.blocking = blocking;
 	s.npayload = 2 * capacity;
@@ -274,8 +275,10 @@ static void stress(uint32_t capacity, uint64_t items, int blocking)
 	CHECK_MSG(s.errors == 0, "%llu errors, first at item %llu",
 		  (unsigned long long)s.errors,
 		  (unsigned long long)s.first_bad);
-	printf("# capacity %u, %llu items, %s: %.1f Mitems/s\n", capacity,
-	       (unsigned long long)items, blocking ? "blocking" : "spinning",
+	printf("# capacity %u, %llu items, %s, %s barriers: %.1f Mitems/s\n",
+	       capacity, (unsigned long long)items,
+	       blocking ? "blocking" : "spinning",
+	       symmetric ? "symmetric" : "default",
 	       (double)items * 1e3 / (double)(now_ns() - t0));
 	free(s.payload);
 	ipurt_ring_destroy(s.r);
@@ -283,19 +286,26 @@ static void stress(uint32_t capacity, uint64_t items, int blocking)
 
 TEST(stress_10M_blocking)
 {
-	stress(1024, stress_items(10000000), 1);
+	stress(1024, stress_items(10000000), 1, 0);
 }
 
 TEST(stress_spinning)
 {
-	stress(256, stress_items(10000000) / 4, 0);
+	stress(256, stress_items(10000000) / 4, 0, 0);
 }
 
 /* Capacity 2: nearly every operation meets a full or empty ring, so the
  * sleep/wake path runs constantly. */
 TEST(stress_tiny_ring)
 {
-	stress(2, stress_items(10000000) / 50, 1);
+	stress(2, stress_items(10000000) / 200, 1, 0);
+}
+
+/* The mode used where membarrier() is not available. */
+TEST(stress_symmetric)
+{
+	stress(1024, stress_items(10000000) / 4, 1, 1);
+	stress(2, stress_items(10000000) / 200, 1, 1);
 }
 
 int main(int argc, char **argv)
@@ -310,5 +320,6 @@ int main(int argc, char **argv)
 	RUN(stress_10M_blocking);
 	RUN(stress_spinning);
 	RUN(stress_tiny_ring);
+	RUN(stress_symmetric);
 	return TH_DONE();
 }
