@@ -15,6 +15,11 @@ COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/%.o)
 COMPILER_LIB := $(BUILD)/libipucompiler.a
 COMPILER_LDLIBS := -lprotobuf-c -lyaml -lm
+# The lowering uses the graph builder, the .ipuef writer and (--check) the
+# in-process device; those fragments are included after this one, hence
+# the literal paths.
+COMPILER_DEPLIBS := $(BUILD)/libipugraph.a $(BUILD)/libipurt.a $(BUILD)/libipu.a $(BUILD)/libipuengine.a
+COMPILER_LINK = -Wl,--start-group $(COMPILER_LIB) $(COMPILER_DEPLIBS) -Wl,--end-group $(COMPILER_LDLIBS)
 IPU_COMPILE := $(BUILD)/bin/ipu-compile
 
 # The generated header lives under $(BUILD)/gen; every compiler directory
@@ -44,9 +49,9 @@ $(COMPILER_LIB): $(COMPILER_OBJS) $(COMPILER_PB_O)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(IPU_COMPILE): $(BUILD)/compiler/cli/main.o $(COMPILER_LIB)
+$(IPU_COMPILE): $(BUILD)/compiler/cli/main.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) -o $@ $< $(COMPILER_LIB) $(COMPILER_LDLIBS) $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(COMPILER_LINK) $(LDLIBS_BASE)
 
 LIBS += $(COMPILER_LIB)
 PROGRAMS += $(IPU_COMPILE)

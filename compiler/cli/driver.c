@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "driver.h"
 #include "ipu/lower.h"
 #include "ipu/onnx_io.h"
@@ -183,6 +184,24 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		exe = replace_ext(paths[0], ".ipuef");
 	if (!exe)
 		goto oom;
+	if (o->check) {
+		int c = ipuc_check(graphs, n, &t, err, &e);
+
+		if (c < 0) {
+			fprintf(err, "ipu-compile: error: %s\n", e.msg);
+			if (o->json)
+				fprintf(out, ", \"executable\": null}\n");
+			rc = IPUC_EXIT_ERROR;
+			goto out;
+		}
+		if (c > 0) {
+			fprintf(err, "ipu-compile: error: --check: the device's results differ from the reference evaluator\n");
+			if (o->json)
+				fprintf(out, ", \"executable\": null, \"check\": false}\n");
+			rc = IPUC_EXIT_ERROR;
+			goto out;
+		}
+	}
 	if (ipu_lower_write(graphs, n, &t, exe, &e)) {
 		fprintf(err, "ipu-compile: error: %s\n", e.msg);
 		if (o->json) {

@@ -1,23 +1,336 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lower.c - entry point of the lowering to tiles.  Not implemented yet:
- * the front end (import, inference, passes, --export-onnx) works, and
- * asking for an executable is a clear error rather than a fake file.
+ * lower.c - optimised IR graphs -> tiles -> .ipuef.
+ *
+ * For each graph: prepare (lower_prepare.c), one tensor per value, graph
+ * inputs spread over tiles and filled by host-to-device stream copies,
+ * every node lowered by its family (elementwise, matmul, rows, layout)
+ * into exchanges and compute sets appended in order to the graph's
+ * sequence, outputs streamed back.  Constants are frozen into the
+ * executable next to the vertices that read them.  Several graphs (model
+ * fusion) become the cases of a Switch on the `index` input; their anchors
+ * are named graphK/NAME.
  */
-#include "ipu/lower.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/dtype.h"
+#include "ipu/ipuef.h"
+#include "lower_internal.h"
 
 int ipu_lower_available(void)
 {
+	return 1;
+}
+
+static uint32_t rt_dtype(int dt)
+{
+	switch (dt) {
+	case IR_F32: return IPURT_DT_F32;
+	case IR_F16: return IPURT_DT_F16;
+	case IR_I32: return IPURT_DT_I32;
+	case IR_I64: return IPURT_DT_I64;
+	case IR_U8: return IPURT_DT_U8;
+	case IR_BOOL: return IPURT_DT_BOOL;
+	case IR_I8: return IPURT_DT_I8;
+	default: return IPURT_DT_INVALID;
+	}
+}
+
+
+static int add_anchor(struct ipu_lower_anchors *as, const char *prefix, const struct ir_value *v,
+		      uint32_t dir, uint32_t stream, struct ir_error *e)
+{
+	struct ipuef_anchor *a;
+	char *name;
+
+	if (as->n == as->cap) {
+		uint32_t cap = as->cap ? as->cap * 2 : 16;
+		struct ipuef_anchor *na = realloc(as->a, cap * sizeof(*na));
+		char **nn = na ? realloc(as->names, cap * sizeof(*nn)) : NULL;
+
+		if (na)
+			as->a = na;
+		if (!na || !nn)
+			return ir_err(e, "out of memory");
+		as->names = nn;
+		as->cap = cap;
+	}
+	name = malloc(strlen(prefix) + strlen(v->name) + 1);
+	if (!name)
+		return ir_err(e, "out of memory");
+	sprintf(name, "%s%s", prefix, v->name);
+	a = &as->a[as->n];
+	memset(a, 0, sizeof(*a));
+	as->names[as->n++] = name;
+	a->name = name;
+	a->dtype = rt_dtype(v->dtype);
+	a->direction = dir;
+	a->kind = IPUEF_ANCHOR_USER;
+	a->rank = (uint32_t)v->rank;
+	for (int i = 0; i < v->rank; i++)
+		a->dims[i] = (uint64_t)v->dims[i];
+	a->batch_dim = v->rank > 0 ? 0 : IPUEF_NO_BATCH_DIM;
+	a->stream_id = stream;
+	a->programs = 1;
 	return 0;
+}
+
+static void anchors_free(struct ipu_lower_anchors *as)
+{
+	for (uint32_t i = 0; i < as->n; i++)
+		free(as->names[i]);
+	free(as->names);
+	free(as->a);
+}
+
+static int lower_node(struct lw *l, const struct ir_node *n)
+{
+	int r;
+
+	l->node = n;
+	if ((r = lw_layout(l, n)) != 0 || (r = lw_elementwise(l, n)) != 0 ||
+	    (r = lw_matmul(l, n)) != 0 || (r = lw_rows(l, n)) != 0)
+		return r < 0 ? -1 : 0;
+	return lw_fail(l, "operator %s is not lowered to tiles yet (shape inference and the reference evaluator support it)",
+		       n->op);
+}
+
+/* Streams and nodes of one graph appended to sequence `seq`. */
+static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
+		       const struct ipu_target *t, ipu_step seq, const char *prefix,
+		       struct ipu_lower_anchors *as, struct ir_error *e)
+{
+	struct lw l;
+	int r = -1;
+
+	memset(&l, 0, sizeof(l));
+	l.gb = gb;
+	l.g = g;
+	l.used = used;
+	l.tiles = t->tiles;
+	l.tile_mem = t->tile_mem;
+	l.budget = t->tile_mem / 2;
+	l.seq = seq;
+	l.e = e;
+	l.vt = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.vt));
+	if (!l.vt)
+		return ir_err(e, "out of memory");
+	for (int i = 0; i < g->nvals; i++)
+		l.vt[i] = IPU_GRAPH_INVALID;
+	for (int i = 0; i < g->ninputs; i++) {
+		const struct ir_value *v = &g->vals[g->inputs[i]];
+		uint32_t dt = lw_dtype(v->dtype), sid;
+		uint64_t cnt = (uint64_t)ir_value_numel(v);
+		char sname[256];
+		ipu_tensor tt;
+		ipu_step sc;
+
+		if (!dt || !rt_dtype(v->dtype) || !cnt) {
+			ir_err(e, "graph input '%s' (%s, %lld elements) cannot be an anchor", v->name,
+			       ir_dtype_name(v->dtype), (long long)cnt);
+			goto out;
+		}
+		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
+		tt = ipu_graph_add_tensor(gb, sname, dt, 1, &cnt);
+		if (tt == IPU_GRAPH_INVALID || lw_spread(&l, tt, cnt, ipux_dtype_size(dt),
+							 (uint32_t)((cnt * ipux_dtype_size(dt) + 8191) / 8192)) < 0)
+			goto builder;
+		sid = ipu_graph_add_stream(gb, sname, IPUX_STREAM_H2D, (uint32_t)(cnt * ipux_dtype_size(dt)));
+		if (sid == IPU_GRAPH_INVALID)
+			goto builder;
+		sc = ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ tt, 0, cnt }, 1);
+		if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
+			goto builder;
+		if (add_anchor(as, prefix, v, IPUEF_INPUT, sid, e))
+			goto out;
+		l.vt[g->inputs[i]] = tt;
+	}
+	for (int i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].dead)
+			continue;
+		if (lower_node(&l, &g->nodes[i]))
+			goto out;
+	}
+	l.node = NULL;
+	for (int i = 0; i < g->noutputs; i++) {
+		const struct ir_value *v = &g->vals[g->outputs[i]];
+		uint32_t dt = lw_dtype(v->dtype), sid;
+		uint64_t cnt = (uint64_t)ir_value_numel(v);
+		char sname[256];
+		ipu_tensor tt = lw_value_tensor(&l, g->outputs[i]);
+		ipu_step sc;
+
+		if (tt == IPU_GRAPH_INVALID)
+			goto out;
+		if (!rt_dtype(v->dtype) || !cnt) {
+			ir_err(e, "graph output '%s' (%s, %lld elements) cannot be an anchor", v->name,
+			       ir_dtype_name(v->dtype), (long long)cnt);
+			goto out;
+		}
+		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
+		sid = ipu_graph_add_stream(gb, sname, IPUX_STREAM_D2H, (uint32_t)(cnt * ipux_dtype_size(dt)));
+		if (sid == IPU_GRAPH_INVALID)
+			goto builder;
+		sc = ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ tt, 0, cnt }, 1);
+		if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
+			goto builder;
+		if (add_anchor(as, prefix, v, IPUEF_OUTPUT, sid, e))
+			goto out;
+	}
+	r = 0;
+	goto out;
+builder:
+	ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
+out:
+	free(l.vt);
+	return r;
+}
+
+int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
+		    void **image, size_t *len, struct ipu_lower_info *info,
+		    struct ir_error *e)
+{
+	struct ipu_graph *gb = ipu_graph_create(t->tiles, t->tile_mem);
+	uint64_t *used = calloc(t->tiles ? t->tiles : 1, sizeof(uint64_t));
+	struct ir_graph *prepared[64] = { 0 };
+	struct ipu_lower_anchors *as = &info->anchors_priv;
+	ipu_step main_seq;
+	int r = -1;
+
+	memset(info, 0, sizeof(*info));
+	as = &info->anchors_priv;
+	if (!gb || !used) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	if (n < 1 || n > 64) {
+		ir_err(e, "%d graphs: 1 to 64 can be lowered into one executable", n);
+		goto out;
+	}
+	main_seq = ipu_step_sequence(gb);
+	if (main_seq == IPU_GRAPH_INVALID)
+		goto builder;
+	for (int k = 0; k < n; k++) {
+		prepared[k] = ir_graph_clone(graphs[k], e);
+		if (!prepared[k] || ipu_lower_prepare(prepared[k], e))
+			goto out;
+	}
+	if (n == 1) {
+		if (lower_graph(gb, prepared[0], used, t, main_seq, "", as, e))
+			goto out;
+	} else {
+		/* fusion: index -> switch over the subgraphs */
+		ipu_tensor idx = ipu_graph_add_tensor(gb, "index", IPUX_DT_I32, 1, (uint64_t[]){ 1 });
+		uint32_t sid;
+		ipu_step cases[64], sw, dflt;
+		struct ir_value iv = { .name = "index", .dtype = IR_I32, .rank = 1, .dims = { 1 } };
+
+		if (idx == IPU_GRAPH_INVALID || ipu_graph_map_tile(gb, idx, 0))
+			goto builder;
+		sid = ipu_graph_add_stream(gb, "index", IPUX_STREAM_H2D, 4);
+		if (sid == IPU_GRAPH_INVALID ||
+		    ipu_step_append(gb, main_seq, ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ idx, 0, 1 }, 1)))
+			goto builder;
+		if (add_anchor(as, "", &iv, IPUEF_INPUT, sid, e))
+			goto out;
+		as->a[as->n - 1].kind = IPUEF_ANCHOR_INDEX;
+		as->a[as->n - 1].batch_dim = IPUEF_NO_BATCH_DIM;
+		for (int k = 0; k < n; k++) {
+			char prefix[32];
+
+			snprintf(prefix, sizeof(prefix), "graph%d/", k);
+			cases[k] = ipu_step_sequence(gb);
+			if (cases[k] == IPU_GRAPH_INVALID)
+				goto builder;
+			if (lower_graph(gb, prepared[k], used, t, cases[k], prefix, as, e)) {
+				char m[IR_ERROR_LEN];
+
+				snprintf(m, sizeof(m), "%s", e->msg);
+				ir_err(e, "model %d of the fusion: %s", k, m);
+				goto out;
+			}
+		}
+		dflt = ipu_step_sequence(gb);
+		sw = ipu_step_switch(gb, idx, cases, (uint32_t)n, dflt);
+		if (sw == IPU_GRAPH_INVALID || ipu_step_append(gb, main_seq, sw))
+			goto builder;
+	}
+	if (ipu_graph_add_program(gb, main_seq) < 0)
+		goto builder;
+	if (ipu_graph_compile(gb, image, len, &info->stats))
+		goto builder;
+	r = 0;
+	goto out;
+builder:
+	ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
+out:
+	for (int k = 0; k < 64; k++)
+		ir_graph_free(prepared[k]);
+	ipu_graph_destroy(gb);
+	free(used);
+	return r;
+}
+
+void ipu_lower_info_free(struct ipu_lower_info *info)
+{
+	anchors_free(&info->anchors_priv);
+	memset(info, 0, sizeof(*info));
+}
+
+const struct ipuef_anchor *ipu_lower_anchors(const struct ipu_lower_info *info,
+					     uint32_t *n)
+{
+	*n = info->anchors_priv.n;
+	return info->anchors_priv.a;
 }
 
 int ipu_lower_write(struct ir_graph *const *graphs, int n,
 		    const struct ipu_target *t, const char *out_path,
 		    struct ir_error *e)
 {
-	(void)graphs;
-	(void)n;
-	(void)t;
-	return ir_err(e, "lowering to tiles not available yet: cannot write %s (the model was imported, inferred and optimised; use --export-onnx to see the result)",
-		      out_path);
+	struct ipu_lower_info info;
+	void *image = NULL;
+	size_t len = 0;
+	struct ipuef_writer *w = NULL;
+	struct ipuef_metadata md;
+	struct ipuef_program prog = { "main", 0 };
+	char err[512], summary[512];
+	int r = -1;
+
+	if (ipu_lower_image(graphs, n, t, &image, &len, &info, e))
+		goto out;
+	memset(&md, 0, sizeof(md));
+	md.exe_format_major = IPUX_VERSION_MAJOR;
+	md.exe_format_minor = IPUX_VERSION_MINOR;
+	md.ipu_version = t->ipu_version ? t->ipu_version : "ipu2";
+	md.num_tiles = t->tiles;
+	md.tile_mem = t->tile_mem;
+	md.batch_size = 1;
+	if (graphs[0]->ninputs && graphs[0]->vals[graphs[0]->inputs[0]].rank > 0 && n == 1)
+		md.batch_size = (uint32_t)graphs[0]->vals[graphs[0]->inputs[0]].dims[0];
+	md.num_programs = 1;
+	md.programs = &prog;
+	md.anchors = ipu_lower_anchors(&info, &md.num_anchors);
+	snprintf(summary, sizeof(summary),
+		 "{\"tiles_used\": %u, \"mem_max\": %llu, \"mem_total\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"exchange_bytes\": %llu}",
+		 info.stats.tiles_used, (unsigned long long)info.stats.mem_max,
+		 (unsigned long long)info.stats.mem_total, info.stats.compute_sets,
+		 info.stats.vertices, info.stats.exchanges,
+		 (unsigned long long)info.stats.exchange_bytes);
+	if (ipuef_writer_create(&w, err, sizeof(err)) ||
+	    ipuef_writer_set_metadata(w, &md, err, sizeof(err)) ||
+	    ipuef_writer_set_executable(w, image, len, err, sizeof(err)) ||
+	    ipuef_writer_add_opaque(w, "ipu-compile", "1", summary, strlen(summary), err, sizeof(err)) ||
+	    ipuef_writer_write_file(w, out_path, err, sizeof(err))) {
+		ir_err(e, "writing %s: %s", out_path, err);
+		goto out;
+	}
+	r = 0;
+out:
+	ipuef_writer_destroy(w);
+	ipu_lower_info_free(&info);
+	free(image);
+	return r;
 }

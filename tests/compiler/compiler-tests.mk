@@ -13,9 +13,9 @@ $(BUILD)/tests/compiler/test_onnx_nodes: $(COMPILER_NODE_RUNNER)
 $(BUILD)/tests/compiler/node_report: $(COMPILER_NODE_RUNNER)
 
 $(COMPILER_TESTS) $(BUILD)/tests/compiler/node_report: $(BUILD)/tests/compiler/%: \
-		$(BUILD)/tests/compiler/%.o $(COMPILER_LIB)
+		$(BUILD)/tests/compiler/%.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(COMPILER_LIB) $(COMPILER_LDLIBS) $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(COMPILER_LINK) $(LDLIBS_BASE)
 
 TESTS += $(COMPILER_TESTS)
 PROGRAMS += $(BUILD)/tests/compiler/node_report

@@ -16,8 +16,33 @@ struct ipu_target {
 	uint32_t tile_mem;		/* bytes per tile */
 };
 
+#include "ipu/graph.h"
+#include "ipu/ipuef.h"
+
 /* 1 once lowering is implemented. */
 int ipu_lower_available(void);
+
+struct ipu_lower_anchors {
+	struct ipuef_anchor *a;
+	char **names;
+	uint32_t n, cap;
+};
+
+/* What ipu_lower_image produced besides the image. */
+struct ipu_lower_info {
+	struct ipu_graph_stats stats;
+	struct ipu_lower_anchors anchors_priv;
+};
+
+/* Lowers to an executable image (malloc'd) without writing a file; the
+ * anchors (stream ids, names graphK/NAME for fusions, `index`) are in info.
+ * Program 0 is "main". */
+int ipu_lower_image(struct ir_graph *const *graphs, int n,
+		    const struct ipu_target *t, void **image, size_t *len,
+		    struct ipu_lower_info *info, struct ir_error *e);
+const struct ipuef_anchor *ipu_lower_anchors(const struct ipu_lower_info *info,
+					     uint32_t *n);
+void ipu_lower_info_free(struct ipu_lower_info *info);
 
 /* Lowers n graphs (n > 1: model fusion, subgraphs selected by the `index`
  * input, anchors graphK/NAME) and writes the .ipuef to out_path. */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check.c - --check: lower, load on the in-process device ("model"
+ * backend of libipu), feed seeded random inputs, run `main`, and compare
+ * every output with the reference evaluator on the same inputs.  Floats
+ * are compared with |got - ref| <= atol + rtol * |ref| (float32: 1e-4,
+ * 1e-3; float16: 1e-2, 1e-2); integers and bools exactly.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "eval/eval.h"
+#include "ipu/ipu.h"
+
+static void fill_random(struct ir_tensor *t, uint64_t *seed)
+{
+	int64_t n = ir_numel(t->rank, t->dims);
+
+	for (int64_t i = 0; i < n; i++) {
+		*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+		if (ir_dtype_is_float(t->dtype))
+			ir_set_f(t->data, t->dtype, (size_t)i, (double)((*seed >> 33) % 20001) / 10000.0 - 1.0);
+		else
+			ir_set_i(t->data, t->dtype, (size_t)i, (int64_t)((*seed >> 33) % 3));
+	}
+}
+
+static int find_stream(const struct ipuef_anchor *a, uint32_t na, const char *prefix,
+		       const char *name, uint32_t *sid)
+{
+	char full[1100];
+
+	snprintf(full, sizeof(full), "%s%s", prefix, name);
+	for (uint32_t i = 0; i < na; i++)
+		if (!strcmp(a[i].name, full)) {
+			*sid = a[i].stream_id;
+			return 0;
+		}
+	return -1;
+}
+
+static int compare(const struct ir_tensor *got, const struct ir_tensor *ref,
+		   double *maxabs, double *maxrel)
+{
+	int64_t n = ir_numel(ref->rank, ref->dims);
+	int f16 = ref->dtype == IR_F16;
+	double atol = f16 ? 1e-2 : 1e-4, rtol = f16 ? 1e-2 : 1e-3;
+	int ok = 1;
+
+	*maxabs = *maxrel = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double a = ir_get_f(got->data, got->dtype, (size_t)i);
+		double b = ir_get_f(ref->data, ref->dtype, (size_t)i);
+		double d = fabs(a - b);
+
+		if (isnan(a) && isnan(b))
+			continue;
+		if (!ir_dtype_is_float(ref->dtype)) {
+			ok &= ir_get_i(got->data, got->dtype, (size_t)i) == ir_get_i(ref->data, ref->dtype, (size_t)i);
+			continue;
+		}
+		if (d > *maxabs)
+			*maxabs = d;
+		if (b != 0 && d / fabs(b) > *maxrel)
+			*maxrel = d / fabs(b);
+		if (!(d <= atol + rtol * fabs(b)))
+			ok = 0;
+	}
+	return ok;
+}
+
+int ipuc_check(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
+	       FILE *report, struct ir_error *e)
+{
+	struct ipu_lower_info info;
+	void *image = NULL;
+	size_t len = 0;
+	struct ipu_device *d = NULL;
+	char spec[128], err[512];
+	const struct ipuef_anchor *an;
+	uint32_t na;
+	int bad = 0, r = -1;
+	uint64_t seed = 0x1234567ull;
+
+	if (ipu_lower_image(graphs, n, t, &image, &len, &info, e))
+		return -1;
+	an = ipu_lower_anchors(&info, &na);
+	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u", t->tiles, t->tile_mem);
+	if (ipu_open(spec, &d, err, sizeof(err)) || ipu_attach(d) ||
+	    ipu_load(d, image, len, err, sizeof(err))) {
+		ir_err(e, "--check: in-process device (%s): %s", spec, err);
+		goto out;
+	}
+	for (int k = 0; k < n; k++) {
+		const struct ir_graph *g = graphs[k];
+		struct ir_tensor *in = calloc((size_t)g->ninputs + 1, sizeof(*in));
+		struct ir_tensor *ref = calloc((size_t)g->noutputs + 1, sizeof(*ref));
+		struct ir_tensor *got = calloc((size_t)g->noutputs + 1, sizeof(*got));
+		char prefix[32] = "";
+		int32_t index = k;
+		int fail = !in || !ref || !got;
+
+		if (n > 1)
+			snprintf(prefix, sizeof(prefix), "graph%d/", k);
+		for (int i = 0; !fail && i < g->ninputs; i++) {
+			const struct ir_value *v = &g->vals[g->inputs[i]];
+			uint32_t sid;
+
+			if (ir_tensor_alloc(&in[i], v->dtype, v->rank, v->dims, e) ||
+			    find_stream(an, na, prefix, v->name, &sid)) {
+				fail = 1;
+				break;
+			}
+			fill_random(&in[i], &seed);
+			if (ipu_stream_submit(d, sid, in[i].data, ir_tensor_bytes(&in[i]), 0))
+				fail = 1;
+		}
+		for (int i = 0; !fail && i < g->noutputs; i++) {
+			const struct ir_value *v = &g->vals[g->outputs[i]];
+			uint32_t sid;
+
+			if (ir_tensor_alloc(&got[i], v->dtype, v->rank, v->dims, e) ||
+			    find_stream(an, na, prefix, v->name, &sid) ||
+			    ipu_stream_submit(d, sid, got[i].data, ir_tensor_bytes(&got[i]), 0))
+				fail = 1;
+		}
+		if (!fail && n > 1) {
+			uint32_t sid;
+
+			fail = find_stream(an, na, "", "index", &sid) ||
+			       ipu_stream_submit(d, sid, &index, sizeof(index), 0);
+		}
+		if (!fail && ipu_run_sync(d, 0, err, sizeof(err))) {
+			ir_err(e, "--check: running on the device: %s", err);
+			fail = 1;
+		} else if (!fail) {
+			struct ipu_completion c[64];
+
+			while (ipu_stream_poll(d, c, 64, 0) > 0)
+				;
+		}
+		if (!fail && ir_eval_graph(g, in, ref, e))
+			fail = 1;
+		for (int i = 0; !fail && i < g->noutputs; i++) {
+			double ma, mr;
+			int ok = compare(&got[i], &ref[i], &ma, &mr);
+
+			fprintf(report, "check: %s%s: %s, max abs err %.3g, max rel err %.3g\n",
+				prefix, g->vals[g->outputs[i]].name, ok ? "ok" : "MISMATCH", ma, mr);
+			bad |= !ok;
+		}
+		for (int i = 0; in && i < g->ninputs; i++)
+			ir_tensor_free(&in[i]);
+		for (int i = 0; ref && got && i < g->noutputs; i++) {
+			ir_tensor_free(&ref[i]);
+			ir_tensor_free(&got[i]);
+		}
+		free(in);
+		free(ref);
+		free(got);
+		if (fail) {
+			if (!e->msg[0])
+				ir_err(e, "--check: could not run graph %d", k);
+			goto out;
+		}
+	}
+	r = bad;
+out:
+	if (d)
+		ipu_close(d);
+	free(image);
+	ipu_lower_info_free(&info);
+	return r;
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lower_elementwise.c - unary, binary, where and cast ops, spread over
+ * tiles.  The output's shape is coalesced with its operands' broadcast
+ * strides (adjacent dims that are contiguous for every operand merge, dims
+ * of size 1 drop), then split into blocks of whole rows of the first
+ * coalesced dim, one block per tile.  Each block reads, for each operand,
+ * the contiguous range its strides touch: local if already there, a frozen
+ * copy for constants, otherwise an exchange copy before the compute set.
+ */
+#include <string.h>
+
+#include "ir/opgeom.h"
+#include "lower_internal.h"
+
+#define R IR_MAX_RANK
+#define MAXOP 3
+#define MIN_BLOCK 1024	/* elements per tile before spreading wider */
+
+struct unop { const char *name; uint32_t op; };
+
+static const struct unop unops[] = {
+	{ "Relu", IPUX_UN_RELU }, { "Sigmoid", IPUX_UN_SIGMOID },
+	{ "Tanh", IPUX_UN_TANH }, { "Exp", IPUX_UN_EXP }, { "Log", IPUX_UN_LOG },
+	{ "Sqrt", IPUX_UN_SQRT }, { "Erf", IPUX_UN_ERF }, { "Gelu", IPUX_UN_GELU },
+	{ "Neg", IPUX_UN_NEG }, { "Abs", IPUX_UN_ABS },
+	{ "Reciprocal", IPUX_UN_RECIPROCAL }, { "LeakyRelu", IPUX_UN_LEAKY_RELU },
+	{ "HardSigmoid", IPUX_UN_HARD_SIGMOID }, { "HardSwish", IPUX_UN_HARD_SWISH },
+	{ "Clip", IPUX_UN_CLIP }, { "Not", IPUX_UN_NOT }, { "Floor", IPUX_UN_FLOOR },
+	{ "Ceil", IPUX_UN_CEIL }, { "Round", IPUX_UN_ROUND }, { "Sign", IPUX_UN_SIGN },
+	{ "Sin", IPUX_UN_SIN }, { "Cos", IPUX_UN_COS }, { "Elu", IPUX_UN_ELU },
+	{ "Softplus", IPUX_UN_SOFTPLUS }, { "Selu", IPUX_UN_SELU },
+	{ NULL, 0 },
+};
+
+static const struct unop binops[] = {
+	{ "Add", IPUX_BIN_ADD }, { "Sub", IPUX_BIN_SUB }, { "Mul", IPUX_BIN_MUL },
+	{ "Div", IPUX_BIN_DIV }, { "Pow", IPUX_BIN_POW }, { "Max", IPUX_BIN_MAX },
+	{ "Min", IPUX_BIN_MIN }, { "Mod", IPUX_BIN_MOD }, { "Equal", IPUX_BIN_EQUAL },
+	{ "Less", IPUX_BIN_LESS }, { "LessOrEqual", IPUX_BIN_LESS_EQUAL },
+	{ "Greater", IPUX_BIN_GREATER }, { "GreaterOrEqual", IPUX_BIN_GREATER_EQUAL },
+	{ "And", IPUX_BIN_AND }, { "Or", IPUX_BIN_OR }, { "Xor", IPUX_BIN_XOR },
+	{ "PRelu", IPUX_BIN_PRELU },
+	{ NULL, 0 },
+};
+
+static int find(const struct unop *t, const char *name, uint32_t *op)
+{
+	for (; t->name; t++)
+		if (!strcmp(t->name, name)) {
+			*op = t->op;
+			return 1;
+		}
+	return 0;
+}
+
+/* Unary params: [op, alpha, beta] with the op's defaults. */
+static int unary_params(struct lw *l, const struct ir_node *n, uint32_t op,
+			uint32_t *p)
+{
+	const struct ir_graph *g = l->g;
+	double a = 0, b = 0;
+
+	p[0] = op;
+	switch (op) {
+	case IPUX_UN_LEAKY_RELU: a = ir_attr_float(n, "alpha", 0.01); break;
+	case IPUX_UN_HARD_SIGMOID:
+		a = ir_attr_float(n, "alpha", 0.2);
+		b = ir_attr_float(n, "beta", 0.5);
+		break;
+	case IPUX_UN_ELU: a = ir_attr_float(n, "alpha", 1.0); break;
+	case IPUX_UN_SELU:
+		a = ir_attr_float(n, "alpha", 1.67326319217681884765625);
+		b = ir_attr_float(n, "gamma", 1.05070102214813232421875);
+		break;
+	case IPUX_UN_GELU:
+		if (!strcmp(ir_attr_str(n, "approximate", "none"), "tanh"))
+			p[0] = IPUX_UN_GELU_TANH;
+		break;
+	case IPUX_UN_CLIP:
+		a = -3.4028234663852886e38;
+		b = 3.4028234663852886e38;
+		for (int k = 1; k < 3; k++) {
+			const struct ir_value *v = k < n->nin && n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
+
+			if (!v)
+				continue;
+			if (!v->data)
+				return lw_fail(l, "Clip bounds must be constants to lower");
+			if (k == 1)
+				a = ir_get_f(v->data, v->dtype, 0);
+			else
+				b = ir_get_f(v->data, v->dtype, 0);
+		}
+		break;
+	default:
+		break;
+	}
+	p[1] = lw_f32bits(a);
+	p[2] = lw_f32bits(b);
+	return 0;
+}
+
+struct ew {
+	int rank;
+	int64_t dims[R];
+	int64_t st[MAXOP][R];	/* element strides of each operand */
+	int nops;
+};
+
+/* Coalesces the output shape and the operands' broadcast strides. */
+static void coalesce(const struct ir_graph *g, const struct ir_node *n,
+		     const int *ins, int nops, struct ew *w)
+{
+	const struct ir_value *o = &g->vals[n->out[0]];
+	int r = o->rank;
+	int64_t dims[R], st[MAXOP][R];
+	int k2 = 0;
+
+	w->nops = nops;
+	for (int i = 0; i < r; i++)
+		dims[i] = o->dims[i];
+	for (int k = 0; k < nops; k++) {
+		const struct ir_value *v = &g->vals[ins[k]];
+		int64_t s = 1;
+
+		for (int i = r - 1; i >= 0; i--) {
+			int j = i - (r - v->rank);
+
+			if (j >= 0 && v->dims[j] != 1) {
+				st[k][i] = s;
+			} else {
+				st[k][i] = 0;
+			}
+			if (j >= 0)
+				s *= v->dims[j];
+		}
+	}
+	/* drop size-1 dims, merge contiguous neighbours */
+	for (int i = 0; i < r; i++) {
+		int merge;
+
+		if (dims[i] == 1)
+			continue;
+		merge = k2 > 0;
+		for (int k = 0; k < nops && merge; k++)
+			merge = w->st[k][k2 - 1] == st[k][i] * dims[i];
+		if (merge) {
+			w->dims[k2 - 1] *= dims[i];
+			for (int k = 0; k < nops; k++)
+				w->st[k][k2 - 1] = st[k][i];
+			continue;
+		}
+		w->dims[k2] = dims[i];
+		for (int k = 0; k < nops; k++)
+			w->st[k][k2] = st[k][i];
+		k2++;
+	}
+	if (k2 == 0) {
+		w->dims[0] = 1;
+		for (int k = 0; k < nops; k++)
+			w->st[k][0] = 0;
+		k2 = 1;
+	}
+	w->rank = k2;
+}
+
+int lw_elementwise(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *o = &g->vals[n->out[0]];
+	uint32_t op = 0, codelet, odt = lw_dtype(o->dtype);
+	int ins[MAXOP], nops;
+	struct ew w;
+	int64_t total = ir_value_numel(o), inner = 1, rows;
+	uint32_t nblocks, cs;
+	ipu_tensor out;
+	ipu_step xch = IPU_GRAPH_INVALID;
+	uint32_t up[3];
+
+	if (find(unops, n->op, &op)) {
+		codelet = IPUX_CL_UNARY;
+		nops = 1;
+		if (unary_params(l, n, op, up))
+			return -1;
+	} else if (find(binops, n->op, &op)) {
+		codelet = IPUX_CL_BINARY;
+		nops = 2;
+		if (n->nin != 2)
+			return lw_fail(l, "expected 2 inputs after preparation");
+		if (!strcmp(n->op, "Mod") && !ir_attr_int(n, "fmod", 0) &&
+		    ir_dtype_is_int(g->vals[n->in[0]].dtype))
+			return lw_fail(l, "integer Mod with fmod = 0 is not lowered");
+	} else if (!strcmp(n->op, "Where")) {
+		codelet = IPUX_CL_WHERE;
+		nops = 3;
+	} else if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) {
+		codelet = IPUX_CL_CAST;
+		nops = 1;
+	} else {
+		return 0;
+	}
+	if (!odt)
+		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
+	for (int k = 0; k < nops; k++) {
+		ins[k] = n->in[k];
+		if (!lw_dtype(g->vals[ins[k]].dtype))
+			return lw_fail(l, "input %d has type %s, which the device does not support",
+				       k, ir_dtype_name(g->vals[ins[k]].dtype));
+	}
+	if (codelet == IPUX_CL_BINARY && g->vals[ins[0]].dtype != g->vals[ins[1]].dtype)
+		return lw_fail(l, "inputs of different types (%s, %s) are not lowered",
+			       ir_dtype_name(g->vals[ins[0]].dtype), ir_dtype_name(g->vals[ins[1]].dtype));
+	coalesce(g, n, ins, nops, &w);
+	if ((codelet == IPUX_CL_UNARY || codelet == IPUX_CL_CAST) && w.st[0][w.rank - 1] != 1 && total > 1)
+		return lw_fail(l, "broadcasting unary input");
+	for (int i = 1; i < w.rank; i++)
+		inner *= w.dims[i];
+	rows = w.dims[0];
+	nblocks = (uint32_t)((total + MIN_BLOCK - 1) / MIN_BLOCK);
+	if (nblocks > l->tiles)
+		nblocks = l->tiles;
+	if (nblocks > rows)
+		nblocks = (uint32_t)rows;
+	if (nblocks < 1)
+		nblocks = 1;
+	out = lw_tensor(l, o->name, odt, (uint64_t)total);
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		int64_t r0 = rows * b / nblocks, r1 = rows * (b + 1) / nblocks;
+		uint32_t tile = lw_pick_tile(l);
+		struct ipu_slice ops[MAXOP + 1];
+		uint32_t params[2 + 4 * R];
+		uint32_t np = 0;
+
+		if (r1 <= r0)
+			continue;
+		if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * inner), (uint64_t)(r1 * inner)))
+			return lw_check(l);
+		lw_account(l, tile, (uint64_t)((r1 - r0) * inner) * ipux_dtype_size(odt));
+		for (int k = 0; k < nops; k++) {
+			int64_t lo = r0 * w.st[k][0], hi = (r1 - 1) * w.st[k][0] + 1;
+
+			for (int i = 1; i < w.rank; i++)
+				hi += (w.dims[i] - 1) * w.st[k][i];
+			if (lw_piece(l, ins[k], (uint64_t)lo, (uint64_t)(hi - lo), tile, &xch, &ops[k]))
+				return -1;
+		}
+		ops[nops] = (struct ipu_slice){ out, (uint64_t)(r0 * inner), (uint64_t)((r1 - r0) * inner) };
+		if (codelet == IPUX_CL_UNARY) {
+			memcpy(params, up, sizeof(up));
+			np = 3;
+		} else if (codelet == IPUX_CL_BINARY || codelet == IPUX_CL_WHERE) {
+			if (codelet == IPUX_CL_BINARY)
+				params[np++] = op;
+			params[np++] = (uint32_t)w.rank;
+			params[np++] = (uint32_t)(r1 - r0);
+			for (int i = 1; i < w.rank; i++)
+				params[np++] = (uint32_t)w.dims[i];
+			for (int k = 0; k < nops; k++)
+				for (int i = 0; i < w.rank; i++)
+					params[np++] = (uint32_t)w.st[k][i];
+		}
+		if (ipu_graph_add_vertex(l->gb, cs, codelet, ops, (uint32_t)nops + 1, params, np))
+			return lw_check(l);
+	}
+	if (lw_emit(l, xch, cs))
+		return -1;
+	return 1;
+}

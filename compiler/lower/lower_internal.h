@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* lower_internal.h - state shared by the lowering files. */
+#ifndef IPU_LOWER_INTERNAL_H
+#define IPU_LOWER_INTERNAL_H
+
+#include "codelet.h"
+#include "ipu/graph.h"
+#include "ipu/lower.h"
+
+struct lw {
+	struct ipu_graph *gb;
+	const struct ir_graph *g;
+	ipu_tensor *vt;		/* tensor of each value (or INVALID) */
+	uint64_t *used;		/* estimated bytes per tile */
+	uint32_t tiles, tile_mem;
+	uint32_t cursor;	/* next tile to start spreading from */
+	ipu_step seq;		/* program being built */
+	struct ir_error *e;
+	const struct ir_node *node;	/* node being lowered (messages) */
+	uint64_t budget;	/* bytes a vertex's working set may use */
+};
+
+/* ipux dtype of an IR dtype, 0 if the device has none. */
+uint32_t lw_dtype(int ir_dtype);
+/* Error naming the current node. */
+int lw_fail(struct lw *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Builder error (sticky) -> node error. */
+int lw_check(struct lw *l);
+/* A new tensor of n elements; name "<node>/<what>". */
+ipu_tensor lw_tensor(struct lw *l, const char *what, uint32_t dtype, uint64_t n);
+/* The tile with the least estimated use (ties: lowest index after cursor). */
+uint32_t lw_pick_tile(struct lw *l);
+void lw_account(struct lw *l, uint32_t tile, uint64_t bytes);
+/* Maps t (n elements of esize bytes) over up to `want` tiles starting at the
+ * cursor; returns the number of tiles. */
+int lw_spread(struct lw *l, ipu_tensor t, uint64_t n, uint32_t esize, uint32_t want);
+/* A piece [begin, begin+count) of value v available on `tile`: a slice of
+ * v's tensor if it is already there, a frozen constant copy for constants,
+ * or a temporary filled by a copy added to exchange `xch` (created on first
+ * use, *xch == INVALID before). */
+int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
+	     ipu_step *xch, struct ipu_slice *out);
+/* Same for a builder tensor (not a value). */
+int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
+	       uint32_t tile, ipu_step *xch, struct ipu_slice *out);
+/* The value's tensor (constants get one, spread over tiles, on demand). */
+ipu_tensor lw_value_tensor(struct lw *l, int v);
+/* Appends exchange (if any copies) then execute(cs) to the program. */
+int lw_emit(struct lw *l, ipu_step xch, uint32_t cs);
+uint32_t lw_f32bits(double v);
+
+/* Per-family lowering: 1 if handled, 0 if not this family, -1 error. */
+int lw_elementwise(struct lw *l, const struct ir_node *n);
+int lw_matmul(struct lw *l, const struct ir_node *n);
+int lw_rows(struct lw *l, const struct ir_node *n);
+int lw_layout(struct lw *l, const struct ir_node *n);
+
+/* prepare.c: rewrites the IR into what the lowering handles (Gemm ->
+ * MatMul + Mul + Add, BatchNormalization -> Mul + Add, variadic ops ->
+ * chains, ...) and refolds constants. */
+int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e);
+
+#endif

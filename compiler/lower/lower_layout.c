@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lower_layout.c - data movement and window ops: reshape-like ops alias
+ * their input's tensor; concat/split are exchange copies; transpose, slice,
+ * expand, tile and pad run on one tile (their whole operands must fit);
+ * gather is split over its indices, conv over batch x output channels and
+ * pooling over N*C.
+ */
+#include <string.h>
+
+#include "ir/opgeom.h"
+#include "lower_internal.h"
+
+#define R IR_MAX_RANK
+
+static int alias(struct lw *l, const struct ir_node *n)
+{
+	ipu_tensor t = lw_value_tensor(l, n->in[0]);
+
+	if (t == IPU_GRAPH_INVALID)
+		return -1;
+	l->vt[n->out[0]] = t;
+	return 1;
+}
+
+/* The output of n as a tensor on one tile; its inputs gathered there. */
+static int one_tile(struct lw *l, const struct ir_node *n, const int *ins,
+		    int nins, uint32_t codelet, const uint32_t *params,
+		    uint32_t np)
+{
+	const struct ir_value *o = &l->g->vals[n->out[0]];
+	uint64_t bytes = (uint64_t)ir_value_numel(o) * ir_dtype_size(o->dtype);
+	uint32_t tile, cs, odt = lw_dtype(o->dtype);
+	ipu_step xch = IPU_GRAPH_INVALID;
+	struct ipu_slice ops[8];
+	ipu_tensor out;
+
+	for (int k = 0; k < nins; k++)
+		bytes += (uint64_t)ir_value_numel(&l->g->vals[ins[k]]) * ir_dtype_size(l->g->vals[ins[k]].dtype);
+	if (bytes > l->budget)
+		return lw_fail(l, "needs %llu bytes on one tile (this op is not split yet), more than the %llu a tile can give it",
+			       (unsigned long long)bytes, (unsigned long long)l->budget);
+	if (!odt)
+		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
+	tile = lw_pick_tile(l);
+	for (int k = 0; k < nins; k++)
+		if (lw_piece(l, ins[k], 0, (uint64_t)ir_value_numel(&l->g->vals[ins[k]]), tile, &xch, &ops[k]))
+			return -1;
+	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, out, tile))
+		return lw_check(l);
+	lw_account(l, tile, bytes);
+	ops[nins] = (struct ipu_slice){ out, 0, (uint64_t)ir_value_numel(o) };
+	if (ipu_graph_add_vertex(l->gb, cs, codelet, ops, (uint32_t)nins + 1, params, np))
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	return lw_emit(l, xch, cs) ? -1 : 1;
+}
+
+static void strides(const struct ir_value *v, int64_t *s)
+{
+	int64_t acc = 1;
+
+	for (int i = v->rank - 1; i >= 0; i--) {
+		s[i] = acc;
+		acc *= v->dims[i];
+	}
+}
+
+static int strided(struct lw *l, const struct ir_node *n, int rank,
+		   const int64_t *shape, int64_t off, const int64_t *st)
+{
+	uint32_t p[2 + 2 * R * 2];
+	uint32_t np = 0;
+
+	if (rank > (int)IPUX_MAX_RANK)
+		return lw_fail(l, "rank %d copy is more than the device's %u", rank, IPUX_MAX_RANK);
+	if (rank == 0) {
+		static const int64_t one = 1, zero = 0;
+
+		return strided(l, n, 1, &one, off, &zero);
+	}
+	p[np++] = (uint32_t)rank;
+	for (int i = 0; i < rank; i++)
+		p[np++] = (uint32_t)shape[i];
+	p[np++] = (uint32_t)off;
+	for (int i = 0; i < rank; i++)
+		p[np++] = (uint32_t)(int32_t)st[i];
+	return one_tile(l, n, n->in, 1, IPUX_CL_STRIDED_COPY, p, np);
+}
+
+static int transpose(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_value *x = &l->g->vals[n->in[0]];
+	size_t cnt;
+	const int64_t *perm = ir_attr_ints(n, "perm", &cnt);
+	int64_t xs[R], shape[R], st[R];
+
+	strides(x, xs);
+	for (int i = 0; i < x->rank; i++) {
+		int64_t a = perm ? perm[i] : x->rank - 1 - i;
+
+		shape[i] = x->dims[a];
+		st[i] = xs[a];
+	}
+	return strided(l, n, x->rank, shape, 0, st);
+}
+
+static int slice(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]];
+	int64_t v[4][R], start[R], step[R], cnt[R], xs[R], st[R], off = 0;
+	int c = (int)ir_value_numel(&g->vals[n->in[1]]);
+	struct ir_error sub;
+
+	for (int k = 1; k < 5 && k < n->nin; k++) {
+		const struct ir_value *p = n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
+
+		for (int i = 0; p && i < c; i++)
+			v[k - 1][i] = ir_get_i(p->data, p->dtype, (size_t)i);
+	}
+	if (ir_slice_resolve(x->rank, x->dims, v[0], v[1],
+			     n->nin > 3 && n->in[3] >= 0 ? v[2] : NULL,
+			     n->nin > 4 && n->in[4] >= 0 ? v[3] : NULL, c, start, step, cnt, &sub))
+		return lw_fail(l, "%s", sub.msg);
+	strides(x, xs);
+	for (int i = 0; i < x->rank; i++) {
+		off += start[i] * xs[i];
+		st[i] = step[i] * xs[i];
+	}
+	return strided(l, n, x->rank, cnt, off, st);
+}
+
+static int expand(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_value *x = &l->g->vals[n->in[0]], *o = &l->g->vals[n->out[0]];
+	int64_t st[R], s = 1;
+
+	for (int i = o->rank - 1; i >= 0; i--) {
+		int j = i - (o->rank - x->rank);
+
+		st[i] = j >= 0 && x->dims[j] != 1 ? s : 0;
+		if (j >= 0)
+			s *= x->dims[j];
+	}
+	return strided(l, n, o->rank, o->dims, 0, st);
+}
+
+static int tile(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_value *x = &l->g->vals[n->in[0]], *o = &l->g->vals[n->out[0]];
+	int64_t xs[R], shape[2 * R], st[2 * R];
+
+	strides(x, xs);
+	for (int i = 0; i < x->rank; i++) {
+		shape[2 * i] = o->dims[i] / (x->dims[i] ? x->dims[i] : 1);
+		st[2 * i] = 0;
+		shape[2 * i + 1] = x->dims[i];
+		st[2 * i + 1] = xs[i];
+	}
+	return strided(l, n, 2 * x->rank, shape, 0, st);
+}
+
+static int pad(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *pv = &g->vals[n->in[1]];
+	const struct ir_value *cv = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
+	const char *mode = ir_attr_str(n, "mode", "constant");
+	uint32_t p[4 + 3 * R], np = 0;
+	double val = cv ? ir_get_f(cv->data, cv->dtype, 0) : 0;
+
+	if (x->rank > (int)IPUX_MAX_RANK)
+		return lw_fail(l, "rank %d pad is more than the device's %u", x->rank, IPUX_MAX_RANK);
+	p[np++] = (uint32_t)x->rank;
+	for (int i = 0; i < x->rank; i++)
+		p[np++] = (uint32_t)x->dims[i];
+	for (int i = 0; i < 2 * x->rank; i++)
+		p[np++] = (uint32_t)(int32_t)ir_get_i(pv->data, pv->dtype, (size_t)i);
+	p[np++] = mode[0] == 'c' ? 0 : mode[0] == 'r' ? 1 : 2;
+	p[np++] = ir_dtype_is_float(x->dtype) ? lw_f32bits(val) : (uint32_t)(int32_t)val;
+	return one_tile(l, n, n->in, 1, IPUX_CL_PAD, p, np);
+}
+
+/* Concat and Split: the output blocks are plain copies. */
+static int concat_split(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	int is_concat = !strcmp(n->op, "Concat");
+	const struct ir_value *big = &g->vals[is_concat ? n->out[0] : n->in[0]];
+	int a = ir_axis(ir_attr_int(n, "axis", 0), big->rank);
+	int nparts = is_concat ? n->nin : n->nout;
+	int64_t outer = 1, inner = 1, pos = 0;
+	ipu_tensor bt;
+	ipu_step xch = ipu_step_exchange(l->gb);
+
+	for (int i = 0; i < a; i++)
+		outer *= big->dims[i];
+	for (int i = a + 1; i < big->rank; i++)
+		inner *= big->dims[i];
+	if (xch == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	if (is_concat) {
+		bt = lw_tensor(l, big->name, lw_dtype(big->dtype), (uint64_t)ir_value_numel(big));
+		if (bt == IPU_GRAPH_INVALID ||
+		    lw_spread(l, bt, (uint64_t)ir_value_numel(big), (uint32_t)ir_dtype_size(big->dtype),
+			      (uint32_t)((ir_value_numel(big) + 1023) / 1024)) < 0)
+			return lw_check(l);
+		l->vt[n->out[0]] = bt;
+	} else {
+		bt = lw_value_tensor(l, n->in[0]);
+		if (bt == IPU_GRAPH_INVALID)
+			return -1;
+	}
+	for (int k = 0; k < nparts; k++) {
+		int v = is_concat ? n->in[k] : n->out[k];
+		const struct ir_value *pv = &g->vals[v];
+		int64_t blk = pv->dims[a] * inner;
+		ipu_tensor pt;
+
+		if (is_concat) {
+			pt = lw_value_tensor(l, v);
+		} else {
+			pt = lw_tensor(l, pv->name, lw_dtype(pv->dtype), (uint64_t)ir_value_numel(pv));
+			if (pt == IPU_GRAPH_INVALID ||
+			    lw_spread(l, pt, (uint64_t)ir_value_numel(pv), (uint32_t)ir_dtype_size(pv->dtype),
+				      (uint32_t)((ir_value_numel(pv) + 1023) / 1024)) < 0)
+				return lw_check(l);
+			l->vt[v] = pt;
+		}
+		if (pt == IPU_GRAPH_INVALID)
+			return lw_check(l);
+		for (int64_t o = 0; o < outer && blk > 0; o++) {
+			struct ipu_slice part = { pt, (uint64_t)(o * blk), (uint64_t)blk };
+			struct ipu_slice whole = { bt, (uint64_t)(o * big->dims[a] * inner + pos), (uint64_t)blk };
+
+			if (ipu_exchange_add(l->gb, xch, is_concat ? part : whole, is_concat ? whole : part))
+				return lw_check(l);
+		}
+		pos += blk;
+	}
+	return lw_emit(l, xch, IPU_GRAPH_INVALID) ? -1 : 1;
+}
+
+static int gather(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *idx = &g->vals[n->in[1]];
+	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
+	int64_t outer = 1, inner = 1, len = x->dims[a], ni = ir_value_numel(idx);
+	uint32_t p[4];
+
+	for (int i = 0; i < a; i++)
+		outer *= x->dims[i];
+	for (int i = a + 1; i < x->rank; i++)
+		inner *= x->dims[i];
+	p[0] = (uint32_t)outer;
+	p[1] = (uint32_t)len;
+	p[2] = (uint32_t)inner;
+	p[3] = (uint32_t)ni;
+	if (idx->dtype != IR_I32 && idx->dtype != IR_I64)
+		return lw_fail(l, "indices must be int32 or int64");
+	return one_tile(l, n, n->in, 2, IPUX_CL_GATHER, p, 4);
+}
+
+static int conv(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
+	int bias = n->nin > 2 && n->in[2] >= 0;
+	int64_t G = ir_attr_int(n, "group", 1), N = x->dims[0], C = x->dims[1], M = w->dims[1 - 1];
+	int nsp = x->rank - 2;
+	struct ir_window win;
+	int64_t H, W, KH, KW, OH, OW, pc, img, wrow, orow;
+	uint32_t cs, odt = lw_dtype(o->dtype);
+	ipu_step xch = IPU_GRAPH_INVALID;
+	ipu_tensor out;
+	size_t es = ir_dtype_size(x->dtype);
+
+	if (nsp < 1 || nsp > 2)
+		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
+	if (ir_window_conv(g, n, nsp, x->dims + 2, w->dims + 2, 0, &win, l->e))
+		return -1;
+	H = nsp == 2 ? x->dims[2] : 1;
+	W = x->dims[x->rank - 1];
+	KH = nsp == 2 ? w->dims[2] : 1;
+	KW = w->dims[w->rank - 1];
+	OH = nsp == 2 ? win.out[0] : 1;
+	OW = win.out[nsp - 1];
+	img = C * H * W;
+	wrow = (C / G) * KH * KW;
+	orow = OH * OW;
+	/* output-channel blocks: whole groups when grouped */
+	pc = G > 1 ? 1 : (int64_t)(l->tiles / (uint64_t)N);
+	if (pc < 1)
+		pc = 1;
+	if (pc > M)
+		pc = M;
+	while ((uint64_t)(img + (M / pc + 1) * (wrow + orow + 1)) * es > l->budget) {
+		if (pc >= M || G > 1)
+			return lw_fail(l, "one image of %lld elements plus the weights of one output channel need more than the %llu bytes a tile can give (spatial splitting is not lowered yet)",
+				       (long long)img, (unsigned long long)l->budget);
+		pc = pc * 2 > M ? M : pc * 2;
+	}
+	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	for (int64_t b = 0; b < N; b++)
+		for (int64_t ic = 0; ic < pc; ic++) {
+			int64_t c0 = M * ic / pc, c1 = M * (ic + 1) / pc;
+			uint32_t tile = lw_pick_tile(l);
+			struct ipu_slice ops[4];
+			uint32_t p[17] = {
+				1, (uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)(c1 - c0),
+				(uint32_t)KH, (uint32_t)KW,
+				(uint32_t)(nsp == 2 ? win.s[0] : 1), (uint32_t)win.s[nsp - 1],
+				(uint32_t)(nsp == 2 ? win.pb[0] : 0), (uint32_t)win.pb[nsp - 1],
+				(uint32_t)(nsp == 2 ? win.pe[0] : 0), (uint32_t)win.pe[nsp - 1],
+				(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
+				(uint32_t)G, 0,
+			};
+			uint64_t ob = (uint64_t)((b * M + c0) * orow), oc = (uint64_t)((c1 - c0) * orow);
+
+			if (c1 <= c0)
+				continue;
+			if (lw_piece(l, n->in[0], (uint64_t)(b * img), (uint64_t)img, tile, &xch, &ops[0]) ||
+			    lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)((c1 - c0) * wrow), tile, &xch, &ops[1]))
+				return -1;
+			if (ipu_graph_map(l->gb, out, tile, ob, ob + oc))
+				return lw_check(l);
+			lw_account(l, tile, oc * es);
+			ops[2] = (struct ipu_slice){ out, ob, oc };
+			if (bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)(c1 - c0), tile, &xch, &ops[3]))
+				return -1;
+			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
+				return lw_check(l);
+		}
+	return lw_emit(l, xch, cs) ? -1 : 1;
+}
+
+static int pool(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *o = &g->vals[n->out[0]];
+	int nsp = x->rank - 2, is_max = !strcmp(n->op, "MaxPool");
+	int ceil_mode = (int)ir_attr_int(n, "ceil_mode", 0);
+	int cip = (int)ir_attr_int(n, "count_include_pad", 0);
+	struct ir_window win;
+	int64_t NC = x->dims[0] * x->dims[1], H, W, OH, OW, nb, pe[2];
+	uint32_t cs, odt = lw_dtype(o->dtype);
+	ipu_step xch = IPU_GRAPH_INVALID;
+	ipu_tensor out;
+
+	if (nsp < 1 || nsp > 2)
+		return lw_fail(l, "%d-D pooling is not lowered (1-D and 2-D are)", nsp);
+	if (n->nout > 1 && n->out[1] >= 0 && ir_value_uses(g, n->out[1]))
+		return lw_fail(l, "the Indices output is not lowered");
+	if (ir_window_conv(g, n, nsp, x->dims + 2, NULL, ceil_mode, &win, l->e))
+		return -1;
+	if (ceil_mode && cip && !is_max)
+		return lw_fail(l, "ceil_mode with count_include_pad is not lowered");
+	H = nsp == 2 ? x->dims[2] : 1;
+	W = x->dims[x->rank - 1];
+	OH = nsp == 2 ? win.out[0] : 1;
+	OW = win.out[nsp - 1];
+	/* ceil_mode: extra end padding so the floor formula gives the ceil */
+	for (int i = 0; i < nsp; i++) {
+		int64_t ext = win.d[i] * (win.k[i] - 1) + 1;
+		int64_t need = (win.out[i] - 1) * win.s[i] + ext - win.in[i] - win.pb[i];
+
+		pe[i] = need > win.pe[i] ? need : win.pe[i];
+	}
+	nb = (int64_t)l->tiles;
+	if (nb > NC)
+		nb = NC;
+	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	for (int64_t b = 0; b < nb; b++) {
+		int64_t r0 = NC * b / nb, r1 = NC * (b + 1) / nb;
+		uint32_t tile = lw_pick_tile(l);
+		struct ipu_slice ops[2];
+		uint32_t p[15] = {
+			is_max ? IPUX_POOL_MAX : IPUX_POOL_AVG, (uint32_t)(r1 - r0), (uint32_t)H, (uint32_t)W,
+			(uint32_t)(nsp == 2 ? win.k[0] : 1), (uint32_t)win.k[nsp - 1],
+			(uint32_t)(nsp == 2 ? win.s[0] : 1), (uint32_t)win.s[nsp - 1],
+			(uint32_t)(nsp == 2 ? win.pb[0] : 0), (uint32_t)win.pb[nsp - 1],
+			(uint32_t)(nsp == 2 ? pe[0] : 0), (uint32_t)pe[nsp - 1],
+			(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
+			cip ? IPUX_POOL_COUNT_PAD : 0,
+		};
+
+		if (r1 <= r0)
+			continue;
+		if (lw_piece(l, n->in[0], (uint64_t)(r0 * H * W), (uint64_t)((r1 - r0) * H * W), tile, &xch, &ops[0]))
+			return -1;
+		if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * OH * OW), (uint64_t)(r1 * OH * OW)))
+			return lw_check(l);
+		lw_account(l, tile, (uint64_t)((r1 - r0) * OH * OW) * ir_dtype_size(o->dtype));
+		ops[1] = (struct ipu_slice){ out, (uint64_t)(r0 * OH * OW), (uint64_t)((r1 - r0) * OH * OW) };
+		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_POOL2D, ops, 2, p, 15))
+			return lw_check(l);
+	}
+	return lw_emit(l, xch, cs) ? -1 : 1;
+}
+
+int lw_layout(struct lw *l, const struct ir_node *n)
+{
+	const char *op = n->op;
+
+	if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
+	    !strcmp(op, "Unsqueeze") || !strcmp(op, "Identity") || !strcmp(op, "Dropout"))
+		return alias(l, n);
+	if (!strcmp(op, "Transpose"))
+		return transpose(l, n);
+	if (!strcmp(op, "Slice"))
+		return slice(l, n);
+	if (!strcmp(op, "Expand"))
+		return expand(l, n);
+	if (!strcmp(op, "Tile"))
+		return tile(l, n);
+	if (!strcmp(op, "Pad"))
+		return pad(l, n);
+	if (!strcmp(op, "Concat") || !strcmp(op, "Split"))
+		return concat_split(l, n);
+	if (!strcmp(op, "Gather"))
+		return gather(l, n);
+	if (!strcmp(op, "Conv"))
+		return conv(l, n);
+	if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool"))
+		return pool(l, n);
+	return 0;
+}

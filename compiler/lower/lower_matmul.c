@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lower_matmul.c - MatMul partitioned over tiles.
+ *
+ * The output [batch][M][N] is cut into blocks: batch x M rows first, then N
+ * columns (only when B is a constant, whose column blocks are frozen where
+ * they are used), then K when a block's working set would not fit in the
+ * per-tile budget.  K parts compute float32 partial sums on different tiles;
+ * the partials are exchanged to the block's home tile and added by a REDUCE
+ * vertex (then cast to float16 if the output is float16).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+struct mm {
+	int64_t batch, ba, bb, M, N, K;
+	int64_t pm, pn, pk;
+	size_t esz;
+};
+
+static uint64_t block_mem(const struct mm *m)
+{
+	int64_t mb = (m->M + m->pm - 1) / m->pm, nb = (m->N + m->pn - 1) / m->pn;
+	int64_t kb = (m->K + m->pk - 1) / m->pk;
+
+	return (uint64_t)((mb * kb + kb * nb) * (int64_t)m->esz + mb * nb * 4 * (m->pk > 1 ? 2 : 1) +
+			  (m->pk > 1 ? m->pk * mb * nb * 4 : 0));
+}
+
+static int plan(struct lw *l, struct mm *m, int b_const)
+{
+	uint64_t T = l->tiles;
+
+	m->pm = (int64_t)(T / (uint64_t)m->batch);
+	if (m->pm < 1)
+		m->pm = 1;
+	if (m->pm > m->M)
+		m->pm = m->M;
+	m->pn = 1;
+	m->pk = 1;
+	if (b_const && (uint64_t)(m->batch * m->pm) * 2 <= T) {
+		m->pn = (int64_t)(T / (uint64_t)(m->batch * m->pm));
+		if (m->pn > (m->N + 15) / 16)
+			m->pn = (m->N + 15) / 16;
+		if (m->pn < 1)
+			m->pn = 1;
+	}
+	while (block_mem(m) > l->budget) {
+		int64_t kb = (m->K + m->pk - 1) / m->pk;
+		int64_t mb = (m->M + m->pm - 1) / m->pm;
+		int64_t nb = (m->N + m->pn - 1) / m->pn;
+
+		if (kb > 1 && kb * 2 >= mb && kb * 2 >= nb)
+			m->pk = m->pk * 2 > m->K ? m->K : m->pk * 2;
+		else if (mb > 1)
+			m->pm = m->pm * 2 > m->M ? m->M : m->pm * 2;
+		else if (nb > 1 && b_const)
+			m->pn = m->pn * 2 > m->N ? m->N : m->pn * 2;
+		else if (kb > 1)
+			m->pk = m->pk * 2 > m->K ? m->K : m->pk * 2;
+		else
+			return lw_fail(l, "a matmul block of [%lld x %lld] x [%lld x %lld] needs %llu bytes, more than the %llu a tile can give it",
+				       (long long)mb, (long long)kb, (long long)kb, (long long)nb,
+				       (unsigned long long)block_mem(m), (unsigned long long)l->budget);
+		if ((uint64_t)(m->batch * m->pm * m->pn * m->pk) > 64u * T)
+			return lw_fail(l, "matmul needs more than %llu blocks to fit the tiles' memory",
+				       (unsigned long long)(64u * T));
+	}
+	return 0;
+}
+
+/* A [rows x cols] block of row-major matrix value v (leading dim ld, base
+ * offset base) gathered on `tile`. */
+static int block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
+		       int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
+		       struct ipu_slice *out)
+{
+	const struct ir_value *x = &l->g->vals[v];
+	uint32_t dt = lw_dtype(x->dtype);
+	size_t es = ir_dtype_size(x->dtype);
+	ipu_tensor t;
+
+	if (nc == ld)
+		return lw_piece(l, v, base + (uint64_t)(r0 * ld), (uint64_t)(nr * nc), tile, xch, out);
+	t = lw_tensor(l, "block", dt, (uint64_t)(nr * nc));
+	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
+		return lw_check(l);
+	lw_account(l, tile, (uint64_t)(nr * nc) * es);
+	if (x->data && l->vt[v] == IPU_GRAPH_INVALID) {
+		char *buf = malloc((size_t)(nr * nc) * es);
+
+		if (!buf)
+			return lw_fail(l, "out of memory");
+		for (int64_t r = 0; r < nr; r++)
+			memcpy(buf + (size_t)(r * nc) * es,
+			       (const char *)x->data + (base + (uint64_t)((r0 + r) * ld + c0)) * es,
+			       (size_t)nc * es);
+		if (ipu_graph_set_init(l->gb, t, buf, (size_t)(nr * nc) * es)) {
+			free(buf);
+			return lw_check(l);
+		}
+		free(buf);
+	} else {
+		ipu_tensor src = lw_value_tensor(l, v);
+
+		if (src == IPU_GRAPH_INVALID)
+			return -1;
+		if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+			return lw_check(l);
+		for (int64_t r = 0; r < nr; r++)
+			if (ipu_exchange_add(l->gb, *xch,
+					     (struct ipu_slice){ src, base + (uint64_t)((r0 + r) * ld + c0), (uint64_t)nc },
+					     (struct ipu_slice){ t, (uint64_t)(r * nc), (uint64_t)nc }))
+				return lw_check(l);
+	}
+	*out = (struct ipu_slice){ t, 0, (uint64_t)(nr * nc) };
+	return 0;
+}
+
+int lw_matmul(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *a, *b, *o;
+	struct mm m;
+	uint32_t odt, cs1, cs2 = IPU_GRAPH_INVALID, cs3 = IPU_GRAPH_INVALID;
+	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
+	ipu_tensor out;
+
+	if (strcmp(n->op, "MatMul"))
+		return 0;
+	a = &g->vals[n->in[0]];
+	b = &g->vals[n->in[1]];
+	o = &g->vals[n->out[0]];
+	if ((a->dtype != IR_F32 && a->dtype != IR_F16) || a->dtype != b->dtype)
+		return lw_fail(l, "matmul of %s x %s: float32 or float16 operands of one type are lowered",
+			       ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
+	memset(&m, 0, sizeof(m));
+	m.esz = ir_dtype_size(a->dtype);
+	m.K = a->dims[a->rank - 1];
+	m.M = a->rank > 1 ? a->dims[a->rank - 2] : 1;
+	m.N = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+	m.ba = a->rank > 2 ? ir_numel(a->rank - 2, a->dims) : 1;
+	m.bb = b->rank > 2 ? ir_numel(b->rank - 2, b->dims) : 1;
+	m.batch = m.ba > m.bb ? m.ba : m.bb;
+	if (m.ba != m.bb && m.ba != 1 && m.bb != 1)
+		return lw_fail(l, "batch dimensions broadcast partially; only equal batches or a shared operand are lowered");
+	if (m.ba == m.bb && a->rank != b->rank)
+		return lw_fail(l, "batch ranks differ");
+	odt = lw_dtype(o->dtype);
+	if (plan(l, &m, b->data != NULL))
+		return -1;
+	out = lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.M * m.N));
+	cs1 = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs1 == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	if (m.pk > 1) {
+		cs2 = ipu_graph_add_compute_set(l->gb, "reduce");
+		if (odt == IPUX_DT_F16)
+			cs3 = ipu_graph_add_compute_set(l->gb, "cast");
+	}
+	for (int64_t p = 0; p < m.batch; p++)
+	for (int64_t im = 0; im < m.pm; im++)
+	for (int64_t in = 0; in < m.pn; in++) {
+		int64_t m0 = m.M * im / m.pm, m1 = m.M * (im + 1) / m.pm;
+		int64_t n0 = m.N * in / m.pn, n1 = m.N * (in + 1) / m.pn;
+		int64_t mb = m1 - m0, nb = n1 - n0;
+		uint64_t obase = (uint64_t)(p * m.M * m.N);
+		uint32_t home = IPU_GRAPH_INVALID;
+		ipu_tensor parts = IPU_GRAPH_INVALID, blk = IPU_GRAPH_INVALID;
+		struct ipu_slice res;
+
+		if (mb <= 0 || nb <= 0)
+			continue;
+		for (int64_t ik = 0; ik < m.pk; ik++) {
+			int64_t k0 = m.K * ik / m.pk, k1 = m.K * (ik + 1) / m.pk;
+			uint32_t tile = lw_pick_tile(l);
+			struct ipu_slice ops[3];
+			uint32_t params[5] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), 0 };
+
+			if (k1 <= k0)
+				continue;
+			if (block_piece(l, n->in[0], (uint64_t)((m.ba == 1 ? 0 : p) * m.M * m.K), m.K,
+					m0, mb, k0, k1 - k0, tile, &x1, &ops[0]) ||
+			    block_piece(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
+					k0, k1 - k0, n0, nb, tile, &x1, &ops[1]))
+				return -1;
+			if (m.pk == 1 && m.pn == 1) {
+				if (ipu_graph_map(l->gb, out, tile, obase + (uint64_t)(m0 * m.N),
+						  obase + (uint64_t)(m1 * m.N)))
+					return lw_check(l);
+				lw_account(l, tile, (uint64_t)(mb * nb) * ipux_dtype_size(odt));
+				ops[2] = (struct ipu_slice){ out, obase + (uint64_t)(m0 * m.N), (uint64_t)(mb * nb) };
+			} else {
+				uint32_t pdt = m.pk > 1 ? IPUX_DT_F32 : odt;
+				ipu_tensor pt = lw_tensor(l, "partial", pdt, (uint64_t)(mb * nb));
+
+				if (pt == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, pt, tile))
+					return lw_check(l);
+				lw_account(l, tile, (uint64_t)(mb * nb) * ipux_dtype_size(pdt));
+				ops[2] = (struct ipu_slice){ pt, 0, (uint64_t)(mb * nb) };
+				if (home == IPU_GRAPH_INVALID) {
+					home = tile;
+					if (m.pk > 1) {
+						parts = lw_tensor(l, "partials", IPUX_DT_F32, (uint64_t)(m.pk * mb * nb));
+						if (parts == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, parts, home))
+							return lw_check(l);
+						lw_account(l, home, (uint64_t)(m.pk * mb * nb) * 4);
+					}
+					blk = pt;
+				}
+				if (m.pk > 1) {
+					if (x2 == IPU_GRAPH_INVALID && (x2 = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+						return lw_check(l);
+					if (ipu_exchange_add(l->gb, x2, ops[2],
+							     (struct ipu_slice){ parts, (uint64_t)(ik * mb * nb), (uint64_t)(mb * nb) }))
+						return lw_check(l);
+				}
+			}
+			if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL, ops, 3, params, 5))
+				return lw_check(l);
+		}
+		if (m.pk == 1 && m.pn == 1)
+			continue;
+		res = (struct ipu_slice){ blk, 0, (uint64_t)(mb * nb) };
+		if (m.pk > 1) {
+			/* partial sums -> one block on the home tile */
+			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)m.pk, (uint32_t)(mb * nb) };
+			ipu_tensor sum = lw_tensor(l, "sum", IPUX_DT_F32, (uint64_t)(mb * nb));
+			struct ipu_slice rops[2];
+
+			if (sum == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, sum, home))
+				return lw_check(l);
+			rops[0] = (struct ipu_slice){ parts, 0, (uint64_t)(m.pk * mb * nb) };
+			rops[1] = (struct ipu_slice){ sum, 0, (uint64_t)(mb * nb) };
+			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_REDUCE, rops, 2, rp, 4))
+				return lw_check(l);
+			res = rops[1];
+			if (odt == IPUX_DT_F16) {
+				ipu_tensor h = lw_tensor(l, "sum16", IPUX_DT_F16, (uint64_t)(mb * nb));
+
+				if (h == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, h, home))
+					return lw_check(l);
+				rops[0] = res;
+				rops[1] = (struct ipu_slice){ h, 0, (uint64_t)(mb * nb) };
+				if (ipu_graph_add_vertex(l->gb, cs3, IPUX_CL_CAST, rops, 2, NULL, 0))
+					return lw_check(l);
+				res = rops[1];
+			}
+		}
+		/* block rows -> the output, which lives on the home tile */
+		if (x3 == IPU_GRAPH_INVALID && (x3 = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+			return lw_check(l);
+		for (int64_t r = 0; r < mb; r++) {
+			uint64_t ob = obase + (uint64_t)((m0 + r) * m.N + n0);
+
+			if (ipu_graph_map(l->gb, out, home, ob, ob + (uint64_t)nb) ||
+			    ipu_exchange_add(l->gb, x3, (struct ipu_slice){ res.t, (uint64_t)(r * nb), (uint64_t)nb },
+					     (struct ipu_slice){ out, ob, (uint64_t)nb }))
+				return lw_check(l);
+		}
+		lw_account(l, home, (uint64_t)(mb * nb) * ipux_dtype_size(odt));
+	}
+	if (lw_emit(l, x1, cs1))
+		return -1;
+	if (m.pk > 1 && (lw_emit(l, x2, cs2) || (cs3 != IPU_GRAPH_INVALID && lw_emit(l, IPU_GRAPH_INVALID, cs3))))
+		return -1;
+	if (x3 != IPU_GRAPH_INVALID && lw_emit(l, x3, IPU_GRAPH_INVALID))
+		return -1;
+	return 1;
+}

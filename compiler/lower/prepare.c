@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prepare.c - IR rewrites that reduce the ops the lowering must know:
+ *   Gemm -> [Transpose] MatMul [Mul alpha] [Add beta*C]
+ *   BatchNormalization (constant parameters) -> Mul + Add per channel
+ *   Sum/Max/Min/Mean with n inputs -> chains of two-input ops
+ *   Cast to bool -> Not(Equal(x, 0))
+ *   LayerNormalization without bias -> zero bias
+ *   Reduce with empty axes and noop_with_empty_axes -> Identity
+ * then refolds constants (transposed weights, scaled biases) and drops dead
+ * nodes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/passes.h"
+#include "lower_internal.h"
+
+static int const_scalar(struct ir_graph *g, const char *base, int dt, double v,
+			int rank, struct ir_error *e)
+{
+	struct ir_tensor t;
+	int64_t d[IR_MAX_RANK];
+	int x = ir_value_add_unique(g, base, e);
+
+	for (int i = 0; i < rank; i++)
+		d[i] = 1;
+	if (x < 0 || ir_tensor_alloc(&t, dt, rank, d, e))
+		return -1;
+	ir_set_f(t.data, dt, 0, v);
+	ir_value_set_const(&g->vals[x], &t);
+	return x;
+}
+
+/* Inserts `op`(in) -> new value before node pos; returns the value. */
+static int add_node(struct ir_graph *g, int *pos, const char *name,
+		    const char *op, const int *in, int nin, struct ir_error *e)
+{
+	char buf[300];
+	int v, ni;
+
+	snprintf(buf, sizeof(buf), "%s/%s", name, op);
+	v = ir_value_add_unique(g, buf, e);
+	if (v < 0)
+		return -1;
+	ni = ir_node_insert(g, *pos, g->vals[v].name, op, in, nin, &v, 1, e);
+	if (ni < 0)
+		return -1;
+	(*pos)++;
+	return v;
+}
+
+static int set_op(struct ir_node *n, const char *op, struct ir_error *e)
+{
+	char *s = strdup(op);
+
+	if (!s)
+		return ir_err(e, "out of memory");
+	free(n->op);
+	n->op = s;
+	return 0;
+}
+
+static int gemm(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	char name[256];
+	int a = n->in[0], b = n->in[1], c = n->nin > 2 ? n->in[2] : -1, out = n->out[0];
+	int ta = (int)ir_attr_int(n, "transA", 0), tb = (int)ir_attr_int(n, "transB", 0);
+	double alpha = ir_attr_float(n, "alpha", 1), beta = ir_attr_float(n, "beta", 1);
+	int dt = g->vals[a].dtype, pos = *pi, in[2], y;
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	if (ta && (a = add_node(g, &pos, name, "Transpose", &a, 1, e)) < 0)
+		return -1;
+	if (tb && (b = add_node(g, &pos, name, "Transpose", &b, 1, e)) < 0)
+		return -1;
+	in[0] = a;
+	in[1] = b;
+	if ((y = add_node(g, &pos, name, "MatMul", in, 2, e)) < 0)
+		return -1;
+	if (alpha != 1) {
+		in[0] = y;
+		if ((in[1] = const_scalar(g, "alpha", dt, alpha, 0, e)) < 0 ||
+		    (y = add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+			return -1;
+	}
+	if (c >= 0 && beta != 0) {
+		if (beta != 1) {
+			in[0] = c;
+			if ((in[1] = const_scalar(g, "beta", dt, beta, 0, e)) < 0 ||
+			    (c = add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+				return -1;
+		}
+		in[0] = y;
+		in[1] = c;
+		if ((y = add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+			return -1;
+	}
+	/* the Gemm node becomes an Identity writing the original output */
+	n = &g->nodes[pos];
+	n->in[0] = y;
+	n->nin = 1;
+	(void)out;
+	for (int k = n->nattrs - 1; k >= 0; k--)
+		ir_attr_remove(n, n->attrs[k].name);
+	*pi = pos;
+	return set_op(n, "Identity", e);
+}
+
+static int batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *x = &g->vals[n->in[0]];
+	int64_t C = x->dims[1], d[IR_MAX_RANK];
+	double eps = ir_attr_float(n, "epsilon", 1e-5);
+	struct ir_tensor s, b;
+	int sv, bv, pos = *pi, in[2], y, dt = x->dtype, rank = x->rank;
+	char name[256];
+
+	for (int k = 1; k < 5; k++)
+		if (!g->vals[n->in[k]].data)
+			return ir_node_err(e, g, n, "parameters must be constants to lower");
+	for (int i = 0; i < rank - 1; i++)
+		d[i] = i == 0 ? C : 1;
+	if (ir_tensor_alloc(&s, dt, rank - 1, d, e))
+		return -1;
+	if (ir_tensor_alloc(&b, dt, rank - 1, d, e)) {
+		ir_tensor_free(&s);
+		return -1;
+	}
+	for (int64_t c = 0; c < C; c++) {
+		const struct ir_value *p[4];
+		double f;
+
+		for (int k = 0; k < 4; k++)
+			p[k] = &g->vals[n->in[k + 1]];
+		f = ir_get_f(p[0]->data, p[0]->dtype, (size_t)c) /
+		    sqrt(ir_get_f(p[3]->data, p[3]->dtype, (size_t)c) + eps);
+		ir_set_f(s.data, dt, (size_t)c, f);
+		ir_set_f(b.data, dt, (size_t)c, ir_get_f(p[1]->data, p[1]->dtype, (size_t)c) -
+			 ir_get_f(p[2]->data, p[2]->dtype, (size_t)c) * f);
+	}
+	snprintf(name, sizeof(name), "%s", n->name);
+	sv = ir_value_add_unique(g, "bn_scale", e);
+	bv = sv < 0 ? -1 : ir_value_add_unique(g, "bn_shift", e);
+	if (bv < 0) {
+		ir_tensor_free(&s);
+		ir_tensor_free(&b);
+		return -1;
+	}
+	ir_value_set_const(&g->vals[sv], &s);
+	ir_value_set_const(&g->vals[bv], &b);
+	in[0] = g->nodes[*pi].in[0];
+	in[1] = sv;
+	if ((y = add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+		return -1;
+	n = &g->nodes[pos];
+	n->in[0] = y;
+	n->in[1] = bv;
+	n->nin = 2;
+	for (int k = n->nattrs - 1; k >= 0; k--)
+		ir_attr_remove(n, n->attrs[k].name);
+	*pi = pos;
+	return set_op(n, "Add", e);
+}
+
+static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int mean = !strcmp(n->op, "Mean"), pos = *pi, acc = n->in[0], in[2];
+	const char *bin = mean || !strcmp(n->op, "Sum") ? "Add" : n->op;
+	char name[256], op[16];
+	int nin = n->nin, last[2];
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(op, sizeof(op), "%s", bin);
+	for (int k = 1; k < nin - (mean ? 0 : 1); k++) {
+		in[0] = acc;
+		in[1] = g->nodes[pos].in[k];
+		if ((acc = add_node(g, &pos, name, op, in, 2, e)) < 0)
+			return -1;
+	}
+	n = &g->nodes[pos];
+	if (mean) {
+		last[0] = acc;
+		if ((last[1] = const_scalar(g, "mean_scale", g->vals[acc].dtype, 1.0 / nin, 0, e)) < 0)
+			return -1;
+		n = &g->nodes[pos];
+		n->in[0] = last[0];
+		n->in[1] = last[1];
+		n->nin = 2;
+		*pi = pos;
+		return set_op(n, "Mul", e);
+	}
+	if (nin == 1) {
+		*pi = pos;
+		return set_op(n, "Identity", e);
+	}
+	n->in[0] = acc;
+	n->in[1] = n->in[nin - 1];
+	n->nin = 2;
+	*pi = pos;
+	return set_op(n, op, e);
+}
+
+static int cast_bool(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int pos = *pi, in[2], y;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	in[0] = n->in[0];
+	if ((in[1] = const_scalar(g, "zero", g->vals[in[0]].dtype, 0, 0, e)) < 0 ||
+	    (y = add_node(g, &pos, name, "Equal", in, 2, e)) < 0)
+		return -1;
+	n = &g->nodes[pos];
+	n->in[0] = y;
+	ir_attr_remove(n, "to");
+	*pi = pos;
+	return set_op(n, "Not", e);
+}
+
+static int layernorm_bias(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *sc = &g->vals[n->in[1]];
+	struct ir_tensor t;
+	int v, *ni;
+
+	if (ir_tensor_alloc(&t, sc->dtype, sc->rank, sc->dims, e))
+		return -1;
+	v = ir_value_add_unique(g, "ln_zero_bias", e);
+	if (v < 0) {
+		ir_tensor_free(&t);
+		return -1;
+	}
+	ir_value_set_const(&g->vals[v], &t);
+	n = &g->nodes[*pi];
+	ni = realloc(n->in, 3 * sizeof(int));
+	if (!ni)
+		return ir_err(e, "out of memory");
+	n->in = ni;
+	n->in[2] = v;
+	n->nin = 3;
+	return 0;
+}
+
+int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e)
+{
+	struct ir_infer_opts io = { .fold = 1 };
+
+	for (int i = 0; i < g->nnodes; i++) {
+		struct ir_node *n = &g->nodes[i];
+		int r = 0;
+
+		if (n->dead)
+			continue;
+		if (!strcmp(n->op, "Gemm"))
+			r = gemm(g, &i, e);
+		else if (!strcmp(n->op, "BatchNormalization"))
+			r = batchnorm(g, &i, e);
+		else if ((!strcmp(n->op, "Sum") || !strcmp(n->op, "Max") || !strcmp(n->op, "Min") ||
+			  !strcmp(n->op, "Mean")) && (n->nin != 2 || !strcmp(n->op, "Mean")))
+			r = variadic(g, &i, e);
+		else if (!strcmp(n->op, "Cast") && ir_attr_int(n, "to", 0) == IR_BOOL &&
+			 g->vals[n->in[0]].dtype != IR_BOOL)
+			r = cast_bool(g, &i, e);
+		else if (!strcmp(n->op, "LayerNormalization") && (n->nin < 3 || n->in[2] < 0))
+			r = layernorm_bias(g, &i, e);
+		else if (!strncmp(n->op, "Reduce", 6) && ir_attr_int(n, "noop_with_empty_axes", 0) &&
+			 (n->nin < 2 || n->in[1] < 0 || ir_value_numel(&g->vals[n->in[1]]) == 0)) {
+			n->nin = 1;
+			r = set_op(n, "Identity", e);
+		}
+		if (r)
+			return -1;
+	}
+	ir_graph_link(g);
+	if (ir_infer(g, &io, e) || ir_pass_identity(g, e) < 0 || ir_pass_dce(g, e) < 0)
+		return -1;
+	return 0;
+}
