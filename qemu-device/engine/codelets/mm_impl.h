@@ -135,25 +135,61 @@ MM_TARGET static void MM_FN(pack_conv)(float *bp, const struct mm_args *g,
 			size_t oh = oh0, ow = ow0;
 			int64_t hoff = (int64_t)(kh * cv->dH) - (int64_t)cv->pt;
 			int64_t woff = (int64_t)(kw * cv->dW) - (int64_t)cv->pl;
+			int64_t W = (int64_t)cv->W, sW = (int64_t)cv->sW;
+			/* output columns ow in [wlo, whi) read inside the row */
+			int64_t wlo = woff >= 0 ? 0 : (-woff + sW - 1) / sW;
+			int64_t whi = W - woff <= 0 ? 0 : (W - woff + sW - 1) / sW;
 			size_t plane = ic * cv->H * cv->W;
 			float *row = p + k * MM_NR;
 
-			for (j = 0; j < nr; j++) {
+			j = 0;
+			while (j < nr) {
+				size_t run = nr - j < cv->OW - ow ? nr - j : cv->OW - ow;
 				int64_t ih = (int64_t)(oh * cv->sH) + hoff;
-				int64_t iw = (int64_t)(ow * cv->sW) + woff;
-				float x = 0;
+				size_t t;
 
-				if (ih >= 0 && ih < (int64_t)cv->H && iw >= 0 &&
-				    iw < (int64_t)cv->W) {
-					size_t si = plane + (size_t)ih * cv->W +
-						    (size_t)iw;
+				if (ih < 0 || ih >= (int64_t)cv->H) {
+					for (t = 0; t < run; t++)
+						row[j + t] = 0;
+				} else {
+					size_t rb = plane + (size_t)ih * cv->W;
+					/* [ow, ow+run) = zeros, [a, e) inside, zeros */
+					int64_t a0 = (int64_t)ow, e0 = (int64_t)(ow + run);
+					int64_t a = a0 > wlo ? a0 : wlo;
+					int64_t e = e0 < whi ? e0 : whi;
+					/* d[o] is row[j + o - ow], in[o] is element rb + o*sW + woff */
+					float *d = row + j;
+					size_t na = (size_t)(a - a0), ne = (size_t)(e - a0);
 
-					x = g->f16 ? cl_h2f(
-							     ((const uint16_t *)b)[si])
-						   : ((const float *)b)[si];
+					if (e < a)
+						na = ne = run;
+					for (t = 0; t < na; t++)
+						d[t] = 0;
+					if (ne > na) {
+						/* a >= wlo: the first input column is >= 0 */
+						size_t first = rb + (size_t)(a * sW + woff);
+
+						if (g->f16) {
+							const uint16_t *src = (const uint16_t *)b + first;
+
+							for (t = na; t < ne; t++)
+								d[t] = cl_h2f(src[(t - na) * (size_t)sW]);
+						} else if (sW == 1) {
+							memcpy(d + na, (const float *)b + first,
+							       (ne - na) * sizeof(float));
+						} else {
+							const float *src = (const float *)b + first;
+
+							for (t = na; t < ne; t++)
+								d[t] = src[(t - na) * (size_t)sW];
+						}
+					}
+					for (t = ne; t < run; t++)
+						d[t] = 0;
 				}
-				row[j] = x;
-				if (++ow == cv->OW) {
+				j += run;
+				ow += run;
+				if (ow == cv->OW) {
 					ow = 0;
 					oh++;
 				}
