@@ -59,5 +59,15 @@ int lw_layout(struct lw *l, const struct ir_node *n);
  * MatMul + Mul + Add, BatchNormalization -> Mul + Add, variadic ops ->
  * chains, ...) and refolds constants. */
 int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e);
+/* Helpers of the preparation: a constant filled with v (shape all 1s of
+ * `rank`), a node inserted before *pos (advancing it) returning its new
+ * output value, an op rename. */
+int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
+		    int rank, struct ir_error *e);
+int lp_add_node(struct ir_graph *g, int *pos, const char *name, const char *op,
+		const int *in, int nin, struct ir_error *e);
+int lp_set_op(struct ir_node *n, const char *op, struct ir_error *e);
+/* prepare_decompose.c: per-node rewrites into lowered ops (see there). */
+int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
 
 #endif

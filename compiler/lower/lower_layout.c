@@ -170,8 +170,11 @@ static int pad(struct lw *l, const struct ir_node *n)
 	const struct ir_value *cv = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
 	const char *mode = ir_attr_str(n, "mode", "constant");
 	uint32_t p[4 + 3 * R], np = 0;
-	double val = cv ? ir_get_f(cv->data, cv->dtype, 0) : 0;
+	double val;
 
+	if (cv && !cv->data)
+		return lw_fail(l, "the pad value must be a constant to lower");
+	val = cv ? ir_get_f(cv->data, cv->dtype, 0) : 0;
 	if (x->rank > (int)IPUX_MAX_RANK)
 		return lw_fail(l, "rank %d pad is more than the device's %u", x->rank, IPUX_MAX_RANK);
 	p[np++] = (uint32_t)x->rank;

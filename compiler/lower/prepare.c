@@ -18,7 +18,7 @@
 #include "ipu/passes.h"
 #include "lower_internal.h"
 
-static int const_scalar(struct ir_graph *g, const char *base, int dt, double v,
+int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
 			int rank, struct ir_error *e)
 {
 	struct ir_tensor t;
@@ -35,7 +35,7 @@ static int const_scalar(struct ir_graph *g, const char *base, int dt, double v,
 }
 
 /* Inserts `op`(in) -> new value before node pos; returns the value. */
-static int add_node(struct ir_graph *g, int *pos, const char *name,
+int lp_add_node(struct ir_graph *g, int *pos, const char *name,
 		    const char *op, const int *in, int nin, struct ir_error *e)
 {
 	char buf[300];
@@ -52,7 +52,7 @@ static int add_node(struct ir_graph *g, int *pos, const char *name,
 	return v;
 }
 
-static int set_op(struct ir_node *n, const char *op, struct ir_error *e)
+int lp_set_op(struct ir_node *n, const char *op, struct ir_error *e)
 {
 	char *s = strdup(op);
 
@@ -73,30 +73,30 @@ static int gemm(struct ir_graph *g, int *pi, struct ir_error *e)
 	int dt = g->vals[a].dtype, pos = *pi, in[2], y;
 
 	snprintf(name, sizeof(name), "%s", n->name);
-	if (ta && (a = add_node(g, &pos, name, "Transpose", &a, 1, e)) < 0)
+	if (ta && (a = lp_add_node(g, &pos, name, "Transpose", &a, 1, e)) < 0)
 		return -1;
-	if (tb && (b = add_node(g, &pos, name, "Transpose", &b, 1, e)) < 0)
+	if (tb && (b = lp_add_node(g, &pos, name, "Transpose", &b, 1, e)) < 0)
 		return -1;
 	in[0] = a;
 	in[1] = b;
-	if ((y = add_node(g, &pos, name, "MatMul", in, 2, e)) < 0)
+	if ((y = lp_add_node(g, &pos, name, "MatMul", in, 2, e)) < 0)
 		return -1;
 	if (alpha != 1) {
 		in[0] = y;
-		if ((in[1] = const_scalar(g, "alpha", dt, alpha, 0, e)) < 0 ||
-		    (y = add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+		if ((in[1] = lp_const_scalar(g, "alpha", dt, alpha, 0, e)) < 0 ||
+		    (y = lp_add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
 			return -1;
 	}
 	if (c >= 0 && beta != 0) {
 		if (beta != 1) {
 			in[0] = c;
-			if ((in[1] = const_scalar(g, "beta", dt, beta, 0, e)) < 0 ||
-			    (c = add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+			if ((in[1] = lp_const_scalar(g, "beta", dt, beta, 0, e)) < 0 ||
+			    (c = lp_add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
 				return -1;
 		}
 		in[0] = y;
 		in[1] = c;
-		if ((y = add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+		if ((y = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
 			return -1;
 	}
 	/* the Gemm node becomes an Identity writing the original output */
@@ -107,7 +107,7 @@ static int gemm(struct ir_graph *g, int *pi, struct ir_error *e)
 	for (int k = n->nattrs - 1; k >= 0; k--)
 		ir_attr_remove(n, n->attrs[k].name);
 	*pi = pos;
-	return set_op(n, "Identity", e);
+	return lp_set_op(n, "Identity", e);
 }
 
 static int batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -155,7 +155,7 @@ static int batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
 	ir_value_set_const(&g->vals[bv], &b);
 	in[0] = g->nodes[*pi].in[0];
 	in[1] = sv;
-	if ((y = add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+	if ((y = lp_add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
 		return -1;
 	n = &g->nodes[pos];
 	n->in[0] = y;
@@ -164,7 +164,7 @@ static int batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
 	for (int k = n->nattrs - 1; k >= 0; k--)
 		ir_attr_remove(n, n->attrs[k].name);
 	*pi = pos;
-	return set_op(n, "Add", e);
+	return lp_set_op(n, "Add", e);
 }
 
 static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -180,30 +180,30 @@ static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
 	for (int k = 1; k < nin - (mean ? 0 : 1); k++) {
 		in[0] = acc;
 		in[1] = g->nodes[pos].in[k];
-		if ((acc = add_node(g, &pos, name, op, in, 2, e)) < 0)
+		if ((acc = lp_add_node(g, &pos, name, op, in, 2, e)) < 0)
 			return -1;
 	}
 	n = &g->nodes[pos];
 	if (mean) {
 		last[0] = acc;
-		if ((last[1] = const_scalar(g, "mean_scale", g->vals[acc].dtype, 1.0 / nin, 0, e)) < 0)
+		if ((last[1] = lp_const_scalar(g, "mean_scale", g->vals[acc].dtype, 1.0 / nin, 0, e)) < 0)
 			return -1;
 		n = &g->nodes[pos];
 		n->in[0] = last[0];
 		n->in[1] = last[1];
 		n->nin = 2;
 		*pi = pos;
-		return set_op(n, "Mul", e);
+		return lp_set_op(n, "Mul", e);
 	}
 	if (nin == 1) {
 		*pi = pos;
-		return set_op(n, "Identity", e);
+		return lp_set_op(n, "Identity", e);
 	}
 	n->in[0] = acc;
 	n->in[1] = n->in[nin - 1];
 	n->nin = 2;
 	*pi = pos;
-	return set_op(n, op, e);
+	return lp_set_op(n, op, e);
 }
 
 static int cast_bool(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -214,14 +214,14 @@ static int cast_bool(struct ir_graph *g, int *pi, struct ir_error *e)
 
 	snprintf(name, sizeof(name), "%s", n->name);
 	in[0] = n->in[0];
-	if ((in[1] = const_scalar(g, "zero", g->vals[in[0]].dtype, 0, 0, e)) < 0 ||
-	    (y = add_node(g, &pos, name, "Equal", in, 2, e)) < 0)
+	if ((in[1] = lp_const_scalar(g, "zero", g->vals[in[0]].dtype, 0, 0, e)) < 0 ||
+	    (y = lp_add_node(g, &pos, name, "Equal", in, 2, e)) < 0)
 		return -1;
 	n = &g->nodes[pos];
 	n->in[0] = y;
 	ir_attr_remove(n, "to");
 	*pi = pos;
-	return set_op(n, "Not", e);
+	return lp_set_op(n, "Not", e);
 }
 
 static int layernorm_bias(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -274,8 +274,10 @@ int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e)
 		else if (!strncmp(n->op, "Reduce", 6) && ir_attr_int(n, "noop_with_empty_axes", 0) &&
 			 (n->nin < 2 || n->in[1] < 0 || ir_value_numel(&g->vals[n->in[1]]) == 0)) {
 			n->nin = 1;
-			r = set_op(n, "Identity", e);
+			r = lp_set_op(n, "Identity", e);
 		}
+		if (!r && !n->dead)
+			r = lp_decompose(g, &i, e);
 		if (r)
 			return -1;
 	}

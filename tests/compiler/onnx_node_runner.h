@@ -27,6 +27,11 @@ struct node_outcome {
 };
 
 void run_node_test(const char *dir, struct node_outcome *o);
+struct ipu_target;
+/* Compiles the test for target t, runs it on the in-process device and
+ * compares with the expected outputs. */
+void run_node_test_device(const char *dir, const struct ipu_target *t,
+			  struct node_outcome *o);
 const char *node_result_name(enum node_result r);
 
 #endif
