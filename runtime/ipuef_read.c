@@ -236,7 +236,9 @@ static uint32_t expected_version(uint32_t type)
 	return 0;
 }
 
-static int check_header(struct ipuef_file *f, char *err, size_t errlen)
+/* Check the header; on success *hsize is where blob 0 starts. */
+static int check_header(struct ipuef_file *f, uint64_t *hsize_out, char *err,
+			size_t errlen)
 {
 	const uint8_t *b = f->buf;
 	uint32_t hsize, stored, crc;
@@ -294,7 +296,8 @@ static int check_header(struct ipuef_file *f, char *err, size_t errlen)
 				  (unsigned long long)f->nblobs *
 					  IPUEF_BLOB_HEADER_SIZE,
 				  (unsigned long long)(fsize - hsize));
-	return (int)hsize;
+	*hsize_out = hsize;
+	return 0;
 }
 
 /* Check one blob's header, bounds, padding and CRC; fill its info. */
@@ -390,12 +393,11 @@ static int build_indexes(struct ipuef_file *f, char *err, size_t errlen)
 static int parse(struct ipuef_file *f, char *err, size_t errlen)
 {
 	uint32_t meta_blob = 0, exe_blob = 0;
-	uint64_t off;
-	int rc = check_header(f, err, errlen);
+	uint64_t off = 0;
+	int rc = check_header(f, &off, err, errlen);
 
-	if (rc < 0)
+	if (rc)
 		return rc;
-	off = (uint64_t)rc;
 	f->blobs = calloc(f->nblobs + 1, sizeof(*f->blobs));
 	f->tensors = calloc(f->nblobs + 1, sizeof(*f->tensors));
 	f->opaques = calloc(f->nblobs + 1, sizeof(*f->opaques));

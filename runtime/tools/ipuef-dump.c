@@ -128,12 +128,45 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 	}
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped;
- * the reader guarantees valid UTF-8, which JSON carries as is. */
-static void jstr(const char *s)
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
 {
+	unsigned c = s[0], min, len;
+
+	if (c < 0x80)
+		return 1;
+	if ((c & 0xe0) == 0xc0)
+		len = 2, c &= 0x1f, min = 0x80;
+	else if ((c & 0xf0) == 0xe0)
+		len = 3, c &= 0x0f, min = 0x800;
+	else if ((c & 0xf8) == 0xf0)
+		len = 4, c &= 0x07, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (unsigned i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	return c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ? 0 : len;
+}
+
+/*
+ * A JSON string: quotes, backslashes and control characters escaped.
+ * Names from the file are valid UTF-8 (the reader checks); the file path
+ * may not be, and its invalid bytes become U+FFFD so the output stays JSON.
+ */
+static void jstr(const char *str)
+{
+	const unsigned char *p = (const unsigned char *)str;
+	size_t n = strlen(str);
+
 	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	while (n) {
+		size_t k;
+
 		switch (*p) {
 		case '"': fputs("\\\"", stdout); break;
 		case '\\': fputs("\\\\", stdout); break;
@@ -141,11 +174,22 @@ static void jstr(const char *s)
 		case '\t': fputs("\\t", stdout); break;
 		case '\r': fputs("\\r", stdout); break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				printf("\\u%04x", *p);
-			else
-				putchar(*p);
+				break;
+			}
+			k = utf8_len(p, n);
+			if (!k) {
+				fputs("\\ufffd", stdout);
+				break;
+			}
+			fwrite(p, 1, k, stdout);
+			p += k;
+			n -= k;
+			continue;
 		}
+		p++;
+		n--;
 	}
 	putchar('"');
 }

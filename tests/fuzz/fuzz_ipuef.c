@@ -8,12 +8,16 @@
  * instead of all dying at the checksum.  An accepted file is walked through
  * every accessor; a refused one must come with a known error code and a
  * message.  Any crash, leak, sanitizer report or abort() is a finding.
+ *
+ * The same input also goes to the .npy parser, the runtime's other reader
+ * of untrusted files (the corpus holds a .npy seed).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ipu/ipuef.h"
+#include "ipu/npy.h"
 #include "ipuef_sample.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -83,9 +87,36 @@ static void parse(const uint8_t *data, size_t size)
 		abort();
 }
 
+static void parse_npy(const uint8_t *data, size_t size)
+{
+	struct ipurt_npy a;
+	char err[512];
+	int rc;
+
+	err[0] = 0;
+	rc = ipurt_npy_parse(data, size, &a, err, sizeof(err));
+	if (rc == 0) {
+		uint64_t n = ipurt_dtype_size(a.dtype);
+
+		for (uint32_t i = 0; i < a.rank; i++)
+			n *= a.dims[i];
+		if (n != a.size || a.rank > IPURT_NPY_MAX_RANK || !a.data)
+			abort();
+		if (a.size)
+			sink = ((const uint8_t *)a.data)[a.size - 1];
+		ipurt_npy_free(&a);
+		return;
+	}
+	if (a.data || !err[0] ||
+	    !strcmp(ipurt_npy_err_name(rc), "IPURT_NPY_E_UNKNOWN"))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *copy;
+
+	parse_npy(data, size);
 
 	parse(data, size);
 	copy = malloc(size ? size : 1);

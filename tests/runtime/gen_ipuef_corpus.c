@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * gen_ipuef_corpus DIR - write the seed corpus of the .ipuef fuzzer: the
- * sample model and smaller and larger variants, all made by the writer.
+ * sample model and smaller and larger variants, all made by the writer,
+ * and a .npy file (the fuzzer feeds every input to both parsers).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ipu/ipuef.h"
+#include "ipu/npy.h"
 #include "ipuef_sample.h"
 
 static int save(const char *dir, const char *name, struct ipuef_writer *w)
@@ -73,5 +75,17 @@ int main(int argc, char **argv)
 	ipuef_writer_add_opaque(w, "ipu-compile", "", "", 0, NULL, 0);
 	ipuef_writer_add_opaque(w, "other", "9", "xyz", 3, NULL, 0);
 	rc |= save(argv[1], "frozen.ipuef", w);
+	{
+		const struct ipuef_tensor *t = &sample_tensors[0];
+		struct ipurt_npy arr = { t->dtype, t->rank, { t->dims[0], t->dims[1] },
+				       (void *)t->data, (size_t)t->size };
+		char path[4096], err[256];
+
+		snprintf(path, sizeof(path), "%s/w1.npy", argv[1]);
+		if (ipurt_npy_write(path, &arr, err, sizeof(err))) {
+			fprintf(stderr, "gen_ipuef_corpus: %s\n", err);
+			rc = 1;
+		}
+	}
 	return rc ? 1 : 0;
 }

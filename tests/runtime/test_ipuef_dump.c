@@ -104,6 +104,24 @@ TEST(json)
 	free(out);
 }
 
+/* A file name that is not UTF-8 still gives valid JSON. */
+TEST(json_odd_path)
+{
+	char odd[96], cmd[512], *out = NULL;
+
+	snprintf(odd, sizeof(odd), "%s/m\xff\"x.ipuef", dir);
+	REQUIRE(link(model, odd) == 0);
+	snprintf(cmd, sizeof(cmd),
+		 "%s --json '%s' | /usr/bin/python3 -c 'import json,sys; "
+		 "d=json.loads(sys.stdin.buffer.read().decode(\"utf-8\")); "
+		 "assert d[\"file\"].endswith(\"m\\ufffd\\\"x.ipuef\"), d[\"file\"]; print(\"ok\")'",
+		 DUMP, odd);
+	CHECK_EQ_INT(run(cmd, &out), 0);
+	CHECK(out && !strcmp(out, "ok\n"));
+	free(out);
+	unlink(odd);
+}
+
 TEST(errors)
 {
 	char cmd[256], *out = NULL, *e;
@@ -173,6 +191,7 @@ int main(int argc, char **argv)
 	}
 	RUN(text);
 	RUN(json);
+	RUN(json_odd_path);
 	RUN(errors);
 	rc = TH_DONE();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
