@@ -229,6 +229,8 @@ static int wait_for(struct ipurt_ring *r, int (*op)(struct ipurt_ring *, void *)
 		return rc;
 	if (timeout_ns == 0)
 		return IPURT_RING_TIMEOUT;
+	if (timeout_ns > 0)
+		deadline = now_ns() + timeout_ns;
 	for (int i = 0; i < SPIN_TRIES + YIELD_TRIES; i++) {
 		/* Pause first; then give the CPU away, which is what lets a
 		 * peer sharing our core make progress without a sleep. */
@@ -240,8 +242,6 @@ static int wait_for(struct ipurt_ring *r, int (*op)(struct ipurt_ring *, void *)
 		if (rc != IPURT_RING_AGAIN)
 			return rc;
 	}
-	if (timeout_ns > 0)
-		deadline = now_ns() + timeout_ns;
 	for (;;) {
 		uint32_t s = atomic_load_explicit(seq, memory_order_acquire);
 		struct timespec rel, *relp = NULL;
