@@ -8,7 +8,7 @@
 RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
 RUNTIME_OBJS := $(RUNTIME_SRCS:%.c=$(BUILD)/%.o)
 RUNTIME_LIB := $(BUILD)/libipurt.a
-RUNTIME_DEPLIBS := $(BUILD)/libipuengine.a
+RUNTIME_DEPLIBS := $(BUILD)/libipu.a $(BUILD)/libipuengine.a
 RUNTIME_LINK = -Wl,--start-group $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) -Wl,--end-group
 RUNTIME_TOOLS := ipuef-dump
 RUNTIME_PROGRAMS := $(RUNTIME_TOOLS:%=$(BUILD)/bin/%)

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device_manager.c - the DeviceManager: every device the process may use
+ * (model specs it was given, /dev/ipuN nodes present), which of them are
+ * taken, and a wait for one to be released.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+struct dm_dev {
+	char *spec;
+	struct ipu_device *dev;		/* opened lazily */
+	struct ipu_device_info info;
+	int busy;
+};
+
+struct ipurt_device_manager {
+	pthread_mutex_t lock;
+	pthread_cond_t released;
+	struct dm_dev *devs;
+	uint32_t n;
+};
+
+static int add_spec(struct ipurt_device_manager *dm, const char *spec, size_t len)
+{
+	struct dm_dev *n = realloc(dm->devs, (dm->n + 1) * sizeof(*n));
+
+	if (!n)
+		return IPURT_E_NOMEM;
+	dm->devs = n;
+	memset(&n[dm->n], 0, sizeof(n[dm->n]));
+	n[dm->n].spec = strndup(spec, len);
+	if (!n[dm->n].spec)
+		return IPURT_E_NOMEM;
+	dm->n++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* /dev/ipuN nodes, sorted by name. */
+static int add_dev_nodes(struct ipurt_device_manager *dm)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *e;
+	char *names[64];
+	uint32_t n = 0, i;
+	int rc = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < 64) {
+		if (!strncmp(e->d_name, "ipu", 3) && e->d_name[3] >= '0' && e->d_name[3] <= '9') {
+			char path[300];
+
+			snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+			names[n] = strdup(path);
+			if (!names[n]) {
+				rc = IPURT_E_NOMEM;
+				break;
+			}
+			n++;
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (i = 0; i < n; i++) {
+		if (!rc)
+			rc = add_spec(dm, names[i], strlen(names[i]));
+		free(names[i]);
+	}
+	return rc;
+}
+
+int ipurt_dm_create(const char *specs, struct ipurt_device_manager **out, char *err,
+		    size_t errlen)
+{
+	struct ipurt_device_manager *dm = calloc(1, sizeof(*dm));
+	pthread_condattr_t ca;
+	const char *p;
+	int rc = 0;
+
+	*out = NULL;
+	if (!dm) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	pthread_mutex_init(&dm->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&dm->released, &ca);
+	pthread_condattr_destroy(&ca);
+	if (!specs || !*specs)
+		specs = "model";
+	for (p = specs; *p && !rc;) {
+		size_t len = strcspn(p, ",");
+
+		if (len)
+			rc = add_spec(dm, p, len);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!rc)
+		rc = add_dev_nodes(dm);
+	if (rc) {
+		rt_errf(err, errlen, "out of memory");
+		ipurt_dm_destroy(dm);
+		return rc;
+	}
+	*out = dm;
+	return 0;
+}
+
+void ipurt_dm_destroy(struct ipurt_device_manager *dm)
+{
+	uint32_t i;
+
+	if (!dm)
+		return;
+	for (i = 0; i < dm->n; i++) {
+		ipu_close(dm->devs[i].dev);
+		free(dm->devs[i].spec);
+	}
+	free(dm->devs);
+	pthread_mutex_destroy(&dm->lock);
+	pthread_cond_destroy(&dm->released);
+	free(dm);
+}
+
+uint32_t ipurt_dm_count(const struct ipurt_device_manager *dm)
+{
+	return dm->n;
+}
+
+const char *ipurt_dm_spec(const struct ipurt_device_manager *dm, uint32_t i)
+{
+	return i < dm->n ? dm->devs[i].spec : NULL;
+}
+
+/* Why device i cannot ever run the model, or NULL. Lock held. */
+static const char *unsuitable(struct dm_dev *d, const struct ipurt_device_req *req,
+			      char *why, size_t len)
+{
+	char err[200];
+
+	if (!d->dev) {
+		if (ipu_open(d->spec, &d->dev, err, sizeof(err))) {
+			snprintf(why, len, "%s: cannot open: %s", d->spec, err);
+			d->dev = NULL;
+			return why;
+		}
+		ipu_info(d->dev, &d->info);
+	}
+	if (d->info.num_tiles < req->num_tiles) {
+		snprintf(why, len, "%s: %u tiles, model needs %u", d->spec, d->info.num_tiles,
+			 req->num_tiles);
+		return why;
+	}
+	if (d->info.tile_mem < req->tile_mem) {
+		snprintf(why, len, "%s: %u bytes per tile, model needs %u", d->spec,
+			 d->info.tile_mem, req->tile_mem);
+		return why;
+	}
+	if (req->ipu_version && *req->ipu_version &&
+	    strcmp(req->ipu_version, d->info.version_name)) {
+		snprintf(why, len, "%s: is %s, model was compiled for %s", d->spec,
+			 d->info.version_name, req->ipu_version);
+		return why;
+	}
+	return NULL;
+}
+
+int ipurt_dm_acquire(struct ipurt_device_manager *dm, const struct ipurt_device_req *req,
+		     enum ipurt_wait_policy policy, int64_t wait_timeout_ns,
+		     struct ipu_device **dev, char *err, size_t errlen)
+{
+	struct timespec dl;
+	int rc;
+
+	*dev = NULL;
+	if (policy == IPURT_WAIT_TIMEOUT) {
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_sec += wait_timeout_ns / 1000000000;
+		dl.tv_nsec += wait_timeout_ns % 1000000000;
+		if (dl.tv_nsec >= 1000000000) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000;
+		}
+	}
+	pthread_mutex_lock(&dm->lock);
+	for (;;) {
+		char why[1024] = "", one[256];
+		uint32_t i, suitable = 0;
+
+		for (i = 0; i < dm->n; i++) {
+			struct dm_dev *d = &dm->devs[i];
+
+			if (unsuitable(d, req, one, sizeof(one))) {
+				size_t l = strlen(why);
+
+				snprintf(why + l, sizeof(why) - l, "%s%s", l ? "; " : "", one);
+				continue;
+			}
+			suitable++;
+			if (d->busy)
+				continue;
+			rc = ipu_attach(d->dev);
+			if (rc) /* another process holds it */
+				continue;
+			d->busy = 1;
+			*dev = d->dev;
+			pthread_mutex_unlock(&dm->lock);
+			return 0;
+		}
+		if (!suitable) {
+			pthread_mutex_unlock(&dm->lock);
+			rt_errf(err, errlen, "no device can run this model (%u tiles x %u bytes%s%s): %s",
+				req->num_tiles, req->tile_mem, req->ipu_version ? ", " : "",
+				req->ipu_version ? req->ipu_version : "",
+				dm->n ? why : "no devices");
+			return IPURT_E_NO_DEVICE;
+		}
+		if (policy == IPURT_WAIT_NONE) {
+			pthread_mutex_unlock(&dm->lock);
+			rt_errf(err, errlen, "all %u suitable devices are in use", suitable);
+			return IPURT_E_BUSY;
+		}
+		if (policy == IPURT_WAIT_FOREVER) {
+			pthread_cond_wait(&dm->released, &dm->lock);
+		} else if (pthread_cond_timedwait(&dm->released, &dm->lock, &dl) == ETIMEDOUT) {
+			pthread_mutex_unlock(&dm->lock);
+			rt_errf(err, errlen, "no suitable device became free within %lld ns",
+				(long long)wait_timeout_ns);
+			return IPURT_E_TIMEOUT;
+		}
+	}
+}
+
+void ipurt_dm_release(struct ipurt_device_manager *dm, struct ipu_device *dev)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&dm->lock);
+	for (i = 0; i < dm->n; i++) {
+		if (dm->devs[i].dev == dev && dm->devs[i].busy) {
+			ipu_detach(dev);
+			dm->devs[i].busy = 0;
+			pthread_cond_broadcast(&dm->released);
+		}
+	}
+	pthread_mutex_unlock(&dm->lock);
+}

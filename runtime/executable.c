@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * executable.c - the Executable: the model's engine image on a device,
+ * with its programs run and stopped by name or index.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+struct ipurt_executable {
+	struct ipu_device *dev;
+	const struct ipuef_file *f;
+};
+
+int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
+			  struct ipurt_executable **out, char *err, size_t errlen)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	struct ipurt_executable *x;
+	const void *img;
+	size_t len;
+	char derr[256];
+	int rc;
+
+	*out = NULL;
+	if (m->exe_format_major != IPUX_VERSION_MAJOR || m->exe_format_minor > IPUX_VERSION_MINOR) {
+		rt_errf(err, errlen,
+			"the model's executable is format %u.%u; this runtime's devices run %u.%u",
+			m->exe_format_major, m->exe_format_minor, IPUX_VERSION_MAJOR,
+			IPUX_VERSION_MINOR);
+		return IPURT_E_MODEL;
+	}
+	img = ipuef_executable(f, &len);
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	rc = ipu_load(dev, img, len, derr, sizeof(derr));
+	if (rc) {
+		rt_errf(err, errlen, "the device refused the model's executable: %s (%s)", derr,
+			ipu_err_name(rc));
+		free(x);
+		return rc;
+	}
+	x->dev = dev;
+	x->f = f;
+	*out = x;
+	return 0;
+}
+
+void ipurt_executable_free(struct ipurt_executable *x)
+{
+	free(x);
+}
+
+int ipurt_executable_program(const struct ipurt_executable *x, const char *name)
+{
+	const struct ipuef_program *p = ipuef_find_program(x->f, name);
+
+	return p ? (int)p->index : -1;
+}
+
+int ipurt_executable_run(struct ipurt_executable *x, uint32_t prog, int64_t timeout_ns,
+			 char *err, size_t errlen)
+{
+	uint64_t seq;
+	char derr[256];
+	int rc = ipu_run(x->dev, prog, &seq);
+
+	if (timeout_ns == 0)
+		timeout_ns = -1; /* 0 means no timeout here, not a poll */
+	if (rc) {
+		rt_errf(err, errlen, "cannot start program %u: %s", prog, ipu_strerror(rc));
+		return rc;
+	}
+	rc = ipu_wait(x->dev, seq, timeout_ns, derr, sizeof(derr));
+	if (rc == IPU_E_TIMEOUT) {
+		ipu_abort(x->dev);
+		rt_errf(err, errlen, "program %u did not finish within %lld ns (aborted)", prog,
+			(long long)timeout_ns);
+		return IPURT_E_TIMEOUT;
+	}
+	if (rc)
+		rt_errf(err, errlen, "program %u failed: %s", prog, derr);
+	return rc;
+}
+
+int ipurt_executable_stop(struct ipurt_executable *x)
+{
+	return ipu_abort(x->dev);
+}
+
+struct ipu_device *ipurt_executable_device(const struct ipurt_executable *x)
+{
+	return x->dev;
+}

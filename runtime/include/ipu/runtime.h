@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipu/runtime.h - the Model Runtime (libipurt): load an .ipuef model onto
+ * an IPU device and run inference requests.
+ *
+ * The components follow the Model Runtime's split (seed 002):
+ *
+ *   DeviceManager  finds a device that satisfies the model (tiles, memory,
+ *                  IPU version) among every backend, and waits for one if
+ *                  all are busy
+ *   Executable     uploads the executable and runs/stops its programs
+ *   Session        binds TensorData to the Load program's streams (with a
+ *                  predicate to exclude tensors the user overrides), runs
+ *                  Load once, then serves requests; owns a QueueManager
+ *   QueueManager   one SPSC RingBuffer per anchor holding pointers to the
+ *                  user's memory (no copies) and a feeder thread that moves
+ *                  them into the device's streams in order, so the host
+ *                  prepares request k+1 while the device runs request k
+ *   ModelRunner    the one-call API: execute / execute_async + wait, with
+ *                  timeouts, I/O validation, dynamic batch sizing and
+ *                  conditional execution of fused models
+ *
+ * Errors: negative codes (IPURT_E_* below, or the engine's / the .ipuef
+ * reader's, which they pass through) and a one-line message in `err`.
+ * No global state; a ModelRunner may be used by many threads at once.
+ */
+#ifndef IPU_RUNTIME_H
+#define IPU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipu/dtype.h"
+#include "ipu/ipu.h"
+#include "ipu/ipuef.h"
+
+enum ipurt_err {
+	IPURT_E_NOMEM = -300,
+	IPURT_E_INVAL = -301,		/* bad argument */
+	IPURT_E_NO_DEVICE = -302,	/* no device satisfies the model */
+	IPURT_E_BUSY = -303,		/* all suitable devices in use (no wait) */
+	IPURT_E_TIMEOUT = -304,		/* request or device wait timed out */
+	IPURT_E_NAME = -305,		/* no anchor of that name */
+	IPURT_E_DTYPE = -306,		/* tensor dtype differs from the anchor's */
+	IPURT_E_SHAPE = -307,		/* tensor shape incompatible with the anchor */
+	IPURT_E_MISSING = -308,		/* a required anchor was not provided */
+	IPURT_E_BATCH = -309,		/* batch sizes disagree or not a multiple */
+	IPURT_E_MODEL = -310,		/* model file unusable (no main program, ...) */
+	IPURT_E_DEVICE = -311,		/* the device failed a request */
+	IPURT_E_CANCELLED = -312,	/* dropped by a timeout recovery or close */
+	IPURT_E_CLOSED = -313,		/* runner is shutting down */
+};
+
+/* Stable name of any code this library returns ("IPURT_E_SHAPE", ...). */
+const char *ipurt_err_name(int err);
+
+/* ------------------------------------------------------------------ */
+/* DeviceManager                                                        */
+/* ------------------------------------------------------------------ */
+
+struct ipurt_device_manager;
+
+enum ipurt_wait_policy {
+	IPURT_WAIT_NONE = 0,	/* fail with IPURT_E_BUSY at once */
+	IPURT_WAIT_TIMEOUT = 1,	/* wait up to wait_timeout_ns */
+	IPURT_WAIT_FOREVER = 2,
+};
+
+/* What a model needs from a device. */
+struct ipurt_device_req {
+	uint32_t num_tiles;
+	uint32_t tile_mem;
+	const char *ipu_version;	/* "ipu2", "ipu21" or NULL for any */
+};
+
+/*
+ * A manager of the devices listed in `specs` (comma-separated libipu
+ * specs, e.g. "model,model:tiles=64") plus every /dev/ipuN present.
+ * specs NULL or "" means "model" (one in-process device of the default
+ * size).  Devices are opened lazily.
+ */
+int ipurt_dm_create(const char *specs, struct ipurt_device_manager **out, char *err,
+		    size_t errlen);
+void ipurt_dm_destroy(struct ipurt_device_manager *dm);
+uint32_t ipurt_dm_count(const struct ipurt_device_manager *dm);
+/* Spec of device i (as listed). */
+const char *ipurt_dm_spec(const struct ipurt_device_manager *dm, uint32_t i);
+/*
+ * Take a free device that satisfies req (attached, exclusively ours until
+ * ipurt_dm_release).  IPURT_E_NO_DEVICE if none could ever satisfy it
+ * (the message lists what each device lacks), IPURT_E_BUSY / TIMEOUT if
+ * all suitable ones stay busy under the wait policy.
+ */
+int ipurt_dm_acquire(struct ipurt_device_manager *dm, const struct ipurt_device_req *req,
+		     enum ipurt_wait_policy policy, int64_t wait_timeout_ns,
+		     struct ipu_device **dev, char *err, size_t errlen);
+void ipurt_dm_release(struct ipurt_device_manager *dm, struct ipu_device *dev);
+
+/* ------------------------------------------------------------------ */
+/* Executable and Session                                               */
+/* ------------------------------------------------------------------ */
+
+struct ipurt_executable;
+
+/* Upload the model's executable to dev (verified by the device). */
+int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
+			  struct ipurt_executable **out, char *err, size_t errlen);
+void ipurt_executable_free(struct ipurt_executable *x);
+/* Program index by name ("load", "main", "save"), or -1. */
+int ipurt_executable_program(const struct ipurt_executable *x, const char *name);
+/* Run a program to completion (its streams must be fed by the caller). */
+int ipurt_executable_run(struct ipurt_executable *x, uint32_t prog, int64_t timeout_ns,
+			 char *err, size_t errlen);
+/* Stop whatever runs on the device (queued buffers are cancelled). */
+int ipurt_executable_stop(struct ipurt_executable *x);
+struct ipu_device *ipurt_executable_device(const struct ipurt_executable *x);
+
+/* A tensor handed to the runtime: a view of the caller's memory. */
+struct ipurt_tensor {
+	const char *name;		/* anchor name */
+	uint32_t dtype;			/* enum ipurt_dtype */
+	uint32_t rank;
+	uint64_t dims[IPUEF_MAX_RANK];
+	void *data;			/* C order, stays valid until done */
+};
+
+/* Exclude a TensorData tensor from automatic binding (return non-zero). */
+typedef int (*ipurt_tensor_predicate)(const char *name, void *ctx);
+
+struct ipurt_session_opts {
+	ipurt_tensor_predicate exclude;	/* NULL: bind every TensorData */
+	void *exclude_ctx;
+	/* user data for excluded (or any) TensorData anchors */
+	const struct ipurt_tensor *overrides;
+	uint32_t num_overrides;
+	int64_t load_timeout_ns;	/* for the Load program; < 0 forever */
+};
+
+struct ipurt_session;
+
+/*
+ * Upload the executable, bind TensorData (streams of the Load program),
+ * run Load once.  The session keeps `f` (the caller keeps it open).
+ */
+int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
+			 const struct ipurt_session_opts *opts, struct ipurt_session **out,
+			 char *err, size_t errlen);
+void ipurt_session_destroy(struct ipurt_session *s);
+struct ipurt_executable *ipurt_session_executable(struct ipurt_session *s);
+const struct ipuef_file *ipurt_session_file(const struct ipurt_session *s);
+/*
+ * Run a named program once, synchronously, feeding the given tensors to
+ * their anchors' streams (e.g. "save" with its output anchors).
+ */
+int ipurt_session_run_program(struct ipurt_session *s, const char *program,
+			      const struct ipurt_tensor *tensors, uint32_t n,
+			      int64_t timeout_ns, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* QueueManager                                                         */
+/* ------------------------------------------------------------------ */
+
+struct ipurt_queue_manager;
+
+/* Called once per finished run with its status (from the QM's thread). */
+typedef void (*ipurt_run_done_fn)(void *ctx, void *run_tag, int status, const char *msg);
+
+/*
+ * The session's QueueManager (seed: Session::createQueueManager): one ring
+ * of `depth` entries (a power of two) per anchor of the Main program.
+ */
+int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
+				       ipurt_run_done_fn done, void *done_ctx,
+				       struct ipurt_queue_manager **out, char *err,
+				       size_t errlen);
+void ipurt_qm_destroy(struct ipurt_queue_manager *qm);
+/* Anchor index of a name in the model's metadata, or -1. */
+int ipurt_qm_anchor(const struct ipurt_queue_manager *qm, const char *name);
+/*
+ * Enqueue one request: for each listed anchor the pointer to its data
+ * (exactly the anchor's bytes), then a run of Main tagged `run_tag`.
+ * Thread-safe; blocks while the rings are full.  The buffers must stay
+ * valid until `done` is called for run_tag.
+ */
+int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
+		     void *const *buffers, uint32_t n, void *run_tag);
+/*
+ * Recover from a stuck request: abort the device, fail every queued and
+ * running request with `status`, keep the loaded model.  Thread-safe.
+ */
+void ipurt_qm_recover(struct ipurt_queue_manager *qm, int status);
+
+/* ------------------------------------------------------------------ */
+/* ModelRunner                                                          */
+/* ------------------------------------------------------------------ */
+
+#define IPURT_NO_BATCHING_DIM 0xffffffffu
+
+struct ipurt_config {
+	/* a request not done after this long fails with IPURT_E_TIMEOUT and
+	 * the pipeline is recovered; 0 waits forever */
+	uint64_t timeout_ns;
+	/* every user input and output anchor must be given, names, dtypes and
+	 * shapes are checked (names, dtypes and sizes are always checked) */
+	int validate_io_params;
+	/* dynamic batch sizing (seed 002 §2.9): IPURT_NO_BATCHING_DIM = only
+	 * multiples of the compiled batch along the model's batch dim */
+	uint32_t batching_dim;
+	uint32_t ring_buffer_size;	/* requests in flight, power of two */
+	enum ipurt_wait_policy wait_policy;	/* when all devices are busy */
+	int64_t wait_timeout_ns;
+	const char *device;		/* libipu spec; NULL: ask the manager */
+	struct ipurt_device_manager *dm;	/* NULL: a private one */
+};
+
+/* Defaults: timeout 0, validate on, no batching dim, 16 rings, wait none. */
+void ipurt_config_init(struct ipurt_config *c);
+
+struct ipurt_runner;
+struct ipurt_future;
+
+int ipurt_runner_create(const char *path, const struct ipurt_config *cfg,
+			struct ipurt_runner **out, char *err, size_t errlen);
+/* Same, from a file already open (kept open by the caller). */
+int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_config *cfg,
+			     struct ipurt_runner **out, char *err, size_t errlen);
+void ipurt_runner_destroy(struct ipurt_runner *r);
+const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r);
+struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r);
+
+/* Run one request to completion. */
+int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
+			 uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
+			 char *err, size_t errlen);
+/* Start a request; wait for it with ipurt_future_wait. */
+int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
+			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
+			       struct ipurt_future **f, char *err, size_t errlen);
+/*
+ * Wait for a request (timeout_ns < 0: up to the runner's timeout_ns, or
+ * forever if that is 0).  Returns its status.  The future stays valid for
+ * more waits until ipurt_future_free.
+ */
+int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, size_t errlen);
+void ipurt_future_free(struct ipurt_future *f);
+
+#endif /* IPU_RUNTIME_H */

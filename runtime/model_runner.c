@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: MIT
+/*
+ * model_runner.c - the ModelRunner: validate a request's tensors against
+ * the model's anchors, split it into device runs of the compiled batch
+ * (dynamic batch sizing), fill a fused model's index, queue the runs on
+ * the QueueManager and complete the request's future when they are done.
+ *
+ * Tensors go to the device in place whenever a run's slice of them is
+ * contiguous and whole; only a partial last batch or a batch dimension
+ * other than the outermost goes through a scratch buffer (inputs gathered
+ * and zero-padded before, outputs scattered back after).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+struct ipurt_runner {
+	struct ipurt_config cfg;
+	struct ipuef_file *own_file;
+	const struct ipuef_file *f;
+	const struct ipuef_metadata *m;
+	struct ipurt_device_manager *dm, *own_dm;
+	struct ipu_device *dev;
+	struct ipurt_session *s;
+	struct ipurt_queue_manager *qm;
+	uint32_t main_prog;
+	int index_anchor;		/* anchor of kind INDEX, or -1 */
+};
+
+/* How one tensor maps onto its anchor's runs. */
+struct binding {
+	uint32_t anchor;
+	const struct ipuef_anchor *a;
+	uint8_t *data;
+	int output;
+	uint64_t outer, bu, bc, inner;	/* bytes of inner; bu/bc rows along bd */
+	int staged;			/* goes through scratch */
+	uint64_t scratch_off;		/* of run 0; run r at + r * run_bytes */
+};
+
+struct ipurt_future {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	struct ipurt_runner *r;
+	uint32_t remaining;
+	int status;
+	int done;
+	char msg[256];
+	struct binding *b;
+	uint32_t nb, nruns;
+	uint8_t *scratch;
+	int32_t index;
+};
+
+void ipurt_config_init(struct ipurt_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->validate_io_params = 1;
+	c->batching_dim = IPURT_NO_BATCHING_DIM;
+	c->ring_buffer_size = 16;
+	c->wait_policy = IPURT_WAIT_NONE;
+}
+
+static void deadline(struct timespec *ts, int64_t ns)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ns / 1000000000;
+	ts->tv_nsec += ns % 1000000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+/* Copy run `run`'s rows between the user's tensor and its device chunk. */
+static void move_rows(const struct binding *b, uint32_t run, uint8_t *chunk, int to_user)
+{
+	uint64_t r0 = (uint64_t)run * b->bc, rows, o;
+
+	rows = r0 >= b->bu ? 0 : (b->bu - r0 < b->bc ? b->bu - r0 : b->bc);
+	for (o = 0; o < b->outer; o++) {
+		uint8_t *dev = chunk + o * b->bc * b->inner;
+		uint8_t *usr = b->data + (o * b->bu + r0) * b->inner;
+
+		if (to_user) {
+			memcpy(usr, dev, rows * b->inner);
+		} else {
+			memcpy(dev, usr, rows * b->inner);
+			memset(dev + rows * b->inner, 0, (b->bc - rows) * b->inner);
+		}
+	}
+}
+
+static void run_done(void *ctx, void *tag, int status, const char *msg)
+{
+	struct ipurt_future *f = tag;
+	uint32_t i, run;
+
+	(void)ctx;
+	pthread_mutex_lock(&f->lock);
+	if (status && !f->status) {
+		f->status = status;
+		snprintf(f->msg, sizeof(f->msg), "%s", msg && *msg ? msg : ipurt_err_name(status));
+	}
+	if (--f->remaining == 0) {
+		if (!f->status) {
+			for (i = 0; i < f->nb; i++) {
+				const struct binding *b = &f->b[i];
+
+				if (!b->output || !b->staged)
+					continue;
+				for (run = 0; run < f->nruns; run++)
+					move_rows(b, run, f->scratch + b->scratch_off +
+							  run * b->outer * b->bc * b->inner, 1);
+			}
+		}
+		f->done = 1;
+		pthread_cond_broadcast(&f->cv);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
+{
+	struct ipurt_device_req req;
+	int rc, prog;
+	uint32_t i;
+
+	r->m = ipuef_metadata(r->f);
+	req.num_tiles = r->m->num_tiles;
+	req.tile_mem = r->m->tile_mem;
+	req.ipu_version = r->m->ipu_version;
+	if (r->cfg.dm) {
+		r->dm = r->cfg.dm;
+	} else {
+		rc = ipurt_dm_create(r->cfg.device, &r->own_dm, err, errlen);
+		if (rc)
+			return rc;
+		r->dm = r->own_dm;
+	}
+	rc = ipurt_dm_acquire(r->dm, &req, r->cfg.wait_policy, r->cfg.wait_timeout_ns, &r->dev,
+			      err, errlen);
+	if (rc)
+		return rc;
+	rc = ipurt_session_create(r->dev, r->f, NULL, &r->s, err, errlen);
+	if (rc)
+		return rc;
+	prog = ipurt_executable_program(ipurt_session_executable(r->s), "main");
+	r->main_prog = (uint32_t)prog;
+	r->index_anchor = -1;
+	for (i = 0; i < r->m->num_anchors; i++)
+		if (r->m->anchors[i].kind == IPUEF_ANCHOR_INDEX)
+			r->index_anchor = (int)i;
+	return ipurt_session_create_queue_manager(r->s, r->cfg.ring_buffer_size, run_done, r,
+						  &r->qm, err, errlen);
+}
+
+int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_config *cfg,
+			     struct ipurt_runner **out, char *err, size_t errlen)
+{
+	struct ipurt_runner *r = calloc(1, sizeof(*r));
+	int rc;
+
+	*out = NULL;
+	if (!r) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	if (cfg)
+		r->cfg = *cfg;
+	else
+		ipurt_config_init(&r->cfg);
+	r->f = f;
+	rc = open_runner(r, err, errlen);
+	if (rc) {
+		ipurt_runner_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int ipurt_runner_create(const char *path, const struct ipurt_config *cfg,
+			struct ipurt_runner **out, char *err, size_t errlen)
+{
+	struct ipuef_file *f;
+	int rc = ipuef_open(path, &f, err, errlen);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	rc = ipurt_runner_create_from(f, cfg, out, err, errlen);
+	if (rc) {
+		ipuef_close(f);
+		return rc;
+	}
+	(*out)->own_file = f;
+	return 0;
+}
+
+void ipurt_runner_destroy(struct ipurt_runner *r)
+{
+	if (!r)
+		return;
+	ipurt_qm_destroy(r->qm);
+	ipurt_session_destroy(r->s);
+	if (r->dev)
+		ipurt_dm_release(r->dm, r->dev);
+	ipurt_dm_destroy(r->own_dm);
+	ipuef_close(r->own_file);
+	free(r);
+}
+
+const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r)
+{
+	return r->f;
+}
+
+struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r)
+{
+	return r->dev;
+}
+
+/* Batch dimension of an anchor under the config, or NONE. */
+static uint32_t batch_dim(const struct ipurt_runner *r, const struct ipuef_anchor *a)
+{
+	uint32_t bd = r->cfg.batching_dim != IPURT_NO_BATCHING_DIM ? r->cfg.batching_dim
+								      : a->batch_dim;
+
+	return a->kind == IPUEF_ANCHOR_USER && bd < a->rank ? bd : IPUEF_NO_BATCH_DIM;
+}
+
+static int bind_tensor(const struct ipurt_runner *r, const struct ipurt_tensor *t, int output,
+		       struct binding *b, char *err, size_t errlen)
+{
+	char want[160], got[160];
+	const struct ipuef_anchor *a;
+	uint32_t i, bd;
+	int idx = -1;
+
+	for (i = 0; i < r->m->num_anchors; i++)
+		if (t->name && !strcmp(r->m->anchors[i].name, t->name))
+			idx = (int)i;
+	if (idx < 0) {
+		rt_errf(err, errlen, "the model has no anchor '%s'", t->name ? t->name : "(null)");
+		return IPURT_E_NAME;
+	}
+	a = &r->m->anchors[idx];
+	if ((a->direction == IPUEF_OUTPUT) != output || a->kind == IPUEF_ANCHOR_TENSOR_DATA ||
+	    !(a->programs & (1ull << r->main_prog))) {
+		rt_errf(err, errlen, "'%s' is %s, not %s of the main program", a->name,
+			a->kind == IPUEF_ANCHOR_TENSOR_DATA ? "a weight (TensorData) anchor" :
+			a->direction == IPUEF_OUTPUT ? "an output" : "an input",
+			output ? "an output" : "an input");
+		return IPURT_E_NAME;
+	}
+	rt_shape_str(a->dtype, a->rank, a->dims, want, sizeof(want));
+	rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
+	if (t->dtype != a->dtype) {
+		rt_errf(err, errlen, "'%s': got %s, the model needs %s", a->name, got, want);
+		return IPURT_E_DTYPE;
+	}
+	if (!t->data) {
+		rt_errf(err, errlen, "'%s': no data", a->name);
+		return IPURT_E_INVAL;
+	}
+	bd = batch_dim(r, a);
+	if (t->rank != a->rank)
+		goto bad_shape;
+	for (i = 0; i < a->rank; i++)
+		if (i != bd && t->dims[i] != a->dims[i])
+			goto bad_shape;
+	memset(b, 0, sizeof(*b));
+	b->anchor = (uint32_t)idx;
+	b->a = a;
+	b->data = t->data;
+	b->output = output;
+	b->outer = 1;
+	b->inner = ipurt_dtype_size(a->dtype);
+	if (bd == IPUEF_NO_BATCH_DIM) {
+		b->bu = b->bc = 1;
+		for (i = 0; i < a->rank; i++)
+			b->inner *= a->dims[i];
+		return 0;
+	}
+	for (i = 0; i < bd; i++)
+		b->outer *= a->dims[i];
+	for (i = bd + 1; i < a->rank; i++)
+		b->inner *= a->dims[i];
+	b->bc = a->dims[bd];
+	b->bu = t->dims[bd];
+	if (b->bu == 0 || (r->cfg.batching_dim == IPURT_NO_BATCHING_DIM && b->bu % b->bc)) {
+		rt_errf(err, errlen,
+			"'%s': got %s; dimension %u must be %s %llu (the compiled batch)%s", a->name,
+			got, bd, r->cfg.batching_dim == IPURT_NO_BATCHING_DIM ? "a multiple of" :
+			"at least 1, compiled", (unsigned long long)b->bc,
+			r->cfg.batching_dim == IPURT_NO_BATCHING_DIM ?
+				"; set batching_dim for other batch sizes" : "");
+		return IPURT_E_BATCH;
+	}
+	return 0;
+bad_shape:
+	rt_errf(err, errlen, "'%s': got %s, the model needs %s%s", a->name, got, want,
+		bd != IPUEF_NO_BATCH_DIM ? " (any batch along the batch dimension)" : "");
+	return IPURT_E_SHAPE;
+}
+
+/* The subgraph K of "graphK/name", or -1. */
+static int graph_of(const char *name)
+{
+	char *end;
+	long k;
+
+	if (strncmp(name, "graph", 5))
+		return -1;
+	k = strtol(name + 5, &end, 10);
+	return end != name + 5 && *end == '/' && k >= 0 && k < 1 << 20 ? (int)k : -1;
+}
+
+static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32_t nin,
+		   const struct ipurt_tensor *out, uint32_t nout, struct ipurt_future *f,
+		   char *err, size_t errlen)
+{
+	uint32_t i, j, n = nin + nout;
+	uint64_t runs = 0, scratch = 0;
+	const struct binding *first = NULL;
+	int rc, graph = -1, have_index = 0;
+
+	f->b = calloc(n ? n : 1, sizeof(*f->b));
+	if (!f->b)
+		return IPURT_E_NOMEM;
+	for (i = 0; i < n; i++) {
+		const struct ipurt_tensor *t = i < nin ? &in[i] : &out[i - nin];
+		struct binding *b = &f->b[i];
+		uint64_t nr;
+
+		rc = bind_tensor(r, t, i >= nin, b, err, errlen);
+		if (rc)
+			return rc;
+		for (j = 0; j < i; j++) {
+			if (f->b[j].anchor == b->anchor) {
+				rt_errf(err, errlen, "'%s' is given twice", b->a->name);
+				return IPURT_E_INVAL;
+			}
+		}
+		if ((int)b->anchor == r->index_anchor) {
+			have_index = 1;
+			continue;
+		}
+		if (r->index_anchor >= 0) {
+			int k = graph_of(b->a->name);
+
+			if (graph >= 0 && k != graph) {
+				rt_errf(err, errlen,
+					"'%s' and an earlier tensor belong to different subgraphs: one request runs one subgraph",
+					b->a->name);
+				return IPURT_E_INVAL;
+			}
+			graph = k;
+		}
+		nr = (b->bu + b->bc - 1) / b->bc;
+		if (b->bc == 1 && b->bu == 1 && b->outer == 1 && batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM)
+			nr = 0; /* unbatched: fits any run count */
+		if (nr) {
+			if (first && (nr != runs || b->bu * first->bc != first->bu * b->bc)) {
+				rt_errf(err, errlen,
+					"'%s' has batch %llu, but '%s' has %llu (compiled batches %llu and %llu)",
+					b->a->name, (unsigned long long)b->bu, first->a->name,
+					(unsigned long long)first->bu, (unsigned long long)b->bc,
+					(unsigned long long)first->bc);
+				return IPURT_E_BATCH;
+			}
+			runs = nr;
+			first = b;
+		}
+	}
+	if (!runs)
+		runs = 1;
+	for (i = 0; i < n; i++) {
+		struct binding *b = &f->b[i];
+
+		if (batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM && runs > 1 && b->output) {
+			rt_errf(err, errlen, "output '%s' has no batch dimension but the request spans %llu runs",
+				b->a->name, (unsigned long long)runs);
+			return IPURT_E_BATCH;
+		}
+		/* in place when every run's slice is contiguous and whole */
+		b->staged = b->bu % b->bc != 0 || (b->outer > 1 && runs > 1);
+		if (b->staged) {
+			b->scratch_off = scratch;
+			scratch += runs * b->outer * b->bc * b->inner;
+			scratch = (scratch + 63) & ~63ull;
+		}
+	}
+	if (r->cfg.validate_io_params) {
+		char missing[512] = "";
+
+		for (i = 0; i < r->m->num_anchors; i++) {
+			const struct ipuef_anchor *a = &r->m->anchors[i];
+			int found = 0;
+
+			if (a->kind != IPUEF_ANCHOR_USER || !(a->programs & (1ull << r->main_prog)))
+				continue;
+			for (j = 0; j < n && !found; j++)
+				found = f->b[j].anchor == i;
+			if (!found) {
+				size_t l = strlen(missing);
+
+				snprintf(missing + l, sizeof(missing) - l, "%s'%s'", l ? ", " : "",
+					 a->name);
+			}
+		}
+		if (missing[0]) {
+			rt_errf(err, errlen,
+				"missing %s (validate_io_params is on: every input and output must be given%s)",
+				missing, r->index_anchor >= 0 ?
+				"; turn it off to run one subgraph of a fused model" : "");
+			return IPURT_E_MISSING;
+		}
+	}
+	if (r->index_anchor >= 0 && !have_index) {
+		if (graph < 0) {
+			rt_errf(err, errlen,
+				"fused model: give 'index' or tensors named graphK/... so the subgraph is known");
+			return IPURT_E_MISSING;
+		}
+		f->index = graph;
+	}
+	f->nb = n;
+	f->nruns = (uint32_t)runs;
+	if (scratch) {
+		f->scratch = aligned_alloc(64, scratch);
+		if (!f->scratch)
+			return IPURT_E_NOMEM;
+	}
+	return 0;
+}
+
+static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f)
+{
+	uint32_t run, i, n = f->nb + 1;
+	uint32_t *anchors = malloc(n * sizeof(*anchors));
+	void **bufs = malloc(n * sizeof(*bufs));
+	int rc = 0, have_index = 0;
+
+	if (!anchors || !bufs) {
+		free(anchors);
+		free(bufs);
+		return IPURT_E_NOMEM;
+	}
+	for (i = 0; i < f->nb; i++)
+		have_index |= (int)f->b[i].anchor == r->index_anchor;
+	for (run = 0; run < f->nruns && !rc; run++) {
+		uint32_t k = 0;
+
+		for (i = 0; i < f->nb; i++) {
+			struct binding *b = &f->b[i];
+			uint64_t chunk = b->outer * b->bc * b->inner;
+
+			anchors[k] = b->anchor;
+			if (b->staged) {
+				bufs[k] = f->scratch + b->scratch_off + run * chunk;
+				if (!b->output)
+					move_rows(b, run, bufs[k], 0);
+			} else if (batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM) {
+				bufs[k] = b->data;	/* same for every run (inputs only) */
+			} else {
+				bufs[k] = b->data + run * chunk;
+			}
+			k++;
+		}
+		if (r->index_anchor >= 0 && !have_index) {
+			anchors[k] = (uint32_t)r->index_anchor;
+			bufs[k] = &f->index;
+			k++;
+		}
+		rc = ipurt_qm_enqueue(r->qm, anchors, bufs, k, f);
+		if (rc) {
+			/* runs already queued will report; account for the rest */
+			pthread_mutex_lock(&f->lock);
+			f->remaining -= f->nruns - run - 1;
+			pthread_mutex_unlock(&f->lock);
+			run_done(r, f, rc, "the runner is closing");
+		}
+	}
+	free(anchors);
+	free(bufs);
+	return 0;
+}
+
+int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
+			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
+			       struct ipurt_future **out, char *err, size_t errlen)
+{
+	struct ipurt_future *f = calloc(1, sizeof(*f));
+	pthread_condattr_t ca;
+	int rc;
+
+	*out = NULL;
+	if (!f) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&f->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	f->r = r;
+	rc = prepare(r, inputs, nin, outputs, nout, f, err, errlen);
+	if (rc) {
+		if (rc == IPURT_E_NOMEM)
+			rt_errf(err, errlen, "out of memory");
+		ipurt_future_free(f);
+		return rc;
+	}
+	f->remaining = f->nruns;
+	enqueue_runs(r, f);
+	*out = f;
+	return 0;
+}
+
+int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, size_t errlen)
+{
+	int recover = 0, rc;
+
+	if (timeout_ns < 0) {
+		timeout_ns = (int64_t)f->r->cfg.timeout_ns;
+		recover = timeout_ns > 0;
+		if (!timeout_ns)
+			timeout_ns = -1;
+	}
+	pthread_mutex_lock(&f->lock);
+	if (!f->done && timeout_ns >= 0) {
+		struct timespec dl;
+
+		deadline(&dl, timeout_ns);
+		while (!f->done && pthread_cond_timedwait(&f->cv, &f->lock, &dl) != ETIMEDOUT)
+			;
+	}
+	if (!f->done && timeout_ns >= 0) {
+		pthread_mutex_unlock(&f->lock);
+		if (!recover) {
+			rt_errf(err, errlen, "request not finished after %lld ns", (long long)timeout_ns);
+			return IPURT_E_TIMEOUT;
+		}
+		/* the pipeline is stuck (e.g. inputs for another subgraph): reset it */
+		ipurt_qm_recover(f->r->qm, IPURT_E_TIMEOUT);
+		pthread_mutex_lock(&f->lock);
+		while (!f->done)
+			pthread_cond_wait(&f->cv, &f->lock);
+		pthread_mutex_unlock(&f->lock);
+		rt_errf(err, errlen,
+			"request timed out after %lld ns (does the model read inputs that were not given?); queued requests were cancelled",
+			(long long)timeout_ns);
+		return IPURT_E_TIMEOUT;
+	}
+	while (!f->done)
+		pthread_cond_wait(&f->cv, &f->lock);
+	rc = f->status;
+	if (rc)
+		rt_errf(err, errlen, "%s", f->msg);
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+void ipurt_future_free(struct ipurt_future *f)
+{
+	if (!f)
+		return;
+	/* a future must not be freed while the device still uses its buffers */
+	pthread_mutex_lock(&f->lock);
+	while (f->remaining && !f->done && f->b && f->nruns)
+		pthread_cond_wait(&f->cv, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->cv);
+	free(f->b);
+	free(f->scratch);
+	free(f);
+}
+
+int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
+			 uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
+			 char *err, size_t errlen)
+{
+	struct ipurt_future *f;
+	int rc = ipurt_runner_execute_async(r, inputs, nin, outputs, nout, &f, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = ipurt_future_wait(f, -1, err, errlen);
+	ipurt_future_free(f);
+	return rc;
+}

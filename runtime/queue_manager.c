@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * queue_manager.c - the QueueManager: per-anchor SPSC rings of pointers to
+ * user memory, a ring of run tokens, a feeder thread that moves buffers
+ * into the device's stream FIFOs and starts Main, and a completer thread
+ * that waits for each run in order and reports it.
+ *
+ * Producers (any thread) enqueue under one mutex, so each ring has one
+ * producer at a time and every request's buffers are in the same order on
+ * every ring; the device consumes each stream in FIFO order, so run k gets
+ * request k's buffers without any per-request bookkeeping on the device
+ * side.  This is also what makes conditional execution work: a request of
+ * a fused model queues only its subgraph's anchors, and the device only
+ * reads the streams of the branch the index selects.
+ *
+ * Recovery (after a timeout) bumps a generation number, aborts the device
+ * (cancelling running and queued runs and buffers) and drops what is still
+ * in the anchor rings; the feeder cancels tokens of an older generation.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/ringbuffer.h"
+#include "rt_internal.h"
+
+struct qm_token {
+	void *tag;
+	uint64_t gen;
+	uint64_t seq;
+};
+
+struct ipurt_queue_manager {
+	struct ipu_device *dev;
+	const struct ipuef_metadata *m;
+	uint32_t main_prog;
+	struct ipurt_ring **rings;	/* per anchor; NULL if Main does not use it */
+	uint64_t *bytes;
+	uint32_t depth;
+	struct ipurt_ring *runs;	/* producers -> feeder */
+	struct ipurt_ring *inflight;	/* feeder -> completer */
+	pthread_mutex_t plock;		/* producers, recovery */
+	pthread_mutex_t flock;		/* feeder's step, recovery */
+	_Atomic uint64_t gen;
+	ipurt_run_done_fn done;
+	void *done_ctx;
+	pthread_t feeder, completer;
+	int threads;
+};
+
+static void finish(struct ipurt_queue_manager *qm, struct qm_token *t, int status,
+		   const char *msg)
+{
+	qm->done(qm->done_ctx, t->tag, status, msg);
+	free(t);
+}
+
+static void drain_anchor_rings(struct ipurt_queue_manager *qm)
+{
+	uint32_t i;
+	void *buf;
+
+	for (i = 0; i < qm->m->num_anchors; i++)
+		while (qm->rings[i] && ipurt_ring_try_pop(qm->rings[i], &buf) == IPURT_RING_OK)
+			;
+}
+
+static void *feeder_main(void *arg)
+{
+	struct ipurt_queue_manager *qm = arg;
+	void *item;
+
+	while (ipurt_ring_pop(qm->runs, &item, -1) == IPURT_RING_OK) {
+		struct qm_token *t = item;
+		uint32_t i;
+		int rc = 0;
+		void *buf;
+
+		pthread_mutex_lock(&qm->flock);
+		if (t->gen != atomic_load(&qm->gen)) {
+			pthread_mutex_unlock(&qm->flock);
+			finish(qm, t, IPURT_E_CANCELLED, "cancelled by a timeout recovery");
+			continue;
+		}
+		for (i = 0; i < qm->m->num_anchors && !rc; i++) {
+			while (qm->rings[i] && ipurt_ring_try_pop(qm->rings[i], &buf) == IPURT_RING_OK) {
+				rc = ipu_stream_submit(qm->dev, qm->m->anchors[i].stream_id, buf,
+						       qm->bytes[i], 0);
+				if (rc)
+					break;
+			}
+		}
+		if (!rc)
+			rc = ipu_run(qm->dev, qm->main_prog, &t->seq);
+		pthread_mutex_unlock(&qm->flock);
+		if (rc) {
+			finish(qm, t, rc, ipu_strerror(rc));
+			continue;
+		}
+		if (ipurt_ring_push(qm->inflight, t, -1) != IPURT_RING_OK)
+			finish(qm, t, IPURT_E_CLOSED, "queue manager closed");
+	}
+	ipurt_ring_close(qm->inflight);
+	return NULL;
+}
+
+static void *completer_main(void *arg)
+{
+	struct ipurt_queue_manager *qm = arg;
+	void *item;
+
+	while (ipurt_ring_pop(qm->inflight, &item, -1) == IPURT_RING_OK) {
+		struct qm_token *t = item;
+		char msg[256] = "";
+		int rc = ipu_wait(qm->dev, t->seq, -1, msg, sizeof(msg));
+
+		if (rc == IPU_E_CANCELLED)
+			rc = IPURT_E_CANCELLED;
+		finish(qm, t, rc, msg);
+	}
+	return NULL;
+}
+
+int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
+				       ipurt_run_done_fn done, void *done_ctx,
+				       struct ipurt_queue_manager **out, char *err,
+				       size_t errlen)
+{
+	const struct ipuef_file *f = ipurt_session_file(s);
+	struct ipurt_queue_manager *qm;
+	int prog = ipurt_executable_program(ipurt_session_executable(s), "main");
+	uint32_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (!done || depth < 2 || depth > (1u << 20) || (depth & (depth - 1))) {
+		rt_errf(err, errlen, "ring buffer size %u must be a power of two in 2..%u", depth,
+			1u << 20);
+		return IPURT_E_INVAL;
+	}
+	if (prog < 0) {
+		rt_errf(err, errlen, "the model has no 'main' program");
+		return IPURT_E_MODEL;
+	}
+	qm = calloc(1, sizeof(*qm));
+	if (!qm) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	qm->dev = ipurt_executable_device(ipurt_session_executable(s));
+	qm->m = ipuef_metadata(f);
+	qm->main_prog = (uint32_t)prog;
+	qm->depth = depth;
+	qm->done = done;
+	qm->done_ctx = done_ctx;
+	pthread_mutex_init(&qm->plock, NULL);
+	pthread_mutex_init(&qm->flock, NULL);
+	qm->rings = calloc(qm->m->num_anchors ? qm->m->num_anchors : 1, sizeof(*qm->rings));
+	qm->bytes = calloc(qm->m->num_anchors ? qm->m->num_anchors : 1, sizeof(*qm->bytes));
+	if (!qm->rings || !qm->bytes)
+		rc = IPURT_E_NOMEM;
+	for (i = 0; !rc && i < qm->m->num_anchors; i++) {
+		const struct ipuef_anchor *a = &qm->m->anchors[i];
+
+		qm->bytes[i] = rt_anchor_bytes(a);
+		if (!(a->programs & (1ull << qm->main_prog)))
+			continue;
+		if (ipurt_ring_create(depth, &qm->rings[i]))
+			rc = IPURT_E_NOMEM;
+	}
+	if (!rc && (ipurt_ring_create(depth, &qm->runs) ||
+		    ipurt_ring_create(depth * 4, &qm->inflight)))
+		rc = IPURT_E_NOMEM;
+	if (!rc && pthread_create(&qm->feeder, NULL, feeder_main, qm))
+		rc = IPURT_E_NOMEM;
+	if (!rc) {
+		qm->threads = 1;
+		if (pthread_create(&qm->completer, NULL, completer_main, qm)) {
+			ipurt_ring_close(qm->runs);
+			pthread_join(qm->feeder, NULL);
+			qm->threads = 0;
+			rc = IPURT_E_NOMEM;
+		} else {
+			qm->threads = 2;
+		}
+	}
+	if (rc) {
+		rt_errf(err, errlen, "out of memory creating the queue manager");
+		ipurt_qm_destroy(qm);
+		return rc;
+	}
+	*out = qm;
+	return 0;
+}
+
+void ipurt_qm_destroy(struct ipurt_queue_manager *qm)
+{
+	uint32_t i;
+
+	if (!qm)
+		return;
+	if (qm->threads) {
+		/* cancel what has not run, stop what runs, let the threads drain */
+		pthread_mutex_lock(&qm->plock);
+		ipurt_ring_close(qm->runs);
+		pthread_mutex_lock(&qm->flock);
+		atomic_fetch_add(&qm->gen, 1);
+		ipu_abort(qm->dev);
+		drain_anchor_rings(qm);
+		pthread_mutex_unlock(&qm->flock);
+		pthread_mutex_unlock(&qm->plock);
+		pthread_join(qm->feeder, NULL);
+		if (qm->threads > 1)
+			pthread_join(qm->completer, NULL);
+	}
+	for (i = 0; qm->rings && i < qm->m->num_anchors; i++)
+		ipurt_ring_destroy(qm->rings[i]);
+	ipurt_ring_destroy(qm->runs);
+	ipurt_ring_destroy(qm->inflight);
+	free(qm->rings);
+	free(qm->bytes);
+	pthread_mutex_destroy(&qm->plock);
+	pthread_mutex_destroy(&qm->flock);
+	free(qm);
+}
+
+int ipurt_qm_anchor(const struct ipurt_queue_manager *qm, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < qm->m->num_anchors; i++)
+		if (!strcmp(qm->m->anchors[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
+		     void *const *buffers, uint32_t n, void *run_tag)
+{
+	struct qm_token *t;
+	uint32_t i;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		if (anchors[i] >= qm->m->num_anchors || !qm->rings[anchors[i]] || !buffers[i])
+			return IPURT_E_INVAL;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return IPURT_E_NOMEM;
+	t->tag = run_tag;
+	pthread_mutex_lock(&qm->plock);
+	t->gen = atomic_load(&qm->gen);
+	for (i = 0; i < n && !rc; i++)
+		if (ipurt_ring_push(qm->rings[anchors[i]], buffers[i], -1) != IPURT_RING_OK)
+			rc = IPURT_E_CLOSED;
+	if (!rc && ipurt_ring_push(qm->runs, t, -1) != IPURT_RING_OK)
+		rc = IPURT_E_CLOSED;
+	pthread_mutex_unlock(&qm->plock);
+	if (rc)
+		free(t);
+	return rc;
+}
+
+void ipurt_qm_recover(struct ipurt_queue_manager *qm, int status)
+{
+	(void)status; /* tokens of the old generation are reported cancelled */
+	pthread_mutex_lock(&qm->plock);
+	pthread_mutex_lock(&qm->flock);
+	atomic_fetch_add(&qm->gen, 1);
+	ipu_abort(qm->dev);
+	drain_anchor_rings(qm);
+	pthread_mutex_unlock(&qm->flock);
+	pthread_mutex_unlock(&qm->plock);
+}

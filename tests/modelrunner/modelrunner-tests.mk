@@ -1,0 +1,13 @@
+# Model Runtime tests on the in-process device: Session, DeviceManager,
+# QueueManager, ModelRunner.  rt_models.c builds their .ipuef models with
+# the graph builder and the .ipuef writer.
+MR_MODELS_OBJ := $(BUILD)/tests/modelrunner/rt_models.o
+MR_LINK = $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+CFLAGS_tests_modelrunner_ := -Itests/modelrunner
+
+$(BUILD)/tests/modelrunner/test_runner: $(BUILD)/tests/modelrunner/test_runner.o $(MR_MODELS_OBJ) \
+		$(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< -Wl,--start-group $(MR_LINK) -Wl,--end-group $(LDLIBS_BASE)
+
+TESTS += $(BUILD)/tests/modelrunner/test_runner
