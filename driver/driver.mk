@@ -1,0 +1,41 @@
+# ipu.ko (issue 6).  Not part of `make all`: it needs Debian's kernel
+# headers (linux-headers-amd64, installed by `make deps`).
+#
+#   make module        build build/kmod/driver/ipu.ko for the VM's kernel
+#   make module-check  checkpatch.pl --strict and sparse (C=1) on the driver
+#
+# The sources are copied into build/kmod/ and built there (M=...), so the
+# kernel build's by-products never land in the clone.  `make -C
+# /lib/modules/<ver>/build M=$PWD` with the top-level Kbuild works too.
+KVER = $(shell driver/kver.sh)
+KDIR = /lib/modules/$(KVER)/build
+KMOD_DIR := $(BUILD)/kmod
+KMOD := $(KMOD_DIR)/driver/ipu.ko
+KMOD_SRCS := $(wildcard driver/*.c driver/*.h) driver/Kbuild uapi/linux/ipu.h
+KSRC_DIR := $(BUILD)/linux-source
+
+.PHONY: module module-check
+module: $(KMOD)
+
+$(KMOD): $(KMOD_SRCS) Kbuild
+	@mkdir -p $(KMOD_DIR)/driver $(KMOD_DIR)/uapi/linux
+	cp -p $(filter driver/%,$(KMOD_SRCS)) $(KMOD_DIR)/driver/
+	cp -p uapi/linux/ipu.h $(KMOD_DIR)/uapi/linux/
+	cp -p Kbuild $(KMOD_DIR)/
+	$(MAKE) -C $(KDIR) M=$(abspath $(KMOD_DIR)) $(KMOD_FLAGS) modules
+
+# checkpatch.pl and kselftest_harness.h come from Debian's linux-source-6.1,
+# extracted here at build time (nothing of it is committed).
+$(KSRC_DIR)/.extracted:
+	@mkdir -p $(KSRC_DIR)
+	tar -C $(KSRC_DIR) --strip-components=1 -xf $$(ls /usr/src/linux-source-6.1.tar.* | head -n 1) \
+		--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
+		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
+	touch $@
+
+module-check: $(KSRC_DIR)/.extracted
+	$(KSRC_DIR)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f driver/*.c driver/*.h uapi/linux/ipu.h
+	rm -f $(KMOD)
+	$(MAKE) module KMOD_FLAGS="C=2 CF=-D__CHECK_ENDIAN__" 2>&1 | tee $(BUILD)/sparse.log
+	! grep -E 'warning|error' $(BUILD)/sparse.log

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ipu_dma.c - buffers for the device: pinned user pages (streams),
+ * registered io_uring buffers, kernel bounce copies (executables, tensors);
+ * their SG tables and the device's SG lists (struct ipu_hw_sg).
+ */
+#include <linux/bvec.h>
+#include <linux/dma-mapping.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+
+#include "ipu_drv.h"
+
+/* Map b->sgt and write the device's view of it (direct or SG list). */
+static int ipu_dma_map(struct ipu_device *idev, struct ipu_dma_buf *b)
+{
+	struct device *dev = &idev->pdev->dev;
+	struct scatterlist *sg;
+	unsigned int i, n;
+	int ret;
+
+	ret = dma_map_sgtable(dev, &b->sgt, b->dir, 0);
+	if (ret)
+		return ret;
+	b->mapped = true;
+	n = b->sgt.nents;
+	if (n == 1) {
+		b->sg_count = 0;
+		b->addr = sg_dma_address(b->sgt.sgl);
+		return 0;
+	}
+	if (n > idev->max_sg)
+		return -E2BIG;
+	b->sgl_bytes = n * sizeof(struct ipu_hw_sg);
+	if (b->sgl_bytes <= PAGE_SIZE) {
+		b->sgl = dma_pool_zalloc(idev->sg_pool, GFP_KERNEL, &b->sgl_dma);
+		b->sgl_pool = true;
+	} else {
+		b->sgl = dma_alloc_coherent(dev, b->sgl_bytes, &b->sgl_dma, GFP_KERNEL);
+	}
+	if (!b->sgl)
+		return -ENOMEM;
+	for_each_sgtable_dma_sg(&b->sgt, sg, i) {
+		b->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
+		b->sgl[i].len = cpu_to_le32(sg_dma_len(sg));
+		b->sgl[i].rsvd = 0;
+	}
+	b->sg_count = n;
+	b->addr = b->sgl_dma;
+	return 0;
+}
+
+static int ipu_dma_table(struct ipu_device *idev, struct ipu_dma_buf *b,
+			 unsigned int offset, u32 len)
+{
+	int ret;
+
+	ret = sg_alloc_table_from_pages_segment(&b->sgt, b->pages, b->npages, offset,
+						len, UINT_MAX & PAGE_MASK, GFP_KERNEL);
+	if (ret)
+		return ret;
+	b->len = len;
+	return ipu_dma_map(idev, b);
+}
+
+int ipu_dma_pin_user(struct ipu_device *idev, struct ipu_dma_buf *b,
+		     unsigned long uaddr, u32 len, enum dma_data_direction dir)
+{
+	unsigned int offset = offset_in_page(uaddr);
+	int npages, pinned;
+
+	memset(b, 0, sizeof(*b));
+	b->dir = dir;
+	if (!len)
+		return -EINVAL;
+	if (uaddr + len < uaddr)
+		return -EFAULT;
+	npages = DIV_ROUND_UP(offset + len, PAGE_SIZE);
+	b->pages = kvmalloc_array(npages, sizeof(*b->pages), GFP_KERNEL);
+	if (!b->pages)
+		return -ENOMEM;
+	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, npages,
+				     dir == DMA_FROM_DEVICE ? FOLL_WRITE : 0, b->pages);
+	if (pinned < 0) {
+		kvfree(b->pages);
+		b->pages = NULL;
+		return pinned;
+	}
+	b->npages = pinned;
+	b->pinned = true;
+	atomic64_add(pinned, &idev->st_pinned_pages);
+	if (pinned != npages)
+		return -EFAULT;
+	return ipu_dma_table(idev, b, offset, len);
+}
+
+int ipu_dma_alloc_kernel(struct ipu_device *idev, struct ipu_dma_buf *b,
+			 u32 len, enum dma_data_direction dir)
+{
+	unsigned int i;
+
+	memset(b, 0, sizeof(*b));
+	b->dir = dir;
+	if (!len)
+		return -EINVAL;
+	b->npages = DIV_ROUND_UP(len, PAGE_SIZE);
+	b->pages = kvcalloc(b->npages, sizeof(*b->pages), GFP_KERNEL);
+	if (!b->pages)
+		return -ENOMEM;
+	b->kernel = true;
+	for (i = 0; i < b->npages; i++) {
+		b->pages[i] = alloc_page(GFP_KERNEL | __GFP_ACCOUNT);
+		if (!b->pages[i])
+			return -ENOMEM;
+	}
+	b->len = len;
+	return 0;
+}
+
+/* A kernel copy of user data: what the device reads cannot change under it. */
+int ipu_dma_copy_user(struct ipu_device *idev, struct ipu_dma_buf *b,
+		      unsigned long uaddr, u32 len)
+{
+	unsigned int i;
+	int ret;
+
+	ret = ipu_dma_alloc_kernel(idev, b, len, DMA_TO_DEVICE);
+	if (ret)
+		return ret;
+	for (i = 0; i < b->npages; i++) {
+		u32 n = min_t(u32, PAGE_SIZE, len - i * PAGE_SIZE);
+		void *p = kmap_local_page(b->pages[i]);
+
+		ret = copy_from_user(p, (void __user *)(uaddr + i * PAGE_SIZE), n);
+		kunmap_local(p);
+		if (ret)
+			return -EFAULT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return ipu_dma_table(idev, b, 0, len);
+}
+
+int ipu_dma_copy_to_user(struct ipu_dma_buf *b, unsigned long uaddr)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < b->npages; i++) {
+		u32 n = min_t(u32, PAGE_SIZE, b->len - i * PAGE_SIZE);
+		void *p = kmap_local_page(b->pages[i]);
+
+		ret = copy_to_user((void __user *)(uaddr + i * PAGE_SIZE), p, n);
+		kunmap_local(p);
+		if (ret)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* A buffer inside a registered io_uring buffer: its pages are pinned by io_uring. */
+int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
+			 struct io_uring_cmd *ioucmd, unsigned long uaddr,
+			 u32 len, enum dma_data_direction dir)
+{
+	struct iov_iter iter;
+	const struct bio_vec *bv;
+	unsigned long i, count;
+	size_t skip, left;
+	struct scatterlist *sg;
+	int ret, pass;
+
+	memset(b, 0, sizeof(*b));
+	b->dir = dir;
+	ret = io_uring_cmd_import_fixed(uaddr, len,
+					dir == DMA_FROM_DEVICE ? READ : WRITE,
+					&iter, ioucmd);
+	if (ret)
+		return ret;
+	if (!iov_iter_is_bvec(&iter))
+		return -EINVAL;
+	/* first pass: how many pieces, then fill an exact table */
+	for (pass = 0; pass < 2; pass++) {
+		bv = iter.bvec;
+		skip = iter.iov_offset;
+		left = iov_iter_count(&iter);
+		sg = pass ? b->sgt.sgl : NULL;
+		count = 0;
+		for (i = 0; i < iter.nr_segs && left; i++, bv++) {
+			size_t off = bv->bv_offset, n = bv->bv_len;
+
+			if (skip >= n) {
+				skip -= n;
+				continue;
+			}
+			off += skip;
+			n = min(n - skip, left);
+			skip = 0;
+			if (sg) {
+				sg_set_page(sg, bv->bv_page, n, off);
+				sg = sg_next(sg);
+			}
+			left -= n;
+			count++;
+		}
+		if (left || !count)
+			return -EFAULT;
+		if (!pass) {
+			ret = sg_alloc_table(&b->sgt, count, GFP_KERNEL);
+			if (ret)
+				return ret;
+		}
+	}
+	b->len = len;
+	return ipu_dma_map(idev, b);
+}
+
+void ipu_dma_release(struct ipu_device *idev, struct ipu_dma_buf *b)
+{
+	struct device *dev = &idev->pdev->dev;
+	unsigned int i;
+
+	if (b->sgl) {
+		if (b->sgl_pool)
+			dma_pool_free(idev->sg_pool, b->sgl, b->sgl_dma);
+		else
+			dma_free_coherent(dev, b->sgl_bytes, b->sgl, b->sgl_dma);
+	}
+	if (b->mapped)
+		dma_unmap_sgtable(dev, &b->sgt, b->dir, 0);
+	if (b->sgt.sgl)
+		sg_free_table(&b->sgt);
+	if (b->pinned) {
+		unpin_user_pages_dirty_lock(b->pages, b->npages, b->dir == DMA_FROM_DEVICE);
+		atomic64_sub(b->npages, &idev->st_pinned_pages);
+	}
+	if (b->kernel) {
+		for (i = 0; i < b->npages; i++)
+			if (b->pages[i])
+				__free_page(b->pages[i]);
+	}
+	kvfree(b->pages);
+	memset(b, 0, sizeof(*b));
+}

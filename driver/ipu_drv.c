@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ipu_drv.c - module entry, PCI probe/remove, BAR, MSI-X, device reset.
+ */
+#include <linux/delay.h>
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+
+#include "ipu_drv.h"
+
+static unsigned int watchdog_ms = 10000;
+module_param(watchdog_ms, uint, 0644);
+MODULE_PARM_DESC(watchdog_ms,
+		 "reset a device whose oldest command has not completed for this long while not waiting on a stream (0: off; per device in sysfs)");
+
+static DEFINE_IDA(ipu_ida);
+
+void ipu_device_get(struct ipu_device *idev)
+{
+	kref_get(&idev->ref);
+}
+
+static void ipu_device_free(struct kref *ref)
+{
+	struct ipu_device *idev = container_of(ref, struct ipu_device, ref);
+
+	ida_free(&ipu_ida, idev->minor);
+	kfree(idev);
+}
+
+void ipu_device_put(struct ipu_device *idev)
+{
+	kref_put(&idev->ref, ipu_device_free);
+}
+
+u32 ipu_state(struct ipu_device *idev)
+{
+	if (idev->failed)
+		return IPU_STATE_ERROR;
+	if (ipu_cmds_pending(idev))
+		return IPU_STATE_BUSY;
+	return idev->loaded ? IPU_STATE_READY : IPU_STATE_IDLE;
+}
+
+/* Reset the function and bring the rings up again.  Caller holds idev->lock. */
+static int ipu_hw_start(struct ipu_device *idev)
+{
+	u32 sts;
+	int ret;
+
+	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	ret = readl_poll_timeout(idev->regs + IPU_REG_STATUS, sts,
+				 !(sts & IPU_STS_RESETTING), 10, 5000000);
+	if (ret) {
+		dev_err(&idev->pdev->dev, "device stays in reset (status %#x)\n", sts);
+		return ret;
+	}
+	ipu_rings_program(idev);
+	ipu_wr(idev, IPU_REG_INT_MASK, 0);
+	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_ENABLE);
+	sts = ipu_rd(idev, IPU_REG_STATUS);
+	if (!(sts & IPU_STS_READY)) {
+		dev_err(&idev->pdev->dev,
+			"device refused the rings: error %u, ring %u (status %#x)\n",
+			ipu_rd(idev, IPU_REG_ERR_CODE),
+			ipu_rd(idev, IPU_REG_ERR_DETAIL), sts);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Full device reset: everything in flight is failed by the driver (the
+ * device posts nothing for it), the executable and stream rings are gone.
+ * Caller holds idev->lock.
+ */
+int ipu_hw_reset(struct ipu_device *idev, u32 reason)
+{
+	int ret;
+
+	/* the device touches no guest memory once RESET is written */
+	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	ipu_cancel_all(idev);
+	ipu_streams_destroy(idev, false);
+	idev->loaded = false;
+	idev->num_programs = 0;
+	idev->inject_hang = false;
+	atomic64_inc(&idev->st_resets);
+	ret = ipu_hw_start(idev);
+	idev->failed = ret != 0;
+	idev->last_progress = jiffies;
+	ipu_event(idev, IPU_EVENT_RESET, current->tgid, reason, ret, 0);
+	dev_info(&idev->pdev->dev, "device reset (reason %u)%s\n", reason,
+		 ret ? ": device failed to come back" : "");
+	return ret;
+}
+
+static irqreturn_t ipu_irq_cpl(int irq, void *data)
+{
+	struct ipu_device *idev = data;
+
+	ipu_cpl_drain(idev);
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t ipu_irq_scpl(int irq, void *data)
+{
+	struct ipu_device *idev = data;
+
+	ipu_scq_drain(idev);
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t ipu_irq_error(int irq, void *data)
+{
+	struct ipu_device *idev = data;
+	u32 code, detail, sts;
+	u64 addr;
+
+	code = ipu_rd(idev, IPU_REG_ERR_CODE);
+	if (!code)
+		return IRQ_HANDLED;
+	detail = ipu_rd(idev, IPU_REG_ERR_DETAIL);
+	addr = ipu_rd64(idev, IPU_REG_ERR_ADDR_LO);
+	sts = ipu_rd(idev, IPU_REG_STATUS);
+	ipu_wr(idev, IPU_REG_ERR_CODE, 0);
+	atomic64_inc(&idev->st_errors);
+	dev_dbg(&idev->pdev->dev, "device error %s (%u), detail %u, address %#llx\n",
+		ipu_status_name(code), code, detail, addr);
+	ipu_event(idev, IPU_EVENT_ERROR, 0, code, detail, addr);
+	if (sts & IPU_STS_FATAL)
+		schedule_work(&idev->fatal_work);
+	return IRQ_HANDLED;
+}
+
+/* single vector (INTx or one MSI): look at the cause register */
+static irqreturn_t ipu_irq_shared(int irq, void *data)
+{
+	struct ipu_device *idev = data;
+	u32 cause = ipu_rd(idev, IPU_REG_INT_CAUSE);
+
+	if (!cause || cause == ~0u)
+		return IRQ_NONE;
+	ipu_wr(idev, IPU_REG_INT_CAUSE, cause);
+	if (cause & IPU_INT_ERROR)
+		ipu_irq_error(irq, data);
+	if (cause & IPU_INT_CPL)
+		ipu_cpl_drain(idev);
+	if (cause & IPU_INT_SCPL)
+		ipu_scq_drain(idev);
+	return IRQ_HANDLED;
+}
+
+static void ipu_fatal_work(struct work_struct *work)
+{
+	struct ipu_device *idev = container_of(work, struct ipu_device, fatal_work);
+
+	mutex_lock(&idev->lock);
+	if (!idev->gone && (ipu_rd(idev, IPU_REG_STATUS) & IPU_STS_FATAL)) {
+		dev_warn(&idev->pdev->dev, "ring unusable (FATAL): resetting\n");
+		ipu_hw_reset(idev, IPU_RESET_REASON_FATAL);
+	}
+	mutex_unlock(&idev->lock);
+}
+
+static int ipu_setup_irqs(struct ipu_device *idev)
+{
+	struct pci_dev *pdev = idev->pdev;
+	static irq_handler_t handlers[IPU_NUM_VECTORS] = {
+		ipu_irq_cpl, ipu_irq_scpl, ipu_irq_error,
+	};
+	int i, ret;
+
+	ret = pci_alloc_irq_vectors(pdev, IPU_NUM_VECTORS, IPU_NUM_VECTORS,
+				    PCI_IRQ_MSIX);
+	if (ret == IPU_NUM_VECTORS) {
+		idev->nvec = ret;
+		for (i = 0; i < IPU_NUM_VECTORS; i++) {
+			ret = request_irq(pci_irq_vector(pdev, i), handlers[i], 0,
+					  IPU_DRV_NAME, idev);
+			if (ret)
+				goto err_free;
+		}
+		return 0;
+	}
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_LEGACY | PCI_IRQ_MSI);
+	if (ret < 0) {
+		dev_err(&pdev->dev, "no interrupt available: %d\n", ret);
+		return ret;
+	}
+	idev->nvec = 1;
+	dev_info(&pdev->dev, "MSI-X unavailable: using one shared interrupt\n");
+	ret = request_irq(pci_irq_vector(pdev, 0), ipu_irq_shared, IRQF_SHARED,
+			  IPU_DRV_NAME, idev);
+	if (ret) {
+		pci_free_irq_vectors(pdev);
+		return ret;
+	}
+	return 0;
+
+err_free:
+	while (--i >= 0)
+		free_irq(pci_irq_vector(pdev, i), idev);
+	pci_free_irq_vectors(pdev);
+	return ret;
+}
+
+static void ipu_free_irqs(struct ipu_device *idev)
+{
+	int i;
+
+	for (i = 0; i < idev->nvec; i++)
+		free_irq(pci_irq_vector(idev->pdev, i), idev);
+	pci_free_irq_vectors(idev->pdev);
+}
+
+static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct ipu_device *idev;
+	u32 ifv;
+	int ret;
+
+	ipu_hw_check_layout();
+	idev = kzalloc(sizeof(*idev), GFP_KERNEL);
+	if (!idev)
+		return -ENOMEM;
+	ret = ida_alloc_max(&ipu_ida, IPU_MAX_DEVICES - 1, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(idev);
+		dev_err(&pdev->dev, "more than %d IPU devices\n", IPU_MAX_DEVICES);
+		return ret;
+	}
+	idev->minor = ret;
+	idev->pdev = pdev;
+	kref_init(&idev->ref);
+	mutex_init(&idev->lock);
+	spin_lock_init(&idev->cmd_lock);
+	spin_lock_init(&idev->sq_lock);
+	spin_lock_init(&idev->ev_lock);
+	init_waitqueue_head(&idev->cmd_space);
+	init_waitqueue_head(&idev->run_wq);
+	idr_init(&idev->cmd_idr);
+	INIT_LIST_HEAD(&idev->cmd_pending);
+	INIT_LIST_HEAD(&idev->stream_reqs);
+	INIT_DELAYED_WORK(&idev->watchdog, ipu_watchdog_fn);
+	INIT_WORK(&idev->fatal_work, ipu_fatal_work);
+	idev->watchdog_ms = watchdog_ms;
+	atomic64_set(&idev->st_stream_cmds, 0);
+	pci_set_drvdata(pdev, idev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot enable PCI device: %d\n", ret);
+		goto err_put;
+	}
+	ret = pcim_iomap_regions(pdev, BIT(IPU_BAR_REGS), IPU_DRV_NAME);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot map BAR0: %d\n", ret);
+		goto err_put;
+	}
+	idev->regs = pcim_iomap_table(pdev)[IPU_BAR_REGS];
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret) {
+		dev_err(&pdev->dev, "no 64-bit DMA: %d\n", ret);
+		goto err_put;
+	}
+	pci_set_master(pdev);
+
+	if (ipu_rd(idev, IPU_REG_ID) != IPU_ID_MAGIC) {
+		dev_err(&pdev->dev, "not an IPU (ID %#x)\n", ipu_rd(idev, IPU_REG_ID));
+		ret = -ENODEV;
+		goto err_put;
+	}
+	ifv = ipu_rd(idev, IPU_REG_IF_VERSION);
+	if (ifv >> 16 != IPU_IF_VERSION_MAJOR) {
+		dev_err(&pdev->dev, "interface version %u.%u not supported (need %u.x)\n",
+			ifv >> 16, ifv & 0xffff, IPU_IF_VERSION_MAJOR);
+		ret = -ENODEV;
+		goto err_put;
+	}
+	idev->if_version = ifv;
+	idev->hw_version = ipu_rd(idev, IPU_REG_HW_VERSION);
+	idev->caps = ipu_rd(idev, IPU_REG_CAPS);
+	idev->serial = ipu_rd64(idev, IPU_REG_SERIAL_LO);
+	idev->tiles = ipu_rd(idev, IPU_REG_TILES);
+	idev->tile_mem = ipu_rd(idev, IPU_REG_TILE_MEM);
+	idev->max_streams = min(ipu_rd(idev, IPU_REG_MAX_STREAMS), IPU_HW_MAX_STREAMS);
+	idev->max_image = min(ipu_rd(idev, IPU_REG_MAX_IMAGE), IPU_MAX_IMAGE_BYTES);
+	idev->max_sg = min(ipu_rd(idev, IPU_REG_MAX_SG), IPU_MAX_SG_ENTRIES);
+
+	ret = ipu_rings_alloc(idev);
+	if (ret)
+		goto err_put;
+	ret = ipu_setup_irqs(idev);
+	if (ret)
+		goto err_rings;
+	mutex_lock(&idev->lock);
+	ret = ipu_hw_start(idev);
+	mutex_unlock(&idev->lock);
+	if (ret)
+		goto err_irq;
+	ret = ipu_chardev_add(idev);
+	if (ret)
+		goto err_stop;
+	idev->last_progress = jiffies;
+	schedule_delayed_work(&idev->watchdog, HZ);
+	dev_info(&pdev->dev, "ipu%d: %u tiles x %u KiB, version %u, serial %#llx, %d vector(s)\n",
+		 idev->minor, idev->tiles, idev->tile_mem / 1024, idev->hw_version,
+		 idev->serial, idev->nvec);
+	return 0;
+
+err_stop:
+	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+err_irq:
+	ipu_free_irqs(idev);
+err_rings:
+	ipu_rings_free(idev);
+err_put:
+	pci_set_drvdata(pdev, NULL);
+	ipu_device_put(idev);
+	return ret;
+}
+
+static void ipu_remove(struct pci_dev *pdev)
+{
+	struct ipu_device *idev = pci_get_drvdata(pdev);
+
+	ipu_chardev_remove(idev);
+	cancel_delayed_work_sync(&idev->watchdog);
+	cancel_work_sync(&idev->fatal_work);
+	mutex_lock(&idev->lock);
+	idev->gone = true;
+	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	ipu_cancel_all(idev);
+	ipu_streams_destroy(idev, false);
+	mutex_unlock(&idev->lock);
+	ipu_free_irqs(idev);
+	ipu_rings_free(idev);
+	pci_set_drvdata(pdev, NULL);
+	ipu_device_put(idev);
+}
+
+static const struct pci_device_id ipu_pci_ids[] = {
+	{ PCI_DEVICE(IPU_PCI_VENDOR_ID, IPU_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, ipu_pci_ids);
+
+static struct pci_driver ipu_pci_driver = {
+	.name = IPU_DRV_NAME,
+	.id_table = ipu_pci_ids,
+	.probe = ipu_probe,
+	.remove = ipu_remove,
+};
+
+static int __init ipu_init(void)
+{
+	int ret;
+
+	ret = ipu_chardev_init();
+	if (ret)
+		return ret;
+	ret = ipu_netlink_init();
+	if (ret)
+		goto err_chr;
+	ret = pci_register_driver(&ipu_pci_driver);
+	if (ret)
+		goto err_nl;
+	return 0;
+err_nl:
+	ipu_netlink_exit();
+err_chr:
+	ipu_chardev_exit();
+	return ret;
+}
+
+static void __exit ipu_exit(void)
+{
+	pci_unregister_driver(&ipu_pci_driver);
+	ipu_netlink_exit();
+	ipu_chardev_exit();
+}
+
+module_init(ipu_init);
+module_exit(ipu_exit);
+
+MODULE_DESCRIPTION("Driver for the emulated IPU PCIe accelerator");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ipu_sysfs.c - attributes of /sys/class/ipu/ipuN (Documentation/driver/).
+ */
+#include <linux/device.h>
+#include <linux/sysfs.h>
+
+#include "ipu_drv.h"
+
+static const char * const ipu_state_names[] = {
+	[IPU_STATE_IDLE] = "idle",
+	[IPU_STATE_READY] = "ready",
+	[IPU_STATE_BUSY] = "busy",
+	[IPU_STATE_ERROR] = "error",
+	[IPU_STATE_RESETTING] = "resetting",
+};
+
+static ssize_t serial_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%016llx\n", idev->serial);
+}
+static DEVICE_ATTR_RO(serial);
+
+static ssize_t tiles_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", idev->tiles);
+}
+static DEVICE_ATTR_RO(tiles);
+
+static ssize_t tile_mem_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", idev->tile_mem);
+}
+static DEVICE_ATTR_RO(tile_mem);
+
+static ssize_t version_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", idev->hw_version);
+}
+static DEVICE_ATTR_RO(version);
+
+static ssize_t if_version_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u.%u\n", idev->if_version >> 16, idev->if_version & 0xffff);
+}
+static DEVICE_ATTR_RO(if_version);
+
+static ssize_t state_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%s\n", ipu_state_names[ipu_state(idev)]);
+}
+static DEVICE_ATTR_RO(state);
+
+static ssize_t owner_pid_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", READ_ONCE(idev->owner_pid));
+}
+static DEVICE_ATTR_RO(owner_pid);
+
+static ssize_t watchdog_ms_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(idev->watchdog_ms));
+}
+
+static ssize_t watchdog_ms_store(struct device *dev, struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(buf, 0, &v);
+	if (ret)
+		return ret;
+	WRITE_ONCE(idev->watchdog_ms, v);
+	return count;
+}
+static DEVICE_ATTR_RW(watchdog_ms);
+
+/*
+ * Fault injection (root only): 1 makes the driver ignore the device's
+ * completions, as if the device had stopped answering; the watchdog then
+ * resets it (which clears the knob).
+ */
+static ssize_t inject_hang_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", READ_ONCE(idev->inject_hang));
+}
+
+static ssize_t inject_hang_store(struct device *dev, struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+	bool v;
+	int ret;
+
+	ret = kstrtobool(buf, &v);
+	if (ret)
+		return ret;
+	WRITE_ONCE(idev->inject_hang, v);
+	return count;
+}
+static DEVICE_ATTR_RW(inject_hang);
+
+static struct attribute *ipu_dev_attrs[] = {
+	&dev_attr_serial.attr,
+	&dev_attr_tiles.attr,
+	&dev_attr_tile_mem.attr,
+	&dev_attr_version.attr,
+	&dev_attr_if_version.attr,
+	&dev_attr_state.attr,
+	&dev_attr_owner_pid.attr,
+	&dev_attr_watchdog_ms.attr,
+	&dev_attr_inject_hang.attr,
+	NULL,
+};
+
+static const struct attribute_group ipu_dev_group = {
+	.attrs = ipu_dev_attrs,
+};
+
+#define IPU_STAT_ATTR(name, field)						\
+static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
+			   char *buf)						\
+{										\
+	struct ipu_device *idev = dev_get_drvdata(dev);				\
+										\
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&idev->field));		\
+}										\
+static DEVICE_ATTR_RO(name)
+
+IPU_STAT_ATTR(stream_cmds, st_stream_cmds);
+IPU_STAT_ATTR(stream_bytes, st_stream_bytes);
+IPU_STAT_ATTR(programs_run, st_programs_run);
+IPU_STAT_ATTR(resets, st_resets);
+IPU_STAT_ATTR(errors, st_errors);
+IPU_STAT_ATTR(pinned_pages, st_pinned_pages);
+
+static struct attribute *ipu_stats_attrs[] = {
+	&dev_attr_stream_cmds.attr,
+	&dev_attr_stream_bytes.attr,
+	&dev_attr_programs_run.attr,
+	&dev_attr_resets.attr,
+	&dev_attr_errors.attr,
+	&dev_attr_pinned_pages.attr,
+	NULL,
+};
+
+static const struct attribute_group ipu_stats_group = {
+	.name = "stats",
+	.attrs = ipu_stats_attrs,
+};
+
+const struct attribute_group *ipu_dev_groups[] = {
+	&ipu_dev_group,
+	&ipu_stats_group,
+	NULL,
+};

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note OR MIT */
+/*
+ * ipu.h - the userspace ABI of ipu.ko, the driver of the emulated IPU.
+ *
+ * Control goes through ioctls on /dev/ipuN; stream buffers move through
+ * io_uring (IORING_OP_URING_CMD on the same fd).  Documentation/uapi/ipu.md
+ * describes every call and the rules by which this ABI grows.
+ *
+ * Rules every struct here follows:
+ *  - fixed size, naturally aligned, no implicit padding: every hole is an
+ *    explicit pad/reserved field that must be zero (else -EINVAL);
+ *  - flags fields reject unknown bits with -EINVAL;
+ *  - structs grow only at the end.  The size is part of the ioctl number
+ *    (_IOC_SIZE); the driver matches commands by number only, copies
+ *    min(user size, kernel size) in, zero-fills what an older caller did
+ *    not pass, requires bytes a newer caller passes beyond the kernel's
+ *    struct to be zero (else -E2BIG), and copies min() bytes back out.
+ */
+#ifndef _UAPI_LINUX_IPU_H
+#define _UAPI_LINUX_IPU_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define IPU_UAPI_VERSION	1
+
+#define IPU_IOCTL_BASE		'I'
+
+/* ---------------------------------------------------------------- INFO */
+
+/* enum ipu_state: struct ipu_info_args.state, sysfs "state" */
+#define IPU_STATE_IDLE		0	/* no executable loaded */
+#define IPU_STATE_READY		1	/* executable loaded */
+#define IPU_STATE_BUSY		2	/* a program runs or is queued */
+#define IPU_STATE_ERROR		3	/* device failed; needs a reset */
+#define IPU_STATE_RESETTING	4	/* a reset is in progress */
+
+/* capability bits: struct ipu_info_args.caps (device CAPS register) */
+#define IPU_INFO_CAP_MSIX		(1u << 0)
+#define IPU_INFO_CAP_INTX		(1u << 1)
+#define IPU_INFO_CAP_SG			(1u << 2)
+#define IPU_INFO_CAP_DIRECT		(1u << 3)
+#define IPU_INFO_CAP_READ_TENSOR	(1u << 4)
+/* driver capability bits: struct ipu_info_args.driver_caps */
+#define IPU_DRV_CAP_URING_CMD		(1u << 0)	/* stream cmd_ops */
+#define IPU_DRV_CAP_FIXED_BUFS		(1u << 1)	/* IPU_URING_F_FIXED */
+#define IPU_DRV_CAP_NETLINK		(1u << 2)	/* genl family "ipu" */
+
+struct ipu_info_args {
+	__u32 flags;		/* in: 0 */
+	__u32 pad;		/* in: 0 */
+	/* out: */
+	__u32 if_version;	/* device interface version, major << 16 | minor */
+	__u32 hw_version;	/* IPU generation (2 = ipu2, 21 = ipu21) */
+	__u64 serial;
+	__u32 tiles;
+	__u32 tile_mem;		/* bytes per tile */
+	__u32 max_streams;
+	__u32 caps;		/* IPU_INFO_CAP_* */
+	__u32 driver_caps;	/* IPU_DRV_CAP_* */
+	__u32 state;		/* IPU_STATE_* */
+	__s32 owner_pid;	/* attached process (tgid), 0 if none */
+	__u32 minor;		/* N of /dev/ipuN */
+	__u32 pci_domain;
+	__u8 pci_bus;
+	__u8 pci_dev;
+	__u8 pci_fn;
+	__u8 pad2;
+	__u32 num_programs;	/* of the loaded executable, 0 if none */
+	__u32 num_streams;	/* of the loaded executable */
+	__u32 max_image;	/* bytes */
+	__u32 stream_ring;	/* descriptors in flight per stream, at most */
+};
+
+/* ------------------------------------------------------- ATTACH/DETACH */
+
+/* Take exclusive use of the device for this file: -EBUSY if another file
+ * holds it.  Detach (or closing the file) releases it. */
+struct ipu_attach_args {
+	__u32 flags;		/* in: 0 */
+	__u32 pad;		/* in: 0 */
+};
+
+/* ----------------------------------------------------- LOAD_EXECUTABLE */
+
+struct ipu_load_args {
+	__u64 image;		/* in: user pointer to the IPUX image */
+	__u32 size;		/* in: image bytes, 1..info.max_image */
+	__u32 flags;		/* in: 0 */
+	/* out: */
+	__u32 num_programs;
+	__u32 num_streams;
+	__u32 tiles_used;
+	__s32 verifier_error;	/* IPUX_E_* when the device refused the image (-EINVAL) */
+	__u32 dev_status;	/* device status code (ipu_status of pci.md), 0 = ok */
+	__u32 pad;		/* out: 0 */
+};
+
+/* -------------------------------------------------------- WRITE_TENSOR */
+
+#define IPU_TENSOR_F_READ	(1u << 0)	/* read tile memory into data instead */
+
+struct ipu_tensor_args {
+	__u64 data;		/* in: user pointer */
+	__u32 size;		/* in: bytes */
+	__u32 tile;		/* in */
+	__u32 offset;		/* in: byte offset in the tile's memory */
+	__u32 flags;		/* in: IPU_TENSOR_F_* */
+	__u32 dev_status;	/* out: device status code, 0 = ok */
+	__u32 pad;		/* in: 0 */
+};
+
+/* ----------------------------------------------------------- RUN/WAIT */
+
+struct ipu_run_args {
+	__u32 program;		/* in: program index */
+	__u32 flags;		/* in: 0 */
+	__u64 seq;		/* out: sequence number, > 0, for IPU_IOCTL_WAIT */
+};
+
+/* struct ipu_wait_args.status */
+#define IPU_WAIT_COMPLETED	0	/* the run finished; see dev_status */
+#define IPU_WAIT_TIMEDOUT	1	/* not finished yet (it keeps running) */
+#define IPU_WAIT_ABORTED	2	/* cancelled: abort, reset, watchdog, close */
+
+struct ipu_wait_args {
+	__u64 seq;		/* in: from IPU_IOCTL_RUN */
+	__s64 timeout_ns;	/* in: < 0 forever, 0 poll */
+	__u32 flags;		/* in: 0 */
+	__u32 status;		/* out: IPU_WAIT_* */
+	__u32 dev_status;	/* out: device status code of the run, 0 = ok */
+	__u32 result;		/* out: device result (engine error code, ...) */
+	__u64 cycles;		/* out: modelled cycles of the run */
+};
+
+/* ---------------------------------------------------------------- RESET */
+
+#define IPU_RESET_ABORT		0	/* cancel runs and queued buffers, keep executable */
+#define IPU_RESET_ENGINE	1	/* abort and unload the executable */
+#define IPU_RESET_DEVICE	2	/* full device reset (PCI function re-initialised) */
+
+struct ipu_reset_args {
+	__u32 mode;		/* in: IPU_RESET_* */
+	__u32 flags;		/* in: 0 */
+};
+
+/* ------------------------------------------------------------- COUNTERS */
+
+struct ipu_counters_args {
+	__u32 flags;		/* in: 0 */
+	__u32 pad;		/* in: 0 */
+	/* out, device counters (reset by a device reset, except resets): */
+	__u64 programs;
+	__u64 cycles;
+	__u64 compute_cycles;
+	__u64 exchange_bytes;
+	__u64 stream_in_bytes;
+	__u64 stream_out_bytes;
+	__u64 stalls;
+	__u64 stall_ns;
+	__u64 errors;
+	__u64 commands;
+	__u64 descriptors;
+	__u64 resets;
+	/* out, driver counters (since the module was loaded): */
+	__u64 stream_cmds;	/* uring_cmd stream buffers completed */
+	__u64 stream_bytes;	/* bytes those moved */
+	__u64 programs_run;	/* RUNs completed */
+	__u64 drv_resets;	/* device resets the driver did */
+	__u64 drv_errors;	/* error interrupts */
+	__u64 pinned_pages;	/* user pages pinned right now */
+};
+
+/* ----------------------------------------------------------- GET_EVENTS */
+
+#define IPU_EVENT_ERROR		1	/* device latched an error: code, detail, addr */
+#define IPU_EVENT_RESET		2	/* device reset: code = reason (IPU_RESET_REASON_*) */
+#define IPU_EVENT_ATTACH	3	/* pid attached */
+#define IPU_EVENT_DETACH	4	/* pid detached */
+#define IPU_EVENT_RUN_DONE	5	/* run seq finished: code = dev_status */
+
+#define IPU_RESET_REASON_USER		1
+#define IPU_RESET_REASON_WATCHDOG	2
+#define IPU_RESET_REASON_FATAL		3
+#define IPU_RESET_REASON_CLOSE		4
+
+struct ipu_event {
+	__u64 id;		/* increasing per device, from 1 */
+	__u64 time_ns;		/* CLOCK_MONOTONIC */
+	__u32 type;		/* IPU_EVENT_* */
+	__s32 pid;
+	__u32 code;
+	__u32 detail;
+	__u64 addr;		/* error address, or run seq */
+};
+
+/* Returns events with id > after, oldest first (the driver keeps the last
+ * 256 per device). */
+struct ipu_events_args {
+	__u64 events;		/* in: user pointer to struct ipu_event[max] */
+	__u64 after;		/* in: last id seen, 0 for all kept */
+	__u32 max;		/* in: room at events, <= 256 */
+	__u32 flags;		/* in: 0 */
+	__u32 count;		/* out: events written */
+	__u32 pad;		/* in: 0 */
+	__u64 last_id;		/* out: newest id (0 if none) */
+};
+
+/* ----------------------------------------------------------- STREAM_INFO */
+
+#define IPU_STREAM_H2D		0	/* host to device: send buffers */
+#define IPU_STREAM_D2H		1	/* device to host: receive buffers */
+
+struct ipu_stream_info_args {
+	__u32 stream;		/* in: < num_streams of the loaded executable */
+	__u32 flags;		/* in: 0 */
+	__u32 dir;		/* out: IPU_STREAM_* */
+	__u32 buffer_bytes;	/* out: size every buffer of the stream has */
+};
+
+/* --------------------------------------------------------------- ioctls */
+
+#define IPU_IOCTL_INFO		_IOWR(IPU_IOCTL_BASE, 0x00, struct ipu_info_args)
+#define IPU_IOCTL_ATTACH	_IOWR(IPU_IOCTL_BASE, 0x01, struct ipu_attach_args)
+#define IPU_IOCTL_DETACH	_IOWR(IPU_IOCTL_BASE, 0x02, struct ipu_attach_args)
+#define IPU_IOCTL_LOAD_EXECUTABLE _IOWR(IPU_IOCTL_BASE, 0x03, struct ipu_load_args)
+#define IPU_IOCTL_WRITE_TENSOR	_IOWR(IPU_IOCTL_BASE, 0x04, struct ipu_tensor_args)
+#define IPU_IOCTL_RUN		_IOWR(IPU_IOCTL_BASE, 0x05, struct ipu_run_args)
+#define IPU_IOCTL_WAIT		_IOWR(IPU_IOCTL_BASE, 0x06, struct ipu_wait_args)
+#define IPU_IOCTL_RESET		_IOWR(IPU_IOCTL_BASE, 0x07, struct ipu_reset_args)
+#define IPU_IOCTL_COUNTERS	_IOWR(IPU_IOCTL_BASE, 0x08, struct ipu_counters_args)
+#define IPU_IOCTL_GET_EVENTS	_IOWR(IPU_IOCTL_BASE, 0x09, struct ipu_events_args)
+#define IPU_IOCTL_STREAM_INFO	_IOWR(IPU_IOCTL_BASE, 0x0a, struct ipu_stream_info_args)
+#define IPU_IOCTL_NR_MAX	0x0a
+
+/* ------------------------------------------- io_uring stream commands */
+
+/*
+ * Stream buffers: IORING_OP_URING_CMD on the /dev/ipuN fd, on a ring set up
+ * with IORING_SETUP_SQE128 (-EINVAL otherwise; CQE32 is optional).
+ *
+ *   sqe->opcode   IORING_OP_URING_CMD
+ *   sqe->fd       the /dev/ipuN fd (attached by this process)
+ *   sqe->cmd_op   IPU_URING_CMD_SEND (H2D stream) or IPU_URING_CMD_RECV (D2H)
+ *   sqe->uring_cmd_flags  IORING_URING_CMD_FIXED to use a registered buffer:
+ *                 sqe->buf_index names it, addr lies inside it
+ *   sqe->cmd      struct ipu_uring_cmd (32 of the 80 bytes; the rest 0)
+ *
+ * The CQE: res = bytes moved, or -errno (-ECANCELED: aborted, reset or
+ * closed; -EIO: the device failed the transfer; -EINVAL: bad arguments;
+ * -EAGAIN: the stream's ring is full).  With CQE32, big_cqe[0] = the device
+ * status code (0 = ok) and big_cqe[1] = the tag.
+ */
+#define IPU_URING_CMD_SEND	0x1001
+#define IPU_URING_CMD_RECV	0x1002
+
+struct ipu_uring_cmd {
+	__u64 addr;		/* user address of the buffer */
+	__u32 len;		/* bytes: the stream's buffer size (D2H: at least) */
+	__u32 stream;		/* stream id */
+	__u64 tag;		/* echoed in big_cqe[1] */
+	__u32 flags;		/* 0 */
+	__u32 pad;		/* 0 */
+};
+
+/* ---------------------------------------------- generic netlink "ipu" */
+
+#define IPU_GENL_NAME		"ipu"
+#define IPU_GENL_VERSION	1
+#define IPU_GENL_MCGRP_EVENTS	"events"
+
+enum ipu_genl_cmd {
+	IPU_GENL_CMD_UNSPEC,
+	IPU_GENL_CMD_EVENT,	/* multicast: one device event */
+	__IPU_GENL_CMD_MAX,
+};
+
+enum ipu_genl_attr {
+	IPU_GENL_A_UNSPEC,
+	IPU_GENL_A_MINOR,	/* u32: N of /dev/ipuN */
+	IPU_GENL_A_TYPE,	/* u32: IPU_EVENT_* */
+	IPU_GENL_A_PID,		/* u32 */
+	IPU_GENL_A_CODE,	/* u32 */
+	IPU_GENL_A_DETAIL,	/* u32 */
+	IPU_GENL_A_ADDR,	/* u64 */
+	IPU_GENL_A_ID,		/* u64: event id */
+	IPU_GENL_A_PAD,
+	__IPU_GENL_A_MAX,
+};
+
+#define IPU_GENL_A_MAX		(__IPU_GENL_A_MAX - 1)
+
+#endif /* _UAPI_LINUX_IPU_H */
