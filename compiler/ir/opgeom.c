@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* opgeom.c - window geometry and broadcasting (see opgeom.h). */
+#include <math.h>
 #include <string.h>
 
 #include "opgeom.h"
@@ -254,4 +255,99 @@ int ir_slice_resolve(int rank, const int64_t *dims, const int64_t *starts,
 		count[a] = c;
 	}
 	return 0;
+}
+
+static double ir_resize_coord(const char *mode, double x, double scale, int64_t lin,
+			int64_t lout, double lout_f, double roi_s, double roi_e)
+{
+	if (!strcmp(mode, "half_pixel"))
+		return (x + 0.5) / scale - 0.5;
+	if (!strcmp(mode, "pytorch_half_pixel"))
+		return lout > 1 ? (x + 0.5) / scale - 0.5 : 0;
+	if (!strcmp(mode, "align_corners"))
+		return lout == 1 ? 0 : x * (double)(lin - 1) / (lout_f - 1);
+	if (!strcmp(mode, "tf_half_pixel_for_nn"))
+		return (x + 0.5) / scale;
+	if (!strcmp(mode, "tf_crop_and_resize"))
+		return lout > 1 ? roi_s * (double)(lin - 1) +
+					  x * (roi_e - roi_s) * (double)(lin - 1) / (double)(lout - 1) :
+				  0.5 * (roi_s + roi_e) * (double)(lin - 1);
+	return x / scale; /* asymmetric */
+}
+
+static int64_t rz_nearest(const char *m, double x)
+{
+	if (!strcmp(m, "floor"))
+		return (int64_t)floor(x);
+	if (!strcmp(m, "ceil"))
+		return (int64_t)ceil(x);
+	if (!strcmp(m, "round_prefer_ceil"))
+		return (int64_t)floor(x + 0.5);
+	/* round_prefer_floor */
+	if (x == floor(x) + 0.5)
+		return (int64_t)floor(x);
+	return (int64_t)floor(x + 0.5);
+}
+
+/* Keys cubic weights of the 4 taps floor(x)-1 .. floor(x)+2. */
+static void rz_cubic(double t, double A, double *w)
+{
+	double x;
+
+	x = t + 1;
+	w[0] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+	w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+	x = 1 - t;
+	w[2] = ((A + 2) * x - (A + 3)) * x * x + 1;
+	x = 2 - t;
+	w[3] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+}
+
+
+void ir_resize_taps(const struct ir_node *n, int64_t L, int64_t lo, double s,
+		    double rs, double re, int taps, int64_t *idx, double *w, char *oob)
+{
+	const char *ctm = ir_attr_str(n, "coordinate_transformation_mode", "half_pixel");
+	const char *nm = ir_attr_str(n, "nearest_mode", "round_prefer_floor");
+	double A = ir_attr_float(n, "cubic_coeff_a", -0.75);
+	int excl = (int)ir_attr_int(n, "exclude_outside", 0);
+	int crop = !strcmp(ctm, "tf_crop_and_resize");
+	double lf = s > 0 ? (double)L * s : (double)lo;
+
+	if (s <= 0)
+		s = (double)lo / (double)L;
+	for (int64_t o = 0; o < lo; o++) {
+		double c = ir_resize_coord(ctm, (double)o, s, L, lo, lf, rs, re);
+		int64_t *ip = idx + o * taps;
+		double *wp = w + o * taps;
+
+		oob[o] = crop && (c < 0 || c > (double)(L - 1));
+		if (taps == 1) {
+			int64_t a = rz_nearest(nm, c);
+
+			ip[0] = a < 0 ? 0 : a >= L ? L - 1 : a;
+			wp[0] = 1;
+		} else {
+			double f = floor(c), sum = 0;
+			int64_t base = (int64_t)f - (taps == 4 ? 1 : 0);
+
+			if (taps == 2) {
+				wp[0] = 1 - (c - f);
+				wp[1] = c - f;
+			} else {
+				rz_cubic(c - f, A, wp);
+			}
+			for (int t = 0; t < taps; t++) {
+				int64_t a = base + t;
+
+				if (excl && (a < 0 || a >= L))
+					wp[t] = 0;
+				sum += wp[t];
+				ip[t] = a < 0 ? 0 : a >= L ? L - 1 : a;
+			}
+			if (excl && sum != 0)
+				for (int t = 0; t < taps; t++)
+					wp[t] /= sum;
+		}
+	}
 }

@@ -52,4 +52,13 @@ int ir_slice_resolve(int rank, const int64_t *dims, const int64_t *starts,
 		     const int64_t *ends, const int64_t *axes,
 		     const int64_t *steps, int nax, int64_t *start,
 		     int64_t *step, int64_t *count, struct ir_error *e);
+/* Resize along one axis of length L to lo: for each output position o,
+ * `taps` source indices idx[o*taps+t] (clamped) and weights w[o*taps+t]
+ * (1 nearest, 2 linear, 4 cubic), and oob[o] = 1 where tf_crop_and_resize
+ * samples outside the input.  s: the scale, or 0 when sizes were given;
+ * rs/re: roi start/end (tf_crop_and_resize). */
+void ir_resize_taps(const struct ir_node *n, int64_t L, int64_t lo, double s,
+		    double rs, double re, int taps, int64_t *idx, double *w,
+		    char *oob);
+
 #endif /* IPU_OPGEOM_H */

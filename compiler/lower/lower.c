@@ -270,6 +270,8 @@ out:
 		ir_graph_free(prepared[k]);
 	ipu_graph_destroy(gb);
 	free(used);
+	if (r)
+		ipu_lower_info_free(info);	/* nothing to hand out on failure */
 	return r;
 }
 

@@ -189,6 +189,13 @@ static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
 		if ((last[1] = lp_const_scalar(g, "mean_scale", g->vals[acc].dtype, 1.0 / nin, 0, e)) < 0)
 			return -1;
 		n = &g->nodes[pos];
+		if (n->nin < 2) {
+			int *ni = realloc(n->in, 2 * sizeof(int));
+
+			if (!ni)
+				return ir_err(e, "out of memory");
+			n->in = ni;
+		}
 		n->in[0] = last[0];
 		n->in[1] = last[1];
 		n->nin = 2;
@@ -281,6 +288,13 @@ int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e)
 		if (r)
 			return -1;
 	}
+	ir_graph_link(g);
+	if (ir_infer(g, &io, e))
+		return -1;
+	/* second round: nodes the first round created (e.g. an int64 Sub) */
+	for (int i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && lp_decompose(g, &i, e))
+			return -1;
 	ir_graph_link(g);
 	if (ir_infer(g, &io, e) || ir_pass_identity(g, e) < 0 || ir_pass_dce(g, e) < 0)
 		return -1;

@@ -9,12 +9,16 @@
  *   Clip with run-time or integer bounds -> Max / Min
  *   Pow with an exponent of another type -> Cast of the exponent
  *   ReduceLogSum                       -> ReduceSum, Log
+ *   Resize (nearest, linear, cubic)    -> per resized axis, one Gather per
+ *                                         tap, weighted by constants
+ *   ArgMax/ArgMin select_last_index    -> reversed Slice, ArgMax, len-1-r
  * Each rewrite keeps the node's output value, so consumers are untouched.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/opgeom.h"
 #include "lower_internal.h"
 
 static int cast_to(struct ir_graph *g, int *pos, const char *name, int v, int to,
@@ -210,6 +214,147 @@ static int clip(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, lo >= 0 ? "Max" : "Min", in, 2, e);
 }
 
+static int const_i64(struct ir_graph *g, const char *base, const int64_t *v,
+		     int64_t n, struct ir_error *e)
+{
+	struct ir_tensor t;
+	int x = ir_value_add_unique(g, base, e);
+
+	if (x < 0 || ir_tensor_alloc(&t, IR_I64, 1, &n, e))
+		return -1;
+	memcpy(t.data, v, (size_t)n * 8);
+	ir_value_set_const(&g->vals[x], &t);
+	return x;
+}
+
+static int resize(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]], *ov = &g->vals[n->out[0]];
+	const struct ir_value *sc = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
+	const char *mode = ir_attr_str(n, "mode", "nearest");
+	int taps = !strcmp(mode, "cubic") ? 4 : !strcmp(mode, "linear") ? 2 : 1;
+	int rank = xv->rank, dt = xv->dtype, cur = n->in[0], pos = *pi;
+	int64_t xdims[IR_MAX_RANK], odims[IR_MAX_RANK];
+	char name[256];
+	int r = -1;
+
+	if (!strcmp(ir_attr_str(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize"))
+		return ir_node_err(e, g, n, "tf_crop_and_resize is not lowered");
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(xdims, xv->dims, sizeof(xdims));
+	memcpy(odims, ov->dims, sizeof(odims));
+	for (int d = 0; d < rank; d++) {
+		int64_t L = xdims[d], lo = odims[d];
+		double s = sc && ir_value_numel(sc) ? ir_get_f(sc->data, sc->dtype, (size_t)d) : 0;
+		int64_t *idx = malloc((size_t)(lo ? lo : 1) * (size_t)taps * sizeof(int64_t));
+		double *w = malloc((size_t)(lo ? lo : 1) * (size_t)taps * sizeof(double));
+		char *oob = calloc((size_t)(lo ? lo : 1), 1);
+		int64_t *col = malloc((size_t)(lo ? lo : 1) * sizeof(int64_t));
+		int ident = lo == L, acc = -1;
+
+		if (!idx || !w || !oob || !col) {
+			ir_err(e, "out of memory");
+			goto axis_out;
+		}
+		ir_resize_taps(&g->nodes[pos], L, lo, s, 0, 1, taps, idx, w, oob);
+		for (int64_t o = 0; o < lo && ident; o++) {
+			ident = idx[o * taps] == o && w[o * taps] == 1;
+			for (int t = 1; t < taps; t++)
+				ident &= w[o * taps + t] == 0;
+		}
+		if (ident) {
+			free(idx); free(w); free(oob); free(col);
+			continue;
+		}
+		for (int t = 0; t < taps; t++) {
+			int any = 0, in[2], gt;
+
+			for (int64_t o = 0; o < lo; o++) {
+				col[o] = idx[o * taps + t];
+				any |= w[o * taps + t] != 0;
+			}
+			if (!any)
+				continue;
+			in[0] = cur;
+			if ((in[1] = const_i64(g, "resize_idx", col, lo, e)) < 0 ||
+			    (gt = lp_add_node(g, &pos, name, "Gather", in, 2, e)) < 0 ||
+			    ir_attr_set_int(&g->nodes[pos - 1], "axis", d, e))
+				goto axis_out;
+			if (taps > 1) {
+				struct ir_tensor wt;
+				int64_t wd[IR_MAX_RANK];
+				int wv;
+
+				for (int k = 0; k < rank; k++)
+					wd[k] = k == d ? lo : 1;
+				wv = ir_value_add_unique(g, "resize_w", e);
+				if (wv < 0 || ir_tensor_alloc(&wt, dt, rank, wd, e))
+					goto axis_out;
+				for (int64_t o = 0; o < lo; o++)
+					ir_set_f(wt.data, dt, (size_t)o, w[o * taps + t]);
+				ir_value_set_const(&g->vals[wv], &wt);
+				in[0] = gt;
+				in[1] = wv;
+				if ((gt = lp_add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+					goto axis_out;
+				if (acc >= 0) {
+					in[0] = acc;
+					in[1] = gt;
+					if ((gt = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+						goto axis_out;
+				}
+			}
+			acc = gt;
+		}
+		cur = acc;
+		xdims[d] = lo;
+		free(idx); free(w); free(oob); free(col);
+		continue;
+axis_out:
+		free(idx); free(w); free(oob); free(col);
+		return -1;
+	}
+	n = &g->nodes[pos];
+	for (int k = n->nattrs - 1; k >= 0; k--)
+		ir_attr_remove(n, n->attrs[k].name);
+	*pi = pos;
+	r = become(g, pos, "Identity", &cur, 1, e);
+	return r;
+}
+
+static int argmax_last(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]];
+	int a = ir_axis(ir_attr_int(n, "axis", 0), xv->rank), pos = *pi, in[5], rev, am;
+	int64_t st = -1, en = INT64_MIN, ax = a, step = -1, len = xv->dims[a];
+	char name[256], op[16];
+	int keep = (int)ir_attr_int(n, "keepdims", 1);
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(op, sizeof(op), "%s", n->op);
+	in[0] = n->in[0];
+	if ((in[1] = const_i64(g, "rev_start", &st, 1, e)) < 0 ||
+	    (in[2] = const_i64(g, "rev_end", &en, 1, e)) < 0 ||
+	    (in[3] = const_i64(g, "rev_axis", &ax, 1, e)) < 0 ||
+	    (in[4] = const_i64(g, "rev_step", &step, 1, e)) < 0 ||
+	    (rev = lp_add_node(g, &pos, name, "Slice", in, 5, e)) < 0 ||
+	    (am = lp_add_node(g, &pos, name, op, &rev, 1, e)) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "axis", a, e) ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "keepdims", keep, e))
+		return -1;
+	in[0] = lp_const_scalar(g, "rev_len", IR_I64, (double)(len - 1), 0, e);
+	in[1] = am;
+	if (in[0] < 0)
+		return -1;
+	n = &g->nodes[pos];
+	for (int k = n->nattrs - 1; k >= 0; k--)
+		ir_attr_remove(n, n->attrs[k].name);
+	*pi = pos;
+	return become(g, pos, "Sub", in, 2, e);
+}
+
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -246,6 +391,11 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 	if (int_op(n->op) && ir_dtype_is_int(dt0) && dt0 != IR_I32 &&
 	    (strcmp(n->op, "Mod") || ir_attr_int(n, "fmod", 0)))
 		return via_i32(g, pi, e);
+	if (!strcmp(n->op, "Resize"))
+		return resize(g, pi, e);
+	if ((!strcmp(n->op, "ArgMax") || !strcmp(n->op, "ArgMin")) &&
+	    ir_attr_int(n, "select_last_index", 0))
+		return argmax_last(g, pi, e);
 	if (!strcmp(n->op, "ReduceLogSum")) {
 		int pos = *pi, in[2] = { n->in[0], n->nin > 1 ? n->in[1] : -1 }, s;
 		char name[256];
