@@ -132,6 +132,11 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			       ir_dtype_name(v->dtype), (long long)cnt);
 			goto out;
 		}
+		if (cnt * ipux_dtype_size(dt) > (uint64_t)t->tiles * (t->tile_mem / 2)) {
+			ir_err(e, "graph input '%s' (%llu bytes) does not fit on %u tiles of %u bytes",
+			       v->name, (unsigned long long)(cnt * ipux_dtype_size(dt)), t->tiles, t->tile_mem);
+			goto out;
+		}
 		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
 		tt = ipu_graph_add_tensor(gb, sname, dt, 1, &cnt);
 		if (tt == IPU_GRAPH_INVALID || lw_spread(&l, tt, cnt, ipux_dtype_size(dt),

@@ -25,49 +25,62 @@ static uint64_t block_mem(const struct mm *m)
 	int64_t mb = (m->M + m->pm - 1) / m->pm, nb = (m->N + m->pn - 1) / m->pn;
 	int64_t kb = (m->K + m->pk - 1) / m->pk;
 
-	return (uint64_t)((mb * kb + kb * nb) * (int64_t)m->esz + mb * nb * 4 * (m->pk > 1 ? 2 : 1) +
-			  (m->pk > 1 ? m->pk * mb * nb * 4 : 0));
+	/* operand blocks, the result (or partial), and with a K split the
+	 * home tile's share of the partials and their sum */
+	return (uint64_t)((mb * kb + kb * nb) * (int64_t)m->esz + mb * nb * 4 +
+			  (m->pk > 1 ? 2 * mb * nb * 4 : 0));
 }
 
+static uint64_t per_tile(const struct lw *l, const struct mm *m)
+{
+	uint64_t blocks = (uint64_t)(m->batch * m->pm * m->pn * m->pk);
+	uint64_t per = (blocks + l->tiles - 1) / l->tiles;
+
+	return per * block_mem(m);
+}
+
+/* Searches pm, pn (only for a constant B), pk over powers of two for the
+ * partition with the shortest critical path (multiply-adds on the busiest
+ * tile plus the bytes it holds, as a proxy for exchange) whose per-tile
+ * memory fits the budget. */
 static int plan(struct lw *l, struct mm *m, int b_const)
 {
-	uint64_t T = l->tiles;
+	struct mm best = *m, c = *m;
+	double best_cost = -1;
+	uint64_t least = UINT64_MAX;
 
-	m->pm = (int64_t)(T / (uint64_t)m->batch);
-	if (m->pm < 1)
-		m->pm = 1;
-	if (m->pm > m->M)
-		m->pm = m->M;
-	m->pn = 1;
-	m->pk = 1;
-	if (b_const && (uint64_t)(m->batch * m->pm) * 2 <= T) {
-		m->pn = (int64_t)(T / (uint64_t)(m->batch * m->pm));
-		if (m->pn > (m->N + 15) / 16)
-			m->pn = (m->N + 15) / 16;
-		if (m->pn < 1)
-			m->pn = 1;
-	}
-	while (block_mem(m) > l->budget) {
-		int64_t kb = (m->K + m->pk - 1) / m->pk;
-		int64_t mb = (m->M + m->pm - 1) / m->pm;
-		int64_t nb = (m->N + m->pn - 1) / m->pn;
+	for (c.pm = 1;; c.pm = c.pm * 2 > m->M ? m->M : c.pm * 2) {
+		for (c.pn = 1;; c.pn = c.pn * 2 > m->N ? m->N : c.pn * 2) {
+			for (c.pk = 1;; c.pk = c.pk * 2 > m->K ? m->K : c.pk * 2) {
+				uint64_t mem = per_tile(l, &c);
+				uint64_t blocks = (uint64_t)(c.batch * c.pm * c.pn * c.pk);
+				double per = (double)((blocks + l->tiles - 1) / l->tiles);
+				double work = per * (double)((c.M + c.pm - 1) / c.pm) *
+					      (double)((c.N + c.pn - 1) / c.pn) * (double)((c.K + c.pk - 1) / c.pk);
+				double cost = work + (double)mem / 4 + (c.pk > 1 ? 200.0 : 0);
 
-		if (kb > 1 && kb * 2 >= mb && kb * 2 >= nb)
-			m->pk = m->pk * 2 > m->K ? m->K : m->pk * 2;
-		else if (mb > 1)
-			m->pm = m->pm * 2 > m->M ? m->M : m->pm * 2;
-		else if (nb > 1 && b_const)
-			m->pn = m->pn * 2 > m->N ? m->N : m->pn * 2;
-		else if (kb > 1)
-			m->pk = m->pk * 2 > m->K ? m->K : m->pk * 2;
-		else
-			return lw_fail(l, "a matmul block of [%lld x %lld] x [%lld x %lld] needs %llu bytes, more than the %llu a tile can give it",
-				       (long long)mb, (long long)kb, (long long)kb, (long long)nb,
-				       (unsigned long long)block_mem(m), (unsigned long long)l->budget);
-		if ((uint64_t)(m->batch * m->pm * m->pn * m->pk) > 64u * T)
-			return lw_fail(l, "matmul needs more than %llu blocks to fit the tiles' memory",
-				       (unsigned long long)(64u * T));
+				if (mem < least)
+					least = mem;
+				if (mem <= l->budget && blocks <= 64u * l->tiles &&
+				    (best_cost < 0 || cost < best_cost)) {
+					best_cost = cost;
+					best = c;
+				}
+				if (c.pk == m->K)
+					break;
+			}
+			if (!b_const || c.pn == m->N)
+				break;
+		}
+		if (c.pm == m->M)
+			break;
 	}
+	if (best_cost < 0)
+		return lw_fail(l, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld) needs at least %llu bytes per tile, more than the %llu a tile can give it",
+			       (long long)m->M, (long long)m->K, (long long)m->K, (long long)m->N,
+			       (long long)m->batch, (unsigned long long)least,
+			       (unsigned long long)l->budget);
+	*m = best;
 	return 0;
 }
 

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_compiler_lower.c - the lowering on the in-process device against
+ * the reference evaluator (ipu-compile --check's machinery), on targets
+ * small enough to force the partitioning paths: matmul split over M, N
+ * and K with partial sums reduced, elementwise ops spread over many tiles
+ * with broadcasting, row ops split over tiles, float16, model fusion, and
+ * the error for a model that cannot fit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/check.h"
+#include "harness.h"
+#include "ipu/passes.h"
+
+static int input(struct ir_graph *g, const char *name, int dt, int rank, const int64_t *d)
+{
+	int v = ir_value_add(g, name, NULL);
+
+	ir_value_set_shape(&g->vals[v], dt, rank, d);
+	ir_graph_add_input(g, v, NULL);
+	return v;
+}
+
+static int cconst(struct ir_graph *g, const char *name, int rank, const int64_t *d, unsigned seed)
+{
+	struct ir_tensor t;
+	int v = ir_value_add(g, name, NULL);
+	int64_t n;
+
+	ir_tensor_alloc(&t, IR_F32, rank, d, NULL);
+	n = ir_numel(rank, d);
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		ir_set_f(t.data, IR_F32, (size_t)i, ((seed >> 8) % 2001) / 1000.0 - 1.0);
+	}
+	ir_value_set_const(&g->vals[v], &t);
+	return v;
+}
+
+static int node(struct ir_graph *g, const char *op, const int *in, int nin, const char *out)
+{
+	int o = ir_value_add(g, out, NULL);
+
+	ir_node_add(g, out, op, in, nin, &o, 1, NULL);
+	return o;
+}
+
+/* Runs the pipeline then --check on the target; returns ipuc_check's result. */
+static int check(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem, char *report, size_t len)
+{
+	struct ir_error e = { "" };
+	struct ir_pipeline_opts po = { .precision_fp16 = fp16 };
+	struct ipu_target t = { "ipu2", tiles, mem };
+	FILE *f = fmemopen(report, len - 1, "w");
+	int r;
+
+	memset(report, 0, len);
+	if (ir_pipeline_run(g, &po, &e)) {
+		fclose(f);
+		snprintf(report, len, "pipeline: %s", e.msg);
+		return -1;
+	}
+	r = ipuc_check(&g, 1, &t, f, &e);
+	if (r < 0)
+		fprintf(f, "error: %s\n", e.msg);
+	fclose(f);
+	return r;
+}
+
+static struct ir_graph *matmul_graph(int64_t M, int64_t K, int64_t N, int const_b)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t da[] = { M, K }, db[] = { K, N };
+	int in[2], y;
+
+	in[0] = input(g, "a", IR_F32, 2, da);
+	in[1] = const_b ? cconst(g, "b", 2, db, 3) : input(g, "b", IR_F32, 2, db);
+	y = node(g, "MatMul", in, 2, "y");
+	ir_graph_add_output(g, y, NULL);
+	return g;
+}
+
+TEST(matmul_split_k_with_partial_sums)
+{
+	char rep[2048];
+	/* 16 KiB budget per tile: [8 x 512] x [512 x 64] must split K */
+	struct ir_graph *g = matmul_graph(8, 512, 64, 1);
+
+	CHECK_MSG(check(g, 0, 16, 32 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+	g = matmul_graph(8, 512, 64, 1);
+	CHECK_MSG(check(g, 1, 16, 32 * 1024, rep, sizeof(rep)) == 0, "fp16: %s", rep);
+	ir_graph_free(g);
+}
+
+TEST(matmul_split_mn_runtime_b)
+{
+	char rep[2048];
+	struct ir_graph *g = matmul_graph(64, 32, 48, 0);
+
+	CHECK_MSG(check(g, 0, 32, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+	g = matmul_graph(33, 17, 65, 1);	/* uneven blocks */
+	CHECK_MSG(check(g, 0, 7, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
+TEST(elementwise_broadcast_spread)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 4, 16, 8, 8 }, dc[] = { 16, 1, 1 }, dr[] = { 8 };
+	int in[2], a, b, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "c", 3, dc, 5);
+	a = node(g, "Mul", in, 2, "a");
+	in[0] = a;
+	in[1] = cconst(g, "r", 1, dr, 9);
+	b = node(g, "Add", in, 2, "b");
+	y = node(g, "Sigmoid", &b, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 64, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
+TEST(rows_split_softmax_layernorm)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 64, 40 }, ds[] = { 40 };
+	int in[3], s, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 2, dx);
+	s = node(g, "Softmax", in, 1, "s");
+	in[0] = s;
+	in[1] = cconst(g, "gamma", 1, ds, 1);
+	in[2] = cconst(g, "beta", 1, ds, 2);
+	y = node(g, "LayerNormalization", in, 3, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 8 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
+TEST(conv_pool_gemm)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 2, 3, 10, 10 }, dw[] = { 6, 3, 3, 3 }, db[] = { 6 }, dfw[] = { 5, 6 };
+	int in[3], c, r, p, f, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 4);
+	in[2] = cconst(g, "b", 1, db, 6);
+	c = node(g, "Conv", in, 3, "c");
+	ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
+	r = node(g, "Relu", &c, 1, "r");
+	p = node(g, "GlobalAveragePool", &r, 1, "p");
+	f = node(g, "Flatten", &p, 1, "f");
+	in[0] = f;
+	in[1] = cconst(g, "fw", 2, dfw, 8);
+	in[2] = cconst(g, "fb", 1, (int64_t[]){ 5 }, 9);
+	y = node(g, "Gemm", in, 3, "y");
+	ir_attr_set_int(&g->nodes[g->nnodes - 1], "transB", 1, NULL);
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
+TEST(fusion_switch)
+{
+	struct ir_graph *g[2];
+	struct ir_error e;
+	struct ir_pipeline_opts po = { 0 };
+	struct ipu_target t = { "ipu21", 8, 64 * 1024 };
+	char rep[2048] = "";
+	FILE *f;
+	int64_t d[] = { 3, 5 };
+
+	for (int k = 0; k < 2; k++) {
+		int x;
+
+		g[k] = ir_graph_new(NULL);
+		x = input(g[k], "X", IR_F32, 2, d);
+		ir_graph_add_output(g[k], node(g[k], k ? "Exp" : "Neg", &x, 1, "O"), NULL);
+		REQUIRE(ir_pipeline_run(g[k], &po, &e) == 0);
+	}
+	f = fmemopen(rep, sizeof(rep) - 1, "w");
+	CHECK(ipuc_check(g, 2, &t, f, &e) == 0);
+	fclose(f);
+	CHECK_MSG(strstr(rep, "graph0/O: ok") && strstr(rep, "graph1/O: ok"), "%s", rep);
+	ir_graph_free(g[0]);
+	ir_graph_free(g[1]);
+}
+
+TEST(too_big_names_the_op)
+{
+	char rep[2048];
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 1, 64, 64, 64 }, dw[] = { 4, 64, 3, 3 };
+	int in[2], y;
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 1);
+	y = node(g, "Conv", in, 2, "big_conv");
+	ir_graph_add_output(g, y, NULL);
+	CHECK(check(g, 0, 64, 64 * 1024, rep, sizeof(rep)) < 0);
+	CHECK_MSG(strstr(rep, "node 'big_conv' (Conv") && strstr(rep, "bytes"), "%s", rep);
+	ir_graph_free(g);
+}
+
+int main(int argc, char **argv)
+{
+	TH_INIT(argc, argv);
+	RUN(matmul_split_k_with_partial_sums);
+	RUN(matmul_split_mn_runtime_b);
+	RUN(elementwise_broadcast_spread);
+	RUN(rows_split_softmax_layernorm);
+	RUN(conv_pool_gemm);
+	RUN(fusion_switch);
+	RUN(too_big_names_the_op);
+	return TH_DONE();
+}
