@@ -77,7 +77,11 @@ print-%:
 clean:
 	rm -rf build
 
-# The README's main job.  Until the compiler lands this is the graph-builder
-# MLP on the in-process device; later fragments may extend DEMO_STEPS.
-demo: $(BUILD)/bin/mlp-example
-	$(BUILD)/bin/mlp-example --check --iterations 100
+# The README's main job: build the MLP (graph builder, weights over 64
+# tiles), check it against float64, save it as an .ipuef model and run that
+# through ipu-run on the in-process device.
+demo: $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
+	@mkdir -p $(BUILD)/models
+	$(BUILD)/bin/mlp-example --check --iterations 100 --save $(BUILD)/models/mlp.ipuef
+	$(BUILD)/bin/ipuef-dump $(BUILD)/models/mlp.ipuef
+	$(BUILD)/bin/ipu-run $(BUILD)/models/mlp.ipuef --iterations 200

@@ -10,7 +10,7 @@ RUNTIME_OBJS := $(RUNTIME_SRCS:%.c=$(BUILD)/%.o)
 RUNTIME_LIB := $(BUILD)/libipurt.a
 RUNTIME_DEPLIBS := $(BUILD)/libipu.a $(BUILD)/libipuengine.a
 RUNTIME_LINK = -Wl,--start-group $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) -Wl,--end-group
-RUNTIME_TOOLS := ipuef-dump
+RUNTIME_TOOLS := ipuef-dump ipu-run
 RUNTIME_PROGRAMS := $(RUNTIME_TOOLS:%=$(BUILD)/bin/%)
 
 $(RUNTIME_LIB): $(RUNTIME_OBJS)

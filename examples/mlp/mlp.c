@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ipu/ipu.h"
+#include "ipu/ipuef.h"
 #include "mlp_model.h"
 
 static double now(void)
@@ -30,16 +31,47 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Wrap the executable as an .ipuef model (weights frozen, no Load). */
+static int save_ipuef(const struct mlp *m, const void *img, size_t len, const char *path)
+{
+	const struct ipux_header *h = img;
+	struct ipuef_program prog = { "main", 0 };
+	struct ipuef_anchor an[2] = {
+		{ "x", IPURT_DT_F32, IPUEF_INPUT, IPUEF_ANCHOR_USER, 2, { m->batch, m->in }, 0, 0, 1 },
+		{ "y", IPURT_DT_F32, IPUEF_OUTPUT, IPUEF_ANCHOR_USER, 2, { m->batch, m->out }, 0, 1, 1 },
+	};
+	struct ipuef_metadata md = { IPUX_VERSION_MAJOR, IPUX_VERSION_MINOR, "ipu2", h->num_tiles,
+				     h->tile_mem, m->batch, 1, &prog, 2, an };
+	struct ipuef_writer *w;
+	char err[512];
+	int rc = ipuef_writer_create(&w, err, sizeof(err));
+
+	if (!rc)
+		rc = ipuef_writer_set_metadata(w, &md, err, sizeof(err));
+	if (!rc)
+		rc = ipuef_writer_set_executable(w, img, len, err, sizeof(err));
+	if (!rc)
+		rc = ipuef_writer_add_opaque(w, "mlp-example", "1", "", 0, err, sizeof(err));
+	if (!rc)
+		rc = ipuef_writer_write_file(w, path, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "mlp-example: %s: %s\n", path, err);
+	ipuef_writer_destroy(w);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mlp-example [--device SPEC] [--tiles N] [--iterations N] [--check]\n"
+		"                   [--save FILE.ipuef]\n"
 		"Build a 784-512-10 MLP (batch 16) over N tiles (default 64) with the graph\n"
 		"builder, run it on an IPU device (default: the in-process model device,\n"
 		"model:tiles=1472) and compare with a double-precision reference.\n"
 		"  --device SPEC    libipu device (model[:tiles=..,tile_mem=..,workers=..])\n"
 		"  --tiles N        tiles to spread the model over (default 64)\n"
 		"  --iterations N   timed inferences after a warm-up (default 200)\n"
+		"  --save FILE      also write the model as an .ipuef file (for ipu-run)\n"
 		"  --check          exit 1 unless outputs match the reference within 1e-5 of\n"
 		"                   the output scale\n");
 }
@@ -51,10 +83,11 @@ int main(int argc, char **argv)
 		{ "tiles", required_argument, NULL, 't' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "save", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *spec = "model";
+	const char *spec = "model", *save = NULL;
 	uint32_t ntiles = 64, iters = 200, i, j;
 	int check = 0, c, rc = 1;
 	struct mlp m;
@@ -74,6 +107,7 @@ int main(int argc, char **argv)
 		case 't': ntiles = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': iters = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'c': check = 1; break;
+		case 'S': save = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -116,6 +150,11 @@ int main(int argc, char **argv)
 	       st.mem_max_tile, (unsigned long long)(st.mem_total / (st.tiles_used ? st.tiles_used : 1)));
 	printf("           %u compute sets, %u vertices, %u exchange copies (%llu bytes)\n",
 	       st.compute_sets, st.vertices, st.copies, (unsigned long long)st.exchange_bytes);
+	if (save) {
+		if (save_ipuef(&m, img, len, save))
+			goto out;
+		printf("saved      %s\n", save);
+	}
 	if (ipu_load(d, img, len, err, sizeof(err))) {
 		fprintf(stderr, "mlp-example: load: %s\n", err);
 		goto out;

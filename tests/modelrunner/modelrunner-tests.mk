@@ -11,3 +11,9 @@ $(BUILD)/tests/modelrunner/test_runner: $(BUILD)/tests/modelrunner/test_runner.o
 	$(CC) $(LDFLAGS_BASE) -o $@ $< -Wl,--start-group $(MR_LINK) -Wl,--end-group $(LDLIBS_BASE)
 
 TESTS += $(BUILD)/tests/modelrunner/test_runner
+
+$(BUILD)/tests/modelrunner/gen_models: $(BUILD)/tests/modelrunner/gen_models.o $(MR_MODELS_OBJ) \
+		$(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< -Wl,--start-group $(MR_LINK) -Wl,--end-group $(LDLIBS_BASE)
+PROGRAMS += $(BUILD)/tests/modelrunner/gen_models

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ipu-run - run an .ipuef model: inputs from .npy files (or generated from
+ * a seed, and said so), outputs to .npy files or summarised, then latency
+ * (p50/p99) and throughput with 1 and with many requests in flight.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "half.h"
+#include "ipu/npy.h"
+#include "ipu/runtime.h"
+
+#define MAX_IO 64
+
+struct named {
+	const char *name;
+	const char *path;
+};
+
+struct opts {
+	const char *model;
+	const char *device;
+	struct named in[MAX_IO], out[MAX_IO];
+	int nin, nout;
+	unsigned iterations, inflight;
+	uint64_t batch;
+	uint64_t seed;
+	int json, subgraph, no_validate;
+	uint64_t timeout_ms;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ipu-run MODEL.ipuef [options]\n"
+		"Run a compiled model on an IPU device and report its outputs and speed.\n"
+		"\n"
+		"  --device DEV          libipu device: model[:tiles=N,tile_mem=SIZE,workers=N],\n"
+		"                        /dev/ipuN (default: the in-process model device)\n"
+		"  --input NAME=FILE     read input NAME from a .npy file (repeatable); inputs\n"
+		"                        not given are generated (seeded random) and said so\n"
+		"  --output NAME=FILE    write output NAME to a .npy file (repeatable); other\n"
+		"                        outputs are summarised\n"
+		"  --iterations N        timed requests after the first (default 100, 0: none)\n"
+		"  --inflight N          requests in flight for the throughput run (default 16)\n"
+		"  --batch-size B        run B samples per request (dynamic batch sizing\n"
+		"                        along the model's batch dimension)\n"
+		"  --subgraph K          fused models: run subgraph K (graphK/... anchors)\n"
+		"  --seed S              seed of generated inputs (default 1)\n"
+		"  --timeout-ms T        fail a request not done after T ms (default 0: none)\n"
+		"  --no-validate         do not require every input/output (validate_io_params)\n"
+		"  --json                print one JSON object instead of text\n"
+		"  --help                this text\n");
+}
+
+static int parse_named(char *arg, struct named *n, int *count, const char *what)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1]) {
+		fprintf(stderr, "ipu-run: --%s takes NAME=FILE.npy, got '%s'\n", what, arg);
+		return -1;
+	}
+	if (*count >= MAX_IO) {
+		fprintf(stderr, "ipu-run: more than %d --%s options\n", MAX_IO, what);
+		return -1;
+	}
+	*eq = 0;
+	n[*count].name = arg;
+	n[*count].path = eq + 1;
+	(*count)++;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "inflight", required_argument, NULL, 'f' },
+		{ "batch-size", required_argument, NULL, 'b' },
+		{ "subgraph", required_argument, NULL, 'g' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "no-validate", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->iterations = 100;
+	o->inflight = 16;
+	o->seed = 1;
+	o->subgraph = -1;
+	while ((c = getopt_long(argc, argv, "d:i:o:n:b:s:jh", lo, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (c) {
+		case 'd': o->device = optarg; break;
+		case 'i': if (parse_named(optarg, o->in, &o->nin, "input")) return -1; break;
+		case 'o': if (parse_named(optarg, o->out, &o->nout, "output")) return -1; break;
+		case 'n': o->iterations = (unsigned)strtoul(optarg, &end, 0); break;
+		case 'f': o->inflight = (unsigned)strtoul(optarg, &end, 0); break;
+		case 'b': o->batch = strtoull(optarg, &end, 0); break;
+		case 'g': o->subgraph = (int)strtol(optarg, &end, 0); break;
+		case 's': o->seed = strtoull(optarg, &end, 0); break;
+		case 't': o->timeout_ms = strtoull(optarg, &end, 0); break;
+		case 'V': o->no_validate = 1; break;
+		case 'j': o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+		if (end && *end) {
+			fprintf(stderr, "ipu-run: bad number '%s'\n", optarg);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return -1;
+	}
+	if (o->inflight == 0)
+		o->inflight = 1;
+	o->model = argv[optind];
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Seeded values: floats in [-1, 1), ints in [0, 10), bools 0/1. */
+static void generate(struct ipurt_npy *a, uint64_t seed)
+{
+	uint64_t n = a->size / ipurt_dtype_size(a->dtype), i, s = seed | 1;
+
+	for (i = 0; i < n; i++) {
+		uint64_t r = rng(&s);
+		double u = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+
+		switch (a->dtype) {
+		case IPURT_DT_F32: ((float *)a->data)[i] = (float)u; break;
+		case IPURT_DT_F16: ((uint16_t *)a->data)[i] = ipu_f32_to_f16((float)u); break;
+		case IPURT_DT_I32: ((int32_t *)a->data)[i] = (int32_t)(r % 10); break;
+		case IPURT_DT_I64: ((int64_t *)a->data)[i] = (int64_t)(r % 10); break;
+		case IPURT_DT_I8: ((int8_t *)a->data)[i] = (int8_t)(r % 10); break;
+		case IPURT_DT_BOOL: ((uint8_t *)a->data)[i] = (uint8_t)(r & 1); break;
+		default: ((uint8_t *)a->data)[i] = (uint8_t)(r % 10); break;
+		}
+	}
+}
+
+static double element(const struct ipurt_npy *a, uint64_t i)
+{
+	switch (a->dtype) {
+	case IPURT_DT_F32: return ((const float *)a->data)[i];
+	case IPURT_DT_F16: return ipu_f16_to_f32(((const uint16_t *)a->data)[i]);
+	case IPURT_DT_I32: return ((const int32_t *)a->data)[i];
+	case IPURT_DT_I64: return (double)((const int64_t *)a->data)[i];
+	case IPURT_DT_I8: return ((const int8_t *)a->data)[i];
+	default: return ((const uint8_t *)a->data)[i];
+	}
+}
+
+static void shape_str(const struct ipurt_npy *a, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s[", ipurt_dtype_name(a->dtype));
+	uint32_t i;
+
+	for (i = 0; i < a->rank && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%llu", i ? "," : "",
+				      (unsigned long long)a->dims[i]);
+	if (n < len)
+		snprintf(buf + n, len - n, "]");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int anchor_in_subgraph(const struct ipuef_anchor *a, int sub)
+{
+	char prefix[32];
+
+	if (sub < 0)
+		return 1;
+	snprintf(prefix, sizeof(prefix), "graph%d/", sub);
+	return !strncmp(a->name, prefix, strlen(prefix));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ipurt_config cfg;
+	struct ipurt_runner *r = NULL;
+	const struct ipuef_metadata *m;
+	struct ipurt_npy arrays[2 * MAX_IO];
+	struct ipurt_tensor tin[MAX_IO], tout[MAX_IO];
+	int generated[MAX_IO] = { 0 }, fused = 0, nin = 0, nout = 0, rc = 1, i, j;
+	double *lat = NULL, first_ms = 0, p50 = 0, p99 = 0, rps1 = 0, rpsn = 0;
+	char err[512];
+	uint32_t a;
+
+	memset(arrays, 0, sizeof(arrays));
+	if (parse_args(argc, argv, &o))
+		return 2;
+	ipurt_config_init(&cfg);
+	cfg.device = o.device;
+	cfg.timeout_ns = o.timeout_ms * 1000000ull;
+	cfg.ring_buffer_size = 64;
+	{
+		struct ipuef_file *f;
+
+		if (ipuef_open(o.model, &f, err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: %s: %s\n", o.model, err);
+			return 1;
+		}
+		m = ipuef_metadata(f);
+		for (a = 0; a < m->num_anchors; a++)
+			fused |= m->anchors[a].kind == IPUEF_ANCHOR_INDEX;
+		if (o.batch) {
+			for (a = 0; a < m->num_anchors; a++) {
+				if (m->anchors[a].kind == IPUEF_ANCHOR_USER &&
+				    m->anchors[a].batch_dim != IPUEF_NO_BATCH_DIM) {
+					cfg.batching_dim = m->anchors[a].batch_dim;
+					break;
+				}
+			}
+		}
+		ipuef_close(f);
+	}
+	if (fused) {
+		cfg.validate_io_params = 0; /* seed 004: one subgraph per request */
+		if (o.subgraph < 0) {
+			o.subgraph = 0;
+			for (i = 0; i < o.nin; i++)
+				if (!strncmp(o.in[i].name, "graph", 5))
+					o.subgraph = atoi(o.in[i].name + 5);
+		}
+	} else {
+		o.subgraph = -1;
+	}
+	if (o.no_validate)
+		cfg.validate_io_params = 0;
+	if (ipurt_runner_create(o.model, &cfg, &r, err, sizeof(err))) {
+		fprintf(stderr, "ipu-run: %s\n", err);
+		return 1;
+	}
+	m = ipuef_metadata(ipurt_runner_file(r));
+	/* the files given must name anchors */
+	for (i = 0; i < o.nin + o.nout; i++) {
+		const struct named *nm = i < o.nin ? &o.in[i] : &o.out[i - o.nin];
+		const struct ipuef_anchor *an = ipuef_find_anchor(ipurt_runner_file(r), nm->name);
+
+		if (!an || (an->direction == IPUEF_OUTPUT) != (i >= o.nin)) {
+			fprintf(stderr, "ipu-run: the model has no %s named '%s' (see ipuef-dump %s)\n",
+				i < o.nin ? "input" : "output", nm->name, o.model);
+			goto out;
+		}
+	}
+	/* inputs: from files or generated; outputs: allocated */
+	for (a = 0; a < m->num_anchors; a++) {
+		const struct ipuef_anchor *an = &m->anchors[a];
+		struct ipurt_npy *arr;
+		struct ipurt_tensor *t;
+		const char *path = NULL;
+
+		if (an->kind != IPUEF_ANCHOR_USER || !anchor_in_subgraph(an, o.subgraph))
+			continue;
+		if (!(an->programs & (1ull << (uint32_t)ipuef_find_program(ipurt_runner_file(r), "main")->index)))
+			continue;
+		if (nin + nout >= MAX_IO) {
+			fprintf(stderr, "ipu-run: the model has more than %d anchors\n", MAX_IO);
+			goto out;
+		}
+		arr = &arrays[nin + nout];
+		if (an->direction == IPUEF_INPUT) {
+			for (j = 0; j < o.nin; j++)
+				if (!strcmp(o.in[j].name, an->name))
+					path = o.in[j].path;
+		}
+		if (path) {
+			if (ipurt_npy_read(path, arr, err, sizeof(err))) {
+				fprintf(stderr, "ipu-run: %s: %s\n", path, err);
+				goto out;
+			}
+		} else {
+			arr->dtype = an->dtype;
+			arr->rank = an->rank;
+			memcpy(arr->dims, an->dims, an->rank * sizeof(an->dims[0]));
+			if (o.batch && an->batch_dim < an->rank)
+				arr->dims[an->batch_dim] = o.batch;
+			arr->size = ipurt_dtype_size(an->dtype);
+			for (j = 0; j < (int)arr->rank; j++)
+				arr->size *= arr->dims[j];
+			arr->data = calloc(1, arr->size ? arr->size : 1);
+			if (!arr->data) {
+				fprintf(stderr, "ipu-run: out of memory\n");
+				goto out;
+			}
+			if (an->direction == IPUEF_INPUT) {
+				generate(arr, o.seed + a);
+				generated[nin] = 1;
+			}
+		}
+		t = an->direction == IPUEF_INPUT ? &tin[nin++] : &tout[nout++];
+		t->name = an->name;
+		t->dtype = arr->dtype;
+		t->rank = arr->rank;
+		memcpy(t->dims, arr->dims, sizeof(t->dims[0]) * (arr->rank < IPUEF_MAX_RANK ? arr->rank : IPUEF_MAX_RANK));
+		t->data = arr->data;
+		if (arr->rank > IPUEF_MAX_RANK) {
+			fprintf(stderr, "ipu-run: %s has rank %u, the model's anchors have at most %u\n",
+				an->name, arr->rank, IPUEF_MAX_RANK);
+			goto out;
+		}
+	}
+	{
+		double t0 = now();
+
+		if (ipurt_runner_execute(r, tin, (uint32_t)nin, tout, (uint32_t)nout, err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: %s\n", err);
+			goto out;
+		}
+		first_ms = (now() - t0) * 1e3;
+	}
+	if (o.iterations) {
+		struct ipurt_future **fs = calloc(o.inflight, sizeof(*fs));
+		unsigned k;
+		double t0;
+
+		lat = malloc(o.iterations * sizeof(*lat));
+		if (!lat || !fs) {
+			free(fs);
+			fprintf(stderr, "ipu-run: out of memory\n");
+			goto out;
+		}
+		t0 = now();
+		for (k = 0; k < o.iterations; k++) {
+			double s = now();
+
+			if (ipurt_runner_execute(r, tin, (uint32_t)nin, tout, (uint32_t)nout, err,
+						 sizeof(err))) {
+				fprintf(stderr, "ipu-run: %s\n", err);
+				free(fs);
+				goto out;
+			}
+			lat[k] = now() - s;
+		}
+		rps1 = o.iterations / (now() - t0);
+		qsort(lat, o.iterations, sizeof(*lat), cmp_double);
+		p50 = lat[o.iterations / 2] * 1e6;
+		p99 = lat[(o.iterations * 99) / 100 < o.iterations ? (o.iterations * 99) / 100 : o.iterations - 1] * 1e6;
+		/* many in flight: the same buffers are fine, outputs are identical */
+		t0 = now();
+		for (k = 0; k < o.iterations; k++) {
+			unsigned slot = k % o.inflight;
+
+			if (fs[slot]) {
+				ipurt_future_wait(fs[slot], -1, err, sizeof(err));
+				ipurt_future_free(fs[slot]);
+				fs[slot] = NULL;
+			}
+			if (ipurt_runner_execute_async(r, tin, (uint32_t)nin, tout, (uint32_t)nout,
+						       &fs[slot], err, sizeof(err))) {
+				fprintf(stderr, "ipu-run: %s\n", err);
+				break;
+			}
+		}
+		for (k = 0; k < o.inflight; k++) {
+			if (fs[k]) {
+				ipurt_future_wait(fs[k], -1, err, sizeof(err));
+				ipurt_future_free(fs[k]);
+			}
+		}
+		rpsn = o.iterations / (now() - t0);
+		free(fs);
+	}
+	/* report */
+	if (o.json)
+		printf("{\"model\":\"%s\",\"inputs\":[", o.model);
+	else
+		printf("model %s on %s\n", o.model, o.device ? o.device : "model (in-process)");
+	for (i = 0; i < nin; i++) {
+		char sh[128];
+		struct ipurt_npy view = { tin[i].dtype, tin[i].rank, { 0 }, tin[i].data, 0 };
+
+		memcpy(view.dims, tin[i].dims, sizeof(tin[i].dims));
+		shape_str(&view, sh, sizeof(sh));
+		if (o.json)
+			printf("%s{\"name\":\"%s\",\"shape\":\"%s\",\"generated\":%s}", i ? "," : "",
+			       tin[i].name, sh, generated[i] ? "true" : "false");
+		else
+			printf("input  %-24s %-20s %s\n", tin[i].name, sh,
+			       generated[i] ? "(generated: seeded random, no --input given)" : "(from file)");
+	}
+	if (o.json)
+		printf("],\"outputs\":[");
+	for (i = 0; i < nout; i++) {
+		struct ipurt_npy view = { tout[i].dtype, tout[i].rank, { 0 }, tout[i].data, 0 };
+		const char *path = NULL;
+		uint64_t n = 1, e;
+		double mn = INFINITY, mx = -INFINITY, sum = 0;
+		char sh[128];
+
+		memcpy(view.dims, tout[i].dims, sizeof(tout[i].dims));
+		for (j = 0; j < (int)view.rank; j++)
+			n *= view.dims[j];
+		view.size = n * ipurt_dtype_size(view.dtype);
+		shape_str(&view, sh, sizeof(sh));
+		for (j = 0; j < o.nout; j++)
+			if (!strcmp(o.out[j].name, tout[i].name))
+				path = o.out[j].path;
+		if (path && ipurt_npy_write(path, &view, err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: %s: %s\n", path, err);
+			goto out;
+		}
+		for (e = 0; e < n; e++) {
+			double v = element(&view, e);
+
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+			sum += v;
+		}
+		if (o.json) {
+			printf("%s{\"name\":\"%s\",\"shape\":\"%s\",\"min\":%.9g,\"max\":%.9g,\"mean\":%.9g,\"first\":[",
+			       i ? "," : "", tout[i].name, sh, mn, mx, n ? sum / (double)n : 0);
+			for (e = 0; e < n && e < 8; e++)
+				printf("%s%.9g", e ? "," : "", element(&view, e));
+			printf("]%s%s%s}", path ? ",\"file\":\"" : "", path ? path : "", path ? "\"" : "");
+		} else {
+			printf("output %-24s %-20s min %.6g max %.6g mean %.6g", tout[i].name, sh, mn, mx,
+			       n ? sum / (double)n : 0);
+			if (path)
+				printf("  -> %s", path);
+			printf("\n       first:");
+			for (e = 0; e < n && e < 8; e++)
+				printf(" %.6g", element(&view, e));
+			printf("%s\n", n > 8 ? " ..." : "");
+		}
+	}
+	if (o.json) {
+		printf("],\"first_request_ms\":%.3f,\"iterations\":%u,\"latency_p50_us\":%.2f,\"latency_p99_us\":%.2f,"
+		       "\"requests_per_s_1\":%.1f,\"requests_per_s_inflight\":%.1f,\"inflight\":%u}\n",
+		       first_ms, o.iterations, p50, p99, rps1, rpsn, o.inflight);
+	} else {
+		printf("first request %.2f ms (includes warm-up)\n", first_ms);
+		if (o.iterations)
+			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight), %.0f req/s (%u in flight)\n",
+			       p50, p99, o.iterations, rps1, rpsn, o.inflight);
+	}
+	rc = 0;
+out:
+	free(lat);
+	for (i = 0; i < 2 * MAX_IO; i++)
+		ipurt_npy_free(&arrays[i]);
+	ipurt_runner_destroy(r);
+	return rc;
+}
