@@ -96,6 +96,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	int n, rc = IPUC_EXIT_ERROR, want_exe;
 	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
 	struct ipu_target t = { o->ipu_version, o->tiles, o->tile_mem };
+	struct ipu_graph_stats st;
 
 	if (o->help) {
 		fputs(ipuc_usage(), out);
@@ -202,7 +203,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			goto out;
 		}
 	}
-	if (ipu_lower_write(graphs, n, &t, exe, &e)) {
+	if (ipu_lower_write(graphs, n, &t, exe, &st, &e)) {
 		fprintf(err, "ipu-compile: error: %s\n", e.msg);
 		if (o->json) {
 			fprintf(out, ", \"executable\": null, \"error\": ");
@@ -215,8 +216,12 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	if (o->json) {
 		fprintf(out, ", \"executable\": ");
 		ipuc_json_string(out, exe);
+		fprintf(out, ", \"summary\": ");
+		ipuc_json_stats(out, &st, o->tiles);
 		fprintf(out, "}\n");
 	}
+	if (o->verbose || !o->json)
+		ipuc_print_stats(err, exe, &st, o->tiles);
 	rc = IPUC_EXIT_OK;
 	goto out;
 oom:

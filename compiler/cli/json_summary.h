@@ -5,10 +5,17 @@
 
 #include <stdio.h>
 
+#include "ipu/graph.h"
 #include "ipu/ir.h"
 
 void ipuc_json_string(FILE *f, const char *s);
 void ipuc_json_model(FILE *f, const char *path, const char *precision,
 		     const struct ir_graph *g);
+
+/* The compile summary: tiles used, memory per tile (max, mean over used
+ * tiles), compute sets, vertices, exchanges and their bytes. */
+void ipuc_json_stats(FILE *f, const struct ipu_graph_stats *s, uint32_t tiles);
+void ipuc_print_stats(FILE *f, const char *exe, const struct ipu_graph_stats *s,
+		      uint32_t tiles);
 
 #endif

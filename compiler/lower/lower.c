@@ -24,6 +24,34 @@ int ipu_lower_available(void)
 	return 1;
 }
 
+/* Ops the lowering handles directly or through preparation (keep in sync
+ * with lower_*.c and prepare*.c; test_compiler_lower checks a sample). */
+static const char *const lowered[] = {
+	"Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool",
+	"BatchNormalization", "Cast", "CastLike", "Ceil", "Clip", "Concat",
+	"Constant", "ConstantOfShape", "Conv", "Cos", "CumSum", "Div", "Dropout",
+	"Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather",
+	"Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater",
+	"GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity",
+	"InstanceNormalization", "LayerNormalization", "LeakyRelu", "Less",
+	"LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean",
+	"Min", "Mod", "Mul", "Neg", "Not", "Or", "PRelu", "Pad", "Pow", "Range",
+	"Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+	"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+	"ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "Selu", "Shape",
+	"Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax", "Softplus", "Split",
+	"Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "TopK", "Transpose",
+	"Unsqueeze", "Where", "Xor", NULL,
+};
+
+int ipu_lower_supported(const char *op)
+{
+	for (int i = 0; lowered[i]; i++)
+		if (!strcmp(lowered[i], op))
+			return 1;
+	return 0;
+}
+
 static uint32_t rt_dtype(int dt)
 {
 	switch (dt) {
@@ -295,7 +323,7 @@ const struct ipuef_anchor *ipu_lower_anchors(const struct ipu_lower_info *info,
 
 int ipu_lower_write(struct ir_graph *const *graphs, int n,
 		    const struct ipu_target *t, const char *out_path,
-		    struct ir_error *e)
+		    struct ipu_graph_stats *stats, struct ir_error *e)
 {
 	struct ipu_lower_info info;
 	void *image = NULL;
@@ -308,6 +336,8 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 
 	if (ipu_lower_image(graphs, n, t, &image, &len, &info, e))
 		goto out;
+	if (stats)
+		*stats = info.stats;
 	memset(&md, 0, sizeof(md));
 	md.exe_format_major = IPUX_VERSION_MAJOR;
 	md.exe_format_minor = IPUX_VERSION_MINOR;

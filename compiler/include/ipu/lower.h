@@ -21,6 +21,8 @@ struct ipu_target {
 
 /* 1 once lowering is implemented. */
 int ipu_lower_available(void);
+/* 1 if op (after constant folding) can be lowered to tiles. */
+int ipu_lower_supported(const char *op);
 
 struct ipu_lower_anchors {
 	struct ipuef_anchor *a;
@@ -45,9 +47,11 @@ const struct ipuef_anchor *ipu_lower_anchors(const struct ipu_lower_info *info,
 void ipu_lower_info_free(struct ipu_lower_info *info);
 
 /* Lowers n graphs (n > 1: model fusion, subgraphs selected by the `index`
- * input, anchors graphK/NAME) and writes the .ipuef to out_path. */
+ * input, anchors graphK/NAME) and writes the .ipuef to out_path.  stats
+ * (may be NULL) receives the compile summary. */
 int ipu_lower_write(struct ir_graph *const *graphs, int n,
 		    const struct ipu_target *t, const char *out_path,
-		    struct ir_error *e);
+		    struct ipu_graph_stats *stats, struct ir_error *e);
+
 
 #endif /* IPU_LOWER_H */
