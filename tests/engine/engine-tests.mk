@@ -8,3 +8,11 @@ $(ENGINE_TESTS): $(BUILD)/tests/engine/%: $(BUILD)/tests/engine/%.o $(LIBIPU_LIB
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(DEVICE_LIBS) $(LDLIBS_BASE)
 
 TESTS += $(ENGINE_TESTS)
+
+# valgrind-clean: the engine, builder, libipu and runtime tests under memcheck
+VALGRIND_TESTS = $(BUILD)/tests/engine/test_programs $(BUILD)/tests/engine/test_verify \
+	$(BUILD)/tests/engine/test_mlp $(BUILD)/tests/modelrunner/test_runner
+.PHONY: check-valgrind
+check-valgrind: $(VALGRIND_TESTS)
+	scripts/valgrind-run $(VALGRIND_TESTS)
+CHECKS += ;make -s check-valgrind;
