@@ -50,6 +50,7 @@ struct ipu_backend_ops {
 	int (*reset)(struct ipu_device *d);
 	int (*counters)(struct ipu_device *d, struct ipu_engine_counters *out);
 	int (*cs_profile)(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
+	int (*set_run_handler)(struct ipu_device *d, ipu_run_fn fn, void *ctx);
 };
 
 struct ipu_device {

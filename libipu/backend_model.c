@@ -67,6 +67,9 @@ struct model_dev {
 
 	struct sfifo *streams;
 	uint32_t nstreams;
+
+	ipu_run_fn run_fn;
+	void *run_ctx;
 };
 
 static struct model_dev *M(struct ipu_device *d)
@@ -253,6 +256,19 @@ static void record_status(struct model_dev *m, uint64_t seq, int status, const c
 	snprintf(st->msg, sizeof(st->msg), "%s", msg ? msg : "");
 }
 
+/* Report a finished run to the run handler; called with the lock held. */
+static void notify_run(struct model_dev *m, uint64_t seq, int status)
+{
+	ipu_run_fn fn = m->run_fn;
+	void *ctx = m->run_ctx;
+
+	if (!fn)
+		return;
+	pthread_mutex_unlock(&m->lock);
+	fn(ctx, seq, status, m->status[seq % STATUS_RING].msg);
+	pthread_mutex_lock(&m->lock);
+}
+
 static void *device_thread(void *arg)
 {
 	struct model_dev *m = arg;
@@ -265,12 +281,13 @@ static void *device_thread(void *arg)
 			uint32_t n;
 
 			while (m->runs_count) {
-				struct run_req *r = &m->runs[m->runs_head];
+				struct run_req r = m->runs[m->runs_head];
 
-				record_status(m, r->seq, IPU_E_CANCELLED, "aborted before it started");
-				m->done_seq = r->seq;
+				record_status(m, r.seq, IPU_E_CANCELLED, "aborted before it started");
+				m->done_seq = r.seq;
 				m->runs_head = (m->runs_head + 1) % m->runs_cap;
 				m->runs_count--;
+				notify_run(m, r.seq, IPU_E_CANCELLED);
 			}
 			drain_streams(m, &c, &n);
 			/* deliver before the abort counts as finished */
@@ -301,6 +318,7 @@ static void *device_thread(void *arg)
 			record_status(m, r.seq, rc, msg);
 			m->done_seq = r.seq;
 			pthread_cond_broadcast(&m->done);
+			notify_run(m, r.seq, rc);
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -654,6 +672,17 @@ static int model_reset(struct ipu_device *d)
 	return 0;
 }
 
+static int model_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx)
+{
+	struct model_dev *m = M(d);
+
+	pthread_mutex_lock(&m->lock);
+	m->run_fn = fn;
+	m->run_ctx = ctx;
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
 static int model_counters(struct ipu_device *d, struct ipu_engine_counters *out)
 {
 	ipu_engine_counters(M(d)->eng, out);
@@ -682,4 +711,5 @@ const struct ipu_backend_ops ipu_model_backend = {
 	.reset = model_reset,
 	.counters = model_counters,
 	.cs_profile = model_cs_profile,
+	.set_run_handler = model_set_run_handler,
 };

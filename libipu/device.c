@@ -128,6 +128,13 @@ int ipu_set_completion_handler(struct ipu_device *d, ipu_completion_fn fn, void 
 	return 0;
 }
 
+int ipu_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx)
+{
+	if (!d->ops->set_run_handler)
+		return IPU_E_INVAL;
+	return d->ops->set_run_handler(d, fn, ctx);
+}
+
 int ipu_stream_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t len,
 		      uint64_t tag)
 {

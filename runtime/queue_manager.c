@@ -2,8 +2,11 @@
 /*
  * queue_manager.c - the QueueManager: per-anchor SPSC rings of pointers to
  * user memory, a ring of run tokens, a feeder thread that moves buffers
- * into the device's stream FIFOs and starts Main, and a completer thread
- * that waits for each run in order and reports it.
+ * into the device's stream FIFOs and starts Main.
+ *
+ * Runs are reported by libipu's run handler (from the device's thread), in
+ * the order they were started; a small mutex-protected FIFO of in-flight
+ * tokens pairs each report with its request.
  *
  * Producers (any thread) enqueue under one mutex, so each ring has one
  * producer at a time and every request's buffers are in the same order on
@@ -29,6 +32,7 @@ struct qm_token {
 	void *tag;
 	uint64_t gen;
 	uint64_t seq;
+	struct qm_token *next;
 };
 
 struct ipurt_queue_manager {
@@ -39,13 +43,15 @@ struct ipurt_queue_manager {
 	uint64_t *bytes;
 	uint32_t depth;
 	struct ipurt_ring *runs;	/* producers -> feeder */
-	struct ipurt_ring *inflight;	/* feeder -> completer */
+	pthread_mutex_t ilock;		/* in-flight FIFO */
+	pthread_cond_t idle;		/* in-flight FIFO became empty */
+	struct qm_token *head, *tail;
 	pthread_mutex_t plock;		/* producers, recovery */
 	pthread_mutex_t flock;		/* feeder's step, recovery */
 	_Atomic uint64_t gen;
 	ipurt_run_done_fn done;
 	void *done_ctx;
-	pthread_t feeder, completer;
+	pthread_t feeder;
 	int threads;
 };
 
@@ -91,35 +97,59 @@ static void *feeder_main(void *arg)
 					break;
 			}
 		}
-		if (!rc)
+		if (!rc) {
+			/* in the FIFO before the run can finish: the handler pairs them */
+			pthread_mutex_lock(&qm->ilock);
 			rc = ipu_run(qm->dev, qm->main_prog, &t->seq);
-		pthread_mutex_unlock(&qm->flock);
-		if (rc) {
-			finish(qm, t, rc, ipu_strerror(rc));
-			continue;
+			if (!rc) {
+				t->next = NULL;
+				if (qm->tail)
+					qm->tail->next = t;
+				else
+					qm->head = t;
+				qm->tail = t;
+			}
+			pthread_mutex_unlock(&qm->ilock);
 		}
-		if (ipurt_ring_push(qm->inflight, t, -1) != IPURT_RING_OK)
-			finish(qm, t, IPURT_E_CLOSED, "queue manager closed");
+		pthread_mutex_unlock(&qm->flock);
+		if (rc)
+			finish(qm, t, rc, ipu_strerror(rc));
 	}
-	ipurt_ring_close(qm->inflight);
 	return NULL;
 }
 
-static void *completer_main(void *arg)
+/*
+ * Buffer completions carry nothing a request needs (the run's status
+ * covers them); taking them keeps libipu from queueing them for a poll
+ * that never comes.
+ */
+static void buffer_finished(void *ctx, const struct ipu_completion *c)
 {
-	struct ipurt_queue_manager *qm = arg;
-	void *item;
+	(void)ctx;
+	(void)c;
+}
 
-	while (ipurt_ring_pop(qm->inflight, &item, -1) == IPURT_RING_OK) {
-		struct qm_token *t = item;
-		char msg[256] = "";
-		int rc = ipu_wait(qm->dev, t->seq, -1, msg, sizeof(msg));
+/* libipu's run handler: the oldest in-flight token is this run's. */
+static void run_finished(void *ctx, uint64_t seq, int status, const char *msg)
+{
+	struct ipurt_queue_manager *qm = ctx;
+	struct qm_token *t;
 
-		if (rc == IPU_E_CANCELLED)
-			rc = IPURT_E_CANCELLED;
-		finish(qm, t, rc, msg);
+	pthread_mutex_lock(&qm->ilock);
+	t = qm->head;
+	if (!t || t->seq != seq) { /* a run someone else started (e.g. Save) */
+		pthread_mutex_unlock(&qm->ilock);
+		return;
 	}
-	return NULL;
+	qm->head = t->next;
+	if (!qm->head)
+		qm->tail = NULL;
+	pthread_mutex_unlock(&qm->ilock);
+	finish(qm, t, status == IPU_E_CANCELLED ? IPURT_E_CANCELLED : status, msg);
+	pthread_mutex_lock(&qm->ilock);
+	if (!qm->head)
+		pthread_cond_broadcast(&qm->idle);
+	pthread_mutex_unlock(&qm->ilock);
 }
 
 int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
@@ -156,6 +186,8 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 	qm->done_ctx = done_ctx;
 	pthread_mutex_init(&qm->plock, NULL);
 	pthread_mutex_init(&qm->flock, NULL);
+	pthread_mutex_init(&qm->ilock, NULL);
+	pthread_cond_init(&qm->idle, NULL);
 	qm->rings = calloc(qm->m->num_anchors ? qm->m->num_anchors : 1, sizeof(*qm->rings));
 	qm->bytes = calloc(qm->m->num_anchors ? qm->m->num_anchors : 1, sizeof(*qm->bytes));
 	if (!qm->rings || !qm->bytes)
@@ -169,22 +201,18 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 		if (ipurt_ring_create(depth, &qm->rings[i]))
 			rc = IPURT_E_NOMEM;
 	}
-	if (!rc && (ipurt_ring_create(depth, &qm->runs) ||
-		    ipurt_ring_create(depth * 4, &qm->inflight)))
+	if (!rc && ipurt_ring_create(depth, &qm->runs))
 		rc = IPURT_E_NOMEM;
-	if (!rc && pthread_create(&qm->feeder, NULL, feeder_main, qm))
+	if (!rc && ipu_set_run_handler(qm->dev, run_finished, qm))
+		rc = IPURT_E_INVAL;
+	if (!rc)
+		ipu_set_completion_handler(qm->dev, buffer_finished, NULL);
+	if (!rc && pthread_create(&qm->feeder, NULL, feeder_main, qm)) {
+		ipu_set_run_handler(qm->dev, NULL, NULL);
 		rc = IPURT_E_NOMEM;
-	if (!rc) {
-		qm->threads = 1;
-		if (pthread_create(&qm->completer, NULL, completer_main, qm)) {
-			ipurt_ring_close(qm->runs);
-			pthread_join(qm->feeder, NULL);
-			qm->threads = 0;
-			rc = IPURT_E_NOMEM;
-		} else {
-			qm->threads = 2;
-		}
 	}
+	if (!rc)
+		qm->threads = 1;
 	if (rc) {
 		rt_errf(err, errlen, "out of memory creating the queue manager");
 		ipurt_qm_destroy(qm);
@@ -211,17 +239,23 @@ void ipurt_qm_destroy(struct ipurt_queue_manager *qm)
 		pthread_mutex_unlock(&qm->flock);
 		pthread_mutex_unlock(&qm->plock);
 		pthread_join(qm->feeder, NULL);
-		if (qm->threads > 1)
-			pthread_join(qm->completer, NULL);
+		/* every started run is reported, finished or cancelled */
+		pthread_mutex_lock(&qm->ilock);
+		while (qm->head)
+			pthread_cond_wait(&qm->idle, &qm->ilock);
+		pthread_mutex_unlock(&qm->ilock);
+		ipu_set_run_handler(qm->dev, NULL, NULL);
+		ipu_set_completion_handler(qm->dev, NULL, NULL);
 	}
 	for (i = 0; qm->rings && i < qm->m->num_anchors; i++)
 		ipurt_ring_destroy(qm->rings[i]);
 	ipurt_ring_destroy(qm->runs);
-	ipurt_ring_destroy(qm->inflight);
 	free(qm->rings);
 	free(qm->bytes);
 	pthread_mutex_destroy(&qm->plock);
 	pthread_mutex_destroy(&qm->flock);
+	pthread_mutex_destroy(&qm->ilock);
+	pthread_cond_destroy(&qm->idle);
 	free(qm);
 }
 

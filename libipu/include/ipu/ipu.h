@@ -79,6 +79,15 @@ int ipu_stream_count(struct ipu_device *d);
 int ipu_stream_info(struct ipu_device *d, uint32_t stream, uint32_t *dir,
 		    uint32_t *buffer_bytes);
 
+/*
+ * Called once per finished run (in the order the runs were queued, also
+ * for runs cancelled by an abort) from a libipu thread; must not block and
+ * must not call back into the device except ipu_stream_submit / ipu_run.
+ * ipu_wait keeps working with a handler set.
+ */
+typedef void (*ipu_run_fn)(void *ctx, uint64_t seq, int status, const char *msg);
+int ipu_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx);
+
 /* Queue program `prog` to run; *seq identifies it for ipu_wait. */
 int ipu_run(struct ipu_device *d, uint32_t prog, uint64_t *seq);
 /*
