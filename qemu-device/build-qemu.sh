@@ -5,6 +5,8 @@
 #   qemu-device/build-qemu.sh           build if needed, link build/qemu/
 #   qemu-device/build-qemu.sh --path    print the binary's cached path
 #   qemu-device/build-qemu.sh --key     print the cache key
+#   IPU_QEMU_ASAN=1 qemu-device/build-qemu.sh   the same with ASan+UBSan,
+#                                       linked as build/qemu-asan/
 #
 # Nothing of QEMU lives in the clone.  Everything is under $IPU_QEMU_CACHE
 # (default /var/cache/ipu-qemu):
@@ -33,6 +35,13 @@ CONFIGURE_FLAGS=(
 	--disable-kvm --disable-xen
 	--enable-slirp --enable-fdt=system --enable-trace-backends=nop
 )
+# IPU_QEMU_ASAN=1: a separate AddressSanitizer/UBSan build (own build tree,
+# own key, linked as build/qemu-asan/) for running the qtest suite against.
+VARIANT=""
+if [ "${IPU_QEMU_ASAN:-0}" = 1 ]; then
+	CONFIGURE_FLAGS=("${CONFIGURE_FLAGS[@]/--disable-debug-info/--enable-debug-info}" --enable-sanitizers)
+	VARIANT=-asan
+fi
 
 cd "$ROOT"
 dev_files() {
@@ -59,8 +68,8 @@ OUT=$CACHE/bin/$KEY
 BIN=$OUT/qemu-system-x86_64
 
 link_result() {
-	mkdir -p "$ROOT/build/qemu"
-	ln -sfn "$BIN" "$ROOT/build/qemu/qemu-system-x86_64"
+	mkdir -p "$ROOT/build/qemu$VARIANT"
+	ln -sfn "$BIN" "$ROOT/build/qemu$VARIANT/qemu-system-x86_64"
 }
 
 case "${1:-}" in
@@ -75,149 +84,156 @@ if [ -x "$BIN" ]; then
 	exit 0
 fi
 
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.lock"
-flock 9
-if [ -x "$BIN" ]; then
-	link_result
-	exit 0
-fi
-start=$(date +%s)
-log() { echo "build-qemu: $*"; }
-
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-
-# 1. build dependencies (deps/qemu.txt)
-pkgs=$(sed 's/#.*//' deps/qemu.txt | tr -s ' \n' '\n' | grep -v '^$')
-missing=""
-for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	log "installing:$missing"
-	$SUDO apt-get update -qq
-	# shellcheck disable=SC2086
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
-fi
-
-# 2. the source package
-SRCLIST=/etc/apt/sources.list.d/ipu-qemu-src.sources
-srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')
-if ! echo "$srcvers" | grep '^1:7\.2' >/dev/null; then
-	if [ ! -e "$SRCLIST" ]; then
-		log "adding deb-src entries ($SRCLIST)"
-		# mirror the binary archive entries already configured
-		sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-			sed 's/^Types: deb$/Types: deb-src/' | $SUDO tee "$SRCLIST" >/dev/null
-		if [ ! -s "$SRCLIST" ]; then
-			printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
-				$SUDO tee "$SRCLIST" >/dev/null
-		fi
+# The build itself is one function, read whole before it runs (the script
+# may be edited meanwhile).
+build() {
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/.lock"
+	flock 9
+	if [ -x "$BIN" ]; then
+		link_result
+		exit 0
 	fi
-	$SUDO apt-get update -qq
+	start=$(date +%s)
+	log() { echo "build-qemu: $*"; }
+
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+	# 1. build dependencies (deps/qemu.txt)
+	pkgs=$(sed 's/#.*//' deps/qemu.txt | tr -s ' \n' '\n' | grep -v '^$')
+	missing=""
+	for p in $pkgs; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		log "installing:$missing"
+		$SUDO apt-get update -qq
+		# shellcheck disable=SC2086
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+	fi
+
+	# 2. the source package
+	SRCLIST=/etc/apt/sources.list.d/ipu-qemu-src.sources
 	srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')
-fi
-ver=$QEMU_DEB_VERSION
-if ! echo "$srcvers" | grep -xF "$ver" >/dev/null; then
-	ver=$(echo "$srcvers" | grep '^1:7\.2' | sort -V | tail -n 1)
-	log "source $QEMU_DEB_VERSION not in the archive, using $ver"
-fi
-uver=${ver#*:}
-TREE=$CACHE/tree-$uver
-BLD=$CACHE/build-$uver
-DSC=$CACHE/dl/qemu_$uver.dsc
-if [ ! -f "$TREE/.unpacked" ]; then
-	if [ ! -f "$DSC" ]; then
-		log "apt-get source qemu=$ver"
-		mkdir -p "$CACHE/dl"
-		chmod 755 "$CACHE/dl"
-		(cd "$CACHE/dl" && apt-get source --download-only -qq "qemu=$ver")
+	if ! echo "$srcvers" | grep '^1:7\.2' >/dev/null; then
+		if [ ! -e "$SRCLIST" ]; then
+			log "adding deb-src entries ($SRCLIST)"
+			# mirror the binary archive entries already configured
+			sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+				sed 's/^Types: deb$/Types: deb-src/' | $SUDO tee "$SRCLIST" >/dev/null
+			if [ ! -s "$SRCLIST" ]; then
+				printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+					$SUDO tee "$SRCLIST" >/dev/null
+			fi
+		fi
+		$SUDO apt-get update -qq
+		srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')
 	fi
-	rm -rf "$TREE"
-	log "dpkg-source -x $(basename "$DSC")"
-	dpkg-source -q -x "$DSC" "$TREE" >/dev/null
-	touch "$TREE/.unpacked"
-fi
-
-# 3. our device: copy into hw/misc/ipu/ (only changed files, so that ninja
-# rebuilds only what changed), generate its meson.build, hook Kconfig
-DST=$TREE/hw/misc/ipu
-mkdir -p "$DST/engine/codelets"
-want=$(mktemp)
-trap 'rm -f "$want"' EXIT
-for f in $(dev_files) $(engine_files); do
-	rel=${f#qemu-device/}
-	echo "$rel" >>"$want"
-	if ! cmp -s "$f" "$DST/$rel"; then
-		cp "$f" "$DST/$rel"
+	ver=$QEMU_DEB_VERSION
+	if ! echo "$srcvers" | grep -xF "$ver" >/dev/null; then
+		ver=$(echo "$srcvers" | grep '^1:7\.2' | sort -V | tail -n 1)
+		log "source $QEMU_DEB_VERSION not in the archive, using $ver"
 	fi
-done
-echo meson.build >>"$want"
-(cd "$DST" && find . -type f | sed 's|^\./||') | sort | comm -23 - <(sort "$want") |
-	while read -r stale; do rm -f "$DST/$stale"; done
+	uver=${ver#*:}
+	TREE=$CACHE/tree-$uver
+	BLD=$CACHE/build-$uver$VARIANT
+	DSC=$CACHE/dl/qemu_$uver.dsc
+	if [ ! -f "$TREE/.unpacked" ]; then
+		if [ ! -f "$DSC" ]; then
+			log "apt-get source qemu=$ver"
+			mkdir -p "$CACHE/dl"
+			chmod 755 "$CACHE/dl"
+			(cd "$CACHE/dl" && apt-get source --download-only -qq "qemu=$ver")
+		fi
+		rm -rf "$TREE"
+		log "dpkg-source -x $(basename "$DSC")"
+		dpkg-source -q -x "$DSC" "$TREE" >/dev/null
+		rm -f "$CACHE"/qemu_*.orig.tar.* # dpkg-source leaves a copy beside the tree
+		touch "$TREE/.unpacked"
+	fi
 
-q() { printf "'%s', " "$@"; }
-dev_c=$(cd qemu-device && ls ./*.c | sed 's|^\./||')
-eng_c=$(cd qemu-device && ls engine/*.c 2>/dev/null || true)
-cl_c=$(cd qemu-device && ls engine/codelets/*.c 2>/dev/null || true)
-meson_new=$(mktemp)
-cat >"$meson_new" <<EOF
-# Generated by qemu-device/build-qemu.sh of the IPU project: do not edit.
-ipu_inc = include_directories('.', 'engine')
-ipu_engine_lib = static_library('ipu-engine',
-  files($(q $eng_c)),
-  include_directories: ipu_inc,
-  c_args: ['-O2', '-pthread'],
-  build_by_default: false)
-ipu_codelets_lib = static_library('ipu-codelets',
-  files($(q $cl_c)),
-  include_directories: ipu_inc,
-  c_args: ['-O3', '-funroll-loops', '-pthread'],
-  build_by_default: false)
-ipu_engine_dep = declare_dependency(
-  link_whole: [ipu_engine_lib, ipu_codelets_lib],
-  include_directories: ipu_inc)
-softmmu_ss.add(when: 'CONFIG_IPU_PCI', if_true: [files($(q $dev_c)), ipu_engine_dep])
-EOF
-if ! cmp -s "$meson_new" "$DST/meson.build"; then
-	cp "$meson_new" "$DST/meson.build"
-fi
-rm -f "$meson_new"
-grep -q "subdir('ipu')" "$TREE/hw/misc/meson.build" ||
-	printf "\n# IPU project device\nsubdir('ipu')\n" >>"$TREE/hw/misc/meson.build"
-grep -q '^config IPU_PCI' "$TREE/hw/misc/Kconfig" ||
-	printf '\nconfig IPU_PCI\n    bool\n    default y if PCI_DEVICES\n    depends on PCI && MSI_NONBROKEN\n' \
-		>>"$TREE/hw/misc/Kconfig"
+	# 3. our device: copy into hw/misc/ipu/ (only changed files, so that ninja
+	# rebuilds only what changed), generate its meson.build, hook Kconfig
+	DST=$TREE/hw/misc/ipu
+	mkdir -p "$DST/engine/codelets"
+	want=$(mktemp)
+	trap 'rm -f "$want"' EXIT
+	for f in $(dev_files) $(engine_files); do
+		rel=${f#qemu-device/}
+		echo "$rel" >>"$want"
+		if ! cmp -s "$f" "$DST/$rel"; then
+			cp "$f" "$DST/$rel"
+		fi
+	done
+	echo meson.build >>"$want"
+	(cd "$DST" && find . -type f | sed 's|^\./||') | sort | comm -23 - <(sort "$want") |
+		while read -r stale; do rm -f "$DST/$stale"; done
 
-# 4. configure (once per flag set), then an incremental ninja build
-flags="${CONFIGURE_FLAGS[*]}"
-if [ ! -f "$BLD/build.ninja" ] || [ "$(cat "$BLD/.ipu-flags" 2>/dev/null)" != "$flags" ]; then
-	rm -rf "$BLD"
-	mkdir -p "$BLD"
-	log "configure $flags"
-	(cd "$BLD" && "$TREE/configure" --meson=meson "${CONFIGURE_FLAGS[@]}" >configure.log 2>&1) ||
-		{ tail -n 30 "$BLD/configure.log"; exit 1; }
-	echo "$flags" >"$BLD/.ipu-flags"
-fi
-log "ninja -j$JOBS qemu-system-x86_64 in $BLD"
-if ! ninja -C "$BLD" -j"$JOBS" qemu-system-x86_64 >"$BLD/ninja.log" 2>&1; then
-	grep -E 'error|Error|ERROR' "$BLD/ninja.log" | head -n 40
-	tail -n 20 "$BLD/ninja.log"
-	exit 1
-fi
-grep -E 'hw/misc/ipu/.*warning' "$BLD/ninja.log" | head -n 20 || true
+	q() { printf "'%s', " "$@"; }
+	dev_c=$(cd qemu-device && ls ./*.c | sed 's|^\./||')
+	eng_c=$(cd qemu-device && ls engine/*.c 2>/dev/null || true)
+	cl_c=$(cd qemu-device && ls engine/codelets/*.c 2>/dev/null || true)
+	meson_new=$(mktemp)
+	cat >"$meson_new" <<-EOF
+	# Generated by qemu-device/build-qemu.sh of the IPU project: do not edit.
+	ipu_inc = include_directories('.', 'engine')
+	ipu_engine_lib = static_library('ipu-engine',
+	  files($(q $eng_c)),
+	  include_directories: ipu_inc,
+	  c_args: ['-O2', '-pthread'],
+	  build_by_default: false)
+	ipu_codelets_lib = static_library('ipu-codelets',
+	  files($(q $cl_c)),
+	  include_directories: ipu_inc,
+	  c_args: ['-O3', '-funroll-loops', '-pthread'],
+	  build_by_default: false)
+	ipu_engine_dep = declare_dependency(
+	  link_whole: [ipu_engine_lib, ipu_codelets_lib],
+	  include_directories: ipu_inc)
+	softmmu_ss.add(when: 'CONFIG_IPU_PCI', if_true: [files($(q $dev_c)), ipu_engine_dep])
+	EOF
+	if ! cmp -s "$meson_new" "$DST/meson.build"; then
+		cp "$meson_new" "$DST/meson.build"
+	fi
+	rm -f "$meson_new"
+	grep -q "subdir('ipu')" "$TREE/hw/misc/meson.build" ||
+		printf "\n# IPU project device\nsubdir('ipu')\n" >>"$TREE/hw/misc/meson.build"
+	grep -q '^config IPU_PCI' "$TREE/hw/misc/Kconfig" ||
+		printf '\nconfig IPU_PCI\n    bool\n    default y if PCI_DEVICES\n    depends on PCI && MSI_NONBROKEN\n' \
+			>>"$TREE/hw/misc/Kconfig"
 
-mkdir -p "$OUT.tmp"
-cp "$BLD/qemu-system-x86_64" "$OUT.tmp/"
-{
-	echo "key: $KEY"
-	echo "qemu source: qemu $ver (Debian, dpkg-source -x)"
-	echo "configure: $flags"
-	echo "built: $(date -u +%FT%TZ) in $(($(date +%s) - start)) s"
-} >"$OUT.tmp/build-info.txt"
-rm -rf "$OUT"
-mv "$OUT.tmp" "$OUT"
-link_result
-log "built $BIN in $(($(date +%s) - start)) s"
+	# 4. configure (once per flag set), then an incremental ninja build
+	flags="${CONFIGURE_FLAGS[*]}"
+	if [ ! -f "$BLD/build.ninja" ] || [ "$(cat "$BLD/.ipu-flags" 2>/dev/null)" != "$flags" ]; then
+		rm -rf "$BLD"
+		mkdir -p "$BLD"
+		log "configure $flags"
+		(cd "$BLD" && "$TREE/configure" --meson=meson "${CONFIGURE_FLAGS[@]}" >configure.log 2>&1) ||
+			{ tail -n 30 "$BLD/configure.log"; exit 1; }
+		echo "$flags" >"$BLD/.ipu-flags"
+	fi
+	log "ninja -j$JOBS qemu-system-x86_64 in $BLD"
+	if ! ninja -C "$BLD" -j"$JOBS" qemu-system-x86_64 >"$BLD/ninja.log" 2>&1; then
+		grep -E 'error|Error|ERROR' "$BLD/ninja.log" | head -n 40
+		tail -n 20 "$BLD/ninja.log"
+		exit 1
+	fi
+	grep -E 'hw/misc/ipu/.*warning' "$BLD/ninja.log" | head -n 20 || true
+
+	mkdir -p "$OUT.tmp"
+	cp "$BLD/qemu-system-x86_64" "$OUT.tmp/"
+	{
+		echo "key: $KEY"
+		echo "qemu source: qemu $ver (Debian, dpkg-source -x)"
+		echo "configure: $flags"
+		echo "built: $(date -u +%FT%TZ) in $(($(date +%s) - start)) s"
+	} >"$OUT.tmp/build-info.txt"
+	rm -rf "$OUT"
+	mv "$OUT.tmp" "$OUT"
+	link_result
+	log "built $BIN in $(($(date +%s) - start)) s"
+}
+build
+exit $?

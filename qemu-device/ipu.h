@@ -24,6 +24,7 @@
 #define HW_MISC_IPU_H
 
 #include "hw/pci/pci.h"
+#include "qemu/atomic.h"
 #include "qemu/thread.h"
 #include "qom/object.h"
 
@@ -153,8 +154,8 @@ struct ipu_xfer_seg {
 };
 int ipu_sg_dma(IpuState *s, uint64_t addr, uint32_t sg_count, uint32_t flags,
                uint32_t len, const struct ipu_xfer_seg *segs, uint32_t nsegs,
-               uint32_t bytes, bool to_device, uint32_t *detail,
-               uint64_t *fault_addr);
+               uint32_t bytes, bool to_device, uint32_t gen,
+               uint32_t *detail, uint64_t *fault_addr);
 int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
                         const struct ipu_stream_seg *segs, uint32_t nsegs,
                         uint32_t total_bytes, int *stalled);

@@ -79,9 +79,8 @@ static void ipu_irq_bh(void *opaque)
                 msix_notify(pdev, ipu_cause_vector(1u << i));
             }
         }
-    } else {
-        ipu_update_intx(s);
     }
+    ipu_update_intx(s);
 }
 
 /* Record an error in ERR_* and raise the error interrupt (s->lock held). */
@@ -120,7 +119,7 @@ static void ipu_reset_locked(IpuState *s)
 {
     uint32_t i;
 
-    s->gen++;
+    qatomic_set(&s->gen, s->gen + 1);
     s->q_count = 0;
     s->q_head = 0;
     if (s->run_active && s->engine) {
@@ -594,7 +593,7 @@ static void ipu_exit(PCIDevice *pdev)
 
     qemu_mutex_lock(&s->lock);
     s->stopping = true;
-    s->gen++;
+    qatomic_set(&s->gen, s->gen + 1);
     s->abort_pending = true;
     if (s->run_active && s->engine) {
         ipu_engine_abort(s->engine);

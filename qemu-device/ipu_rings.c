@@ -283,7 +283,7 @@ void *ipu_fetch_thread(void *opaque)
         if (st == IPU_ST_OK) {
             ipu_complete(s, &e, st, 0, 0, gen);
         } else {
-            ipu_fail(s, &e, st, detail, fault ? fault : e.cmd.addr, gen);
+            ipu_fail(s, &e, st, detail, e.cmd.addr, gen);
         }
         qemu_mutex_lock(&s->lock);
     }
@@ -338,7 +338,7 @@ static void ipu_exec_load(IpuState *s, IpuQueued *e, uint32_t gen)
     seg.ptr = img;
     seg.len = c->len;
     st = ipu_sg_dma(s, c->addr, c->sg_count, c->flags, c->len, &seg, 1,
-                    c->len, true, &detail, &fault);
+                    c->len, true, gen, &detail, &fault);
     if (st != IPU_ST_OK) {
         g_free(img);
         ipu_fail(s, e, st, detail, fault, gen);
@@ -390,7 +390,7 @@ static void ipu_exec_tensor(IpuState *s, IpuQueued *e, uint32_t gen,
     seg.len = c->len;
     if (write) {
         st = ipu_sg_dma(s, c->addr, c->sg_count, c->flags, c->len, &seg, 1,
-                        c->len, true, &detail, &fault);
+                        c->len, true, gen, &detail, &fault);
         if (st == IPU_ST_OK) {
             rc = ipu_engine_write(s->engine, c->arg0, c->arg1, buf, c->len);
             if (rc) {
@@ -408,7 +408,7 @@ static void ipu_exec_tensor(IpuState *s, IpuQueued *e, uint32_t gen,
             fault = c->arg1;
         } else {
             st = ipu_sg_dma(s, c->addr, c->sg_count, c->flags, c->len, &seg,
-                            1, c->len, false, &detail, &fault);
+                            1, c->len, false, gen, &detail, &fault);
         }
     }
     g_free(buf);

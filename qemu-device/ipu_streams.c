@@ -49,13 +49,14 @@ typedef struct IpuPiece {
  * Move `bytes` bytes between the guest buffer described by (addr,
  * sg_count, flags, len) and the host segments `segs`, towards the device
  * (to_device) or towards the guest.  The whole SG list is copied and
- * checked before any data moves.  Returns an IPU_ST_* code; on error
- * *detail and *fault_addr say what and where.
+ * checked before any data moves.  Stops (IPU_ST_ABORTED) between two
+ * pieces if the device was reset since `gen`.  Returns an IPU_ST_* code;
+ * on error *detail and *fault_addr say what and where.
  */
 int ipu_sg_dma(IpuState *s, uint64_t addr, uint32_t sg_count, uint32_t flags,
                uint32_t len, const struct ipu_xfer_seg *segs, uint32_t nsegs,
-               uint32_t bytes, bool to_device, uint32_t *detail,
-               uint64_t *fault_addr)
+               uint32_t bytes, bool to_device, uint32_t gen,
+               uint32_t *detail, uint64_t *fault_addr)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     g_autofree IpuPiece *pieces = NULL;
@@ -135,7 +136,7 @@ int ipu_sg_dma(IpuState *s, uint64_t addr, uint32_t sg_count, uint32_t flags,
 
     /* walk both lists */
     while (bytes > 0) {
-        const IpuPiece *p = pieces ? &pieces[pi] : &one;
+        const IpuPiece *p;
         uint32_t n;
         MemTxResult r;
 
@@ -144,8 +145,12 @@ int ipu_sg_dma(IpuState *s, uint64_t addr, uint32_t sg_count, uint32_t flags,
             *fault_addr = addr;
             return IPU_ST_LENGTH;
         }
+        p = pieces ? &pieces[pi] : &one;
         n = MIN(p->len - poff, segs[si].len - soff);
         n = MIN(n, bytes);
+        if (qatomic_read(&s->gen) != gen) {
+            return IPU_ST_ABORTED;
+        }
         if (n > 0) {
             if (to_device) {
                 r = pci_dma_read(pdev, p->addr + poff, segs[si].ptr + soff, n);
@@ -183,7 +188,6 @@ uint32_t ipu_stream_create_locked(IpuState *s, uint32_t stream,
 
     *fault_addr = base;
     if (stream >= IPU_MAX_STREAMS || s->streams[stream].active) {
-        *fault_addr = stream;
         return IPU_ST_BAD_STREAM;
     }
     if (!ipu_ring_config_ok(s, &r, sizeof(struct ipu_stream_desc), false)) {
@@ -339,7 +343,8 @@ int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
             xs[i].len = segs[i].len;
         }
         st = ipu_sg_dma(s, d.addr, d.sg_count, d.flags, d.len, xs, nsegs,
-                        total_bytes, dir == IPUX_STREAM_H2D, &detail, &fault);
+                        total_bytes, dir == IPUX_STREAM_H2D, gen, &detail,
+                        &fault);
     }
 
     cpl.status = st;

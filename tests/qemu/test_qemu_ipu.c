@@ -419,6 +419,9 @@ static int dev_enable(struct dev *d)
 	W(d, IPU_REG_SCQ_BASE_HI, 0);
 	W(d, IPU_REG_SCQ_SIZE, SCQ_N);
 	W(d, IPU_REG_CONTROL, IPU_CTRL_ENABLE);
+	/* ENABLE is decided at once: READY, or refused (CONTROL reads 0) */
+	if (R(d, IPU_REG_CONTROL) != IPU_CTRL_ENABLE)
+		return -1;
 	return wait_status(d, IPU_STS_READY, IPU_STS_READY);
 }
 
@@ -1551,6 +1554,139 @@ TEST(interrupt_mask)
 	fx_stop(&f);
 }
 
+/* The device never overwrites an unconsumed completion: with the
+ * completion ring full it waits until the driver frees slots. */
+TEST(completion_ring_backpressure)
+{
+	struct fixture f;
+	struct ipu_cpl c;
+	int i, ok = 1;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	/* 63 NOPs fill the 64-entry completion ring (one slot stays free) */
+	for (i = 0; i < CPLQ_N - 1; i++) {
+		struct ipu_cmd k = { .opcode = IPU_CMD_NOP, .tag = 0x3000 + (uint64_t)i };
+
+		submit(d, &k);
+	}
+	{
+		long long t0 = now_ms();
+
+		while (R(d, IPU_REG_CPLQ_TAIL) != CPLQ_N - 1 && now_ms() - t0 < TIMEOUT_MS)
+			msleep(1);
+	}
+	CHECK_EQ_INT(R(d, IPU_REG_CPLQ_TAIL), CPLQ_N - 1);
+	/* the command ring is drained, so 10 more can be submitted; they wait */
+	CHECK_EQ_INT(R(d, IPU_REG_CMDQ_HEAD), CPLQ_N - 1);
+	for (i = 0; i < 10; i++) {
+		struct ipu_cmd k = { .opcode = IPU_CMD_NOP, .tag = 0x4000 + (uint64_t)i };
+
+		submit(d, &k);
+	}
+	msleep(50);
+	CHECK_EQ_INT(R(d, IPU_REG_CPLQ_TAIL), CPLQ_N - 1);
+	CHECK(R(d, IPU_REG_STATUS) & IPU_STS_BUSY);
+	/* consuming them lets the rest through, in order, across the wrap */
+	for (i = 0; i < CPLQ_N - 1 + 10; i++) {
+		REQUIRE(wait_cpl(d, &c) == 0);
+		ok &= c.status == IPU_ST_OK &&
+		      c.tag == (i < CPLQ_N - 1 ? 0x3000 + (uint64_t)i : 0x4000 + (uint64_t)(i - CPLQ_N + 1));
+	}
+	CHECK(ok);
+	CHECK_EQ_INT(R(d, IPU_REG_CNT_COMMANDS), CPLQ_N - 1 + 10);
+	CHECK_EQ_INT(R(d, IPU_REG_ERR_CODE), 0);
+	fx_stop(&f);
+}
+
+/* A long SG list of tiny pieces, both directions. */
+TEST(many_small_sg_pieces)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cpl c;
+	float in[1000], out[1000], ref[1000];
+	uint64_t out_list;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	REQUIRE(load_exe(d, f.x.img, f.x.len, &c) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sin, 0) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sout, 1) == IPU_ST_OK);
+	fill_input(in, 1000, 42);
+	queue_io(d, &sin, &sout, in, 1000, 999, &out_list, 0x100);	/* 4-byte pieces + rest */
+	run_async(d, 0, 0x102);
+	REQUIRE(wait_cpl(d, &c) == 0);
+	CHECK_EQ_INT(c.status, IPU_ST_OK);
+	REQUIRE(wait_scpl(d, &c) == 0);
+	CHECK_EQ_INT(c.status, IPU_ST_OK);
+	REQUIRE(wait_scpl(d, &c) == 0);
+	CHECK_EQ_INT(c.status, IPU_ST_OK);
+	read_sg(d, out_list, 1000, out);
+	REQUIRE(ref_run(&f.x, in, ref) == 0);
+	CHECK(memcmp(out, ref, sizeof(out)) == 0);
+	fx_stop(&f);
+}
+
+/* Without bus mastering the device refuses its rings and DMA fails. */
+TEST(bus_master_off)
+{
+	struct fixture f;
+	struct ipu_cpl c;
+	struct ipu_cmd k;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	cfg_write16(d->q, d->slot, 0x04, 0x2);		/* memory space only */
+	W(d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	CHECK(wait_status(d, IPU_STS_RESETTING, 0) == 0);
+	CHECK(dev_enable(d) != 0);
+	CHECK_EQ_INT(R(d, IPU_REG_ERR_CODE), IPU_ST_RING_CONFIG);
+	CHECK_EQ_INT(R(d, IPU_REG_STATUS) & IPU_STS_READY, 0);
+	/* enabled with bus mastering, then switched off under a LOAD */
+	cfg_write16(d->q, d->slot, 0x04, 0x6);
+	CHECK(dev_enable(d) == 0);
+	k = (struct ipu_cmd){ .opcode = IPU_CMD_NOP };
+	CHECK_EQ_INT(cmd(d, &k, &c), IPU_ST_OK);
+	cfg_write16(d->q, d->slot, 0x04, 0x2);
+	k = (struct ipu_cmd){ .opcode = IPU_CMD_NOP };
+	submit(d, &k);
+	CHECK(wait_status(d, IPU_STS_FATAL, IPU_STS_FATAL) == 0);
+	CHECK_EQ_INT(R(d, IPU_REG_ERR_CODE), IPU_ST_DMA_FAULT);
+	CHECK_EQ_INT(R(d, IPU_REG_ERR_DETAIL), IPU_RING_CMDQ);
+	CHECK(qt_alive(d->q));
+	/* a reset recovers */
+	cfg_write16(d->q, d->slot, 0x04, 0x6);
+	W(d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	CHECK(dev_enable(d) == 0);
+	CHECK_EQ_INT(R(d, IPU_REG_STATUS) & IPU_STS_FATAL, 0);
+	CHECK_EQ_INT(nop(d), IPU_ST_OK);
+	fx_stop(&f);
+}
+
+/* Defaults: a GC200-sized device, serial numbers picked per instance. */
+TEST(default_properties)
+{
+	const char *devs[] = { "ipu,addr=4", "ipu,addr=5", NULL };
+	struct qt q;
+	struct dev d[2];
+
+	REQUIRE(qt_start(&q, devs) == 0);
+	REQUIRE(dev_setup(&d[0], &q, 4, 0) == 0);
+	REQUIRE(dev_setup(&d[1], &q, 5, 1) == 0);
+	CHECK_EQ_INT(R(&d[0], IPU_REG_TILES), 1472);
+	CHECK_EQ_INT(R(&d[0], IPU_REG_TILE_MEM), 624 * 1024);
+	CHECK_EQ_INT(R(&d[0], IPU_REG_HW_VERSION), 2);
+	CHECK_EQ_INT(R(&d[0], IPU_REG_SERIAL_HI), 0x49505500);
+	CHECK(R(&d[0], IPU_REG_SERIAL_LO) != R(&d[1], IPU_REG_SERIAL_LO));
+	CHECK_EQ_INT(nop(&d[0]), IPU_ST_OK);
+	CHECK_EQ_INT(nop(&d[1]), IPU_ST_OK);
+	qt_stop(&q);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -1571,5 +1707,9 @@ int main(int argc, char **argv)
 	RUN(reset_while_waiting_on_stream);
 	RUN(two_devices);
 	RUN(interrupt_mask);
+	RUN(completion_ring_backpressure);
+	RUN(many_small_sg_pieces);
+	RUN(bus_master_off);
+	RUN(default_properties);
 	return TH_DONE();
 }

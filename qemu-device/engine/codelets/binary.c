@@ -14,7 +14,7 @@ typedef void (*bin_fn)(size_t n, const void *va, ptrdiff_t as,
 		       const void *vb, ptrdiff_t bs, void *vo);
 
 #define BIN_KERNEL(name, TI, TO, EXPR)                                        \
-	static void name(size_t n, const void *va, ptrdiff_t as,              \
+	CL_CLONES static void name(size_t n, const void *va, ptrdiff_t as,    \
 			 const void *vb, ptrdiff_t bs, void *vo)              \
 	{                                                                     \
 		const TI *a = va, *b = vb;                                    \

@@ -20,6 +20,17 @@
 #include "../engine.h"
 #include "../half.h"
 
+/*
+ * Hot elementwise loops are compiled twice, for AVX2 and for the baseline,
+ * and picked at load time (gcc function multi-versioning, an ifunc).
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	defined(__linux__)
+#define CL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CL_CLONES
+#endif
+
 /* Per-vertex overhead of the cost model, in cycles (codelets.md). */
 #define CL_VERTEX_OVERHEAD 40u
 /* Block of elements converted to f32 on the stack at a time. */
@@ -304,35 +315,63 @@ static inline uint16_t cl_f2h(float f)
 }
 #endif
 
+/*
+ * exp(x) in f32 without branches (Cephes' expf: Cody-Waite reduction by
+ * ln 2, degree-6 polynomial, scaling by 2^n in two steps so that subnormal
+ * results are rounded once).  Error below 2 ulp over the whole range
+ * (tests/engine checks it against exp() in double); overflow gives +inf,
+ * underflow 0, NaN stays NaN.  Unlike glibc's expf, loops of it vectorise.
+ */
+static inline float cl_expf(float x)
+{
+	uint32_t xb = cl_bits_from_f32(x);
+	uint32_t big = 0u - (uint32_t)(x > 88.72283935546875f);
+	uint32_t small = 0u - (uint32_t)(x < -103.97208404541015625f);
+	uint32_t nan = 0u - (uint32_t)(x != x);
+	uint32_t spec = big | small | nan;
+	float xc = cl_f32_from_bits(xb & ~spec); /* 0 where special */
+	float fn = xc * 1.44269504088896341f + 12582912.0f;
+	int32_t n = (int32_t)(cl_bits_from_f32(fn) - 0x4B400000u);
+	int32_t n1 = n / 2, n2 = n - n1;
+	float r, p, y;
+
+	fn -= 12582912.0f;
+	r = xc - fn * 0.693359375f;
+	r = r - fn * -2.12194440e-4f;
+	p = 1.9875691500E-4f;
+	p = p * r + 1.3981999507E-3f;
+	p = p * r + 8.3334519073E-3f;
+	p = p * r + 4.1665795894E-2f;
+	p = p * r + 1.6666665459E-1f;
+	p = p * r + 5.0000001201E-1f;
+	y = p * (r * r) + r + 1.0f;
+	y = y * cl_f32_from_bits((uint32_t)(n1 + 127) << 23);
+	y = y * cl_f32_from_bits((uint32_t)(n2 + 127) << 23);
+	return cl_f32_from_bits((cl_bits_from_f32(y) & ~spec) |
+				(0x7f800000u & big) | (xb & nan));
+}
+
+/* Blocks of f16 <-> f32 (convert.c, multi-versioned). */
+void ipu_cl_h2f_block(float *dst, const uint16_t *src, size_t n);
+void ipu_cl_f2h_block(uint16_t *dst, const float *src, size_t n);
+
 /* Load n elements (float dtype dt) starting at element i0 into f32. */
 static inline void cl_load_f(const void *base, uint32_t dt, size_t i0,
 			     float *dst, size_t n)
 {
-	size_t i;
-
-	if (dt == IPUX_DT_F32) {
+	if (dt == IPUX_DT_F32)
 		memcpy(dst, (const float *)base + i0, n * sizeof(float));
-	} else {
-		const uint16_t *h = (const uint16_t *)base + i0;
-
-		for (i = 0; i < n; i++)
-			dst[i] = cl_h2f(h[i]);
-	}
+	else
+		ipu_cl_h2f_block(dst, (const uint16_t *)base + i0, n);
 }
 
 static inline void cl_store_f(void *base, uint32_t dt, size_t i0,
 			      const float *src, size_t n)
 {
-	size_t i;
-
-	if (dt == IPUX_DT_F32) {
+	if (dt == IPUX_DT_F32)
 		memcpy((float *)base + i0, src, n * sizeof(float));
-	} else {
-		uint16_t *h = (uint16_t *)base + i0;
-
-		for (i = 0; i < n; i++)
-			h[i] = cl_f2h(src[i]);
-	}
+	else
+		ipu_cl_f2h_block((uint16_t *)base + i0, src, n);
 }
 
 /* One float element (F32 or F16) read/write. */

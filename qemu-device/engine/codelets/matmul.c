@@ -30,6 +30,7 @@
 #define MM_KC 256	/* K block */
 #define MM_NCB 64	/* N block (packed B: MM_KC x MM_NCB f32 = 64 KiB) */
 #define MM_MC 64	/* M block of the f32 accumulators for f16 C */
+#define MM_DIRECT_M 64	/* up to this M, f32 B is not packed */
 
 #include "mm_args.h"
 

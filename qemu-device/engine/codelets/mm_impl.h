@@ -62,7 +62,7 @@ MM_TARGET static void MM_FN(f2h)(uint16_t *dst, const float *src, size_t n)
  */
 MM_TARGET MM_CONTRACT static void
 MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
-	      float *c, size_t ldc, size_t mr, size_t nr, int load)
+	      size_t ldb, float *c, size_t ldc, size_t mr, size_t nr, int load)
 {
 	typedef MM_FN(vf) vf;
 	vf acc[MM_MR][2];
@@ -75,8 +75,8 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 	for (k = 0; k < kc; k++) {
 		vf b0, b1;
 
-		memcpy(&b0, bp + k * MM_NR, sizeof(vf));
-		memcpy(&b1, bp + k * MM_NR + MM_VL, sizeof(vf));
+		memcpy(&b0, bp + k * ldb, sizeof(vf));
+		memcpy(&b1, bp + k * ldb + MM_VL, sizeof(vf));
 		for (i = 0; i < MM_MR; i++) {
 			float av = a[i * lda + k];
 
@@ -263,6 +263,8 @@ MM_TARGET static void MM_FN(run)(const struct mm_args *g)
 	int c16 = g->c_f16;
 	/* f32 C is its own accumulator: one row block covers all of M */
 	size_t mcb = c16 ? MM_MC : M;
+	int direct = !g->f16 && !g->trans_b && !g->conv &&
+		     g->M <= MM_DIRECT_M;
 
 	for (bt = 0; bt < g->batch; bt++) {
 		size_t ao = (bt % g->a_mod) * g->a_bs;
@@ -306,7 +308,17 @@ MM_TARGET static void MM_FN(run)(const struct mm_args *g)
 					size_t kc = K - pc < MM_KC ? K - pc : MM_KC;
 					int load = c16 || pc > 0 || g->accumulate;
 
-					MM_FN(pack_b)(bp, g, B, pc, kc, jc, nc);
+					/*
+					 * Small M: packing B would cost as much as
+					 * the multiply; full f32 panels are read
+					 * in place (row stride N), only the N edge
+					 * is packed.
+					 */
+					size_t nfull = direct ? nc / MM_NR * MM_NR : 0;
+
+					if (nc > nfull)
+						MM_FN(pack_b)(bp, g, B, pc, kc,
+							      jc + nfull, nc - nfull);
 					for (ir = 0; ir < mc; ir += MM_MR) {
 						size_t mr = mc - ir < MM_MR ? mc - ir : MM_MR;
 						const float *a;
@@ -338,8 +350,17 @@ MM_TARGET static void MM_FN(run)(const struct mm_args *g)
 						for (jr = 0; jr < nc; jr += MM_NR) {
 							size_t nr = nc - jr < MM_NR ? nc - jr : MM_NR;
 
-							MM_FN(kernel)(kc, a, lda,
-								      bp + jr * kc,
+							const float *bb;
+							size_t ldb;
+
+							if (jr < nfull) {
+								bb = (const float *)B + pc * N + jc + jr;
+								ldb = N;
+							} else {
+								bb = bp + (jr - nfull) * kc;
+								ldb = MM_NR;
+							}
+							MM_FN(kernel)(kc, a, lda, bb, ldb,
 								      cbase + ir * ldc + jr,
 								      ldc, mr, nr, load);
 						}

@@ -221,7 +221,7 @@ static double red_row(uint32_t op, const void *in, uint32_t dt, size_t base,
 			goto sum;
 		case IPUX_RED_LOG_SUM_EXP:
 			for (i = 0; i < b; i++)
-				x[i] = expf(x[i] - m);
+				x[i] = cl_expf(x[i] - m);
 			goto sum;
 		default: /* SUM, MEAN */
 		sum:

@@ -68,7 +68,7 @@ static void sm_row(const void *in, void *out, uint32_t dt, size_t base,
 
 		cl_load_f(in, dt, base + i0, x, b);
 		for (i = 0; i < b; i++)
-			x[i] = expf(x[i] - m);
+			x[i] = cl_expf(x[i] - m);
 		for (i = 0; i + 8 <= b; i += 8)
 			for (k = 0; k < 8; k++)
 				acc[k] += x[i + k];
@@ -97,7 +97,7 @@ static void sm_row(const void *in, void *out, uint32_t dt, size_t base,
 				x[i] = (float)((double)(x[i] - m) - ls);
 		} else {
 			for (i = 0; i < b; i++)
-				x[i] = expf(x[i] - m) * inv;
+				x[i] = cl_expf(x[i] - m) * inv;
 		}
 		cl_store_f(out, dt, base + i0, x, b);
 	}
@@ -137,7 +137,7 @@ static int softmax_run(const struct ipu_vertex_ctx *v)
 			for (l = 0; l < L; l++) {
 				cl_load_f(in, dt, (o * L + l) * inner + j0, x, jb);
 				for (j = 0; j < jb; j++)
-					s[j] += expf(x[j] - m[j]);
+					s[j] += cl_expf(x[j] - m[j]);
 			}
 			for (j = 0; j < jb; j++)
 				s[j] = lg ? log(s[j]) : 1.0 / s[j];
@@ -147,7 +147,7 @@ static int softmax_run(const struct ipu_vertex_ctx *v)
 				cl_load_f(in, dt, base, x, jb);
 				for (j = 0; j < jb; j++)
 					x[j] = lg ? (float)((double)(x[j] - m[j]) - s[j])
-						  : expf(x[j] - m[j]) * (float)s[j];
+						  : cl_expf(x[j] - m[j]) * (float)s[j];
 				cl_store_f(out, dt, base, x, jb);
 			}
 		}

@@ -11,7 +11,8 @@ typedef void (*un_fn)(size_t n, const float *s, float *d, float alpha,
 		      float beta);
 
 #define UN_KERNEL(name, EXPR)                                                 \
-	static void name(size_t n, const float *s, float *d, float alpha,     \
+	CL_CLONES static void name(size_t n, const float *s, float *d,        \
+				   float alpha,                               \
 			 float beta)                                          \
 	{                                                                     \
 		size_t i;                                                     \
@@ -29,9 +30,9 @@ static float un_softplus(float x)
 }
 
 UN_KERNEL(un_relu, x < 0 ? 0.0f : x)
-UN_KERNEL(un_sigmoid, 1.0f / (1.0f + expf(-x)))
+UN_KERNEL(un_sigmoid, 1.0f / (1.0f + cl_expf(-x)))
 UN_KERNEL(un_tanh, tanhf(x))
-UN_KERNEL(un_exp, expf(x))
+UN_KERNEL(un_exp, cl_expf(x))
 UN_KERNEL(un_log, logf(x))
 UN_KERNEL(un_sqrt, sqrtf(x))
 UN_KERNEL(un_erf, erff(x))
