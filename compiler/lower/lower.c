@@ -29,9 +29,9 @@ int ipu_lower_available(void)
 static const char *const lowered[] = {
 	"Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool",
 	"BatchNormalization", "Cast", "CastLike", "Ceil", "Clip", "Concat",
-	"Constant", "ConstantOfShape", "Conv", "Cos", "CumSum", "Div", "Dropout",
+	"Celu", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "DepthToSpace", "CumSum", "Div", "Dropout",
 	"Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather",
-	"Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater",
+	"GatherElements", "Gelu", "Gemm", "Hardmax", "IsInf", "IsNaN", "GlobalAveragePool", "GlobalMaxPool", "Greater",
 	"GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity",
 	"InstanceNormalization", "LayerNormalization", "LeakyRelu", "Less",
 	"LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean",
@@ -39,8 +39,8 @@ static const char *const lowered[] = {
 	"Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
 	"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
 	"ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "Selu", "Shape",
-	"Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax", "Softplus", "Split",
-	"Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "TopK", "Transpose",
+	"Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split",
+	"Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose", "Trilu",
 	"Unsqueeze", "Where", "Xor", NULL,
 };
 

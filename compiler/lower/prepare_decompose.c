@@ -12,8 +12,19 @@
  *   Resize (nearest, linear, cubic)    -> per resized axis, one Gather per
  *                                         tap, weighted by constants
  *   ArgMax/ArgMin select_last_index    -> reversed Slice, ArgMax, len-1-r
+ *   GatherElements                     -> flat Gather of computed indices
+ *   DepthToSpace / SpaceToDepth        -> Reshape, Transpose, Reshape
+ *   Trilu (constant k)                 -> Where with a constant mask
+ *   Hardmax                            -> ArgMax == iota, Cast
+ *   Softsign, ThresholdedRelu, IsNaN, IsInf, Tan, Sinh, Cosh, Celu, Shrink
+ *                                      -> elementwise ops the device has
+ *   ConvTranspose (constant weights)   -> per spatial axis a Gather + 0/1
+ *                                         mask (zero insertion and padding),
+ *                                         then a Conv with the flipped,
+ *                                         transposed weights
  * Each rewrite keeps the node's output value, so consumers are untouched.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +366,487 @@ static int argmax_last(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, "Sub", in, 2, e);
 }
 
+static int convtranspose(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]], *wv = &g->vals[n->in[1]];
+	int nsp = xv->rank - 2, pos = *pi, cur = n->in[0], dt = xv->dtype, rank = xv->rank;
+	int64_t G = ir_attr_int(n, "group", 1), C = xv->dims[1], Mg = wv->dims[1], Cg, ksz = 1;
+	int64_t xdims[IR_MAX_RANK];
+	struct ir_window win;
+	struct ir_tensor nw;
+	char name[256];
+	int w2, in[3];
+
+	if (!wv->data)
+		return ir_node_err(e, g, n, "weights must be constant to lower ConvTranspose");
+	if (ir_window_convtranspose(g, n, nsp, xv->dims + 2, wv->dims + 2, &win, e))
+		return -1;
+	snprintf(name, sizeof(name), "%s", n->name);
+	memcpy(xdims, xv->dims, sizeof(xdims));
+	Cg = C / G;
+	for (int i = 0; i < nsp; i++)
+		ksz *= win.k[i];
+	/* zero insertion + padding, one spatial axis at a time */
+	for (int i = 0; i < nsp; i++) {
+		int64_t ext = win.d[i] * (win.k[i] - 1) + 1, PB = ext - 1 - win.pb[i];
+		int64_t Lz = win.out[i] + ext - 1, L = win.in[i];
+		int64_t *idx = malloc((size_t)Lz * sizeof(int64_t));
+		struct ir_tensor mk;
+		int64_t md[IR_MAX_RANK];
+		int mv, gv, ok = idx != NULL;
+
+		for (int k = 0; k < rank; k++)
+			md[k] = k == i + 2 ? Lz : 1;
+		if (ok && ir_tensor_alloc(&mk, dt, rank, md, e))
+			ok = 0;
+		if (!ok) {
+			free(idx);
+			return ir_err(e, "out of memory");
+		}
+		for (int64_t o = 0; o < Lz; o++) {
+			int64_t q = o - PB;
+			int valid = q >= 0 && q % win.s[i] == 0 && q / win.s[i] < L;
+
+			idx[o] = valid ? q / win.s[i] : 0;
+			ir_set_f(mk.data, dt, (size_t)o, valid ? 1 : 0);
+		}
+		in[0] = cur;
+		in[1] = const_i64(g, "ct_idx", idx, Lz, e);
+		free(idx);
+		mv = ir_value_add_unique(g, "ct_mask", e);
+		if (in[1] < 0 || mv < 0) {
+			ir_tensor_free(&mk);
+			return -1;
+		}
+		ir_value_set_const(&g->vals[mv], &mk);
+		if ((gv = lp_add_node(g, &pos, name, "Gather", in, 2, e)) < 0 ||
+		    ir_attr_set_int(&g->nodes[pos - 1], "axis", i + 2, e))
+			return -1;
+		in[0] = gv;
+		in[1] = mv;
+		if ((cur = lp_add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+			return -1;
+		xdims[i + 2] = Lz;
+	}
+	/* W [C][M/g][k] -> W' [M][C/g][flipped k] */
+	n = &g->nodes[pos];
+	wv = &g->vals[n->in[1]];
+	{
+		int64_t d[IR_MAX_RANK];
+
+		d[0] = Mg * G;
+		d[1] = Cg;
+		for (int i = 0; i < nsp; i++)
+			d[i + 2] = win.k[i];
+		if (ir_tensor_alloc(&nw, wv->dtype, rank, d, e))
+			return -1;
+	}
+	for (int64_t gi = 0; gi < G; gi++)
+		for (int64_t m = 0; m < Mg; m++)
+			for (int64_t c = 0; c < Cg; c++)
+				for (int64_t k = 0; k < ksz; k++)
+					ir_set_f(nw.data, nw.dtype, (size_t)(((gi * Mg + m) * Cg + c) * ksz + k),
+						 ir_get_f(wv->data, wv->dtype,
+							  (size_t)(((gi * Cg + c) * Mg + m) * ksz + (ksz - 1 - k))));
+	w2 = ir_value_add_unique(g, "ct_weight", e);
+	if (w2 < 0) {
+		ir_tensor_free(&nw);
+		return -1;
+	}
+	ir_value_set_const(&g->vals[w2], &nw);
+	n = &g->nodes[pos];
+	in[0] = cur;
+	in[1] = w2;
+	in[2] = n->nin > 2 ? n->in[2] : -1;
+	{
+		int64_t dil[IR_MAX_RANK];
+
+		for (int i = 0; i < nsp; i++)
+			dil[i] = win.d[i];
+		for (int k = n->nattrs - 1; k >= 0; k--)
+			ir_attr_remove(n, n->attrs[k].name);
+		if (ir_attr_set_ints(n, "dilations", dil, (size_t)nsp, e) ||
+		    ir_attr_set_int(n, "group", G, e))
+			return -1;
+	}
+	*pi = pos;
+	return become(g, pos, "Conv", in, in[2] >= 0 ? 3 : 2, e);
+}
+
+/* A constant tensor of dtype dt and the given shape, filled by f(i). */
+static int const_fill(struct ir_graph *g, const char *base, int dt, int rank,
+		      const int64_t *dims, double (*f)(int64_t, const void *),
+		      const void *ctx, struct ir_error *e)
+{
+	struct ir_tensor t;
+	int v = ir_value_add_unique(g, base, e);
+	int64_t n = ir_numel(rank, dims);
+
+	if (v < 0 || ir_tensor_alloc(&t, dt, rank, dims, e))
+		return -1;
+	for (int64_t i = 0; i < n; i++)
+		ir_set_f(t.data, dt, (size_t)i, f(i, ctx));
+	ir_value_set_const(&g->vals[v], &t);
+	return v;
+}
+
+static double iota(int64_t i, const void *ctx)
+{
+	(void)ctx;
+	return (double)i;
+}
+
+static int strip(struct ir_graph *g, int pos)
+{
+	struct ir_node *n = &g->nodes[pos];
+
+	for (int k = n->nattrs - 1; k >= 0; k--)
+		ir_attr_remove(n, n->attrs[k].name);
+	return 0;
+}
+
+struct ge_ctx {
+	int rank, axis;
+	const int64_t *dims;	/* of indices */
+	const int64_t *xdims;	/* of data */
+};
+
+/* Flat offset of element i of the indices with its `axis` coordinate 0. */
+static double ge_base(int64_t i, const void *p)
+{
+	const struct ge_ctx *c = p;
+	int64_t xs = 1, off = 0;
+
+	for (int d = c->rank - 1; d >= 0; d--) {
+		int64_t id = i % c->dims[d];
+
+		i /= c->dims[d];
+		if (d != c->axis)
+			off += id * xs;
+		xs *= c->xdims[d];
+	}
+	return (double)off;
+}
+
+static int gather_elements(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]], *iv = &g->vals[n->in[1]];
+	int rank = xv->rank, a = ir_axis(ir_attr_int(n, "axis", 0), rank), pos = *pi;
+	int64_t xdims[IR_MAX_RANK], idims[IR_MAX_RANK], stride = 1, len = xv->dims[a];
+	int64_t flat = ir_value_numel(xv), minus1 = -1;
+	struct ge_ctx c;
+	char name[256];
+	int in[3], idx, neg, fix, off, base, sh, xf;
+
+	memcpy(xdims, xv->dims, sizeof(xdims));
+	memcpy(idims, iv->dims, sizeof(idims));
+	for (int d = a + 1; d < rank; d++)
+		stride *= xdims[d];
+	c = (struct ge_ctx){ rank, a, idims, xdims };
+	snprintf(name, sizeof(name), "%s", n->name);
+	in[0] = n->in[1];
+	if ((idx = cast_to(g, &pos, name, in[0], IR_I32, e)) < 0)
+		return -1;
+	/* negative indices count from the end */
+	in[0] = idx;
+	if ((in[1] = lp_const_scalar(g, "zero", IR_I32, 0, 0, e)) < 0 ||
+	    (neg = lp_add_node(g, &pos, name, "Less", in, 2, e)) < 0)
+		return -1;
+	in[0] = idx;
+	if ((in[1] = lp_const_scalar(g, "len", IR_I32, (double)len, 0, e)) < 0 ||
+	    (fix = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+		return -1;
+	in[0] = neg;
+	in[1] = fix;
+	in[2] = idx;
+	if ((idx = lp_add_node(g, &pos, name, "Where", in, 3, e)) < 0)
+		return -1;
+	in[0] = idx;
+	if ((in[1] = lp_const_scalar(g, "stride", IR_I32, (double)stride, 0, e)) < 0 ||
+	    (off = lp_add_node(g, &pos, name, "Mul", in, 2, e)) < 0)
+		return -1;
+	if ((base = const_fill(g, "ge_base", IR_I32, rank, idims, ge_base, &c, e)) < 0)
+		return -1;
+	in[0] = off;
+	in[1] = base;
+	if ((off = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+		return -1;
+	in[0] = g->nodes[pos].in[0];
+	if ((in[1] = const_i64(g, "flat", &minus1, 1, e)) < 0 ||
+	    (xf = lp_add_node(g, &pos, name, "Reshape", in, 2, e)) < 0)
+		return -1;
+	(void)flat;
+	in[0] = xf;
+	in[1] = off;
+	if ((sh = lp_add_node(g, &pos, name, "Gather", in, 2, e)) < 0)
+		return -1;
+	strip(g, pos);
+	*pi = pos;
+	return become(g, pos, "Identity", &sh, 1, e);
+}
+
+static int depth_space(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]];
+	int64_t b = ir_attr_int(n, "blocksize", 1), N = xv->dims[0], C = xv->dims[1];
+	int64_t H = xv->dims[2], W = xv->dims[3];
+	int d2s = !strcmp(n->op, "DepthToSpace");
+	int crd = !strcmp(ir_attr_str(n, "mode", "DCR"), "CRD");
+	int64_t s1[6], perm[6], s2[4];
+	int pos = *pi, in[2], r, t;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	if (d2s && !crd) {
+		int64_t a[6] = { N, b, b, C / (b * b), H, W }, p[6] = { 0, 3, 4, 1, 5, 2 };
+
+		memcpy(s1, a, sizeof(a));
+		memcpy(perm, p, sizeof(p));
+	} else if (d2s) {
+		int64_t a[6] = { N, C / (b * b), b, b, H, W }, p[6] = { 0, 1, 4, 2, 5, 3 };
+
+		memcpy(s1, a, sizeof(a));
+		memcpy(perm, p, sizeof(p));
+	} else {
+		int64_t a[6] = { N, C, H / b, b, W / b, b }, p[6] = { 0, 3, 5, 1, 2, 4 };
+
+		memcpy(s1, a, sizeof(a));
+		memcpy(perm, p, sizeof(p));
+	}
+	if (d2s) {
+		int64_t o[4] = { N, C / (b * b), H * b, W * b };
+
+		memcpy(s2, o, sizeof(o));
+	} else {
+		int64_t o[4] = { N, C * b * b, H / b, W / b };
+
+		memcpy(s2, o, sizeof(o));
+	}
+	in[0] = n->in[0];
+	if ((in[1] = const_i64(g, "ds_shape", s1, 6, e)) < 0 ||
+	    (r = lp_add_node(g, &pos, name, "Reshape", in, 2, e)) < 0 ||
+	    (t = lp_add_node(g, &pos, name, "Transpose", &r, 1, e)) < 0 ||
+	    ir_attr_set_ints(&g->nodes[pos - 1], "perm", perm, 6, e))
+		return -1;
+	in[0] = t;
+	if ((in[1] = const_i64(g, "ds_shape2", s2, 4, e)) < 0)
+		return -1;
+	strip(g, pos);
+	*pi = pos;
+	return become(g, pos, "Reshape", in, 2, e);
+}
+
+struct tri_ctx {
+	int64_t rows, cols, k;
+	int upper;
+};
+
+static double tri_mask(int64_t i, const void *p)
+{
+	const struct tri_ctx *c = p;
+	int64_t col = i % c->cols, row = (i / c->cols) % c->rows;
+
+	return c->upper ? col - row >= c->k : col - row <= c->k;
+}
+
+static int trilu(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]];
+	const struct ir_value *kv = n->nin > 1 && n->in[1] >= 0 ? &g->vals[n->in[1]] : NULL;
+	struct tri_ctx c;
+	int64_t md[2];
+	int pos = *pi, in[3];
+	char name[256];
+
+	if (kv && !kv->data)
+		return ir_node_err(e, g, n, "k must be a constant to lower Trilu");
+	c.rows = xv->dims[xv->rank - 2];
+	c.cols = xv->dims[xv->rank - 1];
+	c.k = kv ? ir_get_i(kv->data, kv->dtype, 0) : 0;
+	c.upper = (int)ir_attr_int(n, "upper", 1);
+	md[0] = c.rows;
+	md[1] = c.cols;
+	snprintf(name, sizeof(name), "%s", n->name);
+	in[1] = n->in[0];
+	if ((in[0] = const_fill(g, "tri_mask", IR_BOOL, 2, md, tri_mask, &c, e)) < 0 ||
+	    (in[2] = lp_const_scalar(g, "zero", xv->dtype, 0, 0, e)) < 0)
+		return -1;
+	strip(g, pos);
+	return become(g, pos, "Where", in, 3, e);
+}
+
+static int hardmax(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]];
+	int rank = xv->rank, a = ir_axis(ir_attr_int(n, "axis", -1), rank), pos = *pi;
+	int64_t d[IR_MAX_RANK];
+	int in[2], am, eq;
+	char name[256];
+
+	if (ir_attr_int(n, "coerce2d", 0))
+		return ir_node_err(e, g, n, "Hardmax over flattened axes (opset < 13) is not lowered");
+	for (int i = 0; i < rank; i++)
+		d[i] = i == a ? xv->dims[a] : 1;
+	snprintf(name, sizeof(name), "%s", n->name);
+	in[0] = n->in[0];
+	if ((am = lp_add_node(g, &pos, name, "ArgMax", in, 1, e)) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "axis", a, e))
+		return -1;
+	in[0] = am;
+	if ((in[1] = const_fill(g, "iota", IR_I64, rank, d, iota, NULL, e)) < 0 ||
+	    (eq = lp_add_node(g, &pos, name, "Equal", in, 2, e)) < 0)
+		return -1;
+	strip(g, pos);
+	*pi = pos;
+	if (become(g, pos, "Cast", &eq, 1, e))
+		return -1;
+	return ir_attr_set_int(&g->nodes[pos], "to", xv->dtype, e);
+}
+
+/* Unary ops without a codelet, from ops the device has. */
+static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const char *op = n->op;
+	int x = n->in[0], dt = g->vals[x].dtype, pos = *pi, in[3], a, b, c;
+	double alpha = ir_attr_float(n, "alpha", 1.0);
+	char name[256];
+
+#define NODE2(res, o, p, q) do { in[0] = (p); in[1] = (q); \
+		if (((res) = lp_add_node(g, &pos, name, o, in, 2, e)) < 0) return -1; } while (0)
+#define NODE1(res, o, p) do { in[0] = (p); \
+		if (((res) = lp_add_node(g, &pos, name, o, in, 1, e)) < 0) return -1; } while (0)
+#define CONST(res, v) do { if (((res) = lp_const_scalar(g, "k", dt, (v), 0, e)) < 0) return -1; } while (0)
+	snprintf(name, sizeof(name), "%s", n->name);
+	if (!strcmp(op, "Softsign")) {		/* x / (1 + |x|) */
+		NODE1(a, "Abs", x);
+		CONST(b, 1);
+		NODE2(c, "Add", a, b);
+		in[0] = x;
+		in[1] = c;
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Div", in, 2, e);
+	}
+	if (!strcmp(op, "ThresholdedRelu")) {	/* x > alpha ? x : 0 */
+		CONST(a, alpha);
+		NODE2(b, "Greater", x, a);
+		CONST(c, 0);
+		in[0] = b;
+		in[1] = x;
+		in[2] = c;
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Where", in, 3, e);
+	}
+	if (!strcmp(op, "IsNaN")) {		/* !(x == x) */
+		NODE2(a, "Equal", x, x);
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Not", &a, 1, e);
+	}
+	if (!strcmp(op, "IsInf")) {
+		int pos_ok = (int)ir_attr_int(n, "detect_positive", 1), neg_ok = (int)ir_attr_int(n, "detect_negative", 1);
+
+		if (pos_ok && neg_ok) {
+			NODE1(a, "Abs", x);
+			CONST(b, INFINITY);
+			in[0] = a;
+			in[1] = b;
+		} else {
+			CONST(b, pos_ok ? INFINITY : -INFINITY);
+			in[0] = x;
+			in[1] = b;
+			if (!pos_ok && !neg_ok) {
+				NODE2(a, "Equal", x, x);
+				NODE2(c, "Xor", a, a);
+				strip(g, pos);
+				*pi = pos;
+				return become(g, pos, "Identity", &c, 1, e);
+			}
+		}
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Equal", in, 2, e);
+	}
+	if (!strcmp(op, "Tan")) {
+		NODE1(a, "Sin", x);
+		NODE1(b, "Cos", x);
+		in[0] = a;
+		in[1] = b;
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Div", in, 2, e);
+	}
+	if (!strcmp(op, "Sinh") || !strcmp(op, "Cosh")) {	/* (e^x -/+ e^-x) / 2 */
+		int nx, ex, enx, s, half;
+
+		NODE1(ex, "Exp", x);
+		NODE1(nx, "Neg", x);
+		NODE1(enx, "Exp", nx);
+		NODE2(s, op[3] == 'h' && op[1] == 'i' ? "Sub" : "Add", ex, enx);
+		CONST(half, 0.5);
+		in[0] = s;
+		in[1] = half;
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Mul", in, 2, e);
+	}
+	if (!strcmp(op, "Celu")) {	/* max(0,x) + min(0, a*(exp(x/a)-1)) */
+		int r, xa, ex, m1, t, z, mn;
+
+		NODE1(r, "Relu", x);
+		CONST(a, alpha);
+		NODE2(xa, "Div", x, a);
+		NODE1(ex, "Exp", xa);
+		CONST(b, 1);
+		NODE2(m1, "Sub", ex, b);
+		NODE2(t, "Mul", m1, a);
+		CONST(z, 0);
+		NODE2(mn, "Min", t, z);
+		in[0] = r;
+		in[1] = mn;
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Add", in, 2, e);
+	}
+	if (!strcmp(op, "Shrink")) {
+		double l = ir_attr_float(n, "lambd", 0.5), bias = ir_attr_float(n, "bias", 0);
+		int lo, hi, cl, ch, xp, xm, z, inner;
+
+		CONST(a, -l);
+		NODE2(lo, "Less", x, a);
+		CONST(b, l);
+		NODE2(hi, "Greater", x, b);
+		CONST(c, bias);
+		NODE2(xp, "Add", x, c);
+		NODE2(xm, "Sub", x, c);
+		CONST(z, 0);
+		in[0] = hi;
+		in[1] = xm;
+		in[2] = z;
+		if ((inner = lp_add_node(g, &pos, name, "Where", in, 3, e)) < 0)
+			return -1;
+		(void)cl;
+		(void)ch;
+		in[0] = lo;
+		in[1] = xp;
+		in[2] = inner;
+		strip(g, pos);
+		*pi = pos;
+		return become(g, pos, "Where", in, 3, e);
+	}
+#undef NODE1
+#undef NODE2
+#undef CONST
+	return 0;
+}
+
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -393,6 +885,19 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 		return via_i32(g, pi, e);
 	if (!strcmp(n->op, "Resize"))
 		return resize(g, pi, e);
+	if (!strcmp(n->op, "ConvTranspose"))
+		return convtranspose(g, pi, e);
+	if (!strcmp(n->op, "GatherElements"))
+		return gather_elements(g, pi, e);
+	if (!strcmp(n->op, "DepthToSpace") || !strcmp(n->op, "SpaceToDepth"))
+		return depth_space(g, pi, e);
+	if (!strcmp(n->op, "Trilu"))
+		return trilu(g, pi, e);
+	if (!strcmp(n->op, "Hardmax"))
+		return hardmax(g, pi, e);
+	if (ir_dtype_is_float(dt0) && unary_extra(g, pi, e))
+		return -1;
+	n = &g->nodes[*pi];
 	if ((!strcmp(n->op, "ArgMax") || !strcmp(n->op, "ArgMin")) &&
 	    ir_attr_int(n, "select_last_index", 0))
 		return argmax_last(g, pi, e);
