@@ -339,6 +339,30 @@ TEST(truncations_and_flips)
 	CHECK_EQ_INT(bad, 0);
 }
 
+/* CRC-32 check value, and chaining at every split point of odd lengths. */
+TEST(crc32_known_values)
+{
+	uint8_t buf[1031];
+	uint32_t whole;
+	size_t i;
+	int bad = 0;
+
+	CHECK_EQ_INT(ipu_crc32(0, "123456789", 9), 0xcbf43926u);
+	CHECK_EQ_INT(ipu_crc32(0, "", 0), 0);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + 7);
+	whole = ipu_crc32(0, buf, sizeof(buf));
+	for (i = 0; i <= sizeof(buf); i += 13)
+		if (ipu_crc32(ipu_crc32(0, buf, i), buf + i, sizeof(buf) - i) != whole)
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+	/* unaligned starts */
+	for (i = 1; i < 8; i++)
+		if (ipu_crc32(ipu_crc32(0, buf, i), buf + i, 100) != ipu_crc32(0, buf, i + 100))
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -350,6 +374,7 @@ int main(int argc, char **argv)
 	RUN(malformed_images_refused);
 	RUN(too_deep_refused);
 	RUN(truncations_and_flips);
+	RUN(crc32_known_values);
 	free(base_img);
 	return TH_DONE();
 }
