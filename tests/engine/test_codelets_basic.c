@@ -830,6 +830,59 @@ TEST(f16_conversions_exact)
 	ct_free(&t);
 }
 
+
+TEST(unary_exp_accuracy)
+{
+	/* a sweep over all f32 values: error < 2 ulp, exact specials */
+	struct ct_tile t;
+	const uint32_t n = 1u << 20;
+	uint32_t i, bad = 0;
+	double maxulp = 0;
+
+	ct_init(&t, (size_t)n * 8 + 4096);
+	ct_op(&t, IPUX_DT_F32, n);
+	ct_op(&t, IPUX_DT_F32, n);
+	ct_p(&t, IPUX_UN_EXP);
+	for (i = 0; i < n; i++) {
+		uint32_t b = i * 4099u;
+
+		memcpy((float *)ct_ptr(&t, 0) + i, &b, 4);
+	}
+	((float *)ct_ptr(&t, 0))[0] = INFINITY;
+	((float *)ct_ptr(&t, 0))[1] = -INFINITY;
+	((float *)ct_ptr(&t, 0))[2] = NAN;
+	((float *)ct_ptr(&t, 0))[3] = 88.72283935546875f;
+	((float *)ct_ptr(&t, 0))[4] = 88.72284f;
+	((float *)ct_ptr(&t, 0))[5] = -103.972084f;
+	((float *)ct_ptr(&t, 0))[6] = -87.5f;
+	CHECK_EQ_INT(ct_run(&t, IPUX_CL_UNARY), 0);
+	for (i = 0; i < n; i++) {
+		float x = ((float *)ct_ptr(&t, 0))[i];
+		float g = ((float *)ct_ptr(&t, 1))[i];
+		double w = exp((double)x);
+		float wf = (float)w;
+		double ulp;
+
+		if (isnan(x)) {
+			if (!isnan(g) && bad++ < 3)
+				fprintf(stderr, "  exp(nan) = %g\n", g);
+			continue;
+		}
+		if (isinf(wf) || wf == 0) {
+			if (g != wf && fabs(g - w) > 0x1p-149 && bad++ < 3)
+				fprintf(stderr, "  exp(%a) = %a want %a\n", x, g, wf);
+			continue;
+		}
+		ulp = fabs((double)g - w) /
+		      (double)(nextafterf(fabsf(wf), INFINITY) - fabsf(wf));
+		if (ulp > maxulp)
+			maxulp = ulp;
+	}
+	CHECK_MSG(maxulp < 2.0, "max error %.3f ulp", maxulp);
+	CHECK_EQ_INT(bad, 0);
+	ct_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -841,6 +894,7 @@ int main(int argc, char **argv)
 	RUN(f16_conversions_exact);
 	RUN(unary_float);
 	RUN(unary_int);
+	RUN(unary_exp_accuracy);
 	RUN(binary_random);
 	RUN(binary_int_edges);
 	RUN(binary_check);
