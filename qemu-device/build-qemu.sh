@@ -35,8 +35,9 @@ CONFIGURE_FLAGS=(
 	--disable-kvm --disable-xen
 	--enable-slirp --enable-fdt=system --enable-trace-backends=nop
 )
-# IPU_QEMU_ASAN=1: a separate AddressSanitizer/UBSan build (own build tree,
-# own key, linked as build/qemu-asan/) for running the qtest suite against.
+# IPU_QEMU_ASAN=1: a separate AddressSanitizer/UBSan build (own source and
+# build trees, lock and key; linked as build/qemu-asan/) for running the
+# qtest suite against: IPU_QEMU=build/qemu-asan/qemu-system-x86_64.
 VARIANT=""
 if [ "${IPU_QEMU_ASAN:-0}" = 1 ]; then
 	CONFIGURE_FLAGS=("${CONFIGURE_FLAGS[@]/--disable-debug-info/--enable-debug-info}" --enable-sanitizers)
@@ -88,7 +89,7 @@ fi
 # may be edited meanwhile).
 build() {
 	mkdir -p "$CACHE"
-	exec 9>"$CACHE/.lock"
+	exec 9>"$CACHE/.lock$VARIANT"
 	flock 9
 	if [ -x "$BIN" ]; then
 		link_result
@@ -137,7 +138,7 @@ build() {
 		log "source $QEMU_DEB_VERSION not in the archive, using $ver"
 	fi
 	uver=${ver#*:}
-	TREE=$CACHE/tree-$uver
+	TREE=$CACHE/tree-$uver$VARIANT
 	BLD=$CACHE/build-$uver$VARIANT
 	DSC=$CACHE/dl/qemu_$uver.dsc
 	if [ ! -f "$TREE/.unpacked" ]; then

@@ -13,8 +13,9 @@
  *    the engine calls ipu_stream_transfer() in this thread (or one of its
  *    workers) for StreamCopy steps.
  *  s->lock protects all mutable state below; it is never held across DMA
- *  or an engine call.  s->cpl_lock serialises the DMA writes of completion
- *  entries (taken without s->lock held; never taken by BQL-holding code).
+ *  or an engine call.  s->post_lock[0/1] serialise the DMA writes of
+ *  entries of the completion / stream completion ring (taken without
+ *  s->lock held; never taken by BQL-holding code).
  *  The device threads never take the BQL: they set bits in s->irq_pending
  *  and schedule a bottom half that raises MSI-X/INTx in the main loop.
  *
@@ -94,7 +95,7 @@ struct IpuState {
     QemuThread exec_thread;
     QemuMutex lock;
     QemuCond cond;          /* broadcast on every state change */
-    QemuMutex cpl_lock;
+    QemuMutex post_lock[2];  /* [0] CPLQ, [1] SCQ */
     QEMUBH *irq_bh;
     bool stopping;
 

@@ -558,7 +558,8 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     }
 
     qemu_mutex_init(&s->lock);
-    qemu_mutex_init(&s->cpl_lock);
+    qemu_mutex_init(&s->post_lock[0]);
+    qemu_mutex_init(&s->post_lock[1]);
     qemu_cond_init(&s->cond);
     s->streams = g_new0(IpuStreamRing, IPU_MAX_STREAMS);
     s->queue = g_new0(IpuQueued, IPU_QUEUE_CAP);
@@ -572,7 +573,8 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
         g_free(s->streams);
         g_free(s->queue);
         qemu_cond_destroy(&s->cond);
-        qemu_mutex_destroy(&s->cpl_lock);
+        qemu_mutex_destroy(&s->post_lock[0]);
+        qemu_mutex_destroy(&s->post_lock[1]);
         qemu_mutex_destroy(&s->lock);
         msix_uninit_exclusive_bar(pdev);
         return;
@@ -609,7 +611,8 @@ static void ipu_exit(PCIDevice *pdev)
     g_free(s->streams);
     g_free(s->queue);
     qemu_cond_destroy(&s->cond);
-    qemu_mutex_destroy(&s->cpl_lock);
+    qemu_mutex_destroy(&s->post_lock[0]);
+    qemu_mutex_destroy(&s->post_lock[1]);
     qemu_mutex_destroy(&s->lock);
     msix_uninit_exclusive_bar(pdev);
 }

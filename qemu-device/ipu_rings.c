@@ -56,12 +56,13 @@ static void ipu_cpl_to_le(struct ipu_cpl *c)
 bool ipu_post_cpl(IpuState *s, IpuRing *q, uint32_t cause,
                   struct ipu_cpl *cpl, uint32_t gen)
 {
+    QemuMutex *post_lock = &s->post_lock[q == &s->scq];
     uint64_t addr;
     uint32_t slot;
     MemTxResult r;
     bool ok = true;
 
-    qemu_mutex_lock(&s->cpl_lock);
+    qemu_mutex_lock(post_lock);
     qemu_mutex_lock(&s->lock);
     while (!s->stopping && s->gen == gen && (s->status & IPU_STS_READY) &&
            !(s->status & IPU_STS_FATAL) &&
@@ -71,7 +72,7 @@ bool ipu_post_cpl(IpuState *s, IpuRing *q, uint32_t cause,
     if (s->stopping || s->gen != gen || !(s->status & IPU_STS_READY) ||
         (s->status & IPU_STS_FATAL)) {
         qemu_mutex_unlock(&s->lock);
-        qemu_mutex_unlock(&s->cpl_lock);
+        qemu_mutex_unlock(post_lock);
         return false;
     }
     slot = q->tail;
@@ -102,7 +103,7 @@ bool ipu_post_cpl(IpuState *s, IpuRing *q, uint32_t cause,
         ok = false;
     }
     qemu_mutex_unlock(&s->lock);
-    qemu_mutex_unlock(&s->cpl_lock);
+    qemu_mutex_unlock(post_lock);
     return ok;
 }
 
@@ -527,6 +528,12 @@ void *ipu_exec_thread(void *opaque)
         if (s->reset_pending) {
             qemu_mutex_unlock(&s->lock);
             ipu_exec_engine_reset(s);
+            /* a completion write the fetcher started before the reset
+             * must land before RESETTING clears */
+            qemu_mutex_lock(&s->post_lock[0]);
+            qemu_mutex_unlock(&s->post_lock[0]);
+            qemu_mutex_lock(&s->post_lock[1]);
+            qemu_mutex_unlock(&s->post_lock[1]);
             qemu_mutex_lock(&s->lock);
             ipu_finish_reset(s);
             continue;

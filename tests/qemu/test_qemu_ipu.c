@@ -1687,6 +1687,117 @@ TEST(default_properties)
 	qt_stop(&q);
 }
 
+/* Bring a device back after a reset: rings, executable, streams. */
+static int reinit(struct fixture *f, struct sring *sin, struct sring *sout)
+{
+	struct ipu_cpl c;
+
+	if (dev_enable(&f->d) || nop(&f->d) != IPU_ST_OK)
+		return -1;
+	if (load_exe(&f->d, f->x.img, f->x.len, &c) != IPU_ST_OK)
+		return -1;
+	if (sring_create(&f->d, sin, 0) != IPU_ST_OK || sring_create(&f->d, sout, 1) != IPU_ST_OK)
+		return -1;
+	return 0;
+}
+
+/* One normal batch, checked against the in-process engine. */
+static int good_batch(struct dev *d, struct sring *sin, struct sring *sout, const struct exe *x,
+		      int seed)
+{
+	float in[1000], out[1000], ref[1000];
+	struct ipu_cpl c;
+	uint64_t out_list;
+
+	fill_input(in, 1000, seed);
+	queue_io(d, sin, sout, in, 1000, 1 + seed % 4, &out_list, 0x5000);
+	run_async(d, 0, 0x5002);
+	if (wait_cpl(d, &c) || c.status != IPU_ST_OK || c.tag != 0x5002)
+		return -1;
+	if (wait_scpl(d, &c) || c.status != IPU_ST_OK || wait_scpl(d, &c) || c.status != IPU_ST_OK)
+		return -1;
+	read_sg(d, out_list, 2 + seed % 4, out);
+	if (ref_run(x, in, ref))
+		return -1;
+	return memcmp(out, ref, sizeof(out)) ? -1 : 0;
+}
+
+/* Random mixes of runs, ABORTs and device resets (at random moments:
+ * while stalled, right after a submission, in the middle of a load or of
+ * the stream DMA); after each, the device must work and QEMU be alive. */
+TEST(chaos_abort_and_reset)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cpl c;
+	struct ipu_cmd k;
+	float in[1000];
+	uint64_t out_list;
+	uint32_t rng = getenv("IPU_CHAOS_SEED") ? (uint32_t)atoi(getenv("IPU_CHAOS_SEED")) : 12345;
+	int iter, bad = 0;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	REQUIRE(reinit(&f, &sin, &sout) == 0);
+	for (iter = 0; iter < 40 && !bad; iter++) {
+		int action, reset = 0;
+
+		rng = rng * 1103515245u + 12345u;
+		action = (int)((rng >> 16) % 6);
+		switch (action) {
+		case 0:
+			bad |= good_batch(d, &sin, &sout, &f.x, iter) ? 1 : 0;
+			break;
+		case 1:	/* ABORT a stalled run */
+			run_async(d, 0, 0x6001);
+			bad |= wait_status(d, IPU_STS_STALLED, IPU_STS_STALLED) ? 2 : 0;
+			k = (struct ipu_cmd){ .opcode = IPU_CMD_ABORT, .tag = 0x6002 };
+			submit(d, &k);
+			bad |= wait_cpl(d, &c) || c.status != IPU_ST_ABORTED ? 4 : 0;
+			bad |= wait_cpl(d, &c) || c.status != IPU_ST_OK || c.tag != 0x6002 ? 8 : 0;
+			break;
+		case 2:	/* reset a stalled run */
+			run_async(d, 0, 0x6003);
+			bad |= wait_status(d, IPU_STS_STALLED, IPU_STS_STALLED) ? 16 : 0;
+			reset = 1;
+			break;
+		case 3:	/* input only, then reset at a random moment */
+			fill_input(in, 1000, iter);
+			queue_io(d, &sin, &sout, in, 1000, 2, &out_list, 0x6100);
+			run_async(d, 0, 0x6004);
+			msleep((int)((rng >> 8) % 4));
+			reset = 1;
+			break;
+		case 4:	/* a load, reset under it */
+			k = (struct ipu_cmd){ .opcode = IPU_CMD_LOAD_EXE };
+			k.addr = make_sg(d, f.x.img, (uint32_t)f.x.len, 7);
+			k.sg_count = 7;
+			k.len = (uint32_t)f.x.len;
+			submit(d, &k);
+			reset = 1;
+			break;
+		default: /* ABORT with nothing running, then a batch */
+			k = (struct ipu_cmd){ .opcode = IPU_CMD_ABORT };
+			bad |= cmd(d, &k, NULL) != IPU_ST_OK ? 32 : 0;
+			bad |= good_batch(d, &sin, &sout, &f.x, iter) ? 64 : 0;
+			break;
+		}
+		if (reset) {
+			W(d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+			bad |= reinit(&f, &sin, &sout) ? 128 : 0;
+		}
+		if (!qt_alive(d->q))
+			bad |= 256;
+		if (bad)
+			fprintf(stderr, "  iteration %d action %d: 0x%x\n", iter, action, bad);
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK(good_batch(d, &sin, &sout, &f.x, 99) == 0);
+	CHECK_EQ_INT(R(d, IPU_REG_STATUS) & (IPU_STS_FATAL | IPU_STS_ERROR), 0);
+	fx_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -1711,5 +1822,6 @@ int main(int argc, char **argv)
 	RUN(many_small_sg_pieces);
 	RUN(bus_master_off);
 	RUN(default_properties);
+	RUN(chaos_abort_and_reset);
 	return TH_DONE();
 }
