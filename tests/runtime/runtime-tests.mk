@@ -41,7 +41,7 @@ IPUEF_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 	-Iqemu-device/engine -Itests/runtime
 IPUEF_CORPUS := build/fuzz/ipuef-corpus
 
-$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h)
+$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h qemu-device/engine/*.h)
 	@mkdir -p $(dir $@)
 	clang $(IPUEF_FUZZ_FLAGS) -o $@ $(IPUEF_FUZZ_SRCS)
 
