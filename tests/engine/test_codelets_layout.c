@@ -484,6 +484,12 @@ TEST(pad_random)
 	t.params[7] = 0;
 	t.params[3] = (uint32_t)-3; t.params[5] = 0; /* out dim 2-3+0 < 1 */
 	CT_EXPECT(&t, IPUX_CL_PAD, IPUX_E_PARAM_VALUE);
+	/* out dims 2^32-1 and ~2^33: the product must not wrap in 64 bits */
+	t.params[1] = 1; t.params[2] = 0xffffffffu;
+	t.params[3] = t.params[4] = t.params[5] = t.params[6] = 0x7fffffffu;
+	t.ops[0].count = 0xffffffffu;
+	CT_EXPECT(&t, IPUX_CL_PAD, IPUX_E_PARAM_VALUE);
+	CHECK(strstr(t.why, "2^32-1") != NULL);
 	ct_free(&t);
 }
 

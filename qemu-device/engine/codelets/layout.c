@@ -279,8 +279,8 @@ static int pad_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 				      "exceeds its size %lld - 1",
 				      (long long)b, (long long)e, k,
 				      (long long)in);
-		nout *= (uint64_t)o; /* o < 2^34, nout <= 2^32 before */
-		if (nout > UINT32_MAX)
+		if (__builtin_mul_overflow(nout, (uint64_t)o, &nout) ||
+		    nout > UINT32_MAX)
 			return cl_err(why, len, IPUX_E_PARAM_VALUE,
 				      "PAD: out would exceed 2^32-1 elements");
 	}

@@ -69,24 +69,37 @@ static int norm_run(const struct ipu_vertex_ctx *v)
 
 	for (r = 0; r < rows; r++) {
 		size_t base = r * cols;
-		double sum = 0, var = 0, mean, inv;
+		double acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 }, sum, var, mean, inv;
+		size_t k;
 		float x[CL_BLK], s[CL_BLK], b[CL_BLK];
 
 		for (c0 = 0; c0 < cols; c0 += CL_BLK) {
 			size_t m = cols - c0 < CL_BLK ? cols - c0 : CL_BLK;
 
 			cl_load_f(in, dt, base + c0, x, m);
-			for (c = 0; c < m; c++)
-				sum += x[c];
+			for (c = 0; c + 8 <= m; c += 8)
+				for (k = 0; k < 8; k++)
+					acc[k] += x[c + k];
+			for (; c < m; c++)
+				acc[0] += x[c];
 		}
+		sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+		      ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 		mean = sum / (double)cols;
+		for (k = 0; k < 8; k++)
+			acc[k] = 0;
 		for (c0 = 0; c0 < cols; c0 += CL_BLK) {
 			size_t m = cols - c0 < CL_BLK ? cols - c0 : CL_BLK;
 
 			cl_load_f(in, dt, base + c0, x, m);
-			for (c = 0; c < m; c++)
-				var += (x[c] - mean) * (x[c] - mean);
+			for (c = 0; c + 8 <= m; c += 8)
+				for (k = 0; k < 8; k++)
+					acc[k] += (x[c + k] - mean) * (x[c + k] - mean);
+			for (; c < m; c++)
+				acc[0] += (x[c] - mean) * (x[c] - mean);
 		}
+		var = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+		      ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 		var /= (double)cols;
 		inv = 1.0 / sqrt(var + (double)eps);
 		if (mode == 1) {

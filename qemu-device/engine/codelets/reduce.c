@@ -59,6 +59,9 @@ static int reduce_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	r = seq_check_shape(v, p + 1, "REDUCE", &n, why, len);
 	if (r)
 		return r;
+	if (odt == IPUX_DT_I32 && idt != IPUX_DT_I32 && p[2] > INT32_MAX)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "REDUCE: len %u does not fit an I32 index", p[2]);
 	nout = (uint64_t)p[1] * p[3];
 	return cl_check_count(v, 1, nout, "REDUCE", "out", "outer*inner", why,
 			      len);
@@ -87,15 +90,19 @@ static void red_step(uint32_t op, double *acc, int32_t *idx,
 		for (j = 0; j < n; j++)
 			acc[j] += x[j];
 		break;
-	case IPUX_RED_MAX:
+	case IPUX_RED_MAX: /* NaN sticks */
 		for (j = 0; j < n; j++)
-			if (x[j] > acc[j] || x[j] != x[j])
-				acc[j] = acc[j] != acc[j] ? acc[j] : x[j];
+			acc[j] = ((x[j] > acc[j]) | (x[j] != x[j])) &
+					 (acc[j] == acc[j])
+				 ? x[j]
+				 : acc[j];
 		break;
 	case IPUX_RED_MIN:
 		for (j = 0; j < n; j++)
-			if (x[j] < acc[j] || x[j] != x[j])
-				acc[j] = acc[j] != acc[j] ? acc[j] : x[j];
+			acc[j] = ((x[j] < acc[j]) | (x[j] != x[j])) &
+					 (acc[j] == acc[j])
+				 ? x[j]
+				 : acc[j];
 		break;
 	case IPUX_RED_PROD:
 		for (j = 0; j < n; j++)
@@ -532,6 +539,9 @@ static int topk_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (p[3] < 1 || p[3] > p[1])
 		return cl_err(why, len, IPUX_E_PARAM_VALUE,
 			      "TOPK: k %u outside 1..len (%u)", p[3], p[1]);
+	if (p[1] > INT32_MAX)
+		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			      "TOPK: len %u does not fit an I32 index", p[1]);
 	nout = (uint64_t)p[0] * p[3] * p[2]; /* <= outer*len*inner */
 	r = cl_check_count(v, 1, nout, "TOPK", "values", "outer*k*inner", why,
 			   len);
