@@ -132,6 +132,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 {
 	struct lw l;
 	int r = -1;
+	/* IPU_LOWER_TRACE=1: estimated bytes each node adds (debugging) */
+	int trace = getenv("IPU_LOWER_TRACE") != NULL;
 
 	memset(&l, 0, sizeof(l));
 	l.gb = gb;
@@ -181,10 +183,21 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		l.vt[g->inputs[i]] = tt;
 	}
 	for (int i = 0; i < g->nnodes; i++) {
+		uint64_t before = 0, after = 0;
+
 		if (g->nodes[i].dead)
 			continue;
+		if (trace)
+			for (uint32_t k = 0; k < t->tiles; k++)
+				before += used[k];
 		if (lower_node(&l, &g->nodes[i]))
 			goto out;
+		if (trace) {
+			for (uint32_t k = 0; k < t->tiles; k++)
+				after += used[k];
+			fprintf(stderr, "lower: %-40s %-20s %10llu bytes\n", g->nodes[i].name,
+				g->nodes[i].op, (unsigned long long)(after - before));
+		}
 	}
 	l.node = NULL;
 	for (int i = 0; i < g->noutputs; i++) {

@@ -268,19 +268,47 @@ static int gather(struct lw *l, const struct ir_node *n)
 	return one_tile(l, n, n->in, 2, IPUX_CL_GATHER, p, 4);
 }
 
+#define REPLICATION 3.0
+
+struct convplan {
+	int64_t pc, pr;		/* output-channel blocks, output-row blocks */
+};
+
+/* Bytes one block of the conv holds on its tile. */
+static uint64_t conv_block_mem(int64_t C, int64_t W, int64_t OH, int64_t OW, int64_t M,
+			       int64_t wrow, int64_t s, int64_t ext, int64_t H,
+			       const struct convplan *p, size_t es)
+{
+	int64_t cb = (M + p->pc - 1) / p->pc, rows = (OH + p->pr - 1) / p->pr;
+	int64_t in_rows = (rows - 1) * s + ext;
+
+	if (in_rows > H)
+		in_rows = H;
+	return (uint64_t)(C * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 ? 2 : 1) + cb) * es;
+}
+
+/* Conv split over batch x output-channel blocks x output-row blocks
+ * (rows only for 2-D).  A row block reads the input rows its windows
+ * touch, one copy per channel, and writes its rows of each channel back
+ * with one copy per channel. */
 static int conv(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
 	int bias = n->nin > 2 && n->in[2] >= 0;
-	int64_t G = ir_attr_int(n, "group", 1), N = x->dims[0], C = x->dims[1], M = w->dims[1 - 1];
+	int64_t G = ir_attr_int(n, "group", 1), N = x->dims[0], C = x->dims[1], M = w->dims[0];
 	int nsp = x->rank - 2;
 	struct ir_window win;
-	int64_t H, W, KH, KW, OH, OW, pc, img, wrow, orow;
+	int64_t H, W, KH, KW, OH, OW, img, wrow, orow, s_h, ext_h, pt, pbm;
 	uint32_t cs, odt = lw_dtype(o->dtype);
-	ipu_step xch = IPU_GRAPH_INVALID;
-	ipu_tensor out;
+	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
+	ipu_tensor out, xt = IPU_GRAPH_INVALID;
 	size_t es = ir_dtype_size(x->dtype);
+	struct convplan best = { 0, 0 }, c;
+	double best_cost = -1, unique;
+	int best_ok = 0;
+	double best_total = 0;	/* bytes over all tiles of `best` */
+	uint64_t least = UINT64_MAX;
 
 	if (nsp < 1 || nsp > 2)
 		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
@@ -292,57 +320,132 @@ static int conv(struct lw *l, const struct ir_node *n)
 	KW = w->dims[w->rank - 1];
 	OH = nsp == 2 ? win.out[0] : 1;
 	OW = win.out[nsp - 1];
+	s_h = nsp == 2 ? win.s[0] : 1;
+	ext_h = nsp == 2 ? win.d[0] * (KH - 1) + 1 : 1;
+	pt = nsp == 2 ? win.pb[0] : 0;
+	pbm = nsp == 2 ? win.pe[0] : 0;
 	img = C * H * W;
 	wrow = (C / G) * KH * KW;
 	orow = OH * OW;
-	/* output-channel blocks: whole groups when grouped */
-	pc = G > 1 ? 1 : (int64_t)(l->tiles / (uint64_t)N);
-	if (pc < 1)
-		pc = 1;
-	if (pc > M)
-		pc = M;
-	while ((uint64_t)(img + (M / pc + 1) * (wrow + orow + 1)) * es > l->budget) {
-		if (pc >= M || G > 1)
-			return lw_fail(l, "one image of %lld elements plus the weights of one output channel need more than the %llu bytes a tile can give (spatial splitting is not lowered yet)",
-				       (long long)img, (unsigned long long)l->budget);
-		pc = pc * 2 > M ? M : pc * 2;
+	unique = (double)((N * img + M * wrow + N * M * orow) * (int64_t)es);
+	/* search the partition: channel blocks (whole groups when grouped),
+	 * row blocks (2-D only) */
+	for (c.pc = 1;; c.pc = c.pc * 2 > M ? M : c.pc * 2) {
+		for (c.pr = 1;; c.pr = c.pr * 2 > OH ? OH : c.pr * 2) {
+			uint64_t mem = conv_block_mem(C, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
+			uint64_t blocks = (uint64_t)(N * c.pc * c.pr);
+			uint64_t per = (blocks + l->tiles - 1) / l->tiles;
+			double work = (double)per * (double)((M + c.pc - 1) / c.pc) *
+				      (double)((OH + c.pr - 1) / c.pr) * (double)OW * (double)wrow;
+			double cost = work + (double)(mem * per) / 4;
+
+			/* no liveness yet: an op may not replicate its data
+			 * more than REPLICATION times over the tiles */
+			int spread_ok = (double)blocks * (double)mem <= REPLICATION * unique;
+
+			if (mem < least)
+				least = mem;
+			if (mem * per <= l->budget && blocks <= 64u * l->tiles &&
+			    (best_cost < 0 || (spread_ok && !best_ok) ||
+			     (!spread_ok && !best_ok && (double)blocks * (double)mem < best_total) ||
+			     (spread_ok && best_ok && cost < best_cost))) {
+				best_cost = cost;
+				best = c;
+				best_ok = spread_ok;
+				best_total = (double)blocks * (double)mem;
+			}
+			if (c.pr == OH || nsp == 1)
+				break;
+		}
+		if (c.pc == M || G > 1)
+			break;
 	}
+	if (best_cost < 0)
+		return lw_fail(l, "convolution needs at least %llu bytes per tile (%lld input channels of %lld x %lld), more than the %llu a tile can give it",
+			       (unsigned long long)least, (long long)C, (long long)H, (long long)W,
+			       (unsigned long long)l->budget);
 	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
 	for (int64_t b = 0; b < N; b++)
-		for (int64_t ic = 0; ic < pc; ic++) {
-			int64_t c0 = M * ic / pc, c1 = M * (ic + 1) / pc;
-			uint32_t tile = lw_pick_tile(l);
-			struct ipu_slice ops[4];
-			uint32_t p[17] = {
-				1, (uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)(c1 - c0),
-				(uint32_t)KH, (uint32_t)KW,
-				(uint32_t)(nsp == 2 ? win.s[0] : 1), (uint32_t)win.s[nsp - 1],
-				(uint32_t)(nsp == 2 ? win.pb[0] : 0), (uint32_t)win.pb[nsp - 1],
-				(uint32_t)(nsp == 2 ? win.pe[0] : 0), (uint32_t)win.pe[nsp - 1],
-				(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
-				(uint32_t)G, 0,
-			};
-			uint64_t ob = (uint64_t)((b * M + c0) * orow), oc = (uint64_t)((c1 - c0) * orow);
+	for (int64_t ic = 0; ic < best.pc; ic++)
+	for (int64_t ir = 0; ir < best.pr; ir++) {
+		int64_t c0 = M * ic / best.pc, c1 = M * (ic + 1) / best.pc, cb = c1 - c0;
+		int64_t o0 = OH * ir / best.pr, o1 = OH * (ir + 1) / best.pr, rows = o1 - o0;
+		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
+		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
+		uint32_t tile = lw_pick_tile(l);
+		struct ipu_slice ops[4];
+		uint32_t p[17] = {
+			1, (uint32_t)C, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
+			(uint32_t)KH, (uint32_t)KW,
+			(uint32_t)s_h, (uint32_t)win.s[nsp - 1],
+			(uint32_t)(r0c - r0), (uint32_t)win.pb[nsp - 1],
+			(uint32_t)(r1 - r1c), (uint32_t)win.pe[nsp - 1],
+			(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
+			(uint32_t)G, 0,
+		};
 
-			if (c1 <= c0)
-				continue;
-			if (lw_piece(l, n->in[0], (uint64_t)(b * img), (uint64_t)img, tile, &xch, &ops[0]) ||
-			    lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)((c1 - c0) * wrow), tile, &xch, &ops[1]))
+		if (cb <= 0 || rows <= 0)
+			continue;
+		(void)pbm;
+		if (best.pr == 1 || hin == H) {
+			if (lw_piece(l, n->in[0], (uint64_t)(b * img), (uint64_t)img, tile, &xch, &ops[0]))
 				return -1;
+		} else {
+			ipu_tensor tmp = lw_tensor(l, "rows", lw_dtype(x->dtype), (uint64_t)(C * hin * W));
+
+			if (xt == IPU_GRAPH_INVALID && (xt = lw_value_tensor(l, n->in[0])) == IPU_GRAPH_INVALID)
+				return -1;
+			if (tmp == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tmp, tile))
+				return lw_check(l);
+			lw_account(l, tile, (uint64_t)(C * hin * W) * es);
+			if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+				return lw_check(l);
+			for (int64_t ch = 0; ch < C; ch++)
+				if (ipu_exchange_add(l->gb, xch,
+						     (struct ipu_slice){ xt, (uint64_t)(b * img + (ch * H + r0c) * W), (uint64_t)(hin * W) },
+						     (struct ipu_slice){ tmp, (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
+					return lw_check(l);
+			ops[0] = (struct ipu_slice){ tmp, 0, (uint64_t)(C * hin * W) };
+		}
+		if (lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)(cb * wrow), tile, &xch, &ops[1]))
+			return -1;
+		if (best.pr == 1) {
+			uint64_t ob = (uint64_t)((b * M + c0) * orow), oc = (uint64_t)(cb * orow);
+
 			if (ipu_graph_map(l->gb, out, tile, ob, ob + oc))
 				return lw_check(l);
 			lw_account(l, tile, oc * es);
 			ops[2] = (struct ipu_slice){ out, ob, oc };
-			if (bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)(c1 - c0), tile, &xch, &ops[3]))
-				return -1;
-			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
+		} else {
+			ipu_tensor ot = lw_tensor(l, "out_rows", odt, (uint64_t)(cb * rows * OW));
+
+			if (ot == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, ot, tile))
 				return lw_check(l);
+			lw_account(l, tile, (uint64_t)(2 * cb * rows * OW) * es);
+			if (post == IPU_GRAPH_INVALID && (post = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+				return lw_check(l);
+			for (int64_t ch = 0; ch < cb; ch++) {
+				uint64_t ob = (uint64_t)(((b * M + c0 + ch) * OH + o0) * OW);
+
+				if (ipu_graph_map(l->gb, out, tile, ob, ob + (uint64_t)(rows * OW)) ||
+				    ipu_exchange_add(l->gb, post, (struct ipu_slice){ ot, (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
+						     (struct ipu_slice){ out, ob, (uint64_t)(rows * OW) }))
+					return lw_check(l);
+			}
+			ops[2] = (struct ipu_slice){ ot, 0, (uint64_t)(cb * rows * OW) };
 		}
-	return lw_emit(l, xch, cs) ? -1 : 1;
+		if (bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)cb, tile, &xch, &ops[3]))
+			return -1;
+		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
+			return lw_check(l);
+	}
+	if (lw_emit(l, xch, cs))
+		return -1;
+	return post != IPU_GRAPH_INVALID && lw_emit(l, post, IPU_GRAPH_INVALID) ? -1 : 1;
 }
 
 static int pool(struct lw *l, const struct ir_node *n)

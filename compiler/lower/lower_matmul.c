@@ -47,6 +47,10 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 {
 	struct mm best = *m, c = *m;
 	double best_cost = -1;
+	double unique = (double)((m->batch * m->M * m->K + m->batch * m->K * m->N) * (int64_t)m->esz +
+				 m->batch * m->M * m->N * 4);
+	int best_ok = 0;
+	double best_total = 0;	/* bytes over all tiles of `best` */
 	uint64_t least = UINT64_MAX;
 
 	for (c.pm = 1;; c.pm = c.pm * 2 > m->M ? m->M : c.pm * 2) {
@@ -59,12 +63,19 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 					      (double)((c.N + c.pn - 1) / c.pn) * (double)((c.K + c.pk - 1) / c.pk);
 				double cost = work + (double)mem / 4 + (c.pk > 1 ? 200.0 : 0);
 
+				/* no liveness yet: bound the replication of A and B */
+				int spread_ok = (double)blocks * (double)block_mem(&c) <= 3.0 * unique;
+
 				if (mem < least)
 					least = mem;
 				if (mem <= l->budget && blocks <= 64u * l->tiles &&
-				    (best_cost < 0 || cost < best_cost)) {
+				    (best_cost < 0 || (spread_ok && !best_ok) ||
+			     (!spread_ok && !best_ok && (double)blocks * (double)block_mem(&c) < best_total) ||
+				     (spread_ok && best_ok && cost < best_cost))) {
 					best_cost = cost;
 					best = c;
+					best_ok = spread_ok;
+					best_total = (double)blocks * (double)block_mem(&c);
 				}
 				if (c.pk == m->K)
 					break;

@@ -171,6 +171,27 @@ TEST(conv_pool_gemm)
 	ir_graph_free(g);
 }
 
+/* An image larger than a tile's budget: the conv is split over output
+ * rows (with halo rows and per-block padding) as well as channels. */
+TEST(conv_row_split)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 1, 8, 48, 40 }, dw[] = { 12, 8, 3, 3 }, db[] = { 12 };
+	int in[3], c, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 4);
+	in[2] = cconst(g, "b", 1, db, 6);
+	c = node(g, "Conv", in, 3, "c");
+	ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 2, 0, 1 }, 4, NULL);
+	ir_attr_set_ints(&g->nodes[0], "strides", (int64_t[]){ 2, 1 }, 2, NULL);
+	y = node(g, "Relu", &c, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 TEST(fusion_switch)
 {
 	struct ir_graph *g[2];
@@ -221,6 +242,7 @@ int main(int argc, char **argv)
 	RUN(elementwise_broadcast_spread);
 	RUN(rows_split_softmax_layernorm);
 	RUN(conv_pool_gemm);
+	RUN(conv_row_split);
 	RUN(fusion_switch);
 	RUN(too_big_names_the_op);
 	return TH_DONE();
