@@ -122,12 +122,24 @@ build() {
 		if [ ! -e "$SRCLIST" ]; then
 			log "adding deb-src entries ($SRCLIST)"
 			# mirror the binary archive entries already configured
-			sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-				sed 's/^Types: deb$/Types: deb-src/' | $SUDO tee "$SRCLIST" >/dev/null
-			if [ ! -s "$SRCLIST" ]; then
+			{
+				for f in /etc/apt/sources.list.d/*.sources; do
+					[ -f "$f" ] || continue
+					awk 'BEGIN { RS = ""; ORS = "\n\n" }
+					     /(^|\n)Types: deb(\n|$)/ { sub(/Types: deb/, "Types: deb-src"); print }' "$f"
+				done
+				if [ -f /etc/apt/sources.list ]; then
+					sed -n 's/^deb \(.*\)/\1/p' /etc/apt/sources.list |
+						while read -r uri suite comps; do
+							printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\n\n' "$uri" "$suite" "$comps"
+						done
+				fi
+			} | $SUDO tee "$SRCLIST.tmp" >/dev/null
+			if [ ! -s "$SRCLIST.tmp" ]; then
 				printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
-					$SUDO tee "$SRCLIST" >/dev/null
+					$SUDO tee "$SRCLIST.tmp" >/dev/null
 			fi
+			$SUDO mv "$SRCLIST.tmp" "$SRCLIST"
 		fi
 		$SUDO apt-get update -qq
 		srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')

@@ -47,6 +47,7 @@ struct qt {
 	char *line;		/* last reply line */
 	size_t line_cap;
 	int dead;
+	int irq[64];		/* intercepted interrupt lines (irq_intercept_in) */
 };
 
 static const char *qemu_bin(void)
@@ -227,8 +228,15 @@ static const char *qt_cmd(struct qt *q, const char *fmt, ...)
 			q->line[l] = 0;
 			memmove(q->buf, nl + 1, q->len - l - 1);
 			q->len -= l + 1;
-			if (!strncmp(q->line, "IRQ", 3))
+			if (!strncmp(q->line, "IRQ ", 4)) {
+				int line = -1;
+
+				if (sscanf(q->line, "IRQ raise %d", &line) == 1 && line >= 0 && line < 64)
+					q->irq[line] = 1;
+				else if (sscanf(q->line, "IRQ lower %d", &line) == 1 && line >= 0 && line < 64)
+					q->irq[line] = 0;
 				continue;
+			}
 			if (!strncmp(q->line, "OK", 2))
 				return q->line[2] ? q->line + 3 : q->line + 2;
 			fprintf(stderr, "  qtest: %s\n", q->line);
@@ -439,8 +447,9 @@ static int find_cap(struct qt *q, int slot, int id)
 	return 0;
 }
 
-/* Assign the BARs, enable memory + bus mastering and MSI-X, then enable. */
-static int dev_setup(struct dev *d, struct qt *q, int slot, int index)
+/* Assign the BARs, enable memory + bus mastering and (unless no_msix)
+ * MSI-X, then enable. */
+static int dev_setup_irq(struct dev *d, struct qt *q, int slot, int index, int no_msix)
 {
 	int cap, i;
 	uint32_t tbl;
@@ -470,8 +479,14 @@ static int dev_setup(struct dev *d, struct qt *q, int slot, int index)
 		writel(q, e + 8, 0x100 + i);
 		writel(q, e + 12, 0);	/* unmasked */
 	}
-	cfg_write16(q, slot, cap + 2, 0x8000);	/* MSI-X enable */
+	if (!no_msix)
+		cfg_write16(q, slot, cap + 2, 0x8000);	/* MSI-X enable */
 	return dev_enable(d);
+}
+
+static int dev_setup(struct dev *d, struct qt *q, int slot, int index)
+{
+	return dev_setup_irq(d, q, slot, index, 0);
 }
 
 /* Number of times vector v fired since the last call (0 or "at least 1"). */
@@ -1798,6 +1813,60 @@ TEST(chaos_abort_and_reset)
 	fx_stop(&f);
 }
 
+/* Level of the PCI interrupt lines (I/O APIC inputs 16..23 on q35). */
+static int intx_level(struct qt *q)
+{
+	int i, level = 0;
+
+	qt_cmd(q, "readl 0x0\n");	/* collect pending IRQ lines */
+	for (i = 16; i < 24; i++)
+		level |= q->irq[i];
+	return level;
+}
+
+static int wait_intx(struct qt *q, int level)
+{
+	long long t0 = now_ms();
+
+	while (now_ms() - t0 < 5000) {
+		if (intx_level(q) == level)
+			return 0;
+		msleep(1);
+	}
+	return -1;
+}
+
+/* Without MSI-X the device drives INTA from INT_CAUSE & ~INT_MASK. */
+TEST(intx_fallback)
+{
+	const char *devs[] = { DEV_ARGS("4", "0x1111"), NULL };
+	struct qt q;
+	struct dev d;
+
+	REQUIRE(qt_start(&q, devs) == 0);
+	REQUIRE(qt_cmd(&q, "irq_intercept_in ioapic\n") != NULL);
+	REQUIRE(dev_setup_irq(&d, &q, 4, 0, 1) == 0);
+	CHECK_EQ_INT(intx_level(&q), 0);
+	CHECK_EQ_INT(nop(&d), IPU_ST_OK);
+	CHECK(wait_intx(&q, 1) == 0);
+	CHECK_EQ_INT(R(&d, IPU_REG_INT_CAUSE), IPU_INT_CPL);
+	CHECK_EQ_INT(readl(&q, d.msi + 4 * IPU_VEC_CPL), 0);	/* no MSI-X message */
+	W(&d, IPU_REG_INT_CAUSE, IPU_INT_CPL);			/* RW1C */
+	CHECK(wait_intx(&q, 0) == 0);
+	/* masked causes do not assert the line; unmasking does */
+	W(&d, IPU_REG_INT_MASK, IPU_INT_ALL);
+	CHECK_EQ_INT(nop(&d), IPU_ST_OK);
+	W(&d, IPU_REG_CMDQ_TAIL, 1000);				/* an error too */
+	msleep(20);
+	CHECK_EQ_INT(intx_level(&q), 0);
+	CHECK_EQ_INT(R(&d, IPU_REG_INT_CAUSE), IPU_INT_CPL | IPU_INT_ERROR);
+	W(&d, IPU_REG_INT_MASK, IPU_INT_CPL);
+	CHECK(wait_intx(&q, 1) == 0);				/* the error */
+	W(&d, IPU_REG_INT_CAUSE, IPU_INT_ERROR);
+	CHECK(wait_intx(&q, 0) == 0);
+	qt_stop(&q);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -1818,6 +1887,7 @@ int main(int argc, char **argv)
 	RUN(reset_while_waiting_on_stream);
 	RUN(two_devices);
 	RUN(interrupt_mask);
+	RUN(intx_fallback);
 	RUN(completion_ring_backpressure);
 	RUN(many_small_sg_pieces);
 	RUN(bus_master_off);
