@@ -361,7 +361,9 @@ int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
         cpl.detail = fault;
     }
     if (!ipu_stream_consume(s, stream, seq, gen, &snap, &cpl)) {
-        return IPU_E_CANCELLED;
+        /* reset or unplug: cancelled; the ring was deleted: failed */
+        return qatomic_read(&s->gen) != gen || s->stopping ?
+               IPU_E_CANCELLED : IPU_E_STREAM;
     }
     return st == IPU_ST_OK ? 0 : IPU_E_STREAM;
 }
