@@ -9,9 +9,11 @@ $(ENGINE_TESTS): $(BUILD)/tests/engine/%: $(BUILD)/tests/engine/%.o $(LIBIPU_LIB
 
 TESTS += $(ENGINE_TESTS)
 
-# valgrind-clean: the engine, builder, libipu and runtime tests under memcheck
+# valgrind-clean: the codelet, engine, builder, libipu and runtime tests under
+# memcheck (about 2 minutes)
 VALGRIND_TESTS = $(BUILD)/tests/engine/test_programs $(BUILD)/tests/engine/test_verify \
-	$(BUILD)/tests/engine/test_mlp $(BUILD)/tests/modelrunner/test_runner
+	$(BUILD)/tests/engine/test_mlp $(BUILD)/tests/modelrunner/test_runner \
+	$(CODELET_TESTS) $(RT_TESTS)
 .PHONY: check-valgrind
 check-valgrind: $(VALGRIND_TESTS)
 	scripts/valgrind-run $(VALGRIND_TESTS)
