@@ -245,6 +245,8 @@ build() {
 	} >"$OUT.tmp/build-info.txt"
 	rm -rf "$OUT"
 	mv "$OUT.tmp" "$OUT"
+	# keep the 8 most recent binaries (each source change makes a new key)
+	(cd "$CACHE/bin" && ls -1t | tail -n +9 | while read -r old; do rm -rf "./$old"; done)
 	link_result
 	log "built $BIN in $(($(date +%s) - start)) s"
 }

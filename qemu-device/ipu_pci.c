@@ -163,9 +163,12 @@ static void ipu_try_enable(IpuState *s)
         uint32_t entry, id;
         bool dev_writes;
     } rings[] = {
-        { offsetof(IpuState, cmdq), sizeof(struct ipu_cmd), IPU_RING_CMDQ, false },
-        { offsetof(IpuState, cplq), sizeof(struct ipu_cpl), IPU_RING_CPLQ, true },
-        { offsetof(IpuState, scq), sizeof(struct ipu_cpl), IPU_RING_SCQ, true },
+        { offsetof(IpuState, cmdq), sizeof(struct ipu_cmd), IPU_RING_CMDQ,
+          false },
+        { offsetof(IpuState, cplq), sizeof(struct ipu_cpl), IPU_RING_CPLQ,
+          true },
+        { offsetof(IpuState, scq), sizeof(struct ipu_cpl), IPU_RING_SCQ,
+          true },
     };
     size_t i;
 

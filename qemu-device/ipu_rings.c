@@ -528,8 +528,10 @@ void *ipu_exec_thread(void *opaque)
         if (s->reset_pending) {
             qemu_mutex_unlock(&s->lock);
             ipu_exec_engine_reset(s);
-            /* a completion write the fetcher started before the reset
-             * must land before RESETTING clears */
+            /*
+             * A completion write the fetcher started before the reset
+             * must land before RESETTING clears.
+             */
             qemu_mutex_lock(&s->post_lock[0]);
             qemu_mutex_unlock(&s->post_lock[0]);
             qemu_mutex_lock(&s->post_lock[1]);
