@@ -226,7 +226,8 @@ int main(int argc, char **argv)
 	int generated[MAX_IO] = { 0 }, fused = 0, nin = 0, nout = 0, rc = 1, i, j;
 	double *lat = NULL, first_ms = 0, p50 = 0, p99 = 0, rps1 = 0, rpsn = 0;
 	char err[512];
-	uint32_t a;
+	uint32_t a, pass;
+	uint64_t batch_rows = 0, batch_compiled = 1;
 
 	memset(arrays, 0, sizeof(arrays));
 	if (parse_args(argc, argv, &o))
@@ -285,14 +286,16 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* inputs: from files or generated; outputs: allocated */
+	/* inputs (from files or generated) first, so outputs follow their batch */
+	for (pass = 0; pass < 2; pass++)
 	for (a = 0; a < m->num_anchors; a++) {
 		const struct ipuef_anchor *an = &m->anchors[a];
 		struct ipurt_npy *arr;
 		struct ipurt_tensor *t;
 		const char *path = NULL;
 
-		if (an->kind != IPUEF_ANCHOR_USER || !anchor_in_subgraph(an, o.subgraph))
+		if (an->kind != IPUEF_ANCHOR_USER || !anchor_in_subgraph(an, o.subgraph) ||
+		    (an->direction == IPUEF_OUTPUT) != pass)
 			continue;
 		if (!(an->programs & (1ull << (uint32_t)ipuef_find_program(ipurt_runner_file(r), "main")->index)))
 			continue;
@@ -311,12 +314,22 @@ int main(int argc, char **argv)
 				fprintf(stderr, "ipu-run: %s: %s\n", path, err);
 				goto out;
 			}
+			/* the first batched input sets the request's batch */
+			if (!batch_rows && an->batch_dim < an->rank && an->batch_dim < arr->rank) {
+				batch_rows = arr->dims[an->batch_dim];
+				batch_compiled = an->dims[an->batch_dim];
+			}
 		} else {
 			arr->dtype = an->dtype;
 			arr->rank = an->rank;
 			memcpy(arr->dims, an->dims, an->rank * sizeof(an->dims[0]));
-			if (o.batch && an->batch_dim < an->rank)
-				arr->dims[an->batch_dim] = o.batch;
+			if (an->batch_dim < an->rank) {
+				if (o.batch)
+					arr->dims[an->batch_dim] = o.batch;
+				else if (batch_rows)	/* scale with the inputs' batch */
+					arr->dims[an->batch_dim] = (batch_rows * an->dims[an->batch_dim] +
+								    batch_compiled - 1) / batch_compiled;
+			}
 			arr->size = ipurt_dtype_size(an->dtype);
 			for (j = 0; j < (int)arr->rank; j++)
 				arr->size *= arr->dims[j];

@@ -17,3 +17,9 @@ $(BUILD)/tests/modelrunner/gen_models: $(BUILD)/tests/modelrunner/gen_models.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) -o $@ $< -Wl,--start-group $(MR_LINK) -Wl,--end-group $(LDLIBS_BASE)
 PROGRAMS += $(BUILD)/tests/modelrunner/gen_models
+
+# ipu-run from the command line, checked with numpy
+.PHONY: check-ipu-run
+check-ipu-run: $(BUILD)/bin/ipu-run $(BUILD)/tests/modelrunner/gen_models
+	tests/modelrunner/test_ipu_run.sh
+CHECKS += ;make -s check-ipu-run;

@@ -1,0 +1,70 @@
+#!/bin/bash
+# ipu-run end to end: .npy inputs written by numpy, outputs read back by
+# numpy and compared with a numpy reference; generated inputs announced;
+# --json parses; bad arguments give a clear error and exit 1/2.
+set -u
+cd "$(dirname "$0")/../.."
+BIN=build/bin
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+ko() { fail=$((fail + 1)); echo "not ok - $1"; }
+PY=/usr/bin/python3
+
+build/tests/modelrunner/gen_models "$dir" || { echo "0 passed, 1 failed"; exit 1; }
+
+# affine: Y = X * 2 + [10, 20, 30], batch 8 = 2 x compiled
+$PY -c "import numpy as np; np.save('$dir/x.npy', (np.arange(24, dtype=np.float32).reshape(8, 3) - 5) / 4)"
+if $BIN/ipu-run "$dir/affine.ipuef" --input X="$dir/x.npy" --output Y="$dir/y.npy" --iterations 3 >"$dir/out.txt" 2>&1 &&
+	$PY -c "
+import numpy as np
+x = np.load('$dir/x.npy'); y = np.load('$dir/y.npy')
+assert y.dtype == np.float32 and y.shape == (8, 3), (y.dtype, y.shape)
+assert np.array_equal(y, x * 2 + np.array([10, 20, 30], np.float32)), y
+"; then ok "affine from .npy matches numpy"; else ko "affine from .npy matches numpy"; cat "$dir/out.txt"; fi
+grep -q "(from file)" "$dir/out.txt" && grep -q "latency p50" "$dir/out.txt" && ok "text report" || ko "text report"
+
+# generated inputs are announced
+$BIN/ipu-run "$dir/affine.ipuef" --iterations 0 >"$dir/gen.txt" 2>&1
+grep -q "generated: seeded random" "$dir/gen.txt" && ok "generated inputs announced" || ko "generated inputs announced"
+
+# --json is valid JSON with the fields
+if $BIN/ipu-run "$dir/affine.ipuef" --json --iterations 5 >"$dir/j.json" 2>/dev/null &&
+	$PY -c "
+import json; j = json.load(open('$dir/j.json'))
+assert j['outputs'][0]['name'] == 'Y' and j['latency_p50_us'] > 0 and j['requests_per_s_1'] > 0
+"; then ok "json output"; else ko "json output"; fi
+
+# fused model: subgraph 1 from an f16 .npy (seed 004's graph1)
+$PY -c "import numpy as np; np.save('$dir/g1x.npy', np.zeros((1, 1), np.float16))"
+if $BIN/ipu-run "$dir/fused.ipuef" --input graph1/X="$dir/g1x.npy" --output graph1/O="$dir/g1o.npy" --iterations 2 >/dev/null 2>&1 &&
+	$PY -c "
+import numpy as np
+o = np.load('$dir/g1o.npy'); assert o.dtype == np.float16
+assert np.array_equal(o, np.array([[0, 1.5, 2]], np.float16)), o
+"; then ok "fused subgraph 1 (f16)"; else ko "fused subgraph 1 (f16)"; fi
+
+# dynamic batch along dim 1
+if $BIN/ipu-run "$dir/scale_dim1.ipuef" --batch-size 7 --output Y="$dir/s.npy" --iterations 1 >/dev/null 2>&1 &&
+	$PY -c "
+import numpy as np; y = np.load('$dir/s.npy'); assert y.shape == (2, 7, 3), y.shape
+"; then ok "batch size 7 along dim 1"; else ko "batch size 7 along dim 1"; fi
+
+# errors: wrong dtype file, unknown anchor, missing file, bad option
+$PY -c "import numpy as np; np.save('$dir/x64.npy', np.zeros((4, 3), np.float64))"
+$BIN/ipu-run "$dir/affine.ipuef" --input X="$dir/x64.npy" >/dev/null 2>"$dir/e1"; rc=$?
+[ $rc -eq 1 ] && grep -q "float64" "$dir/e1" && ok "float64 input refused with a hint" || ko "float64 input refused ($rc: $(cat "$dir/e1"))"
+$BIN/ipu-run "$dir/affine.ipuef" --input Q="$dir/x.npy" >/dev/null 2>"$dir/e2"; rc=$?
+[ $rc -eq 1 ] && grep -q "no input named 'Q'" "$dir/e2" && ok "unknown input named" || ko "unknown input ($rc: $(cat "$dir/e2"))"
+$PY -c "import numpy as np; np.save('$dir/x5.npy', np.zeros((5, 3), np.float32))"
+$BIN/ipu-run "$dir/affine.ipuef" --input X="$dir/x5.npy" >/dev/null 2>"$dir/e3"; rc=$?
+[ $rc -eq 1 ] && grep -q "multiple of 4" "$dir/e3" && ok "batch not a multiple refused" || ko "batch 5 ($rc: $(cat "$dir/e3"))"
+$BIN/ipu-run "$dir/nope.ipuef" >/dev/null 2>"$dir/e4"; rc=$?
+[ $rc -eq 1 ] && grep -q "nope.ipuef" "$dir/e4" && ok "missing model file" || ko "missing model ($rc)"
+$BIN/ipu-run --frobnicate >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "bad option exits 2" || ko "bad option ($rc)"
+$BIN/ipu-run --help | grep -q -- "--batch-size" && ok "--help" || ko "--help"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
