@@ -22,6 +22,13 @@
 #include "half.h"
 #include "harness.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define CT_ASAN 1
+#else
+#define CT_ASAN 0
+#endif
+
 #define CT_GUARD 64u
 #define CT_POISON 0xa5u
 
@@ -196,6 +203,44 @@ static inline int ct_guards_ok(struct ct_tile *t)
 	return ok;
 }
 
+/*
+ * In the ASan build, make every byte of the tile outside the operand
+ * regions unaddressable while run() executes, so that a read (not only a
+ * write) outside the operands is reported.
+ */
+static inline void ct_poison_gaps(struct ct_tile *t, int on)
+{
+#if CT_ASAN
+	uint8_t *mark;
+	size_t i, j;
+	uint32_t k;
+
+	if (!on) {
+		ASAN_UNPOISON_MEMORY_REGION(t->mem, t->size);
+		return;
+	}
+	mark = calloc(t->size, 1);
+	for (k = 0; k < t->nops; k++) {
+		size_t b = t->ops[k].offset;
+		size_t e = b + (size_t)t->ops[k].count *
+				       ipux_dtype_size(t->ops[k].dtype);
+
+		for (i = b; i < e && i < t->size; i++)
+			mark[i] = 1;
+	}
+	for (i = 0; i < t->size; i = j) {
+		for (j = i; j < t->size && mark[j] == mark[i]; j++)
+			;
+		if (!mark[i])
+			ASAN_POISON_MEMORY_REGION(t->mem + i, j - i);
+	}
+	free(mark);
+#else
+	(void)t;
+	(void)on;
+#endif
+}
+
 /* check() must accept, then run() returns its result; guards verified. */
 static inline int ct_run(struct ct_tile *t, uint32_t id)
 {
@@ -208,7 +253,9 @@ static inline int ct_run(struct ct_tile *t, uint32_t id)
 		return -10000 + r;
 	}
 	(void)c->cost(&v);
+	ct_poison_gaps(t, 1);
 	r = c->run(&v);
+	ct_poison_gaps(t, 0);
 	if (!ct_guards_ok(t))
 		return -20000;
 	return r;

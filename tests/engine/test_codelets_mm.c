@@ -63,7 +63,9 @@ static int mm_one(struct ct_rng *r, const struct mm_case *c, int level)
 			}
 	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), 0);
 	v = ct_ctx(&t, 1);
+	ct_poison_gaps(&t, 1);
 	ipu_mm_run_level(&v, level);
+	ct_poison_gaps(&t, 0);
 	CHECK(ct_guards_ok(&t));
 	for (i = 0; i < nc; i++) {
 		double g = ct_get(&t, C, i);
