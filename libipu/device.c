@@ -9,10 +9,14 @@
 
 #include "backend.h"
 
+extern const struct ipu_backend_ops ipu_kernel_backend;	/* backend_kernel.c */
+
 static const struct ipu_backend_ops *backend_for(const char *spec)
 {
 	if (!strncmp(spec, "model", 5) && (spec[5] == 0 || spec[5] == ':'))
 		return &ipu_model_backend;
+	if (!strncmp(spec, "/dev/ipu", 8))
+		return &ipu_kernel_backend;
 	return NULL;
 }
 

@@ -67,7 +67,7 @@ TEST(info_fields)
 	EXPECT_EQ(256u * 1024, a.tile_mem);
 	EXPECT_EQ(1024u, a.max_streams);
 	EXPECT_EQ(0u, a.minor);
-	EXPECT_EQ(IPU_STATE_IDLE, a.state);
+	EXPECT_EQ(IPU_DEV_STATE_IDLE, a.state);
 	EXPECT_EQ(0, a.owner_pid);
 	EXPECT_NE(0u, a.driver_caps & IPU_DRV_CAP_URING_CMD);
 	EXPECT_EQ(ipu_t_sysfs_u64(0, "tiles"), a.tiles);
@@ -411,7 +411,7 @@ TEST(bad_ioctls)
 		struct ipu_info_args a = { 0 };
 
 		EXPECT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &a));
-		EXPECT_EQ(IPU_STATE_READY, a.state);
+		EXPECT_EQ(IPU_DEV_STATE_READY, a.state);
 	}
 	close(fd);
 	free(img);

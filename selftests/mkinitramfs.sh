@@ -21,7 +21,7 @@ cp "$ko" "$stage/ipu/ipu.ko"
 for f in "$@"; do
 	case "$f" in
 	*/bin/*) cp "$f" "$stage/ipu/bin/" ;;
-	*/run-selftests) cp "$f" "$stage/ipu/" ;;
+	*/run-selftests | *.sh) cp "$f" "$stage/ipu/" ;;
 	*) cp "$f" "$stage/ipu/data/" ;;
 	esac
 done

@@ -15,8 +15,10 @@ KSFT_INC := $(KSRC_DIR)/tools/testing/selftests
 NL_CFLAGS := -I/usr/include/libnl3
 VM_LDLIBS := -luring -lnl-genl-3 -lnl-3 -lm -lpthread
 
-VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest
-VM_PROGRAMS := $(VM_SELFTESTS)
+VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e
+VM_TOOLS := $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset $(VM_DIR)/bin/ipu-monitor \
+	$(VM_DIR)/bin/ipu-run
+VM_PROGRAMS := $(VM_SELFTESTS) $(VM_TOOLS)
 
 $(BUILD)/selftests/%.o: selftests/%.c $(KSRC_DIR)/.extracted
 	@mkdir -p $(dir $@)
@@ -25,14 +27,62 @@ $(BUILD)/selftests/%.o: selftests/%.c $(KSRC_DIR)/.extracted
 
 $(VM_DIR)/bin/ipu_selftest: $(BUILD)/selftests/ipu_selftest.o $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
+
+$(BUILD)/selftests/ipu_e2e.o: CPPFLAGS += -Iexamples/mlp
+$(VM_DIR)/bin/ipu_e2e: $(BUILD)/selftests/ipu_e2e.o $(MLP_MODEL_OBJ) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
-VM_DATA :=
-VM_IMAGE_INPUTS = $(KMOD) $(VM_PROGRAMS) $(VM_DATA) selftests/init selftests/run-selftests \
-	selftests/mkinitramfs.sh
+# the tools and ipu-run, static for the VM
+$(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
+
+$(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
+
+$(VM_DIR)/bin/ipu-run: $(BUILD)/runtime/tools/ipu-run.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $< $(RUNTIME_LINK) $(VM_LDLIBS)
+
+# End-to-end data, made on the host: the graph-builder MLP with the
+# in-process device's outputs (e2e_ref), and ONNX node-test models compiled
+# by ipu-compile with the outputs ipu-run gives on the in-process device.
+E2E_REF := $(BUILD)/selftests/e2e_ref
+E2E_DIR := $(VM_DIR)/data
+E2E_ONNX_DIR := /usr/share/libonnx-testdata/data/node
+# model:output pairs
+E2E_ONNX := test_matmul_2d:c test_conv_with_strides_padding:y \
+	test_gemm_default_matrix_bias:y test_softmax_axis_1:y
+E2E_TARGET := --target tiles=16,tile-mem=256KiB
+E2E_MODEL := model:tiles=16,tile_mem=256k
+
+$(E2E_REF): $(BUILD)/selftests/e2e_ref.o $(MLP_MODEL_OBJ) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $^ $(LDLIBS_BASE)
+$(BUILD)/selftests/e2e_ref.o: CPPFLAGS += -Iexamples/mlp
+
+$(E2E_DIR)/.stamp: $(E2E_REF) $(IPU_COMPILE) $(BUILD)/bin/ipu-run selftests/vm.mk
+	@rm -rf $(E2E_DIR)
+	@mkdir -p $(E2E_DIR)
+	$(E2E_REF) $(E2E_DIR)
+	@for mo in $(E2E_ONNX); do \
+		m=$${mo%%:*}; o=$${mo#*:}; \
+		$(IPU_COMPILE) --input-model $(E2E_ONNX_DIR)/$$m/model.onnx $(E2E_TARGET) \
+			-o $(E2E_DIR)/$$m.ipuef >/dev/null || exit 1; \
+		$(BUILD)/bin/ipu-run --device $(E2E_MODEL) $(E2E_DIR)/$$m.ipuef --iterations 0 \
+			--output $$o=$(E2E_DIR)/$$m.$$o.ref.npy >/dev/null || exit 1; \
+	done
+	touch $@
+
+VM_IMAGE_INPUTS = $(KMOD) $(VM_PROGRAMS) $(E2E_DIR)/.stamp selftests/init \
+	selftests/run-selftests selftests/e2e-ipu-run.sh selftests/mkinitramfs.sh
 
 $(VM_IMAGE): $(VM_IMAGE_INPUTS)
-	selftests/mkinitramfs.sh $@ $(KMOD) $(VM_PROGRAMS) $(VM_DATA) selftests/run-selftests
+	selftests/mkinitramfs.sh $@ $(KMOD) $(VM_PROGRAMS) $$(ls $(E2E_DIR)/*) \
+		selftests/run-selftests selftests/e2e-ipu-run.sh
 
 .PHONY: vm vm-image vm-check
 vm-image: $(VM_IMAGE)

@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: MIT
+/*
+ * backend_kernel.c - libipu over the driver: /dev/ipuN (ipu.ko).
+ *
+ * Control (attach, load, run, wait, reset, counters) goes through ioctls
+ * (uapi/linux/ipu.h).  Stream buffers go through io_uring: one ring per
+ * device handle, set up with SQE128/CQE32, IORING_OP_URING_CMD entries
+ * with the driver's IPU_URING_CMD_SEND/RECV, as many in flight as the
+ * driver's per-stream rings hold.  A reaper thread waits on the completion
+ * queue and hands every finished buffer to libipu's completion queue
+ * (ipu_cq_post), so callers see the same completions as with the model
+ * backend.
+ *
+ * user_data of a stream SQE: KUD_STREAM | stream; the caller's tag travels
+ * in the command and comes back in big_cqe[0].
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+#include <linux/ipu.h>
+
+#include "backend.h"
+
+extern const struct ipu_backend_ops ipu_kernel_backend;
+
+#define KRING_ENTRIES 512u
+#define KUD_STREAM (1ull << 62)
+#define KUD_STOP (1ull << 61)
+
+struct kstream {
+	uint32_t dir, bytes;
+	uint32_t inflight;
+};
+
+struct kernel_dev {
+	struct ipu_device *dev;
+	int fd;
+	char name[32];
+	struct ipu_info_args info;
+
+	struct io_uring ring;
+	pthread_mutex_t sq_lock;	/* SQ of the ring */
+	pthread_t reaper;
+	int reaper_started;
+
+	pthread_mutex_t lock;		/* streams, in-flight counts */
+	pthread_cond_t cv;		/* a buffer completed */
+	struct kstream *streams;
+	uint32_t nstreams;
+	uint32_t per_stream_max;
+	uint32_t inflight;
+	uint64_t last_seq;
+
+	/* run handler: a thread waits for queued runs in order */
+	pthread_mutex_t rlock;
+	pthread_cond_t rcv;
+	ipu_run_fn run_fn;
+	void *run_ctx;
+	uint64_t *rq;			/* sequence numbers, FIFO */
+	uint32_t rq_cap, rq_head, rq_count;
+	pthread_t runner;
+	int runner_started, runner_stop;
+};
+
+#define READ_STOP(k) __atomic_load_n(&(k)->runner_stop, __ATOMIC_RELAXED)
+
+static struct kernel_dev *K(struct ipu_device *d)
+{
+	return d->priv;
+}
+
+static int kioctl(struct kernel_dev *k, unsigned long cmd, void *arg)
+{
+	int rc;
+
+	do {
+		rc = ioctl(k->fd, cmd, arg);
+	} while (rc && errno == EINTR);
+	return rc ? -errno : 0;
+}
+
+/* errno of the driver -> ipu_err */
+static int kerr(int e)
+{
+	switch (e) {
+	case 0: return 0;
+	case -ENOMEM: return IPU_E_NOMEM;
+	case -EBUSY: return IPU_E_BUSY;
+	case -ENOEXEC: return IPU_E_NOT_LOADED;
+	case -ECANCELED: return IPU_E_CANCELLED;
+	case -ETIMEDOUT: return IPU_E_TIMEOUT;
+	case -EINVAL: case -EFAULT: case -E2BIG: case -ERANGE: case -EPERM:
+		return IPU_E_INVAL;
+	default: return IPU_E_IO;
+	}
+}
+
+static void *reaper_main(void *arg)
+{
+	struct kernel_dev *k = arg;
+
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		struct ipu_completion c;
+		uint64_t ud;
+		int rc = io_uring_wait_cqe(&k->ring, &cqe);
+
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0) {
+			fprintf(stderr, "libipu: %s: io_uring wait failed: %s\n", k->name,
+				strerror(-rc));
+			return NULL;
+		}
+		ud = cqe->user_data;
+		if (ud & KUD_STOP) {
+			io_uring_cqe_seen(&k->ring, cqe);
+			return NULL;
+		}
+		memset(&c, 0, sizeof(c));
+		c.stream = (uint32_t)(ud & 0xffffffffu);
+		c.tag = cqe->big_cqe[0];
+		if (cqe->res >= 0) {
+			c.bytes = (uint32_t)cqe->res;
+		} else {
+			c.status = cqe->res == -ECANCELED ? IPU_E_CANCELLED :
+				   cqe->res == -EINVAL ? IPU_E_INVAL : IPU_E_IO;
+		}
+		io_uring_cqe_seen(&k->ring, cqe);
+		/* deliver first: when abort returns, every cancellation is out */
+		ipu_cq_post(&k->dev->cq, &c);
+		pthread_mutex_lock(&k->lock);
+		if (c.stream < k->nstreams && k->streams[c.stream].inflight)
+			k->streams[c.stream].inflight--;
+		if (k->inflight)
+			k->inflight--;
+		pthread_cond_broadcast(&k->cv);
+		pthread_mutex_unlock(&k->lock);
+	}
+}
+
+static void kernel_close(struct ipu_device *d);
+
+static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t errlen)
+{
+	struct kernel_dev *k = calloc(1, sizeof(*k));
+	const char *base;
+	int rc;
+
+	if (!k) {
+		ipu_errf(err, errlen, "out of memory");
+		return IPU_E_NOMEM;
+	}
+	k->dev = d;
+	d->priv = k;
+	k->fd = -1;
+	pthread_mutex_init(&k->sq_lock, NULL);
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->cv, NULL);
+	pthread_mutex_init(&k->rlock, NULL);
+	pthread_cond_init(&k->rcv, NULL);
+	base = strrchr(spec, '/');
+	snprintf(k->name, sizeof(k->name), "%s", base ? base + 1 : spec);
+	k->fd = open(spec, O_RDWR | O_CLOEXEC);
+	if (k->fd < 0) {
+		rc = errno;
+		ipu_errf(err, errlen, "cannot open %s: %s%s", spec, strerror(rc),
+			 rc == ENOENT ? " (is ipu.ko loaded? see Documentation/driver/)" : "");
+		kernel_close(d);
+		return rc == ENOENT || rc == ENODEV ? IPU_E_INVAL : IPU_E_IO;
+	}
+	rc = kioctl(k, IPU_IOCTL_INFO, &k->info);
+	if (rc) {
+		ipu_errf(err, errlen, "%s is not an IPU device (INFO: %s)", spec, strerror(-rc));
+		kernel_close(d);
+		return IPU_E_INVAL;
+	}
+	k->per_stream_max = k->info.stream_ring ? k->info.stream_ring : 255;
+	rc = io_uring_queue_init(KRING_ENTRIES, &k->ring,
+				 IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+	if (rc) {
+		ipu_errf(err, errlen, "cannot set up io_uring (SQE128/CQE32) for %s: %s",
+			 spec, strerror(-rc));
+		close(k->fd);
+		k->fd = -1;
+		kernel_close(d);
+		return IPU_E_IO;
+	}
+	if (pthread_create(&k->reaper, NULL, reaper_main, k)) {
+		ipu_errf(err, errlen, "cannot start the completion thread");
+		io_uring_queue_exit(&k->ring);
+		close(k->fd);
+		k->fd = -1;
+		kernel_close(d);
+		return IPU_E_NOMEM;
+	}
+	k->reaper_started = 1;
+	return 0;
+}
+
+static void kernel_close(struct ipu_device *d)
+{
+	struct kernel_dev *k = K(d);
+
+	if (!k)
+		return;
+	if (k->reaper_started) {
+		struct io_uring_sqe *sqe;
+		struct ipu_reset_args r = { .mode = IPU_RESET_ABORT };
+
+		/* nothing may stay in flight: abort if buffers are queued */
+		pthread_mutex_lock(&k->lock);
+		if (k->inflight) {
+			pthread_mutex_unlock(&k->lock);
+			kioctl(k, IPU_IOCTL_RESET, &r);
+			pthread_mutex_lock(&k->lock);
+			while (k->inflight)
+				pthread_cond_wait(&k->cv, &k->lock);
+		}
+		pthread_mutex_unlock(&k->lock);
+		pthread_mutex_lock(&k->sq_lock);
+		sqe = io_uring_get_sqe(&k->ring);
+		while (!sqe) {
+			io_uring_submit(&k->ring);
+			sqe = io_uring_get_sqe(&k->ring);
+		}
+		io_uring_prep_nop(sqe);
+		sqe->user_data = KUD_STOP;
+		io_uring_submit(&k->ring);
+		pthread_mutex_unlock(&k->sq_lock);
+		pthread_join(k->reaper, NULL);
+		io_uring_queue_exit(&k->ring);
+	}
+	if (k->runner_started) {
+		pthread_mutex_lock(&k->rlock);
+		__atomic_store_n(&k->runner_stop, 1, __ATOMIC_RELAXED);
+		pthread_cond_broadcast(&k->rcv);
+		pthread_mutex_unlock(&k->rlock);
+		pthread_join(k->runner, NULL);
+	}
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k->rq);
+	pthread_mutex_destroy(&k->rlock);
+	pthread_cond_destroy(&k->rcv);
+	free(k->streams);
+	pthread_mutex_destroy(&k->sq_lock);
+	pthread_mutex_destroy(&k->lock);
+	pthread_cond_destroy(&k->cv);
+	free(k);
+	d->priv = NULL;
+}
+
+static int kernel_info(struct ipu_device *d, struct ipu_device_info *info)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_info_args a = { 0 };
+	int rc = kioctl(k, IPU_IOCTL_INFO, &a);
+
+	if (rc)
+		return kerr(rc);
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "%s", k->name);
+	snprintf(info->path, sizeof(info->path), "%s", d->spec);
+	info->backend = IPU_BACKEND_KERNEL;
+	info->num_tiles = a.tiles;
+	info->tile_mem = a.tile_mem;
+	info->version = a.hw_version;
+	snprintf(info->version_name, sizeof(info->version_name), "ipu%u", a.hw_version);
+	snprintf(info->serial, sizeof(info->serial), "%016llx", (unsigned long long)a.serial);
+	info->max_streams = a.max_streams;
+	info->owner_pid = a.owner_pid;
+	info->state = a.state == IPU_DEV_STATE_RESETTING ? IPU_STATE_BUSY : a.state;
+	return 0;
+}
+
+static int kernel_attach(struct ipu_device *d)
+{
+	struct ipu_attach_args a = { 0 };
+
+	return kerr(kioctl(K(d), IPU_IOCTL_ATTACH, &a));
+}
+
+static int kernel_detach(struct ipu_device *d)
+{
+	struct ipu_attach_args a = { 0 };
+	int rc = kioctl(K(d), IPU_IOCTL_DETACH, &a);
+
+	return rc == -EPERM ? 0 : kerr(rc);
+}
+
+static void wait_no_inflight(struct kernel_dev *k)
+{
+	pthread_mutex_lock(&k->lock);
+	while (k->inflight)
+		pthread_cond_wait(&k->cv, &k->lock);
+	pthread_mutex_unlock(&k->lock);
+}
+
+static int kernel_abort(struct ipu_device *d)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_reset_args r = { .mode = IPU_RESET_ABORT };
+	int rc = kioctl(k, IPU_IOCTL_RESET, &r);
+
+	if (rc)
+		return kerr(rc);
+	wait_no_inflight(k);
+	return 0;
+}
+
+static int kernel_load(struct ipu_device *d, const void *image, size_t len, char *err,
+		       size_t errlen)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_load_args a = { 0 };
+	struct ipu_wait_args w = { 0 };
+	struct kstream *st;
+	uint32_t i;
+	int rc;
+
+	if (len > k->info.max_image) {
+		ipu_errf(err, errlen, "executable of %zu bytes is larger than the device's %u",
+			 len, k->info.max_image);
+		return IPU_E_INVAL;
+	}
+	/* like the model: wait for runs, cancel buffers still queued */
+	if (k->last_seq) {
+		w.seq = k->last_seq;
+		w.timeout_ns = -1;
+		kioctl(k, IPU_IOCTL_WAIT, &w);
+	}
+	pthread_mutex_lock(&k->lock);
+	rc = k->inflight != 0;
+	pthread_mutex_unlock(&k->lock);
+	if (rc)
+		kernel_abort(d);
+	a.image = (uintptr_t)image;
+	a.size = (uint32_t)len;
+	rc = kioctl(k, IPU_IOCTL_LOAD_EXECUTABLE, &a);
+	if (rc) {
+		if (a.verifier_error) {
+			ipu_errf(err, errlen, "%s refused the executable: %s (%d)", k->name,
+				 ipu_err_name(a.verifier_error), a.verifier_error);
+			return a.verifier_error;
+		}
+		ipu_errf(err, errlen, "%s: LOAD_EXECUTABLE failed: %s (device status %u)%s",
+			 k->name, strerror(-rc), a.dev_status,
+			 rc == -EPERM ? ": attach first" : "");
+		return kerr(rc);
+	}
+	st = calloc(a.num_streams ? a.num_streams : 1, sizeof(*st));
+	if (!st) {
+		ipu_errf(err, errlen, "out of memory");
+		return IPU_E_NOMEM;
+	}
+	for (i = 0; i < a.num_streams; i++) {
+		struct ipu_stream_info_args si = { .stream = i };
+
+		rc = kioctl(k, IPU_IOCTL_STREAM_INFO, &si);
+		if (rc) {
+			free(st);
+			ipu_errf(err, errlen, "STREAM_INFO %u: %s", i, strerror(-rc));
+			return kerr(rc);
+		}
+		st[i].dir = si.dir;
+		st[i].bytes = si.buffer_bytes;
+	}
+	rc = kioctl(k, IPU_IOCTL_INFO, &k->info);
+	if (!rc && k->info.stream_ring)
+		k->per_stream_max = k->info.stream_ring;
+	pthread_mutex_lock(&k->lock);
+	free(k->streams);
+	k->streams = st;
+	k->nstreams = a.num_streams;
+	pthread_mutex_unlock(&k->lock);
+	return 0;
+}
+
+static int kernel_stream_count(struct ipu_device *d)
+{
+	struct kernel_dev *k = K(d);
+	int n;
+
+	pthread_mutex_lock(&k->lock);
+	n = k->streams ? (int)k->nstreams : IPU_E_NOT_LOADED;
+	pthread_mutex_unlock(&k->lock);
+	return n;
+}
+
+static int kernel_stream_info(struct ipu_device *d, uint32_t stream, uint32_t *dir,
+			      uint32_t *bytes)
+{
+	struct kernel_dev *k = K(d);
+	int rc = 0;
+
+	pthread_mutex_lock(&k->lock);
+	if (!k->streams)
+		rc = IPU_E_NOT_LOADED;
+	else if (stream >= k->nstreams)
+		rc = IPU_E_INVAL;
+	else {
+		*dir = k->streams[stream].dir;
+		*bytes = k->streams[stream].bytes;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return rc;
+}
+
+static int queue_run(struct kernel_dev *k, uint64_t seq);
+
+static int kernel_run(struct ipu_device *d, uint32_t prog, uint64_t *seq)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_run_args a = { .program = prog };
+	int rc = kioctl(k, IPU_IOCTL_RUN, &a);
+
+	if (rc == -EINVAL)
+		return IPU_E_PROGRAM;
+	if (rc)
+		return kerr(rc);
+	*seq = a.seq;
+	k->last_seq = a.seq;
+	return queue_run(k, a.seq);
+}
+
+/* A finished WAIT -> ipu_err + message. */
+static int wait_result(struct kernel_dev *k, const struct ipu_wait_args *a, int64_t timeout_ns,
+		       char *err, size_t errlen)
+{
+	unsigned long long seq = (unsigned long long)a->seq;
+	int rc;
+
+	switch (a->status) {
+	case IPU_WAIT_TIMEDOUT:
+		ipu_errf(err, errlen, "run %llu not finished after %lld ns", seq,
+			 (long long)timeout_ns);
+		return IPU_E_TIMEOUT;
+	case IPU_WAIT_ABORTED:
+		ipu_errf(err, errlen, "run %llu was cancelled (abort, reset or watchdog)", seq);
+		return IPU_E_CANCELLED;
+	default:
+		break;
+	}
+	switch (a->dev_status) {
+	case 0:
+		return 0;
+	case 7:		/* NOT_LOADED */
+		rc = IPU_E_NOT_LOADED;
+		break;
+	case 8:		/* BAD_PROGRAM */
+		rc = IPU_E_PROGRAM;
+		break;
+	case 10:	/* STREAM_ERROR */
+		rc = IPU_E_STREAM;
+		break;
+	case 11:	/* FAULT */
+	case 18:	/* ENGINE */
+		rc = (int32_t)a->result < 0 ? (int32_t)a->result : IPU_E_FAULT;
+		break;
+	default:
+		rc = IPU_E_IO;
+		break;
+	}
+	ipu_errf(err, errlen, "run %llu failed on %s: device status %u, result %d", seq,
+		 k->name, a->dev_status, (int32_t)a->result);
+	return rc;
+}
+
+static int kernel_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
+		       size_t errlen)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_wait_args a = { .seq = seq, .timeout_ns = timeout_ns };
+	int rc = kioctl(k, IPU_IOCTL_WAIT, &a);
+
+	if (rc) {
+		ipu_errf(err, errlen, "wait for run %llu: %s", (unsigned long long)seq,
+			 rc == -ESTALE ? "too old, its status was dropped" : strerror(-rc));
+		return kerr(rc);
+	}
+	return wait_result(k, &a, timeout_ns, err, errlen);
+}
+
+/* The run handler's thread: waits for each queued run in order. */
+static void *runner_main(void *arg)
+{
+	struct kernel_dev *k = arg;
+	char msg[256];
+
+	pthread_mutex_lock(&k->rlock);
+	for (;;) {
+		struct ipu_wait_args a;
+		ipu_run_fn fn;
+		void *ctx;
+		uint64_t seq;
+		int rc;
+
+		while (!k->rq_count && !k->runner_stop)
+			pthread_cond_wait(&k->rcv, &k->rlock);
+		if (k->runner_stop)
+			break;
+		seq = k->rq[k->rq_head];
+		k->rq_head = (k->rq_head + 1) % k->rq_cap;
+		k->rq_count--;
+		pthread_mutex_unlock(&k->rlock);
+		do {
+			memset(&a, 0, sizeof(a));
+			a.seq = seq;
+			a.timeout_ns = 200000000;	/* look at runner_stop now and then */
+			rc = kioctl(k, IPU_IOCTL_WAIT, &a);
+		} while (!rc && a.status == IPU_WAIT_TIMEDOUT && !READ_STOP(k));
+		msg[0] = 0;
+		if (rc) {
+			snprintf(msg, sizeof(msg), "wait for run %llu: %s",
+				 (unsigned long long)seq, strerror(-rc));
+			rc = kerr(rc);
+		} else {
+			rc = wait_result(k, &a, -1, msg, sizeof(msg));
+		}
+		pthread_mutex_lock(&k->rlock);
+		fn = k->run_fn;
+		ctx = k->run_ctx;
+		pthread_mutex_unlock(&k->rlock);
+		if (fn)
+			fn(ctx, seq, rc, msg);
+		pthread_mutex_lock(&k->rlock);
+	}
+	pthread_mutex_unlock(&k->rlock);
+	return NULL;
+}
+
+static int kernel_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx)
+{
+	struct kernel_dev *k = K(d);
+	int rc = 0;
+
+	pthread_mutex_lock(&k->rlock);
+	k->run_fn = fn;
+	k->run_ctx = ctx;
+	if (fn && !k->runner_started) {
+		if (pthread_create(&k->runner, NULL, runner_main, k))
+			rc = IPU_E_NOMEM;
+		else
+			k->runner_started = 1;
+	}
+	pthread_mutex_unlock(&k->rlock);
+	return rc;
+}
+
+/* After RUN: hand the sequence number to the run handler's thread. */
+static int queue_run(struct kernel_dev *k, uint64_t seq)
+{
+	pthread_mutex_lock(&k->rlock);
+	if (!k->run_fn) {
+		pthread_mutex_unlock(&k->rlock);
+		return 0;
+	}
+	if (k->rq_count == k->rq_cap) {
+		uint32_t ncap = k->rq_cap ? k->rq_cap * 2 : 64, i;
+		uint64_t *n = malloc(ncap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&k->rlock);
+			return IPU_E_NOMEM;
+		}
+		for (i = 0; i < k->rq_count; i++)
+			n[i] = k->rq[(k->rq_head + i) % k->rq_cap];
+		free(k->rq);
+		k->rq = n;
+		k->rq_cap = ncap;
+		k->rq_head = 0;
+	}
+	k->rq[(k->rq_head + k->rq_count) % k->rq_cap] = seq;
+	k->rq_count++;
+	pthread_cond_signal(&k->rcv);
+	pthread_mutex_unlock(&k->rlock);
+	return 0;
+}
+
+static int kernel_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t len,
+			 uint64_t tag)
+{
+	struct kernel_dev *k = K(d);
+	struct io_uring_sqe *sqe;
+	struct ipu_uring_cmd c = { 0 };
+	uint32_t dir;
+	int rc;
+
+	pthread_mutex_lock(&k->lock);
+	if (!k->streams) {
+		pthread_mutex_unlock(&k->lock);
+		return IPU_E_NOT_LOADED;
+	}
+	if (stream >= k->nstreams || !buf || len != k->streams[stream].bytes) {
+		pthread_mutex_unlock(&k->lock);
+		return IPU_E_INVAL;
+	}
+	/* the driver's ring for this stream holds per_stream_max buffers */
+	while (k->streams[stream].inflight >= k->per_stream_max ||
+	       k->inflight >= KRING_ENTRIES)
+		pthread_cond_wait(&k->cv, &k->lock);
+	k->streams[stream].inflight++;
+	k->inflight++;
+	dir = k->streams[stream].dir;
+	pthread_mutex_unlock(&k->lock);
+
+	c.addr = (uintptr_t)buf;
+	c.len = (uint32_t)len;
+	c.stream = stream;
+	c.tag = tag;
+	pthread_mutex_lock(&k->sq_lock);
+	sqe = io_uring_get_sqe(&k->ring);
+	if (!sqe) {
+		io_uring_submit(&k->ring);
+		sqe = io_uring_get_sqe(&k->ring);
+	}
+	if (!sqe) {
+		pthread_mutex_unlock(&k->sq_lock);
+		rc = IPU_E_BUSY;
+		goto undo;
+	}
+	memset(sqe, 0, 128);	/* SQE128: the command area runs past 64 bytes */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = k->fd;
+	sqe->cmd_op = dir == IPU_STREAM_H2D ? IPU_URING_CMD_SEND : IPU_URING_CMD_RECV;
+	sqe->user_data = KUD_STREAM | stream;
+	memcpy(sqe->cmd, &c, sizeof(c));
+	rc = io_uring_submit(&k->ring);
+	pthread_mutex_unlock(&k->sq_lock);
+	if (rc < 0) {
+		rc = IPU_E_IO;
+		goto undo;
+	}
+	return 0;
+undo:
+	pthread_mutex_lock(&k->lock);
+	k->streams[stream].inflight--;
+	k->inflight--;
+	pthread_cond_broadcast(&k->cv);
+	pthread_mutex_unlock(&k->lock);
+	return rc;
+}
+
+static int kernel_reset(struct ipu_device *d)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_reset_args r = { .mode = IPU_RESET_ENGINE };
+	int rc = kioctl(k, IPU_IOCTL_RESET, &r);
+
+	wait_no_inflight(k);
+	pthread_mutex_lock(&k->lock);
+	free(k->streams);
+	k->streams = NULL;
+	k->nstreams = 0;
+	pthread_mutex_unlock(&k->lock);
+	return kerr(rc);
+}
+
+static int kernel_counters(struct ipu_device *d, struct ipu_engine_counters *out)
+{
+	struct ipu_counters_args a = { 0 };
+	int rc = kioctl(K(d), IPU_IOCTL_COUNTERS, &a);
+
+	if (rc)
+		return kerr(rc);
+	memset(out, 0, sizeof(*out));
+	out->programs_run = a.programs;
+	out->cycles = a.cycles;
+	out->compute_cycles = a.compute_cycles;
+	out->exchange_bytes = a.exchange_bytes;
+	out->stream_bytes_in = a.stream_in_bytes;
+	out->stream_bytes_out = a.stream_out_bytes;
+	out->stream_copies = a.descriptors;
+	out->stream_stalls = a.stalls;
+	out->stall_ns = a.stall_ns;
+	out->errors = a.errors;
+	return 0;
+}
+
+const struct ipu_backend_ops ipu_kernel_backend = {
+	.name = "kernel",
+	.open = kernel_open,
+	.close = kernel_close,
+	.info = kernel_info,
+	.attach = kernel_attach,
+	.detach = kernel_detach,
+	.load = kernel_load,
+	.stream_count = kernel_stream_count,
+	.stream_info = kernel_stream_info,
+	.run = kernel_run,
+	.wait = kernel_wait,
+	.submit = kernel_submit,
+	.abort = kernel_abort,
+	.reset = kernel_reset,
+	.counters = kernel_counters,
+	.cs_profile = NULL,
+	.set_run_handler = kernel_set_run_handler,
+};

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ipu_e2e.c - end to end inside the VM: executables made with the graph
+ * builder run through libipu on the in-process model device and on
+ * /dev/ipu0 (the kernel backend: ioctls + io_uring), outputs compared bit
+ * for bit, stats/stream_cmds showing the buffers went through uring_cmd.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/ipu.h"
+#include "ipu_util.h"
+#include "kselftest_harness.h"
+#include "e2e_common.h"
+#include "mlp_model.h"
+#include <math.h>
+
+#define MODEL_SPEC E2E_MODEL_SPEC
+
+static void *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *p = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+		p = malloc(n);
+		if (p && fread(p, 1, n, f) != (size_t)n) {
+			free(p);
+			p = NULL;
+		}
+		*len = n;
+	}
+	fclose(f);
+	return p;
+}
+
+/*
+ * The reference comes from the host (e2e_ref): the in-process model
+ * device on the CPU that also runs QEMU's device engine.  (Inside the VM
+ * the model device runs on TCG's CPU without AVX2/FMA and picks other
+ * codelet paths, so it is compared too but only reported.)
+ */
+TEST(mlp_kernel_matches_model_bit_for_bit)
+{
+	struct e2e_mlp e;
+	char err[256];
+	size_t len, rlen, xlen;
+	void *img, *ref, *xin;
+	float *yk, *yg;
+	uint64_t cmds0, bytes0;
+	int n_k = 0, n_g = 0;
+	size_t out_bytes;
+
+	ASSERT_EQ(0, e2e_mlp_make(&e, err, sizeof(err))) TH_LOG("%s", err);
+	img = slurp("/ipu/data/mlp.ipux", &len);
+	ref = slurp("/ipu/data/mlp.ref", &rlen);
+	xin = slurp("/ipu/data/mlp.in", &xlen);
+	ASSERT_TRUE(img && ref && xin) TH_LOG("missing /ipu/data/mlp.* (make vm-image runs e2e_ref)");
+	out_bytes = (size_t)E2E_REQS * e.out_f * 4;
+	ASSERT_EQ(out_bytes, rlen);
+	/* the builder is deterministic: the host's image is the one built here */
+	EXPECT_EQ(e.len, len);
+	EXPECT_EQ(0, memcmp(e.img, img, len));
+	EXPECT_EQ(0, memcmp(e.x, xin, xlen));
+	yk = calloc(out_bytes, 1);
+	yg = calloc(out_bytes, 1);
+	ASSERT_TRUE(yk && yg);
+	cmds0 = ipu_t_sysfs_u64(0, "stats/stream_cmds");
+	bytes0 = ipu_t_sysfs_u64(0, "stats/stream_bytes");
+	ASSERT_EQ(0, e2e_run_on("/dev/ipu0", img, len, xin, yk, e.in_f, e.out_f, E2E_REQS, &n_k));
+	EXPECT_EQ(2 * E2E_REQS, n_k);
+	EXPECT_EQ(0, memcmp(ref, yk, out_bytes));
+	EXPECT_EQ(cmds0 + 2 * E2E_REQS, ipu_t_sysfs_u64(0, "stats/stream_cmds"));
+	EXPECT_EQ(bytes0 + (uint64_t)E2E_REQS * (e.in_f + e.out_f) * 4,
+		  ipu_t_sysfs_u64(0, "stats/stream_bytes"));
+	TH_LOG("%d requests through /dev/ipu0: outputs %s the host's in-process device; stats/stream_cmds %llu -> %llu",
+	       E2E_REQS, memcmp(ref, yk, out_bytes) ? "DIFFER from" : "bit-identical to",
+	       (unsigned long long)cmds0,
+	       (unsigned long long)ipu_t_sysfs_u64(0, "stats/stream_cmds"));
+	ASSERT_EQ(0, e2e_run_on(MODEL_SPEC, img, len, xin, yg, e.in_f, e.out_f, E2E_REQS, &n_g));
+	{
+		const float *a = ref, *b = yg;
+		double md = 0;
+		size_t i;
+
+		for (i = 0; i < out_bytes / 4; i++)
+			if (fabs((double)a[i] - b[i]) > md)
+				md = fabs((double)a[i] - b[i]);
+		TH_LOG("in-guest model device (TCG CPU, generic codelets): max |diff| %.3g", md);
+		EXPECT_LT(md, 1e-4);
+	}
+	free(yk);
+	free(yg);
+	free(img);
+	free(ref);
+	free(xin);
+	e2e_mlp_free(&e);
+}
+
+TEST(affine_kernel_matches_model)
+{
+	enum { REQS = 40, NF = 2048 };
+	size_t len;
+	void *img = ipu_t_affine_image(NF, 1, 0, &len);
+	float *x = malloc(REQS * NF * 4), *ym = calloc(REQS * NF, 4), *yk = calloc(REQS * NF, 4);
+	uint32_t i;
+	int n_m = 0, n_k = 0;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_TRUE(x && ym && yk);
+	for (i = 0; i < REQS * NF; i++)
+		x[i] = (float)(i % 977) * 0.37f - 50.0f;
+	ASSERT_EQ(0, e2e_run_on(MODEL_SPEC, img, len, x, ym, NF, NF, REQS, &n_m));
+	ASSERT_EQ(0, e2e_run_on("/dev/ipu1", img, len, x, yk, NF, NF, REQS, &n_k));
+	EXPECT_EQ(0, memcmp(ym, yk, REQS * NF * 4));
+	free(x);
+	free(ym);
+	free(yk);
+	free(img);
+}
+
+TEST(libipu_kernel_backend_api)
+{
+	size_t len;
+	void *img = ipu_t_affine_image(256, 1, 0, &len);
+	struct ipu_device *a, *b, *none = NULL;
+	struct ipu_device_info info;
+	struct ipu_completion c[8];
+	float x[256], y[256];
+	char err[256];
+	uint64_t seq;
+	uint32_t dir, bytes;
+	int n, got;
+
+	ASSERT_EQ(0, ipu_open("/dev/ipu0", &a, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ipu_open("/dev/ipu0", &b, err, sizeof(err)));
+	EXPECT_NE(0, ipu_open("/dev/ipu9", &none, err, sizeof(err)));
+	EXPECT_EQ(NULL, none);
+	ASSERT_EQ(0, ipu_info(a, &info));
+	EXPECT_EQ(IPU_BACKEND_KERNEL, info.backend);
+	EXPECT_EQ(16u, info.num_tiles);
+	EXPECT_STREQ("ipu0", info.name);
+	ASSERT_EQ(0, ipu_attach(a));
+	EXPECT_EQ(IPU_E_BUSY, ipu_attach(b));
+	EXPECT_EQ(IPU_E_NOT_LOADED, ipu_stream_count(a));
+	ASSERT_EQ(0, ipu_load(a, img, len, err, sizeof(err)));
+	EXPECT_EQ(2, ipu_stream_count(a));
+	ASSERT_EQ(0, ipu_stream_info(a, 1, &dir, &bytes));
+	EXPECT_EQ(1u, dir);
+	EXPECT_EQ(1024u, bytes);
+	EXPECT_EQ(IPU_E_INVAL, ipu_stream_submit(a, 1, y, 12, 1));
+	EXPECT_EQ(IPU_E_INVAL, ipu_stream_submit(a, 2, y, 1024, 1));
+	/* queued buffers are cancelled by an abort, delivered before it returns */
+	ASSERT_EQ(0, ipu_stream_submit(a, 1, y, sizeof(y), 5));
+	ASSERT_EQ(0, ipu_stream_submit(a, 1, y, sizeof(y), 6));
+	ASSERT_EQ(0, ipu_abort(a));
+	n = ipu_stream_poll(a, c, 8, 0);
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(IPU_E_CANCELLED, c[0].status);
+	EXPECT_EQ(IPU_E_CANCELLED, c[1].status);
+	EXPECT_EQ(11u, c[0].tag + c[1].tag);	/* 5 and 6, in either order */
+	/* a run that waits for input times out, then completes */
+	ASSERT_EQ(0, ipu_run(a, 0, &seq));
+	EXPECT_EQ(IPU_E_TIMEOUT, ipu_wait(a, seq, 20000000, err, sizeof(err)));
+	for (n = 0; n < 256; n++)
+		x[n] = (float)n;
+	ASSERT_EQ(0, ipu_stream_submit(a, 0, x, sizeof(x), 7));
+	ASSERT_EQ(0, ipu_stream_submit(a, 1, y, sizeof(y), 8));
+	EXPECT_EQ(0, ipu_wait(a, seq, 10000000000ll, err, sizeof(err)));
+	for (got = 0; got < 2;) {
+		n = ipu_stream_poll(a, c + got, 8 - got, 5000000000ll);
+		ASSERT_LT(0, n);
+		got += n;
+	}
+	EXPECT_EQ(0, c[0].status);
+	EXPECT_EQ(1024u, c[1].bytes);
+	for (n = 0; n < 256; n++)
+		if (y[n] != x[n] * 2 + 1)
+			break;
+	EXPECT_EQ(256, n);
+	EXPECT_EQ(IPU_E_PROGRAM, ipu_run(a, 3, &seq));
+	{
+		struct ipu_engine_counters k;
+
+		ASSERT_EQ(0, ipu_counters(a, &k));
+		EXPECT_LE(1u, k.programs_run);
+		EXPECT_LE(1024u, k.stream_bytes_in);
+	}
+	ipu_close(b);
+	ASSERT_EQ(0, ipu_reset(a));
+	EXPECT_EQ(IPU_E_NOT_LOADED, ipu_stream_count(a));
+	ipu_close(a);
+	free(img);
+}
+
+TEST_HARNESS_MAIN

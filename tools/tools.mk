@@ -1,0 +1,19 @@
+# ioctl-level tools (issue 6): ipu-info, ipu-reset, ipu-monitor.
+# libipu's kernel backend (libipu/backend_kernel.c) uses liburing, so every
+# program that links libipu links -luring too.
+LDLIBS_BASE += -luring
+NL_CFLAGS := -I/usr/include/libnl3
+NL_LIBS := -lnl-genl-3 -lnl-3
+CFLAGS_tools_ += $(NL_CFLAGS)
+IPU_TOOLS := ipu-info ipu-reset ipu-monitor
+IPU_TOOL_PROGRAMS := $(IPU_TOOLS:%=$(BUILD)/bin/%)
+
+$(BUILD)/bin/ipu-info $(BUILD)/bin/ipu-reset: $(BUILD)/bin/%: $(BUILD)/tools/%.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(LDLIBS_BASE)
+
+$(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(NL_LIBS) $(LDLIBS_BASE)
+
+PROGRAMS += $(IPU_TOOL_PROGRAMS)
