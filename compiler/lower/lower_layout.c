@@ -6,6 +6,7 @@
  * gather is split over its indices, conv over batch x output channels and
  * pooling over N*C.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/opgeom.h"
@@ -68,11 +69,18 @@ static void strides(const struct ir_value *v, int64_t *s)
 	}
 }
 
+/* Dense output [shape] from in[off + sum idx_k * st_k]: blocks of the
+ * output's first dim over the tiles, each reading the input range its
+ * strides touch (one piece per block). */
 static int strided(struct lw *l, const struct ir_node *n, int rank,
 		   const int64_t *shape, int64_t off, const int64_t *st)
 {
-	uint32_t p[2 + 2 * R * 2];
-	uint32_t np = 0;
+	const struct ir_value *x = &l->g->vals[n->in[0]], *o = &l->g->vals[n->out[0]];
+	int64_t total = ir_value_numel(o), inner = 1, nb;
+	size_t es = ir_dtype_size(o->dtype);
+	uint32_t cs, odt = lw_dtype(o->dtype);
+	ipu_step xch = IPU_GRAPH_INVALID;
+	ipu_tensor out;
 
 	if (rank > (int)IPUX_MAX_RANK)
 		return lw_fail(l, "rank %d copy is more than the device's %u", rank, IPUX_MAX_RANK);
@@ -81,13 +89,63 @@ static int strided(struct lw *l, const struct ir_node *n, int rank,
 
 		return strided(l, n, 1, &one, off, &zero);
 	}
-	p[np++] = (uint32_t)rank;
-	for (int i = 0; i < rank; i++)
-		p[np++] = (uint32_t)shape[i];
-	p[np++] = (uint32_t)off;
-	for (int i = 0; i < rank; i++)
-		p[np++] = (uint32_t)(int32_t)st[i];
-	return one_tile(l, n, n->in, 1, IPUX_CL_STRIDED_COPY, p, np);
+	if (!odt)
+		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
+	for (int i = 1; i < rank; i++)
+		inner *= shape[i];
+	nb = (total + 1023) / 1024;
+	if ((uint64_t)nb < (uint64_t)(total * (int64_t)es) / (l->budget / 2) + 1)
+		nb = (int64_t)((uint64_t)(total * (int64_t)es) / (l->budget / 2) + 1);
+	if (nb > shape[0])
+		nb = shape[0];
+	if (nb > (int64_t)l->tiles * 64)
+		nb = (int64_t)l->tiles * 64;
+	if (nb < 1)
+		nb = 1;
+	out = lw_tensor(l, o->name, odt, (uint64_t)total);
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	for (int64_t b = 0; b < nb; b++) {
+		int64_t r0 = shape[0] * b / nb, r1 = shape[0] * (b + 1) / nb;
+		int64_t lo = off + r0 * st[0], hi = lo;
+		uint32_t tile = lw_pick_tile(l), p[2 + 2 * R];
+		uint32_t np = 0;
+		struct ipu_slice ops[2];
+
+		if (r1 <= r0)
+			continue;
+		/* the input range the block touches (strides may be < 0) */
+		for (int i = 0; i < rank; i++) {
+			int64_t ext = ((i == 0 ? r1 - r0 : shape[i]) - 1) * st[i];
+
+			if (ext < 0)
+				lo += ext;
+			else
+				hi += ext;
+		}
+		if ((uint64_t)((hi - lo + 1) + (r1 - r0) * inner) * es > l->budget)
+			return lw_fail(l, "a block of %lld rows reads %lld input elements, more than the %llu bytes a tile can give it",
+				       (long long)(r1 - r0), (long long)(hi - lo + 1), (unsigned long long)l->budget);
+		if (lw_piece(l, n->in[0], (uint64_t)lo, (uint64_t)(hi - lo + 1), tile, &xch, &ops[0]))
+			return -1;
+		if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * inner), (uint64_t)(r1 * inner)))
+			return lw_check(l);
+		lw_account(l, tile, (uint64_t)((r1 - r0) * inner) * es);
+		ops[1] = (struct ipu_slice){ out, (uint64_t)(r0 * inner), (uint64_t)((r1 - r0) * inner) };
+		p[np++] = (uint32_t)rank;
+		p[np++] = (uint32_t)(r1 - r0);
+		for (int i = 1; i < rank; i++)
+			p[np++] = (uint32_t)shape[i];
+		p[np++] = (uint32_t)(off + r0 * st[0] - lo);
+		for (int i = 0; i < rank; i++)
+			p[np++] = (uint32_t)(int32_t)st[i];
+		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_STRIDED_COPY, ops, 2, p, np))
+			return lw_check(l);
+	}
+	(void)x;
+	return lw_emit(l, xch, cs) ? -1 : 1;
 }
 
 static int transpose(struct lw *l, const struct ir_node *n)
@@ -247,6 +305,81 @@ static int concat_split(struct lw *l, const struct ir_node *n)
 	return lw_emit(l, xch, IPU_GRAPH_INVALID) ? -1 : 1;
 }
 
+/* A large constant table [len][inner] (embeddings): column blocks frozen
+ * on different tiles, each gathering its columns for every index; the
+ * blocks' rows are then copied into the output [ni][inner]. */
+static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
+			  int64_t inner, int64_t ni)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *o = &g->vals[n->out[0]];
+	size_t es = ir_dtype_size(x->dtype);
+	uint32_t cs, dt = lw_dtype(x->dtype);
+	int64_t nb, colmax;
+	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
+	ipu_tensor out;
+
+	/* columns per block: the table block, the indices and the result fit */
+	colmax = (int64_t)(l->budget / es) / (len + 2 * ni);
+	if (colmax < 1)
+		return lw_fail(l, "one column of the %lld-row table plus %lld indices needs more than the %llu bytes a tile can give it",
+			       (long long)len, (long long)ni, (unsigned long long)l->budget);
+	nb = (inner + colmax - 1) / colmax;
+	if (nb < (int64_t)l->tiles && nb < inner)
+		nb = inner < (int64_t)l->tiles ? inner : (int64_t)l->tiles;
+	out = lw_tensor(l, o->name, dt, (uint64_t)(ni * inner));
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	/* the output is spread once; the column blocks are copied into it */
+	if (lw_spread(l, out, (uint64_t)(ni * inner), (uint32_t)es,
+		      (uint32_t)((uint64_t)(ni * inner) * es / 4096 + 1)) < 0)
+		return -1;
+	l->vt[n->out[0]] = out;
+	for (int64_t b = 0; b < nb; b++) {
+		int64_t c0 = inner * b / nb, c1 = inner * (b + 1) / nb, cb = c1 - c0;
+		uint32_t tile = lw_pick_tile(l), p[4] = { 1, (uint32_t)len, (uint32_t)cb, (uint32_t)ni };
+		ipu_tensor tb, ob;
+		char *buf;
+		struct ipu_slice ops[3];
+
+		if (cb <= 0)
+			continue;
+		tb = lw_tensor(l, "table", dt, (uint64_t)(len * cb));
+		ob = lw_tensor(l, "cols", dt, (uint64_t)(ni * cb));
+		if (tb == IPU_GRAPH_INVALID || ob == IPU_GRAPH_INVALID ||
+		    ipu_graph_map_tile(l->gb, tb, tile) || ipu_graph_map_tile(l->gb, ob, tile))
+			return lw_check(l);
+		buf = malloc((size_t)(len * cb) * es);
+		if (!buf)
+			return lw_fail(l, "out of memory");
+		for (int64_t r = 0; r < len; r++)
+			memcpy(buf + (size_t)(r * cb) * es, (const char *)x->data + (size_t)(r * inner + c0) * es,
+			       (size_t)cb * es);
+		if (ipu_graph_set_init(l->gb, tb, buf, (size_t)(len * cb) * es)) {
+			free(buf);
+			return lw_check(l);
+		}
+		free(buf);
+		lw_account(l, tile, (uint64_t)((len + 2 * ni) * cb) * es);
+		ops[0] = (struct ipu_slice){ tb, 0, (uint64_t)(len * cb) };
+		if (lw_piece(l, n->in[1], 0, (uint64_t)ni, tile, &xch, &ops[1]))
+			return -1;
+		ops[2] = (struct ipu_slice){ ob, 0, (uint64_t)(ni * cb) };
+		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_GATHER, ops, 3, p, 4))
+			return lw_check(l);
+		if (post == IPU_GRAPH_INVALID && (post = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+			return lw_check(l);
+		for (int64_t r = 0; r < ni; r++)
+			if (ipu_exchange_add(l->gb, post, (struct ipu_slice){ ob, (uint64_t)(r * cb), (uint64_t)cb },
+					     (struct ipu_slice){ out, (uint64_t)(r * inner + c0), (uint64_t)cb }))
+				return lw_check(l);
+	}
+	if (lw_emit(l, xch, cs))
+		return -1;
+	return lw_emit(l, post, IPU_GRAPH_INVALID) ? -1 : 1;
+}
+
 static int gather(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -265,6 +398,9 @@ static int gather(struct lw *l, const struct ir_node *n)
 	p[3] = (uint32_t)ni;
 	if (idx->dtype != IR_I32 && idx->dtype != IR_I64)
 		return lw_fail(l, "indices must be int32 or int64");
+	if (x->data && outer == 1 && inner > 1 &&
+	    (uint64_t)(ir_value_numel(x) * (int64_t)ir_dtype_size(x->dtype)) > l->budget / 2)
+		return gather_columns(l, n, len, inner, ni);
 	return one_tile(l, n, n->in, 2, IPUX_CL_GATHER, p, 4);
 }
 
@@ -368,6 +504,9 @@ static int conv(struct lw *l, const struct ir_node *n)
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
+	if (best.pr > 1 && lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es,
+				     (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
+		return -1;
 	l->vt[n->out[0]] = out;
 	for (int64_t b = 0; b < N; b++)
 	for (int64_t ic = 0; ic < best.pc; ic++)
@@ -425,14 +564,13 @@ static int conv(struct lw *l, const struct ir_node *n)
 
 			if (ot == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, ot, tile))
 				return lw_check(l);
-			lw_account(l, tile, (uint64_t)(2 * cb * rows * OW) * es);
+			lw_account(l, tile, (uint64_t)(cb * rows * OW) * es);
 			if (post == IPU_GRAPH_INVALID && (post = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 				return lw_check(l);
 			for (int64_t ch = 0; ch < cb; ch++) {
 				uint64_t ob = (uint64_t)(((b * M + c0 + ch) * OH + o0) * OW);
 
-				if (ipu_graph_map(l->gb, out, tile, ob, ob + (uint64_t)(rows * OW)) ||
-				    ipu_exchange_add(l->gb, post, (struct ipu_slice){ ot, (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
+				if (ipu_exchange_add(l->gb, post, (struct ipu_slice){ ot, (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
 						     (struct ipu_slice){ out, ob, (uint64_t)(rows * OW) }))
 					return lw_check(l);
 			}

@@ -180,6 +180,12 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	if (out == IPU_GRAPH_INVALID || cs1 == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
+	/* blocks that are not whole output rows are copied into an output
+	 * spread once over the tiles */
+	if ((m.pk > 1 || m.pn > 1) &&
+	    lw_spread(l, out, (uint64_t)(m.batch * m.M * m.N), ipux_dtype_size(odt),
+		      (uint32_t)((uint64_t)(m.batch * m.M * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
+		return -1;
 	if (m.pk > 1) {
 		cs2 = ipu_graph_add_compute_set(l->gb, "reduce");
 		if (odt == IPUX_DT_F16)
@@ -280,12 +286,10 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		for (int64_t r = 0; r < mb; r++) {
 			uint64_t ob = obase + (uint64_t)((m0 + r) * m.N + n0);
 
-			if (ipu_graph_map(l->gb, out, home, ob, ob + (uint64_t)nb) ||
-			    ipu_exchange_add(l->gb, x3, (struct ipu_slice){ res.t, (uint64_t)(r * nb), (uint64_t)nb },
+			if (ipu_exchange_add(l->gb, x3, (struct ipu_slice){ res.t, (uint64_t)(r * nb), (uint64_t)nb },
 					     (struct ipu_slice){ out, ob, (uint64_t)nb }))
 				return lw_check(l);
 		}
-		lw_account(l, home, (uint64_t)(mb * nb) * ipux_dtype_size(odt));
 	}
 	if (lw_emit(l, x1, cs1))
 		return -1;

@@ -192,6 +192,40 @@ TEST(conv_row_split)
 	ir_graph_free(g);
 }
 
+/* An embedding table larger than a tile: column blocks on many tiles. */
+TEST(embedding_columns)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t de[] = { 500, 64 }, di[] = { 2, 7 };
+	int in[2], y, e;
+	char rep[2048];
+
+	in[0] = cconst(g, "emb", 2, de, 11);
+	in[1] = input(g, "ids", IR_I64, 2, di);
+	e = node(g, "Gather", in, 2, "e");
+	y = node(g, "Tanh", &e, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 32, 32 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
+/* Transposes split over the output's first dim. */
+TEST(transpose_split)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 6, 40, 24 };
+	int x, y, t;
+	char rep[2048];
+
+	x = input(g, "x", IR_F32, 3, dx);
+	t = node(g, "Transpose", &x, 1, "t");
+	ir_attr_set_ints(&g->nodes[0], "perm", (int64_t[]){ 0, 2, 1 }, 3, NULL);
+	y = node(g, "Neg", &t, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 16 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 TEST(fusion_switch)
 {
 	struct ir_graph *g[2];
@@ -243,6 +277,8 @@ int main(int argc, char **argv)
 	RUN(rows_split_softmax_layernorm);
 	RUN(conv_pool_gemm);
 	RUN(conv_row_split);
+	RUN(embedding_columns);
+	RUN(transpose_split);
 	RUN(fusion_switch);
 	RUN(too_big_names_the_op);
 	return TH_DONE();
