@@ -1,0 +1,61 @@
+#!/bin/bash
+# The model tests (make check): make sure onnxruntime-node is installed
+# (deps/npm.txt, into $IPU_NPM_DIR, default ~/.cache/ipu-stack/npm, with
+# --ignore-scripts; idempotent: nothing is fetched when the pinned version
+# is there), then run run_models.py: an MLP, a ResNet-style CNN and a small
+# transformer encoder, generated with fixed seeds, compiled by ipu-compile
+# in fp32 and fp16, run by ipu-run on the in-process device and compared
+# with onnxruntime (numpy when onnxruntime cannot run here).
+#
+# Usage: tests/models/run-models.sh [run_models.py options]
+# Environment: BUILD (default build), LOGDIR (default build/test-logs: the
+# results go to $LOGDIR/models-results.txt and .json), PYTHON (default
+# /usr/bin/python3, with Debian's python3-onnx), IPU_NPM_DIR,
+# IPU_NO_NPM_INSTALL=1 (never fetch; use what is there or numpy).
+# Ends with "models: N passed, N failed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root" || exit 1
+BUILD=${BUILD:-build}
+LOGDIR=${LOGDIR:-build/test-logs}
+PYTHON=${PYTHON:-/usr/bin/python3}
+export IPU_NPM_DIR=${IPU_NPM_DIR:-$HOME/.cache/ipu-stack/npm}
+
+# Install the npm packages of deps/npm.txt that are missing (exact
+# versions).  Never fatal: run_models.py says which reference it used.
+ensure_npm() {
+	local p n v have missing=""
+	[ -s deps/npm.txt ] || return 0
+	for p in $(sed 's/#.*//' deps/npm.txt); do
+		n=${p%@*}
+		v=${p##*@}
+		have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$IPU_NPM_DIR/node_modules/$n/package.json" 2>/dev/null)
+		[ "$have" = "$v" ] || missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		echo "# npm: deps/npm.txt present in $IPU_NPM_DIR"
+		return 0
+	fi
+	if [ "${IPU_NO_NPM_INSTALL:-0}" = 1 ] || ! command -v npm >/dev/null 2>&1; then
+		echo "# npm: not installing$missing (npm missing or IPU_NO_NPM_INSTALL=1)"
+		return 0
+	fi
+	echo "# npm: installing$missing into $IPU_NPM_DIR"
+	mkdir -p "$IPU_NPM_DIR" &&
+		# shellcheck disable=SC2086
+		(cd "$IPU_NPM_DIR" && timeout 600 npm install --ignore-scripts --no-audit --no-fund \
+			--loglevel=error $missing 2>&1 | grep -v 'Unknown user config' | sed 's/^/# npm: /') ||
+		echo "# npm: install failed; the reference will be numpy"
+}
+
+ensure_npm
+for p in ipu-compile ipu-run; do
+	if [ ! -x "$BUILD/bin/$p" ]; then
+		echo "not ok - $BUILD/bin/$p is not built (make)"
+		echo "models: 0 passed, 1 failed"
+		exit 1
+	fi
+done
+exec "$PYTHON" "$here/run_models.py" --bin "$BUILD/bin" --work "$BUILD/models-test" \
+	--results "$LOGDIR/models-results.txt" "$@"
