@@ -33,9 +33,19 @@ $(KSRC_DIR)/.extracted:
 		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
 	touch $@
 
+# "module-check: N passed, N failed" (checkpatch --strict, sparse): in CHECKS
 module-check: $(KSRC_DIR)/.extracted
-	$(KSRC_DIR)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f driver/*.c driver/*.h uapi/linux/ipu.h
-	rm -f $(KMOD)
-	$(MAKE) module KMOD_FLAGS="C=2 CF=-D__CHECK_ENDIAN__" 2>&1 | tee $(BUILD)/sparse.log
-	! grep -E 'warning|error' $(BUILD)/sparse.log
+	@p=0; f=0; \
+	if $(KSRC_DIR)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f driver/*.c driver/*.h uapi/linux/ipu.h \
+		>$(BUILD)/checkpatch.log 2>&1 && ! grep -q '^[a-z].*: [A-Z]*:' $(BUILD)/checkpatch.log; \
+	then p=$$((p + 1)); echo "PASS checkpatch --strict"; \
+	else f=$$((f + 1)); echo "FAIL checkpatch --strict:"; grep -v '^total' $(BUILD)/checkpatch.log; fi; \
+	rm -f $(KMOD_DIR)/driver/*.o $(KMOD); \
+	if $(MAKE) -s module KMOD_FLAGS="C=2 CF=-D__CHECK_ENDIAN__" >$(BUILD)/sparse.log 2>&1 && \
+		! grep -E 'warning|error' $(BUILD)/sparse.log; \
+	then p=$$((p + 1)); echo "PASS sparse (make C=2)"; \
+	else f=$$((f + 1)); echo "FAIL sparse:"; cat $(BUILD)/sparse.log; fi; \
+	echo "module-check: $$p passed, $$f failed"; [ $$f -eq 0 ]
+
+CHECKS += ;make -s module-check;

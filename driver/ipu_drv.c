@@ -38,10 +38,10 @@ void ipu_device_put(struct ipu_device *idev)
 u32 ipu_state(struct ipu_device *idev)
 {
 	if (idev->failed)
-		return IPU_STATE_ERROR;
+		return IPU_DEV_STATE_ERROR;
 	if (ipu_cmds_pending(idev))
-		return IPU_STATE_BUSY;
-	return idev->loaded ? IPU_STATE_READY : IPU_STATE_IDLE;
+		return IPU_DEV_STATE_BUSY;
+	return idev->loaded ? IPU_DEV_STATE_READY : IPU_DEV_STATE_IDLE;
 }
 
 /* Reset the function and bring the rings up again.  Caller holds idev->lock. */

@@ -133,7 +133,7 @@ struct ipu_device {
 	u32 max_image, max_sg;
 	u64 serial;
 
-	struct mutex lock;
+	struct mutex lock;		/* owner, executable, streams, resets */
 	struct ipu_file *owner;
 	pid_t owner_pid;
 	bool loaded;
@@ -144,7 +144,7 @@ struct ipu_device {
 	u32 stream_ring_size;
 
 	/* rings */
-	spinlock_t cmd_lock;
+	spinlock_t cmd_lock;		/* command ring, CPLQ, pending, runs */
 	struct ipu_hw_cmd *cmdq;
 	dma_addr_t cmdq_dma;
 	u32 cmd_tail;
@@ -161,7 +161,7 @@ struct ipu_device {
 	struct ipu_run_status runs[IPU_RUN_STATUS_RING];
 	wait_queue_head_t run_wq;
 
-	spinlock_t sq_lock;
+	spinlock_t sq_lock;		/* stream rings, stream requests, SCQ */
 	struct ipu_hw_cpl *scq;
 	dma_addr_t scq_dma;
 	u32 scq_head;
@@ -178,7 +178,7 @@ struct ipu_device {
 	struct work_struct fatal_work;
 
 	/* events */
-	spinlock_t ev_lock;
+	spinlock_t ev_lock;		/* events */
 	struct ipu_event events[IPU_EVENT_RING];
 	u64 ev_next;
 

@@ -8,11 +8,11 @@
 #include "ipu_drv.h"
 
 static const char * const ipu_state_names[] = {
-	[IPU_STATE_IDLE] = "idle",
-	[IPU_STATE_READY] = "ready",
-	[IPU_STATE_BUSY] = "busy",
-	[IPU_STATE_ERROR] = "error",
-	[IPU_STATE_RESETTING] = "resetting",
+	[IPU_DEV_STATE_IDLE] = "idle",
+	[IPU_DEV_STATE_READY] = "ready",
+	[IPU_DEV_STATE_BUSY] = "busy",
+	[IPU_DEV_STATE_ERROR] = "error",
+	[IPU_DEV_STATE_RESETTING] = "resetting",
 };
 
 static ssize_t serial_show(struct device *dev, struct device_attribute *attr, char *buf)
@@ -137,22 +137,23 @@ static const struct attribute_group ipu_dev_group = {
 	.attrs = ipu_dev_attrs,
 };
 
-#define IPU_STAT_ATTR(name, field)						\
+/* stats/NAME shows the driver counter idev->st_NAME */
+#define IPU_STAT_ATTR(name)							\
 static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
 			   char *buf)						\
 {										\
 	struct ipu_device *idev = dev_get_drvdata(dev);				\
 										\
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&idev->field));		\
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&idev->st_##name));	\
 }										\
 static DEVICE_ATTR_RO(name)
 
-IPU_STAT_ATTR(stream_cmds, st_stream_cmds);
-IPU_STAT_ATTR(stream_bytes, st_stream_bytes);
-IPU_STAT_ATTR(programs_run, st_programs_run);
-IPU_STAT_ATTR(resets, st_resets);
-IPU_STAT_ATTR(errors, st_errors);
-IPU_STAT_ATTR(pinned_pages, st_pinned_pages);
+IPU_STAT_ATTR(stream_cmds);
+IPU_STAT_ATTR(stream_bytes);
+IPU_STAT_ATTR(programs_run);
+IPU_STAT_ATTR(resets);
+IPU_STAT_ATTR(errors);
+IPU_STAT_ATTR(pinned_pages);
 
 static struct attribute *ipu_stats_attrs[] = {
 	&dev_attr_stream_cmds.attr,

@@ -28,23 +28,23 @@
 
 /* ---------------------------------------------------------------- INFO */
 
-/* enum ipu_state: struct ipu_info_args.state, sysfs "state" */
-#define IPU_STATE_IDLE		0	/* no executable loaded */
-#define IPU_STATE_READY		1	/* executable loaded */
-#define IPU_STATE_BUSY		2	/* a program runs or is queued */
-#define IPU_STATE_ERROR		3	/* device failed; needs a reset */
-#define IPU_STATE_RESETTING	4	/* a reset is in progress */
+/* struct ipu_info_args.state; sysfs "state" shows the name */
+#define IPU_DEV_STATE_IDLE		0	/* no executable loaded */
+#define IPU_DEV_STATE_READY		1	/* executable loaded */
+#define IPU_DEV_STATE_BUSY		2	/* a program runs or is queued */
+#define IPU_DEV_STATE_ERROR		3	/* device failed; needs a reset */
+#define IPU_DEV_STATE_RESETTING	4	/* a reset is in progress */
 
 /* capability bits: struct ipu_info_args.caps (device CAPS register) */
-#define IPU_INFO_CAP_MSIX		(1u << 0)
-#define IPU_INFO_CAP_INTX		(1u << 1)
-#define IPU_INFO_CAP_SG			(1u << 2)
-#define IPU_INFO_CAP_DIRECT		(1u << 3)
-#define IPU_INFO_CAP_READ_TENSOR	(1u << 4)
+#define IPU_INFO_CAP_MSIX		0x1u
+#define IPU_INFO_CAP_INTX		0x2u
+#define IPU_INFO_CAP_SG			0x4u
+#define IPU_INFO_CAP_DIRECT		0x8u
+#define IPU_INFO_CAP_READ_TENSOR	0x10u
 /* driver capability bits: struct ipu_info_args.driver_caps */
-#define IPU_DRV_CAP_URING_CMD		(1u << 0)	/* stream cmd_ops */
-#define IPU_DRV_CAP_FIXED_BUFS		(1u << 1)	/* IPU_URING_F_FIXED */
-#define IPU_DRV_CAP_NETLINK		(1u << 2)	/* genl family "ipu" */
+#define IPU_DRV_CAP_URING_CMD		0x1u	/* stream cmd_ops */
+#define IPU_DRV_CAP_FIXED_BUFS		0x2u	/* IORING_URING_CMD_FIXED buffers */
+#define IPU_DRV_CAP_NETLINK		0x4u	/* genl family "ipu" */
 
 struct ipu_info_args {
 	__u32 flags;		/* in: 0 */
@@ -58,7 +58,7 @@ struct ipu_info_args {
 	__u32 max_streams;
 	__u32 caps;		/* IPU_INFO_CAP_* */
 	__u32 driver_caps;	/* IPU_DRV_CAP_* */
-	__u32 state;		/* IPU_STATE_* */
+	__u32 state;		/* IPU_DEV_STATE_* */
 	__s32 owner_pid;	/* attached process (tgid), 0 if none */
 	__u32 minor;		/* N of /dev/ipuN */
 	__u32 pci_domain;
@@ -74,8 +74,10 @@ struct ipu_info_args {
 
 /* ------------------------------------------------------- ATTACH/DETACH */
 
-/* Take exclusive use of the device for this file: -EBUSY if another file
- * holds it.  Detach (or closing the file) releases it. */
+/*
+ * Take exclusive use of the device for this file: -EBUSY if another file
+ * holds it.  Detach (or closing the file) releases it.
+ */
 struct ipu_attach_args {
 	__u32 flags;		/* in: 0 */
 	__u32 pad;		/* in: 0 */
@@ -98,7 +100,7 @@ struct ipu_load_args {
 
 /* -------------------------------------------------------- WRITE_TENSOR */
 
-#define IPU_TENSOR_F_READ	(1u << 0)	/* read tile memory into data instead */
+#define IPU_TENSOR_F_READ	0x1u	/* read tile memory into data instead */
 
 struct ipu_tensor_args {
 	__u64 data;		/* in: user pointer */
@@ -194,8 +196,10 @@ struct ipu_event {
 	__u64 addr;		/* error address, or run seq */
 };
 
-/* Returns events with id > after, oldest first (the driver keeps the last
- * 256 per device). */
+/*
+ * Returns events with id > after, oldest first (the driver keeps the last
+ * 256 per device).
+ */
 struct ipu_events_args {
 	__u64 events;		/* in: user pointer to struct ipu_event[max] */
 	__u64 after;		/* in: last id seen, 0 for all kept */
