@@ -265,6 +265,7 @@ TEST(too_big_names_the_op)
 	ir_graph_add_output(g, y, NULL);
 	CHECK(check(g, 0, 64, 64 * 1024, rep, sizeof(rep)) < 0);
 	CHECK_MSG(strstr(rep, "node 'big_conv' (Conv") && strstr(rep, "bytes"), "%s", rep);
+	printf("# %s", rep);
 	ir_graph_free(g);
 }
 
