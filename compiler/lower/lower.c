@@ -118,6 +118,10 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 	int r;
 
 	l->node = n;
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0 && ir_value_numel(&l->g->vals[n->out[k]]) == 0)
+			return lw_fail(l, "output '%s' is empty; empty tensors are not supported on the device",
+				       l->g->vals[n->out[k]].name);
 	if ((r = lw_layout(l, n)) != 0 || (r = lw_elementwise(l, n)) != 0 ||
 	    (r = lw_matmul(l, n)) != 0 || (r = lw_rows(l, n)) != 0)
 		return r < 0 ? -1 : 0;

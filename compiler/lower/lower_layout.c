@@ -601,7 +601,7 @@ static int pool(struct lw *l, const struct ir_node *n)
 
 	if (nsp < 1 || nsp > 2)
 		return lw_fail(l, "%d-D pooling is not lowered (1-D and 2-D are)", nsp);
-	if (n->nout > 1 && n->out[1] >= 0 && ir_value_uses(g, n->out[1]))
+	if (n->nout > 1 && n->out[1] >= 0 && (ir_value_uses(g, n->out[1]) || g->vals[n->out[1]].is_output))
 		return lw_fail(l, "the Indices output is not lowered");
 	if (ir_window_conv(g, n, nsp, x->dims + 2, NULL, ceil_mode, &win, l->e))
 		return -1;

@@ -186,7 +186,8 @@ static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
 	n = &g->nodes[pos];
 	if (mean) {
 		last[0] = acc;
-		if ((last[1] = lp_const_scalar(g, "mean_scale", g->vals[acc].dtype, 1.0 / nin, 0, e)) < 0)
+		if ((last[1] = lp_const_scalar(g, "mean_scale", g->vals[g->nodes[pos].in[0]].dtype,
+					       1.0 / nin, 0, e)) < 0)
 			return -1;
 		n = &g->nodes[pos];
 		if (n->nin < 2) {
@@ -273,6 +274,8 @@ int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e)
 		else if ((!strcmp(n->op, "Sum") || !strcmp(n->op, "Max") || !strcmp(n->op, "Min") ||
 			  !strcmp(n->op, "Mean")) && (n->nin != 2 || !strcmp(n->op, "Mean")))
 			r = variadic(g, &i, e);
+		else if (!strcmp(n->op, "Sum"))
+			r = lp_set_op(n, "Add", e);
 		else if (!strcmp(n->op, "Cast") && ir_attr_int(n, "to", 0) == IR_BOOL &&
 			 g->vals[n->in[0]].dtype != IR_BOOL)
 			r = cast_bool(g, &i, e);

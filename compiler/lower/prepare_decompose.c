@@ -869,6 +869,24 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 		if (need)
 			return clip(g, pi, e);
 	}
+	if (!strcmp(n->op, "Pow") && n->nin == 2 && ir_dtype_is_int(dt0)) {
+		/* integer powers through float32 (exact below 2^24) */
+		int pos = *pi, a, b, p2, in[2], odt = g->vals[n->out[0]].dtype;
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s", n->name);
+		if ((a = cast_to(g, &pos, name, n->in[0], IR_F32, e)) < 0 ||
+		    (b = cast_to(g, &pos, name, g->nodes[pos].in[1], IR_F32, e)) < 0)
+			return -1;
+		in[0] = a;
+		in[1] = b;
+		if ((p2 = lp_add_node(g, &pos, name, "Pow", in, 2, e)) < 0)
+			return -1;
+		*pi = pos;
+		if (become(g, pos, "Cast", &p2, 1, e))
+			return -1;
+		return ir_attr_set_int(&g->nodes[pos], "to", odt, e);
+	}
 	if (!strcmp(n->op, "Pow") && n->nin == 2 && g->vals[n->in[1]].dtype != dt0) {
 		int pos = *pi, c;
 		char name[256];
