@@ -847,6 +847,91 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 	return 0;
 }
 
+/* Reduction over non-adjacent axes: one axis at a time (keepdims), then a
+ * Reshape when the original drops them.  Only for decomposable ops. */
+static int reduce_split(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]], *av = &g->vals[n->in[1]];
+	const struct ir_value *ov = &g->vals[n->out[0]];
+	int red[IR_MAX_RANK] = { 0 }, rank = xv->rank, pos = *pi, cur = n->in[0], in[2];
+	int keep = (int)ir_attr_int(n, "keepdims", 1);
+	int64_t od[IR_MAX_RANK];
+	char name[256], op[32];
+	int orank = ov->rank;
+
+	memcpy(od, ov->dims, sizeof(od));
+	for (int64_t i = 0; i < ir_value_numel(av); i++)
+		red[ir_axis(ir_get_i(av->data, av->dtype, (size_t)i), rank)] = 1;
+	snprintf(name, sizeof(name), "%s", n->name);
+	snprintf(op, sizeof(op), "%s", n->op);
+	for (int a = rank - 1; a >= 0; a--) {
+		int64_t ax = a;
+
+		if (!red[a] || xv->dims[a] == 1)
+			continue;
+		in[0] = cur;
+		if ((in[1] = const_i64(g, "red_axis", &ax, 1, e)) < 0 ||
+		    (cur = lp_add_node(g, &pos, name, op, in, 2, e)) < 0 ||
+		    ir_attr_set_int(&g->nodes[pos - 1], "keepdims", 1, e))
+			return -1;
+		xv = &g->vals[g->nodes[pos].in[0]];
+	}
+	strip(g, pos);
+	*pi = pos;
+	if (keep)
+		return become(g, pos, "Identity", &cur, 1, e);
+	in[0] = cur;
+	if ((in[1] = const_i64(g, "red_shape", od, orank, e)) < 0)
+		return -1;
+	return become(g, pos, "Reshape", in, 2, e);
+}
+
+/* Integer Mod with Python semantics (fmod = 0): C remainder, then add the
+ * divisor where the remainder is non-zero and its sign differs. */
+static int mod_python(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int a = n->in[0], b = n->in[1], dt = g->vals[a].dtype, pos = *pi, in[3];
+	int r, z, rn, bn, diff, rz, nz, cond, fix;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	in[0] = a;
+	in[1] = b;
+	if ((r = lp_add_node(g, &pos, name, "Mod", in, 2, e)) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "fmod", 1, e) ||
+	    (z = lp_const_scalar(g, "zero", dt, 0, 0, e)) < 0)
+		return -1;
+	in[0] = r;
+	in[1] = z;
+	if ((rn = lp_add_node(g, &pos, name, "Less", in, 2, e)) < 0 ||
+	    (rz = lp_add_node(g, &pos, name, "Equal", in, 2, e)) < 0)
+		return -1;
+	in[0] = b;
+	if ((bn = lp_add_node(g, &pos, name, "Less", in, 2, e)) < 0)
+		return -1;
+	in[0] = rn;
+	in[1] = bn;
+	if ((diff = lp_add_node(g, &pos, name, "Xor", in, 2, e)) < 0 ||
+	    (nz = lp_add_node(g, &pos, name, "Not", &rz, 1, e)) < 0)
+		return -1;
+	in[0] = nz;
+	in[1] = diff;
+	if ((cond = lp_add_node(g, &pos, name, "And", in, 2, e)) < 0)
+		return -1;
+	in[0] = r;
+	in[1] = b;
+	if ((fix = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+		return -1;
+	in[0] = cond;
+	in[1] = fix;
+	in[2] = r;
+	strip(g, pos);
+	*pi = pos;
+	return become(g, pos, "Where", in, 3, e);
+}
+
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -903,6 +988,28 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 		return via_i32(g, pi, e);
 	if (!strcmp(n->op, "Resize"))
 		return resize(g, pi, e);
+	if (!strcmp(n->op, "Mod") && !ir_attr_int(n, "fmod", 0) && ir_dtype_is_int(dt0))
+		return mod_python(g, pi, e);
+	if ((!strcmp(n->op, "ReduceSum") || !strcmp(n->op, "ReduceMean") || !strcmp(n->op, "ReduceMax") ||
+	     !strcmp(n->op, "ReduceMin") || !strcmp(n->op, "ReduceProd")) &&
+	    n->nin > 1 && n->in[1] >= 0 && g->vals[n->in[1]].data) {
+		const struct ir_value *xv = &g->vals[n->in[0]], *av = &g->vals[n->in[1]];
+		int red[IR_MAX_RANK] = { 0 }, first = -1, last = -1, gap = 0;
+
+		for (int64_t i = 0; i < ir_value_numel(av); i++)
+			red[ir_axis(ir_get_i(av->data, av->dtype, (size_t)i), xv->rank)] = 1;
+		for (int i = 0; i < xv->rank; i++) {
+			if (!red[i] || xv->dims[i] == 1)
+				continue;
+			if (first < 0)
+				first = i;
+			for (int k = last + 1; last >= 0 && k < i; k++)
+				gap |= xv->dims[k] != 1;
+			last = i;
+		}
+		if (gap)
+			return reduce_split(g, pi, e);
+	}
 	if (!strcmp(n->op, "ConvTranspose"))
 		return convtranspose(g, pi, e);
 	if (!strcmp(n->op, "GatherElements"))
