@@ -262,6 +262,24 @@ TEST(cast)
 					  sdt, ddt, i, x, g, w);
 			}
 		}
+	/* in place: F32 -> F16 narrowing and F16 -> F32 widening */
+	for (sd = 0; sd < 2; sd++) {
+		uint32_t n = 77, s, o;
+		double want[77];
+
+		ct_reset(&t);
+		s = ct_op(&t, sd ? IPUX_DT_F16 : IPUX_DT_F32, n * 2);
+		t.ops[s].count = n;
+		o = ct_op_alias(&t, s);
+		t.ops[o].dtype = sd ? IPUX_DT_F32 : IPUX_DT_F16;
+		for (i = 0; i < n; i++) {
+			ct_set(&t, s, i, ct_unif(&r, -50, 50));
+			want[i] = ct_round_dt(ct_get(&t, s, i), IPUX_DT_F16);
+		}
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_CAST), 0);
+		for (i = 0; i < n; i++)
+			CHECK_MSG(ct_get(&t, o, i) == want[i], "in place %zu", i);
+	}
 	ct_reset(&t);
 	ct_op(&t, IPUX_DT_F32, 8);
 	ct_op(&t, IPUX_DT_I32, 8);

@@ -221,12 +221,16 @@ static void bin_row_f16(bin_fn fn, int u8out, size_t n, const uint16_t *a,
 
 		if (as == 0)
 			fa[0] = cl_h2f(a[0]);
+		else if (as == 1)
+			ipu_cl_h2f_block(fa, a + i0, m);
 		else
 			for (i = 0; i < m; i++)
 				fa[i] = cl_h2f(
 					a[(ptrdiff_t)(i0 + i) * as]);
 		if (bs == 0)
 			fb[0] = cl_h2f(b[0]);
+		else if (bs == 1)
+			ipu_cl_h2f_block(fb, b + i0, m);
 		else
 			for (i = 0; i < m; i++)
 				fb[i] = cl_h2f(
@@ -236,9 +240,7 @@ static void bin_row_f16(bin_fn fn, int u8out, size_t n, const uint16_t *a,
 			   (uint8_t *)out + i0);
 		} else {
 			fn(m, fa, as ? 1 : 0, fb, bs ? 1 : 0, fo);
-			for (i = 0; i < m; i++)
-				((uint16_t *)out)[i0 + i] =
-					cl_f2h(fo[i]);
+			ipu_cl_f2h_block((uint16_t *)out + i0, fo, m);
 		}
 	}
 }

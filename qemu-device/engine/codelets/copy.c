@@ -130,6 +130,13 @@ static int cast_run(const struct ipu_vertex_ctx *v)
 		return 0;
 	}
 	if (sdt == IPUX_DT_F32 && ddt == IPUX_DT_F16) {
+		uintptr_t s0 = (uintptr_t)src, d0 = (uintptr_t)dst;
+
+		if (d0 >= s0 + n * 4 || d0 + n * 2 <= s0) {
+			ipu_cl_f2h_block((uint16_t *)dst, (const float *)src, n);
+			return 0;
+		}
+		/* overlapping (e.g. narrowed in place): forwards */
 		for (i = 0; i < n; i++)
 			((uint16_t *)dst)[i] =
 				cl_f2h(((const float *)src)[i]);
@@ -139,9 +146,7 @@ static int cast_run(const struct ipu_vertex_ctx *v)
 		uintptr_t s0 = (uintptr_t)src, d0 = (uintptr_t)dst;
 
 		if (d0 >= s0 + n * 2 || d0 + n * 4 <= s0) {
-			for (i = 0; i < n; i++)
-				((float *)dst)[i] =
-					cl_h2f(((const uint16_t *)src)[i]);
+			ipu_cl_h2f_block((float *)dst, (const uint16_t *)src, n);
 			return 0;
 		}
 		/* overlapping (e.g. widened in place): backwards */
