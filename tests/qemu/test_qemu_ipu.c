@@ -1867,6 +1867,46 @@ TEST(intx_fallback)
 	qt_stop(&q);
 }
 
+/* N buffers per stream and N RUNs submitted at once: consumed in order. */
+TEST(pipelined_runs)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cpl c;
+	static float in[8][1000], out[1000], ref[1000];
+	uint64_t out_list[8];
+	int i, ok = 1;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	REQUIRE(load_exe(d, f.x.img, f.x.len, &c) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sin, 0) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sout, 1) == IPU_ST_OK);
+	for (i = 0; i < 8; i++) {
+		fill_input(in[i], 1000, 100 + i);
+		queue_io(d, &sin, &sout, in[i], 1000, 1 + i % 3, &out_list[i], 0x9000 + 2 * (uint64_t)i);
+	}
+	for (i = 0; i < 8; i++)
+		run_async(d, 0, 0x9100 + (uint64_t)i);
+	for (i = 0; i < 8; i++) {
+		REQUIRE(wait_cpl(d, &c) == 0);
+		ok &= c.status == IPU_ST_OK && c.tag == 0x9100 + (uint64_t)i;
+	}
+	for (i = 0; i < 16; i++) {
+		REQUIRE(wait_scpl(d, &c) == 0);
+		ok &= c.status == IPU_ST_OK && c.tag == 0x9000 + (uint64_t)i;
+	}
+	CHECK(ok);
+	for (i = 0; i < 8; i++) {
+		read_sg(d, out_list[i], 2 + i % 3, out);
+		REQUIRE(ref_run(&f.x, in[i], ref) == 0);
+		CHECK_MSG(memcmp(out, ref, sizeof(out)) == 0, "batch %d", i);
+	}
+	CHECK_EQ_INT(R(d, IPU_REG_CNT_PROGRAMS), 8);
+	fx_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -1879,6 +1919,7 @@ int main(int argc, char **argv)
 	RUN(identity);
 	RUN(load_run_matches_engine);
 	RUN(direct_buffers_tensors_and_stall);
+	RUN(pipelined_runs);
 	RUN(malformed_executable);
 	RUN(malformed_commands);
 	RUN(ring_indices_and_wrap);
