@@ -96,6 +96,18 @@ static void pool_range(int64_t start, uint64_t d, uint64_t k, uint64_t n,
 {
 	uint64_t l = 0, h;
 
+	if (d == 1) { /* the common case, without divisions */
+		int64_t lo_ = start < 0 ? -start : 0;
+		int64_t hi_ = (int64_t)n - start;
+
+		if (hi_ > (int64_t)k)
+			hi_ = (int64_t)k;
+		if (hi_ < lo_)
+			hi_ = lo_;
+		*lo = (uint64_t)lo_;
+		*hi = (uint64_t)hi_;
+		return;
+	}
 	if (start < 0)
 		l = ((uint64_t)(-start) + d - 1) / d;
 	if (start >= (int64_t)n) {
@@ -134,7 +146,7 @@ static int pool_run(const struct ipu_vertex_ctx *v)
 			for (ow = 0; ow < OW; ow++) {
 				int64_t ws = (int64_t)(ow * p[Q_SW]) -
 					     (int64_t)p[Q_PL];
-				uint64_t w0, w1, kw, cnt;
+				uint64_t w0, w1, cnt;
 				float m = -INFINITY;
 				double s = 0;
 
@@ -143,17 +155,31 @@ static int pool_run(const struct ipu_vertex_ctx *v)
 				for (kh = h0; kh < h1; kh++) {
 					size_t row = plane +
 						     (size_t)(hs + (int64_t)(kh * p[Q_DH])) * W;
+					size_t c0 = row + (size_t)(ws + (int64_t)(w0 * p[Q_DW]));
+					size_t nw = (size_t)(w1 - w0), dw = p[Q_DW], q;
 
-					for (kw = w0; kw < w1; kw++) {
-						float x = cl_getf(in, dt, row +
-							(size_t)(ws + (int64_t)(kw * p[Q_DW])));
+					if (dt == IPUX_DT_F32) {
+						const float *r = (const float *)in + c0;
 
 						if (is_max) {
-							if ((x > m || x != x) && m == m)
-								m = x;
+							for (q = 0; q < nw; q++) {
+								float x = r[q * dw];
+
+								m = ((x > m) | (x != x)) & (m == m) ? x : m;
+							}
 						} else {
-							s += x;
+							for (q = 0; q < nw; q++)
+								s += r[q * dw];
 						}
+						continue;
+					}
+					for (q = 0; q < nw; q++) {
+						float x = cl_getf(in, dt, c0 + q * dw);
+
+						if (is_max)
+							m = ((x > m) | (x != x)) & (m == m) ? x : m;
+						else
+							s += x;
 					}
 				}
 				if (!is_max) {
