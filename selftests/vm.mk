@@ -18,7 +18,8 @@ VM_LDLIBS := -luring -lnl-genl-3 -lnl-3 -lm -lpthread
 VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e
 VM_TOOLS := $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset $(VM_DIR)/bin/ipu-monitor \
 	$(VM_DIR)/bin/ipu-run
-VM_PROGRAMS := $(VM_SELFTESTS) $(VM_TOOLS)
+VM_BENCH := $(VM_DIR)/bin/bench_uring
+VM_PROGRAMS := $(VM_SELFTESTS) $(VM_TOOLS) $(VM_BENCH)
 
 $(BUILD)/selftests/%.o: selftests/%.c $(KSRC_DIR)/.extracted
 	@mkdir -p $(dir $@)
@@ -31,6 +32,12 @@ $(VM_DIR)/bin/ipu_selftest: $(BUILD)/selftests/ipu_selftest.o $(GRAPH_LIB) $(ENG
 
 $(BUILD)/selftests/ipu_e2e.o: CPPFLAGS += -Iexamples/mlp
 $(VM_DIR)/bin/ipu_e2e: $(BUILD)/selftests/ipu_e2e.o $(MLP_MODEL_OBJ) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
+
+# bench/bench_uring.c (make vm-bench)
+$(BUILD)/bench/bench_uring.o: CPPFLAGS += -Iselftests
+$(VM_BENCH): $(BUILD)/bench/bench_uring.o $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
