@@ -8,6 +8,7 @@
 # with onnxruntime (numpy when onnxruntime cannot run here).
 #
 # Usage: tests/models/run-models.sh [run_models.py options]
+#        tests/models/run-models.sh --install-npm-only
 # Environment: BUILD (default build), LOGDIR (default build/test-logs: the
 # results go to $LOGDIR/models-results.txt and .json), PYTHON (default
 # /usr/bin/python3, with Debian's python3-onnx), IPU_NPM_DIR,
@@ -50,6 +51,8 @@ ensure_npm() {
 }
 
 ensure_npm
+# (bench/models.mk installs the reference this way, then runs the bench)
+[ "${1:-}" = "--install-npm-only" ] && exit 0
 for p in ipu-compile ipu-run; do
 	if [ ! -x "$BUILD/bin/$p" ]; then
 		echo "not ok - $BUILD/bin/$p is not built (make)"
