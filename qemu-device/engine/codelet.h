@@ -136,7 +136,8 @@ enum ipux_unary_op {
 	IPUX_UN_LOG = 4,
 	IPUX_UN_SQRT = 5,
 	IPUX_UN_ERF = 6,
-	IPUX_UN_GELU = 7,	/* exact: x * 0.5 * (1 + erf(x / sqrt 2)) */
+	IPUX_UN_GELU = 7,	/* exact: x * 0.5 * (1 + erf(x / sqrt 2)),
+				 * erf approximated to 5e-7 absolute */
 	IPUX_UN_GELU_TANH = 8,	/* tanh approximation */
 	IPUX_UN_NEG = 9,
 	IPUX_UN_ABS = 10,
