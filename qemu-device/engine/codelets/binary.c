@@ -8,6 +8,7 @@
  * loops for the contiguous/broadcast stride patterns so that gcc vectorises
  * them.  f16 rows are converted to f32 in blocks on the stack.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 typedef void (*bin_fn)(size_t n, const void *va, ptrdiff_t as,

@@ -22,10 +22,12 @@
 
 /*
  * Hot elementwise loops are compiled twice, for AVX2 and for the baseline,
- * and picked at load time (gcc function multi-versioning, an ifunc).
+ * and picked at load time (gcc function multi-versioning, an ifunc).  Not
+ * under ThreadSanitizer: ifunc resolvers run during relocation, before the
+ * TSan runtime is up, and instrumented resolvers crash there.
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-	defined(__linux__)
+	defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define CL_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define CL_CLONES

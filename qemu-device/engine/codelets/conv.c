@@ -7,6 +7,7 @@
  * with K = Cin/g * kH * kW.  The im2col matrix is never materialised: the
  * matmul's B-packing step gathers it panel by panel (mm_impl.h).
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 #include "matmul.h"
 #include "mm_args.h"

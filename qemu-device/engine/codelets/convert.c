@@ -3,6 +3,7 @@
  * convert.c - block conversions between f16 and f32 used by every codelet
  * that computes f16 data in f32 (bit-identical to half.h).
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 CL_CLONES void ipu_cl_h2f_block(float *dst, const uint16_t *src, size_t n)

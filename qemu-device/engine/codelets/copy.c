@@ -2,6 +2,7 @@
 /*
  * copy.c - COPY, FILL, CAST and IOTA codelets.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 /* ---------------------------------------------------------------- COPY */

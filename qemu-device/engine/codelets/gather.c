@@ -6,6 +6,7 @@
  * range-checked before it is used; an index outside [-len, len) stops the
  * vertex with IPU_FAULT_INDEX (out is then partly written).
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 static int gather_check(const struct ipu_vertex_ctx *v, char *why, size_t len)

@@ -5,6 +5,7 @@
  * simplified (size-1 dims dropped, contiguous dims merged) before copying
  * row by row.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 /* dst[0..n) = src[i * stride] (elements of es bytes). */

@@ -6,6 +6,7 @@
  * three times: generic (SSE2-class vectors, any architecture), AVX2+FMA
  * and AVX-512, and run() picks the best one the host CPU supports.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 #include "matmul.h"
 
@@ -26,6 +27,10 @@
 #else
 #define MM_CONTRACT
 #endif
+
+/* Full unrolling of the register-tile loops (gcc and clang). */
+#define MM_PRAGMA(x) _Pragma(#x)
+#define MM_UNROLL MM_PRAGMA(GCC unroll 16)
 
 #define MM_KC 256	/* K block */
 #define MM_NCB 64	/* N block (packed B: MM_KC x MM_NCB f32 = 64 KiB) */

@@ -68,6 +68,8 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 	vf acc[MM_MR][2];
 	size_t i, j, k;
 
+	/* unrolled whatever -O level QEMU builds with: acc stays in registers */
+	MM_UNROLL
 	for (i = 0; i < MM_MR; i++) {
 		acc[i][0] = (vf){ 0 };
 		acc[i][1] = (vf){ 0 };
@@ -77,6 +79,7 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 
 		memcpy(&b0, bp + k * ldb, sizeof(vf));
 		memcpy(&b1, bp + k * ldb + MM_VL, sizeof(vf));
+		MM_UNROLL
 		for (i = 0; i < MM_MR; i++) {
 			float av = a[i * lda + k];
 
@@ -85,6 +88,7 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 		}
 	}
 	if (mr == MM_MR && nr == MM_NR) {
+		MM_UNROLL
 		for (i = 0; i < MM_MR; i++) {
 			float *row = c + i * ldc;
 

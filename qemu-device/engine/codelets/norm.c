@@ -4,6 +4,7 @@
  * variance, then scale and bias (layer, instance and group norm).
  * Mean and variance are computed in double with two passes.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 static int norm_check(const struct ipu_vertex_ctx *v, char *why, size_t len)

@@ -5,6 +5,7 @@
  * Window loops are clipped to the input (padding is never visited), so
  * the work per output is bounded by the input plane whatever the params.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 enum {
@@ -165,7 +166,7 @@ static int pool_run(const struct ipu_vertex_ctx *v)
 							for (q = 0; q < nw; q++) {
 								float x = r[q * dw];
 
-								m = ((x > m) | (x != x)) & (m == m) ? x : m;
+								m = (((x > m) | (x != x)) & (m == m)) ? x : m;
 							}
 						} else {
 							for (q = 0; q < nw; q++)
@@ -177,7 +178,7 @@ static int pool_run(const struct ipu_vertex_ctx *v)
 						float x = cl_getf(in, dt, c0 + q * dw);
 
 						if (is_max)
-							m = ((x > m) | (x != x)) & (m == m) ? x : m;
+							m = (((x > m) | (x != x)) & (m == m)) ? x : m;
 						else
 							s += x;
 					}

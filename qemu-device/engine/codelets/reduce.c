@@ -8,6 +8,7 @@
  * result wrapped to 32 bits.  The inner axis is processed in blocks of
  * RB columns so that the accumulators live on the stack.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 #define RB 64u
@@ -92,17 +93,17 @@ static void red_step(uint32_t op, double *acc, int32_t *idx,
 		break;
 	case IPUX_RED_MAX: /* NaN sticks */
 		for (j = 0; j < n; j++)
-			acc[j] = ((x[j] > acc[j]) | (x[j] != x[j])) &
-					 (acc[j] == acc[j])
-				 ? x[j]
-				 : acc[j];
+			acc[j] = (((x[j] > acc[j]) | (x[j] != x[j])) &
+				  (acc[j] == acc[j]))
+					 ? x[j]
+					 : acc[j];
 		break;
 	case IPUX_RED_MIN:
 		for (j = 0; j < n; j++)
-			acc[j] = ((x[j] < acc[j]) | (x[j] != x[j])) &
-					 (acc[j] == acc[j])
-				 ? x[j]
-				 : acc[j];
+			acc[j] = (((x[j] < acc[j]) | (x[j] != x[j])) &
+				  (acc[j] == acc[j]))
+					 ? x[j]
+					 : acc[j];
 		break;
 	case IPUX_RED_PROD:
 		for (j = 0; j < n; j++)

@@ -3,6 +3,7 @@
  * softmax.c - SOFTMAX and log-softmax over the middle axis of
  * [outer][len][inner], max-subtracted, sums in double.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 #define SB 64u

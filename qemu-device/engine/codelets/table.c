@@ -2,6 +2,7 @@
 /*
  * table.c - the codelet table: codelet id -> implementation.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 static const struct ipu_codelet *const cl_table[IPUX_CL_COUNT] = {

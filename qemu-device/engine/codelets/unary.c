@@ -5,6 +5,7 @@
  * One tight loop per op (the op switch is outside the loop).  f16 is
  * converted to f32 in blocks on the stack, computed, rounded back.
  */
+#include "cl_opt.h"
 #include "cl_common.h"
 
 typedef void (*un_fn)(size_t n, const float *s, float *d, float alpha,
