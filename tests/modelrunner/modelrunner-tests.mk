@@ -23,3 +23,11 @@ PROGRAMS += $(BUILD)/tests/modelrunner/gen_models
 check-ipu-run: $(BUILD)/bin/ipu-run $(BUILD)/tests/modelrunner/gen_models
 	tests/modelrunner/test_ipu_run.sh
 CHECKS += ;make -s check-ipu-run;
+
+# The ModelRunner's threads (callers, feeder, device thread, engine
+# workers) under ThreadSanitizer, in its own build tree.
+.PHONY: check-tsan-runner
+check-tsan-runner:
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/modelrunner/test_runner
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/modelrunner/test_runner
+CHECKS += ;make -s check-tsan-runner;
