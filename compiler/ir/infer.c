@@ -146,6 +146,14 @@ int ir_infer_node(struct ir_graph *g, int idx, struct ir_error *e)
 	if (n->nin < op->min_in || n->nin > op->max_in)
 		return ir_node_err(e, g, n, "has %d inputs; %s takes %d to %d",
 				   n->nin, n->op, op->min_in, op->max_in);
+	for (int k = 0; k < op->min_in; k++)
+		if (!ir_in(g, n, k))
+			return ir_node_err(e, g, n, "input %d is required", k);
+	if (n->nout < 1)
+		return ir_node_err(e, g, n, "has no outputs");
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] < 0)
+			return ir_node_err(e, g, n, "output %d has no value", k);
 	for (int k = 0; k < n->nin; k++) {
 		struct ir_value *v = ir_in(g, n, k);
 
@@ -155,7 +163,20 @@ int ir_infer_node(struct ir_graph *g, int idx, struct ir_error *e)
 		if (v && v->dtype == IR_STRING)
 			return ir_node_err(e, g, n, "string tensors are not supported");
 	}
-	return op->infer(g, n, e);
+	if (op->infer(g, n, e))
+		return -1;
+	for (int k = 0; k < n->nout; k++) {
+		struct ir_value *v = &g->vals[n->out[k]];
+		int64_t cnt = 1;
+
+		if (v->rank < 0)
+			continue;
+		for (int i = 0; i < v->rank; i++)
+			if (v->dims[i] < 0 || ir_dim_mul(cnt, v->dims[i], &cnt))
+				return ir_node_err(e, g, n, "output %d ('%s') would have a dimension or size beyond 2^40 elements",
+						   k, v->name);
+	}
+	return 0;
 }
 
 int ir_parse_shape_binding(const char *s, struct ir_shape_binding *b,
@@ -242,6 +263,13 @@ static int bind_inputs(struct ir_graph *g, const struct ir_infer_opts *o,
 			if (v->dims[k] < 0)
 				return ir_err(e, "graph input '%s' dimension %d is dynamic ('%s'); fix it with --input-shape %s=... or --batch-size N",
 					      v->name, k, v->dim_param[k] ? v->dim_param[k] : "?", v->name);
+		{
+			int64_t cnt = 1;
+
+			for (int k = 0; k < v->rank; k++)
+				if (ir_dim_mul(cnt, v->dims[k], &cnt))
+					return ir_err(e, "graph input '%s' has more than 2^40 elements", v->name);
+		}
 	}
 	return 0;
 }

@@ -43,4 +43,16 @@ int ir_same_as(struct ir_graph *g, const struct ir_node *n, int k, int i);
 int ir_need_float(struct ir_graph *g, const struct ir_node *n, int k,
 		  struct ir_error *e);
 
+/* Largest dimension / element count shape inference accepts (2^40): all
+ * shape arithmetic below stays far from int64 overflow. */
+#define IR_DIM_LIMIT ((int64_t)1 << 40)
+
+/* a * b into *out; -1 if it overflows or exceeds IR_DIM_LIMIT. */
+static inline int ir_dim_mul(int64_t a, int64_t b, int64_t *out)
+{
+	if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, out) || *out > IR_DIM_LIMIT)
+		return -1;
+	return 0;
+}
+
 #endif /* IPU_INFER_INTERNAL_H */

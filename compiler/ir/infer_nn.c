@@ -231,8 +231,8 @@ static int resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		for (int i = 0; i < x->rank; i++) {
 			double s = ir_get_f(sc->data, sc->dtype, (size_t)i);
 
-			if (!(s > 0))
-				return ir_node_err(e, g, n, "scale %g is not positive", s);
+			if (!(s > 0) || !((double)x->dims[i] * s <= (double)IR_DIM_LIMIT))
+				return ir_node_err(e, g, n, "scale %g is not positive or too large", s);
 			d[i] = (int64_t)floor((double)x->dims[i] * s);
 		}
 	} else {
@@ -251,7 +251,7 @@ const struct ir_op_info ir_ops_nn[] = {
 	{ "GlobalAveragePool", pool, 1, 1 },
 	{ "GlobalMaxPool", pool, 1, 1 },
 	{ "BatchNormalization", batchnorm, 5, 5 },
-	{ "LayerNormalization", layernorm, 1, 3 },
+	{ "LayerNormalization", layernorm, 2, 3 },
 	{ "InstanceNormalization", instnorm, 3, 3 },
 	{ "Softmax", softmax, 1, 1 },
 	{ "LogSoftmax", softmax, 1, 1 },

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* infer_tensor.c - shapes of layout and data-movement ops. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +27,8 @@ static int reshape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 			if (neg >= 0)
 				return ir_node_err(e, g, n, "shape has more than one -1");
 			neg = i;
-		} else if (sh[i] < 0) {
+		} else if (sh[i] < 0 || ir_dim_mul(known, sh[i], &known)) {
 			return ir_node_err(e, g, n, "shape[%d] = %lld is invalid", i, (long long)sh[i]);
-		} else {
-			known *= sh[i];
 		}
 	}
 	if (neg >= 0) {
@@ -264,11 +263,9 @@ static int tile(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return -1;
 	if (cnt != x->rank)
 		return ir_node_err(e, g, n, "repeats has %d entries for rank %d", cnt, x->rank);
-	for (int i = 0; i < cnt; i++) {
-		if (rep[i] < 0)
-			return ir_node_err(e, g, n, "negative repeat");
-		d[i] = x->dims[i] * rep[i];
-	}
+	for (int i = 0; i < cnt; i++)
+		if (rep[i] < 0 || ir_dim_mul(x->dims[i], rep[i], &d[i]))
+			return ir_node_err(e, g, n, "repeat %lld is negative or too large", (long long)rep[i]);
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
 
@@ -288,6 +285,9 @@ static int pad(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	if (cnt != 2 * x->rank)
 		return ir_node_err(e, g, n, "pads has %d entries for rank %d", cnt, x->rank);
 	for (int i = 0; i < x->rank; i++) {
+		if (p[i] > IR_DIM_LIMIT || p[i] < -IR_DIM_LIMIT || p[i + x->rank] > IR_DIM_LIMIT ||
+		    p[i + x->rank] < -IR_DIM_LIMIT)
+			return ir_node_err(e, g, n, "pads beyond 2^40");
 		d[i] = x->dims[i] + p[i] + p[i + x->rank];
 		if (d[i] < 0)
 			return ir_node_err(e, g, n, "pads crop dimension %d below zero", i);
@@ -332,8 +332,8 @@ static int constant_of_shape(struct ir_graph *g, struct ir_node *n,
 		dt = a->t->dtype;
 	}
 	for (int i = 0; i < cnt; i++)
-		if (d[i] < 0)
-			return ir_node_err(e, g, n, "negative dimension in shape");
+		if (d[i] < 0 || d[i] > IR_DIM_LIMIT)
+			return ir_node_err(e, g, n, "dimension %lld in shape is negative or too large", (long long)d[i]);
 	return ir_set_out(g, n, 0, dt, cnt, d);
 }
 
@@ -348,6 +348,8 @@ static int range(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return -1;
 	if (dl == 0)
 		return ir_node_err(e, g, n, "delta is 0");
+	if (!(fabs(s) < 1e15 && fabs(l) < 1e15 && fabs(dl) < 1e15))
+		return ir_node_err(e, g, n, "start, limit and delta must be below 1e15 in magnitude");
 	if (ir_dtype_is_int(dt)) {
 		int64_t si = (int64_t)s, li = (int64_t)l, di = (int64_t)dl;
 		int64_t num = li - si;
@@ -359,6 +361,8 @@ static int range(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 
 		cnt = c > 0 ? (int64_t)c : 0;
 	}
+	if (cnt > IR_DIM_LIMIT)
+		return ir_node_err(e, g, n, "more than 2^40 elements");
 	return ir_set_out(g, n, 0, dt, 1, &cnt);
 }
 
@@ -413,8 +417,8 @@ static int depth_space(struct ir_graph *g, struct ir_node *n,
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t b = ir_attr_int(n, "blocksize", 0), d[4];
 
-	if (x->rank != 4 || b < 1)
-		return ir_node_err(e, g, n, "needs a rank-4 input and blocksize >= 1");
+	if (x->rank != 4 || b < 1 || b > (1 << 20))
+		return ir_node_err(e, g, n, "needs a rank-4 input and blocksize in 1..2^20");
 	if (!strcmp(n->op, "DepthToSpace")) {
 		if (x->dims[1] % (b * b))
 			return ir_node_err(e, g, n, "channels not divisible by blocksize^2");
@@ -449,6 +453,8 @@ static int onehot(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	a = ir_axis(ir_attr_int(n, "axis", -1), r);
 	if (a < 0)
 		return ir_node_err(e, g, n, "axis out of range");
+	if (!(depth >= 0 && depth <= (double)IR_DIM_LIMIT))
+		return ir_node_err(e, g, n, "depth %g is negative or too large", depth);
 	for (int i = 0, k = 0; i < r; i++)
 		d[i] = i == a ? (int64_t)depth : idx->dims[k++];
 	return ir_set_out(g, n, 0, val->dtype, r, d);

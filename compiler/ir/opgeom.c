@@ -103,10 +103,11 @@ static int common(const struct ir_graph *g, const struct ir_node *n, int nsp,
 	    get_ints(n, "pads", nsp, pads, 0, 2))
 		return ir_node_err(e, g, n, "strides/dilations need %d values and pads %d", nsp, 2 * nsp);
 	for (int i = 0; i < nsp; i++) {
-		if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1)
-			return ir_node_err(e, g, n, "kernel, strides and dilations must be positive");
-		if (pads[i] < 0 || pads[i + nsp] < 0)
-			return ir_node_err(e, g, n, "negative pads are not supported");
+		if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 ||
+		    w->k[i] > (1 << 20) || w->s[i] > (1 << 20) || w->d[i] > (1 << 20))
+			return ir_node_err(e, g, n, "kernel, strides and dilations must be in 1..2^20");
+		if (pads[i] < 0 || pads[i + nsp] < 0 || pads[i] > (1 << 30) || pads[i + nsp] > (1 << 30))
+			return ir_node_err(e, g, n, "pads must be in 0..2^30");
 		w->pb[i] = pads[i];
 		w->pe[i] = pads[i + nsp];
 	}
@@ -173,6 +174,12 @@ int ir_window_convtranspose(const struct ir_graph *g, const struct ir_node *n,
 		return -1;
 	if (get_ints(n, "output_padding", nsp, op, 0, 1))
 		return ir_node_err(e, g, n, "output_padding needs %d values", nsp);
+	for (int i = 0; i < nsp; i++)
+		if (op[i] < 0 || op[i] > (1 << 20))
+			return ir_node_err(e, g, n, "output_padding must be in 0..2^20");
+	for (size_t i = 0; os && i < cnt; i++)
+		if (os[i] < 0 || os[i] > ((int64_t)1 << 40))
+			return ir_node_err(e, g, n, "output_shape values must be in 0..2^40");
 	if (os && cnt != (size_t)nsp && cnt != (size_t)nsp + 2)
 		return ir_node_err(e, g, n, "output_shape needs %d values", nsp);
 	for (int i = 0; i < nsp; i++) {

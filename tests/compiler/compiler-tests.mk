@@ -20,3 +20,33 @@ $(COMPILER_TESTS) $(BUILD)/tests/compiler/node_report: $(BUILD)/tests/compiler/%
 
 TESTS += $(COMPILER_TESTS)
 PROGRAMS += $(BUILD)/tests/compiler/node_report
+
+# libFuzzer on the ONNX importer and the front end (clang; the compiler's
+# front-end sources and the generated protobuf-c code are built into the
+# fuzzer with its instrumentation), seeded with the node tests' models.
+ONNX_FUZZ := build/fuzz/fuzz_onnx_import
+ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c \
+	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
+ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
+	-Icompiler/include -Icompiler -Iqemu-device/engine
+ONNX_CORPUS := build/fuzz/onnx-corpus
+
+$(ONNX_FUZZ): $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h)
+	@mkdir -p $(dir $@)
+	clang $(ONNX_FUZZ_FLAGS) -I$(COMPILER_GEN) -o $@ $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) -w -lprotobuf-c -lm
+
+$(ONNX_CORPUS)/.stamp:
+	@mkdir -p $(dir $@)
+	for d in /usr/share/libonnx-testdata/data/node/*/; do \
+		n=$$(basename $$d); [ -f $$d/model.onnx ] && cp $$d/model.onnx $(dir $@)/$$n.onnx; \
+	done; true
+	@touch $@
+
+.PHONY: fuzz-onnx-check fuzz-onnx
+fuzz-onnx-check: $(ONNX_FUZZ) $(ONNX_CORPUS)/.stamp
+	scripts/fuzz-run $(ONNX_FUZZ) 20 $(ONNX_CORPUS) -max_len=65536
+fuzz-onnx: $(ONNX_FUZZ) $(ONNX_CORPUS)/.stamp
+	scripts/fuzz-run $(ONNX_FUZZ) 300 $(ONNX_CORPUS) -max_len=65536
+fuzz: fuzz-onnx
+CHECKS += ;make -s fuzz-onnx-check;
