@@ -328,15 +328,16 @@ static void ipu_remove(struct pci_dev *pdev)
 	struct ipu_device *idev = pci_get_drvdata(pdev);
 
 	ipu_chardev_remove(idev);
-	cancel_delayed_work_sync(&idev->watchdog);
-	cancel_work_sync(&idev->fatal_work);
 	mutex_lock(&idev->lock);
-	idev->gone = true;
+	WRITE_ONCE(idev->gone, true);
 	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
 	ipu_cancel_all(idev);
 	ipu_streams_destroy(idev, false);
 	mutex_unlock(&idev->lock);
+	cancel_delayed_work_sync(&idev->watchdog);
 	ipu_free_irqs(idev);
+	/* no interrupt can schedule it any more */
+	cancel_work_sync(&idev->fatal_work);
 	ipu_rings_free(idev);
 	pci_set_drvdata(pdev, NULL);
 	ipu_device_put(idev);

@@ -409,7 +409,7 @@ static const struct ipu_ioctl_desc ipu_ioctls[] = {
 	[_IOC_NR(IPU_IOCTL_WAIT)] = { IPU_IOCTL_WAIT, ipu_ioctl_wait, true, false },
 	[_IOC_NR(IPU_IOCTL_RESET)] = { IPU_IOCTL_RESET, ipu_ioctl_reset, false, true },
 	[_IOC_NR(IPU_IOCTL_COUNTERS)] = { IPU_IOCTL_COUNTERS, ipu_ioctl_counters,
-					  false, false },
+					  false, true },
 	[_IOC_NR(IPU_IOCTL_GET_EVENTS)] = { IPU_IOCTL_GET_EVENTS, ipu_ioctl_events,
 					    false, false },
 	[_IOC_NR(IPU_IOCTL_STREAM_INFO)] = { IPU_IOCTL_STREAM_INFO, ipu_ioctl_stream_info,

@@ -149,7 +149,7 @@ bool ipu_cmds_pending(struct ipu_device *idev)
  * ctx->done fires (sync) or it is freed (runs).
  */
 static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
-			  struct ipu_cmd_ctx *ctx)
+			  struct ipu_cmd_ctx *ctx, u64 *seq)
 {
 	unsigned long flags;
 	int id, ret;
@@ -181,6 +181,7 @@ static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 		ctx->seq = ++idev->next_seq;
 		idev->runs[ctx->seq % IPU_RUN_STATUS_RING] =
 			(struct ipu_run_status){ .seq = ctx->seq };
+		*seq = ctx->seq;
 	}
 	if (list_empty(&idev->cmd_pending))
 		idev->last_progress = jiffies;
@@ -247,7 +248,7 @@ int ipu_cmd_exec(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 	init_completion(&ctx->done);
 	INIT_LIST_HEAD(&ctx->node);
 	ctx->owner = owner;
-	ret = ipu_cmd_submit(idev, cmd, ctx);
+	ret = ipu_cmd_submit(idev, cmd, ctx, NULL);
 	if (ret) {
 		kfree(ctx);
 		return ret;
@@ -288,14 +289,11 @@ int ipu_cmd_run(struct ipu_device *idev, struct ipu_file *owner, u32 prog,
 	INIT_LIST_HEAD(&ctx->node);
 	ctx->is_run = true;
 	ctx->owner = owner;
-	ret = ipu_cmd_submit(idev, &cmd, ctx);
-	if (ret) {
+	/* on success ctx belongs to the completion path (which frees it) */
+	ret = ipu_cmd_submit(idev, &cmd, ctx, seq);
+	if (ret)
 		kfree(ctx);
-		return ret;
-	}
-	/* ctx may already be freed by the completion: the seq is in runs[] */
-	*seq = READ_ONCE(idev->next_seq);
-	return 0;
+	return ret;
 }
 
 static bool ipu_run_done(struct ipu_device *idev, u64 seq, struct ipu_run_status *st)

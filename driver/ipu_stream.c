@@ -93,6 +93,18 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		return -EPERM;
 	if (READ_ONCE(idev->gone))
 		return -ENODEV;
+	/* cheap checks before pinning anything (repeated under the lock) */
+	spin_lock_irqsave(&idev->sq_lock, flags);
+	ret = 0;
+	if (!idev->loaded || !idev->streams)
+		ret = -ENOEXEC;
+	else if (c.stream >= idev->nstreams || idev->streams[c.stream].dir != want_dir ||
+		 c.len < idev->streams[c.stream].bytes ||
+		 (want_dir == IPU_STREAM_H2D && c.len != idev->streams[c.stream].bytes))
+		ret = -EINVAL;
+	spin_unlock_irqrestore(&idev->sq_lock, flags);
+	if (ret)
+		return ret;
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)

@@ -24,7 +24,6 @@ static const char *type_name(uint32_t t)
 	case IPU_EVENT_RESET: return "reset";
 	case IPU_EVENT_ATTACH: return "attach";
 	case IPU_EVENT_DETACH: return "detach";
-	case IPU_EVENT_RUN_DONE: return "run-done";
 	default: return "unknown";
 	}
 }

@@ -179,7 +179,6 @@ struct ipu_counters_args {
 #define IPU_EVENT_RESET		2	/* device reset: code = reason (IPU_RESET_REASON_*) */
 #define IPU_EVENT_ATTACH	3	/* pid attached */
 #define IPU_EVENT_DETACH	4	/* pid detached */
-#define IPU_EVENT_RUN_DONE	5	/* run seq finished: code = dev_status */
 
 #define IPU_RESET_REASON_USER		1
 #define IPU_RESET_REASON_WATCHDOG	2
