@@ -5,4 +5,4 @@
 bench: bench-models
 bench-models: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	tests/models/run-models.sh --install-npm-only
-	/usr/bin/python3 bench/bench_models.py --bin $(BUILD)/bin --work $(BUILD)/bench-models
+	/usr/bin/python3 bench/bench_models.py --bin $(BUILD)/bin --work $(BUILD)/bench-models $(BENCH_MODELS_ARGS)
