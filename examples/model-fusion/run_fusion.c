@@ -11,7 +11,10 @@
  * compiles for (ipu_version: 'ipu21').  As in run.py: timeout_ns 0,
  * validate_io_params off (a request gives one subgraph's tensors; the
  * runner fills the `index` input from the anchors' graphK/ prefix).
- * Prints one line per assert and exits 0 when both hold.
+ * Prints one line per assert and exits 0 when all hold: the seed's two
+ * asserts (twice, switching subgraphs), then `index` given explicitly, and
+ * the seed's warning that validate_io_params on makes a one-subgraph
+ * request fail.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +74,70 @@ static int check_graph1(struct ipurt_runner *r)
 	return bad;
 }
 
+/* The seed: "If index is not specified, PopRT Runtime will fill it
+ * automatically".  Here it is given: index = 1 with graph1's tensors. */
+static int check_explicit_index(struct ipurt_runner *r)
+{
+	int32_t index = 1;
+	uint16_t x[1] = { ipu_f32_to_f16(0.0f) }, o[3] = { 0, 0, 0 };
+	struct ipurt_tensor in[2] = {
+		{ "index", IPURT_DT_I32, 1, { 1 }, &index },
+		{ "graph1/X", IPURT_DT_F16, 2, { 1, 1 }, x },
+	};
+	struct ipurt_tensor out[1] = { { "graph1/O", IPURT_DT_F16, 2, { 1, 3 }, o } };
+	char err[512];
+	int rc;
+
+	rc = ipurt_runner_execute(r, in, 2, out, 1, err, sizeof(err));
+	if (rc) {
+		printf("not ok - index = 1 given: execute failed: %s (%s)\n", err, ipurt_err_name(rc));
+		return 1;
+	}
+	if (ipu_f16_to_f32(o[0]) != 0.0f || ipu_f16_to_f32(o[1]) != 1.5f ||
+	    ipu_f16_to_f32(o[2]) != 2.0f) {
+		printf("not ok - index = 1 given: graph1/O = [%g, %g, %g]\n", ipu_f16_to_f32(o[0]),
+		       ipu_f16_to_f32(o[1]), ipu_f16_to_f32(o[2]));
+		return 1;
+	}
+	printf("ok - index = 1 given explicitly: graph1/O == [0, 1.5, 2]\n");
+	return 0;
+}
+
+/* The seed: "be sure to set validate_io_params to False ... Setting this
+ * parameter to True will cause errors": a request with graph0's tensors
+ * only is refused, naming what is missing. */
+static int check_validate_on(const char *path, const char *device)
+{
+	struct ipurt_config cfg;
+	struct ipurt_runner *r = NULL;
+	float x[2] = { 1.0f, 1.0f }, y[2] = { 2.0f, 2.0f }, o[2] = { 0.0f, 0.0f };
+	struct ipurt_tensor in[2] = {
+		{ "graph0/X", IPURT_DT_F32, 2, { 1, 2 }, x },
+		{ "graph0/Y", IPURT_DT_F32, 2, { 1, 2 }, y },
+	};
+	struct ipurt_tensor out[1] = { { "graph0/O", IPURT_DT_F32, 1, { 2 }, o } };
+	char err[512];
+	int rc;
+
+	ipurt_config_init(&cfg);
+	cfg.validate_io_params = 1;
+	cfg.device = device;
+	rc = ipurt_runner_create(path, &cfg, &r, err, sizeof(err));
+	if (rc) {
+		printf("not ok - validate_io_params on: load failed: %s\n", err);
+		return 1;
+	}
+	rc = ipurt_runner_execute(r, in, 2, out, 1, err, sizeof(err));
+	ipurt_runner_destroy(r);
+	if (rc == 0) {
+		printf("not ok - validate_io_params on: a graph0-only request was accepted\n");
+		return 1;
+	}
+	printf("ok - validate_io_params on refuses a graph0-only request: %s (%s)\n", err,
+	       ipurt_err_name(rc));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "executable.ipuef";
@@ -101,7 +168,9 @@ int main(int argc, char **argv)
 		failed += check_graph0(r);
 		failed += check_graph1(r);
 	}
+	failed += check_explicit_index(r);
 	ipurt_runner_destroy(r);
-	printf("%d passed, %d failed\n", 5 - failed, failed);
+	failed += check_validate_on(path, device);
+	printf("%d passed, %d failed\n", 7 - failed, failed);
 	return failed ? 1 : 0;
 }

@@ -16,6 +16,9 @@
 #   mlp batch         the MLP with a symbolic batch 'N', compiled with
 #                     --batch-size 16, run by ipu-run on 48 samples (3 device
 #                     runs) and with --batch-size 20 (a partial last run)
+#   fused yaml        mlp (fp32), resnet (fp16) and transformer (fp32) fused
+#                     by a model_fusion config; each subgraph run with
+#                     ipu-run --subgraph K --no-validate
 #
 # Errors, per case, against the reference run on the same input values (the
 # fp16 inputs are the f32 ones rounded to f16; the reference gets those
@@ -69,6 +72,7 @@ class Tester:
         self.use_ort = False
         self.ort_info = "not asked"
         self.ref_name = "numpy (np_ref.py, float64)"
+        self.refs = {}  # (case, precision) -> reference outputs
 
     # -- outcome --------------------------------------------------------
     def ok(self, what):
@@ -217,6 +221,7 @@ class Tester:
         if ref is None:
             self.bad(f"{tag}: no reference", key)
             return
+        self.refs[key] = ref
         exe = f"{label}.{prec}.ipuef"
         csecs = self.compile(key, tag, src, exe, ["--precision", prec])
         if csecs is None:
@@ -277,6 +282,37 @@ class Tester:
                          self.load("mlp_dyn.y20.npy"), ref["y"][:20], "fp32", {"output": "y[20]"})
 
 
+    def fusion_case(self, parts, inputs, outs):
+        """parts: [(model, precision)]; one executable, subgraph K each."""
+        key = ("fused", "yaml")
+        tag = "fused " + "+".join(f"{m}/{p}" for m, p in parts)
+        with open(os.path.join(self.work, "fuse.yaml"), "w") as f:
+            f.write("output_dir: './fused'\nipu_version: 'ipu2'\nmodel_fusion:\n")
+            for m, p in parts:
+                f.write(f"  - input_model: '{m}.onnx'\n    precision: '{p}'\n")
+        # ipu-compile does not create output_dir (PopRT does): made here
+        os.makedirs(os.path.join(self.work, "fused"), exist_ok=True)
+        cmd = [os.path.join(self.bin, "ipu-compile"), "--config-yaml", "fuse.yaml"]
+        rc, secs, text = self.run(cmd)
+        if rc:
+            self.failed_step(key, tag, "compile", cmd, rc, text)
+            return
+        lines = text.strip().splitlines()
+        self.ok(f"{tag}: compiled in {secs:.2f} s: {lines[-1] if lines else ''}")
+        for k, (m, p) in enumerate(parts):
+            if (m, p) not in self.refs:
+                continue
+            files = {f"graph{k}/{i}": f"{m}.{p}.in.{i}.npy" for i in inputs[m]}
+            of = {f"graph{k}/{o}": f"fused.graph{k}.{o}.npy" for o in outs[m]}
+            if self.device_run(key, tag, "fused/executable.ipuef", files, of,
+                               ["--no-validate", "--subgraph", str(k)]) is None:
+                continue
+            for o in outs[m]:
+                self.compare(key, f"{tag}: graph{k}/{o} ({m} {p})",
+                             self.load(f"fused.graph{k}.{o}.npy"), self.refs[(m, p)][o], p,
+                             {"output": f"g{k}/{o}"})
+
+
 def errors(got, ref):
     got = got.astype(np.float64)
     ref = ref.astype(np.float64)
@@ -328,6 +364,7 @@ def main():
     makers = {"mlp": make_models.make_mlp, "resnet": make_models.make_resnet,
               "transformer": make_models.make_transformer}
     meta = {}
+    all_inputs, all_outs = {}, {}
     for name in models:
         model, inputs = makers[name]()
         make_models.save(t.work, name, model, inputs, meta)
@@ -348,6 +385,13 @@ def main():
                 t.export_case(name, inputs, out_names, ref)
             if name == "mlp":
                 t.batch_case(model, inputs)
+        all_inputs[name] = list(inputs)
+        all_outs[name] = out_names
+    # the three models fused into one executable by a model_fusion config
+    parts = [(m, p) for m, p in (("mlp", "fp32"), ("resnet", "fp16"), ("transformer", "fp32"))
+             if m in models and p in precs]
+    if not a.no_extra and len(parts) > 1:
+        t.fusion_case(parts, all_inputs, all_outs)
 
     write_results(t, a.results)
     with open(os.path.splitext(a.results)[0] + ".json", "w") as f:
