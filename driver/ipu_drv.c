@@ -44,8 +44,11 @@ u32 ipu_state(struct ipu_device *idev)
 	return idev->loaded ? IPU_DEV_STATE_READY : IPU_DEV_STATE_IDLE;
 }
 
-/* Reset the function and bring the rings up again.  Caller holds idev->lock. */
-static int ipu_hw_start(struct ipu_device *idev)
+/*
+ * Request a device reset and wait until it is done: only then does the
+ * device hold no host buffer any more (pci.md, "Reset").
+ */
+static int ipu_hw_reset_wait(struct ipu_device *idev)
 {
 	u32 sts;
 	int ret;
@@ -53,10 +56,16 @@ static int ipu_hw_start(struct ipu_device *idev)
 	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
 	ret = readl_poll_timeout(idev->regs + IPU_REG_STATUS, sts,
 				 !(sts & IPU_STS_RESETTING), 10, 5000000);
-	if (ret) {
+	if (ret)
 		dev_err(&idev->pdev->dev, "device stays in reset (status %#x)\n", sts);
-		return ret;
-	}
+	return ret;
+}
+
+/* Program the rings of a device that was just reset and enable it. */
+static int ipu_hw_enable(struct ipu_device *idev)
+{
+	u32 sts;
+
 	ipu_rings_program(idev);
 	ipu_wr(idev, IPU_REG_INT_MASK, 0);
 	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_ENABLE);
@@ -80,18 +89,22 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 {
 	int ret;
 
-	/* the device touches no guest memory once RESET is written */
-	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	ret = ipu_hw_reset_wait(idev);
+	/*
+	 * Even if the device never leaves reset, fail the requests: their
+	 * owners must not wait forever (the device is marked failed).
+	 */
 	ipu_cancel_all(idev);
 	ipu_streams_destroy(idev, false);
 	idev->loaded = false;
 	idev->num_programs = 0;
 	idev->inject_hang = false;
 	atomic64_inc(&idev->st_resets);
-	ret = ipu_hw_start(idev);
+	if (!ret)
+		ret = ipu_hw_enable(idev);
 	idev->failed = ret != 0;
 	idev->last_progress = jiffies;
-	ipu_event(idev, IPU_EVENT_RESET, current->tgid, reason, ret, 0);
+	ipu_event(idev, IPU_EVENT_RESET, current->tgid, reason, -ret, 0);
 	dev_info(&idev->pdev->dev, "device reset (reason %u)%s\n", reason,
 		 ret ? ": device failed to come back" : "");
 	return ret;
@@ -297,7 +310,9 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_rings;
 	mutex_lock(&idev->lock);
-	ret = ipu_hw_start(idev);
+	ret = ipu_hw_reset_wait(idev);
+	if (!ret)
+		ret = ipu_hw_enable(idev);
 	mutex_unlock(&idev->lock);
 	if (ret)
 		goto err_irq;
@@ -312,7 +327,7 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_stop:
-	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	ipu_hw_reset_wait(idev);
 err_irq:
 	ipu_free_irqs(idev);
 err_rings:
@@ -330,7 +345,7 @@ static void ipu_remove(struct pci_dev *pdev)
 	ipu_chardev_remove(idev);
 	mutex_lock(&idev->lock);
 	WRITE_ONCE(idev->gone, true);
-	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	ipu_hw_reset_wait(idev);
 	ipu_cancel_all(idev);
 	ipu_streams_destroy(idev, false);
 	mutex_unlock(&idev->lock);
