@@ -636,6 +636,40 @@ TEST(watchdog_recovers_hung_device)
 	free(img);
 }
 
+/* A program that computes forever: the device is busy, never stalled on a
+ * stream, and completes nothing; the watchdog resets it mid-run. */
+TEST(watchdog_stops_runaway_program)
+{
+	size_t len;
+	void *img = ipu_t_affine_image(N, 1, 0x7fffffff, &len);
+	uint64_t seq, resets = ipu_t_sysfs_u64(1, "stats/resets");
+	struct ipu_info_args info = { 0 };
+	double t0;
+	int fd = ipu_t_open(1);
+
+	ASSERT_NE(NULL, img);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ipu_t_attach(fd));
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	ASSERT_EQ(0, ipu_t_sysfs_write(1, "watchdog_ms", "1000"));
+	ASSERT_EQ(0, ipu_t_run(fd, 1, &seq));
+	EXPECT_EQ(IPU_WAIT_TIMEDOUT, ipu_t_wait(fd, seq, 300000000, NULL));
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
+	EXPECT_EQ(IPU_DEV_STATE_BUSY, info.state);
+	t0 = now_s();
+	EXPECT_EQ(IPU_WAIT_ABORTED, ipu_t_wait(fd, seq, 10000000000ll, NULL));
+	TH_LOG("runaway program reset by the watchdog after %.2f s more", now_s() - t0);
+	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(1, "stats/resets"));
+	/* and the device works again */
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
+	EXPECT_EQ(IPU_DEV_STATE_READY, info.state);
+	ipu_t_sysfs_write(1, "watchdog_ms", "10000");
+	close(fd);
+	free(img);
+}
+
 /* netlink events: attach, detach, reset (and the GET_EVENTS copy) */
 static int nl_seen[8];
 
