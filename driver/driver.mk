@@ -25,13 +25,30 @@ $(KMOD): $(KMOD_SRCS) Kbuild
 	$(MAKE) -C $(KDIR) M=$(abspath $(KMOD_DIR)) $(KMOD_FLAGS) modules
 
 # checkpatch.pl and kselftest_harness.h come from Debian's linux-source-6.1,
-# extracted here at build time (nothing of it is committed).
+# extracted at build time (nothing of it is committed).  Unpacking the
+# 140 MB tarball takes ~30 s, so the few files are cached outside the clone,
+# keyed by the package version ($(IPU_DRIVER_CACHE), default
+# /var/cache/ipu-driver; build/ if that is not writable) and linked here.
+IPU_DRIVER_CACHE ?= /var/cache/ipu-driver
 $(KSRC_DIR)/.extracted:
-	@mkdir -p $(KSRC_DIR)
-	tar -C $(KSRC_DIR) --strip-components=1 -xf $$(ls /usr/src/linux-source-6.1.tar.* | head -n 1) \
-		--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
-		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
-	touch $@
+	@set -e; \
+	tarball=$$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1); \
+	[ -n "$$tarball" ] || { echo "no /usr/src/linux-source-6.1.tar.*: run make deps (linux-source-6.1)"; exit 1; }; \
+	ver=$$(dpkg-query -W -f='$${Version}' linux-source-6.1 2>/dev/null || echo unknown); \
+	cache=$(IPU_DRIVER_CACHE)/linux-source-$$ver; \
+	if ! mkdir -p $(IPU_DRIVER_CACHE) 2>/dev/null || [ ! -w $(IPU_DRIVER_CACHE) ]; then \
+		cache=$(abspath $(BUILD))/linux-source-$$ver; fi; \
+	if [ ! -f $$cache/.extracted ]; then \
+		echo "extracting checkpatch.pl and kselftest_harness.h from $$tarball"; \
+		tmp=$$cache.tmp.$$$$; rm -rf $$tmp; mkdir -p $$tmp; \
+		tar -C $$tmp --strip-components=1 -xf $$tarball \
+			--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+			'*/scripts/const_structs.checkpatch' \
+			'*/tools/testing/selftests/kselftest_harness.h' \
+			'*/tools/testing/selftests/kselftest.h'; \
+		touch $$tmp/.extracted; rm -rf $$cache; mv $$tmp $$cache; \
+	fi; \
+	mkdir -p $(BUILD); rm -rf $(KSRC_DIR); ln -sfn $$cache $(KSRC_DIR)
 
 # "module-check: N passed, N failed" (checkpatch --strict, sparse): in CHECKS
 module-check: $(KSRC_DIR)/.extracted
