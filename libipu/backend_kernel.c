@@ -13,6 +13,11 @@
  *
  * user_data of a stream SQE: KUD_STREAM | stream; the caller's tag travels
  * in the command and comes back in big_cqe[0].
+ *
+ * ipu_stream_submit never blocks (a completion handler may call it from
+ * the reaper): when the driver's ring of a stream is full, the buffer waits
+ * in a per-stream FIFO that the reaper feeds to the driver as completions
+ * free room.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +39,17 @@ extern const struct ipu_backend_ops ipu_kernel_backend;
 #define KUD_STREAM (1ull << 62)
 #define KUD_STOP (1ull << 61)
 
+/* a buffer waiting for room in the driver's ring of its stream */
+struct kpending {
+	void *buf;
+	uint64_t tag;
+};
+
 struct kstream {
 	uint32_t dir, bytes;
-	uint32_t inflight;
+	uint32_t inflight;		/* in the driver */
+	struct kpending *pq;		/* FIFO of buffers not yet given to it */
+	uint32_t pq_cap, pq_head, pq_count;
 };
 
 struct kernel_dev {
@@ -102,6 +115,119 @@ static int kerr(int e)
 	}
 }
 
+static void free_streams(struct kstream *st, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; st && i < n; i++)
+		free(st[i].pq);
+	free(st);
+}
+
+/* Put one stream buffer on the ring and submit it. */
+static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
+		 uint32_t len, uint64_t tag)
+{
+	struct io_uring_sqe *sqe;
+	struct ipu_uring_cmd c = { 0 };
+	int rc;
+
+	c.addr = (uintptr_t)buf;
+	c.len = len;
+	c.stream = stream;
+	c.tag = tag;
+	pthread_mutex_lock(&k->sq_lock);
+	sqe = io_uring_get_sqe(&k->ring);
+	if (!sqe) {
+		io_uring_submit(&k->ring);
+		sqe = io_uring_get_sqe(&k->ring);
+	}
+	if (!sqe) {
+		pthread_mutex_unlock(&k->sq_lock);
+		return IPU_E_BUSY;
+	}
+	memset(sqe, 0, 128);	/* SQE128: the command area runs past 64 bytes */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = k->fd;
+	sqe->cmd_op = dir == IPU_STREAM_H2D ? IPU_URING_CMD_SEND : IPU_URING_CMD_RECV;
+	sqe->user_data = KUD_STREAM | stream;
+	memcpy(sqe->cmd, &c, sizeof(c));
+	rc = io_uring_submit(&k->ring);
+	pthread_mutex_unlock(&k->sq_lock);
+	return rc < 0 ? IPU_E_IO : 0;
+}
+
+/* Post a completion for a buffer the driver never saw. */
+static void post_local(struct kernel_dev *k, uint32_t stream, uint64_t tag, int status)
+{
+	struct ipu_completion c = { tag, stream, status, 0, 0 };
+
+	ipu_cq_post(&k->dev->cq, &c);
+}
+
+/*
+ * Give stream s's waiting buffers to the driver while it has room.
+ * Called with k->lock held; drops it around each submission.
+ */
+static void feed_pending(struct kernel_dev *k, uint32_t s)
+{
+	while (k->streams && s < k->nstreams) {
+		struct kstream *st = &k->streams[s];
+		struct kpending p;
+		uint32_t dir = st->dir, len = st->bytes;
+		int rc;
+
+		if (!st->pq_count || st->inflight >= k->per_stream_max)
+			return;
+		p = st->pq[st->pq_head];
+		st->pq_head = (st->pq_head + 1) % st->pq_cap;
+		st->pq_count--;
+		st->inflight++;
+		k->inflight++;
+		pthread_mutex_unlock(&k->lock);
+		rc = issue(k, s, dir, p.buf, len, p.tag);
+		pthread_mutex_lock(&k->lock);
+		if (rc) {
+			k->inflight--;
+			if (k->streams && s < k->nstreams)
+				k->streams[s].inflight--;
+			pthread_mutex_unlock(&k->lock);
+			post_local(k, s, p.tag, rc);
+			pthread_mutex_lock(&k->lock);
+		}
+	}
+}
+
+/* Complete every waiting buffer as cancelled (abort, reset, load). */
+static void cancel_pending(struct kernel_dev *k)
+{
+	struct kpending *all = NULL;
+	uint32_t *streams = NULL, n = 0, total = 0, s;
+
+	pthread_mutex_lock(&k->lock);
+	for (s = 0; k->streams && s < k->nstreams; s++)
+		total += k->streams[s].pq_count;
+	if (total) {
+		all = malloc(total * sizeof(*all));
+		streams = malloc(total * sizeof(*streams));
+	}
+	for (s = 0; all && streams && s < k->nstreams; s++) {
+		struct kstream *st = &k->streams[s];
+
+		while (st->pq_count) {
+			streams[n] = s;
+			all[n++] = st->pq[st->pq_head];
+			st->pq_head = (st->pq_head + 1) % st->pq_cap;
+			st->pq_count--;
+		}
+	}
+	pthread_mutex_unlock(&k->lock);
+	for (s = 0; s < n; s++)
+		post_local(k, streams[s], all[s].tag, IPU_E_CANCELLED);
+	free(all);
+	free(streams);
+}
+
 static void *reaper_main(void *arg)
 {
 	struct kernel_dev *k = arg;
@@ -137,10 +263,12 @@ static void *reaper_main(void *arg)
 		/* deliver first: when abort returns, every cancellation is out */
 		ipu_cq_post(&k->dev->cq, &c);
 		pthread_mutex_lock(&k->lock);
-		if (c.stream < k->nstreams && k->streams[c.stream].inflight)
+		if (k->streams && c.stream < k->nstreams && k->streams[c.stream].inflight)
 			k->streams[c.stream].inflight--;
 		if (k->inflight)
 			k->inflight--;
+		if (c.status != IPU_E_CANCELLED)
+			feed_pending(k, c.stream);
 		pthread_cond_broadcast(&k->cv);
 		pthread_mutex_unlock(&k->lock);
 	}
@@ -216,6 +344,7 @@ static void kernel_close(struct ipu_device *d)
 		struct ipu_reset_args r = { .mode = IPU_RESET_ABORT };
 
 		/* nothing may stay in flight: abort if buffers are queued */
+		cancel_pending(k);
 		pthread_mutex_lock(&k->lock);
 		if (k->inflight) {
 			pthread_mutex_unlock(&k->lock);
@@ -250,7 +379,7 @@ static void kernel_close(struct ipu_device *d)
 	free(k->rq);
 	pthread_mutex_destroy(&k->rlock);
 	pthread_cond_destroy(&k->rcv);
-	free(k->streams);
+	free_streams(k->streams, k->nstreams);
 	pthread_mutex_destroy(&k->sq_lock);
 	pthread_mutex_destroy(&k->lock);
 	pthread_cond_destroy(&k->cv);
@@ -308,8 +437,10 @@ static int kernel_abort(struct ipu_device *d)
 {
 	struct kernel_dev *k = K(d);
 	struct ipu_reset_args r = { .mode = IPU_RESET_ABORT };
-	int rc = kioctl(k, IPU_IOCTL_RESET, &r);
+	int rc;
 
+	cancel_pending(k);
+	rc = kioctl(k, IPU_IOCTL_RESET, &r);
 	if (rc)
 		return kerr(rc);
 	wait_no_inflight(k);
@@ -339,6 +470,8 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 	}
 	pthread_mutex_lock(&k->lock);
 	rc = k->inflight != 0;
+	for (i = 0; k->streams && i < k->nstreams; i++)
+		rc |= k->streams[i].pq_count != 0;
 	pthread_mutex_unlock(&k->lock);
 	if (rc)
 		kernel_abort(d);
@@ -377,7 +510,7 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 	if (!rc && k->info.stream_ring)
 		k->per_stream_max = k->info.stream_ring;
 	pthread_mutex_lock(&k->lock);
-	free(k->streams);
+	free_streams(k->streams, k->nstreams);
 	k->streams = st;
 	k->nstreams = a.num_streams;
 	pthread_mutex_unlock(&k->lock);
@@ -589,8 +722,7 @@ static int kernel_submit(struct ipu_device *d, uint32_t stream, void *buf, size_
 			 uint64_t tag)
 {
 	struct kernel_dev *k = K(d);
-	struct io_uring_sqe *sqe;
-	struct ipu_uring_cmd c = { 0 };
+	struct kstream *st;
 	uint32_t dir;
 	int rc;
 
@@ -603,49 +735,43 @@ static int kernel_submit(struct ipu_device *d, uint32_t stream, void *buf, size_
 		pthread_mutex_unlock(&k->lock);
 		return IPU_E_INVAL;
 	}
-	/* the driver's ring for this stream holds per_stream_max buffers */
-	while (k->streams[stream].inflight >= k->per_stream_max ||
-	       k->inflight >= KRING_ENTRIES)
-		pthread_cond_wait(&k->cv, &k->lock);
-	k->streams[stream].inflight++;
+	st = &k->streams[stream];
+	if (st->pq_count || st->inflight >= k->per_stream_max) {
+		/* the driver's ring is full: wait here, in order, for the reaper */
+		if (st->pq_count == st->pq_cap) {
+			uint32_t ncap = st->pq_cap ? st->pq_cap * 2 : 64, i;
+			struct kpending *n = malloc(ncap * sizeof(*n));
+
+			if (!n) {
+				pthread_mutex_unlock(&k->lock);
+				return IPU_E_NOMEM;
+			}
+			for (i = 0; i < st->pq_count; i++)
+				n[i] = st->pq[(st->pq_head + i) % st->pq_cap];
+			free(st->pq);
+			st->pq = n;
+			st->pq_cap = ncap;
+			st->pq_head = 0;
+		}
+		st->pq[(st->pq_head + st->pq_count) % st->pq_cap] = (struct kpending){ buf, tag };
+		st->pq_count++;
+		pthread_mutex_unlock(&k->lock);
+		return 0;
+	}
+	st->inflight++;
 	k->inflight++;
-	dir = k->streams[stream].dir;
+	dir = st->dir;
 	pthread_mutex_unlock(&k->lock);
 
-	c.addr = (uintptr_t)buf;
-	c.len = (uint32_t)len;
-	c.stream = stream;
-	c.tag = tag;
-	pthread_mutex_lock(&k->sq_lock);
-	sqe = io_uring_get_sqe(&k->ring);
-	if (!sqe) {
-		io_uring_submit(&k->ring);
-		sqe = io_uring_get_sqe(&k->ring);
+	rc = issue(k, stream, dir, buf, (uint32_t)len, tag);
+	if (rc) {
+		pthread_mutex_lock(&k->lock);
+		if (k->streams && stream < k->nstreams)
+			k->streams[stream].inflight--;
+		k->inflight--;
+		pthread_cond_broadcast(&k->cv);
+		pthread_mutex_unlock(&k->lock);
 	}
-	if (!sqe) {
-		pthread_mutex_unlock(&k->sq_lock);
-		rc = IPU_E_BUSY;
-		goto undo;
-	}
-	memset(sqe, 0, 128);	/* SQE128: the command area runs past 64 bytes */
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = k->fd;
-	sqe->cmd_op = dir == IPU_STREAM_H2D ? IPU_URING_CMD_SEND : IPU_URING_CMD_RECV;
-	sqe->user_data = KUD_STREAM | stream;
-	memcpy(sqe->cmd, &c, sizeof(c));
-	rc = io_uring_submit(&k->ring);
-	pthread_mutex_unlock(&k->sq_lock);
-	if (rc < 0) {
-		rc = IPU_E_IO;
-		goto undo;
-	}
-	return 0;
-undo:
-	pthread_mutex_lock(&k->lock);
-	k->streams[stream].inflight--;
-	k->inflight--;
-	pthread_cond_broadcast(&k->cv);
-	pthread_mutex_unlock(&k->lock);
 	return rc;
 }
 
@@ -653,11 +779,13 @@ static int kernel_reset(struct ipu_device *d)
 {
 	struct kernel_dev *k = K(d);
 	struct ipu_reset_args r = { .mode = IPU_RESET_ENGINE };
-	int rc = kioctl(k, IPU_IOCTL_RESET, &r);
+	int rc;
 
+	cancel_pending(k);
+	rc = kioctl(k, IPU_IOCTL_RESET, &r);
 	wait_no_inflight(k);
 	pthread_mutex_lock(&k->lock);
-	free(k->streams);
+	free_streams(k->streams, k->nstreams);
 	k->streams = NULL;
 	k->nstreams = 0;
 	pthread_mutex_unlock(&k->lock);

@@ -198,4 +198,51 @@ TEST(libipu_kernel_backend_api)
 	free(img);
 }
 
+/* More buffers than the driver's ring holds: libipu queues the rest and
+ * feeds them from its completion thread, in order. */
+TEST(libipu_more_buffers_than_the_ring)
+{
+	enum { R = 600, NF = 64 };
+	size_t len;
+	void *img = ipu_t_affine_image(NF, R, 0, &len);
+	float *x = malloc(R * NF * 4), *y = calloc(R * NF, 4);
+	struct ipu_device *d;
+	struct ipu_completion c[128];
+	char err[256];
+	uint64_t seq;
+	int i, got = 0, bad = 0;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_TRUE(x && y);
+	for (i = 0; i < R * NF; i++)
+		x[i] = (float)i;
+	ASSERT_EQ(0, ipu_open("/dev/ipu0", &d, err, sizeof(err)));
+	ASSERT_EQ(0, ipu_attach(d));
+	ASSERT_EQ(0, ipu_load(d, img, len, err, sizeof(err)));
+	for (i = 0; i < R; i++) {
+		ASSERT_EQ(0, ipu_stream_submit(d, 0, x + i * NF, NF * 4, i));
+		ASSERT_EQ(0, ipu_stream_submit(d, 1, y + i * NF, NF * 4, R + i));
+	}
+	ASSERT_EQ(0, ipu_run(d, 0, &seq));
+	EXPECT_EQ(0, ipu_wait(d, seq, 60000000000ll, err, sizeof(err))) TH_LOG("%s", err);
+	while (got < 2 * R) {
+		int n = ipu_stream_poll(d, c, 128, 10000000000ll), j;
+
+		ASSERT_LT(0, n);
+		for (j = 0; j < n; j++)
+			if (c[j].status || c[j].bytes != NF * 4)
+				bad++;
+		got += n;
+	}
+	EXPECT_EQ(0, bad);
+	for (i = 0; i < R * NF; i++)
+		if (y[i] != x[i] * 2 + 1)
+			break;
+	EXPECT_EQ(R * NF, i);
+	ipu_close(d);
+	free(x);
+	free(y);
+	free(img);
+}
+
 TEST_HARNESS_MAIN
