@@ -849,7 +849,7 @@ TEST(f16_conversions_exact)
 }
 
 
-TEST(unary_exp_accuracy)
+static void exp_tanh_accuracy(uint32_t op)
 {
 	/* a sweep over all f32 values: error < 2 ulp, exact specials */
 	struct ct_tile t;
@@ -860,7 +860,7 @@ TEST(unary_exp_accuracy)
 	ct_init(&t, (size_t)n * 8 + 4096);
 	ct_op(&t, IPUX_DT_F32, n);
 	ct_op(&t, IPUX_DT_F32, n);
-	ct_p(&t, IPUX_UN_EXP);
+	ct_p(&t, op);
 	for (i = 0; i < n; i++) {
 		uint32_t b = i * 4099u;
 
@@ -877,7 +877,7 @@ TEST(unary_exp_accuracy)
 	for (i = 0; i < n; i++) {
 		float x = ((float *)ct_ptr(&t, 0))[i];
 		float g = ((float *)ct_ptr(&t, 1))[i];
-		double w = exp((double)x);
+		double w = op == IPUX_UN_EXP ? exp((double)x) : tanh((double)x);
 		float wf = (float)w;
 		double ulp;
 
@@ -896,9 +896,15 @@ TEST(unary_exp_accuracy)
 		if (ulp > maxulp)
 			maxulp = ulp;
 	}
-	CHECK_MSG(maxulp < 2.0, "max error %.3f ulp", maxulp);
+	CHECK_MSG(maxulp < 2.0, "op %u: max error %.3f ulp", op, maxulp);
 	CHECK_EQ_INT(bad, 0);
 	ct_free(&t);
+}
+
+TEST(unary_exp_tanh_accuracy)
+{
+	exp_tanh_accuracy(IPUX_UN_EXP);
+	exp_tanh_accuracy(IPUX_UN_TANH);
 }
 
 int main(int argc, char **argv)
@@ -912,7 +918,7 @@ int main(int argc, char **argv)
 	RUN(f16_conversions_exact);
 	RUN(unary_float);
 	RUN(unary_int);
-	RUN(unary_exp_accuracy);
+	RUN(unary_exp_tanh_accuracy);
 	RUN(binary_random);
 	RUN(binary_int_edges);
 	RUN(binary_check);

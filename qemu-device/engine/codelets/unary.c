@@ -47,7 +47,7 @@ static inline float un_erf_fast(float x)
 
 UN_KERNEL(un_relu, x < 0 ? 0.0f : x)
 UN_KERNEL(un_sigmoid, 1.0f / (1.0f + cl_expf(-x)))
-UN_KERNEL(un_tanh, tanhf(x))
+UN_KERNEL(un_tanh, cl_tanhf(x))
 UN_KERNEL(un_exp, cl_expf(x))
 UN_KERNEL(un_log, logf(x))
 UN_KERNEL(un_sqrt, sqrtf(x))
@@ -55,7 +55,7 @@ UN_KERNEL(un_erf, erff(x))
 UN_KERNEL(un_gelu, 0.5f * x * (1.0f + un_erf_fast(x * 0.70710678118654752f)))
 UN_KERNEL(un_gelu_tanh,
 	  0.5f * x *
-		  (1.0f + tanhf(0.79788456080286536f *
+		  (1.0f + cl_tanhf(0.79788456080286536f *
 				(x + 0.044715f * x * x * x))))
 UN_KERNEL(un_neg, -x)
 UN_KERNEL(un_abs, fabsf(x))
