@@ -102,6 +102,7 @@
  *           and out any dtype (the same).
  * TRANSPOSE ops [in, out]; params [rank, shape[rank], perm[rank]]: out's
  *           dim k is in's dim perm[k].  Any dtype, same for in and out.
+ *           shape is in's shape (out's is shape[perm[k]]).
  * STRIDED_COPY ops [in, out]; params [rank, shape[rank], in_offset,
  *           in_stride[rank]] (strides are i32, may be negative or 0): out is
  *           dense [shape]; out[idx] = in[in_offset + sum idx_k*in_stride_k].
