@@ -136,12 +136,15 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 		lw_fail(l, "value '%s' is used before it is computed", x->name);
 		return IPU_GRAPH_INVALID;
 	}
-	t = ipu_graph_add_tensor(l->gb, x->name, dt, 1, (uint64_t[]){ n ? n : 1 });
-	if (t == IPU_GRAPH_INVALID || lw_spread(l, t, n, ipux_dtype_size(dt), spread_width(l, n * ipux_dtype_size(dt))) < 0)
+	if (!n) {
+		lw_fail(l, "constant '%s' is empty; empty tensors are not supported on the device", x->name);
 		return IPU_GRAPH_INVALID;
-	if (x->dtype == IR_BOOL || ir_dtype_size(x->dtype) == ipux_dtype_size(dt)) {
-		if (ipu_graph_set_init(l->gb, t, x->data, n * ipux_dtype_size(dt)))
-			return IPU_GRAPH_INVALID;
+	}
+	t = ipu_graph_add_tensor(l->gb, x->name, dt, 1, &n);
+	if (t == IPU_GRAPH_INVALID || lw_spread(l, t, n, ipux_dtype_size(dt), spread_width(l, n * ipux_dtype_size(dt))) < 0 ||
+	    ipu_graph_set_init(l->gb, t, x->data, n * ipux_dtype_size(dt))) {
+		lw_check(l);
+		return IPU_GRAPH_INVALID;
 	}
 	l->vt[v] = t;
 	return t;

@@ -50,3 +50,24 @@ fuzz-onnx: $(ONNX_FUZZ) $(ONNX_CORPUS)/.stamp
 	scripts/fuzz-run $(ONNX_FUZZ) 300 $(ONNX_CORPUS) -max_len=65536
 fuzz: fuzz-onnx
 CHECKS += ;make -s fuzz-onnx-check;
+
+# The same inputs through the lowering too (graph builder, engine verifier).
+ONNX_LOWER_FUZZ := build/fuzz/fuzz_onnx_lower
+ONNX_LOWER_FUZZ_SRCS = tests/compiler/fuzz_onnx_lower.c \
+	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
+		compiler/lower/*.c compiler/graph/*.c qemu-device/engine/*.c \
+		qemu-device/engine/codelets/*.c)) runtime/dtype.c runtime/ipuef_common.c \
+	runtime/ipuef_meta.c runtime/ipuef_read.c runtime/ipuef_write.c
+
+$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h qemu-device/engine/*.h)
+	@mkdir -p $(dir $@)
+	clang $(ONNX_FUZZ_FLAGS) -Iruntime/include -Iruntime -I$(COMPILER_GEN) -o $@ \
+		$(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) -w -lprotobuf-c -lm -pthread
+
+.PHONY: fuzz-onnx-lower-check fuzz-onnx-lower
+fuzz-onnx-lower-check: $(ONNX_LOWER_FUZZ) $(ONNX_CORPUS)/.stamp
+	scripts/fuzz-run $(ONNX_LOWER_FUZZ) 20 $(ONNX_CORPUS) -max_len=65536
+fuzz-onnx-lower: $(ONNX_LOWER_FUZZ) $(ONNX_CORPUS)/.stamp
+	scripts/fuzz-run $(ONNX_LOWER_FUZZ) 300 $(ONNX_CORPUS) -max_len=65536
+fuzz: fuzz-onnx-lower
+CHECKS += ;make -s fuzz-onnx-lower-check;
