@@ -68,7 +68,7 @@ static uint32_t rt_dtype(int dt)
 
 
 static int add_anchor(struct ipu_lower_anchors *as, const char *prefix, const struct ir_value *v,
-		      uint32_t dir, uint32_t stream, struct ir_error *e)
+		      uint32_t dir, uint32_t stream, int batch_axis, struct ir_error *e)
 {
 	struct ipuef_anchor *a;
 	char *name;
@@ -99,7 +99,7 @@ static int add_anchor(struct ipu_lower_anchors *as, const char *prefix, const st
 	a->rank = (uint32_t)v->rank;
 	for (int i = 0; i < v->rank; i++)
 		a->dims[i] = (uint64_t)v->dims[i];
-	a->batch_dim = v->rank > 0 ? 0 : IPUEF_NO_BATCH_DIM;
+	a->batch_dim = batch_axis < v->rank ? (uint32_t)batch_axis : IPUEF_NO_BATCH_DIM;
 	a->stream_id = stream;
 	a->programs = 1;
 	return 0;
@@ -182,7 +182,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		sc = ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ tt, 0, cnt }, 1);
 		if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
 			goto builder;
-		if (add_anchor(as, prefix, v, IPUEF_INPUT, sid, e))
+		if (add_anchor(as, prefix, v, IPUEF_INPUT, sid, t->batch_axis, e))
 			goto out;
 		l.vt[g->inputs[i]] = tt;
 	}
@@ -196,6 +196,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 				before += used[k];
 		if (lower_node(&l, &g->nodes[i]))
 			goto out;
+		if (t->progress && g->nnodes >= 50 && (i + 1) % (g->nnodes / 10) == 0)
+			fprintf(t->progress, "ipu-compile: %slowered %d of %d nodes\n", prefix, i + 1, g->nnodes);
 		if (trace) {
 			for (uint32_t k = 0; k < t->tiles; k++)
 				after += used[k];
@@ -226,7 +228,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		sc = ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ tt, 0, cnt }, 1);
 		if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
 			goto builder;
-		if (add_anchor(as, prefix, v, IPUEF_OUTPUT, sid, e))
+		if (add_anchor(as, prefix, v, IPUEF_OUTPUT, sid, t->batch_axis, e))
 			goto out;
 	}
 	r = 0;
@@ -283,7 +285,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		if (sid == IPU_GRAPH_INVALID ||
 		    ipu_step_append(gb, main_seq, ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ idx, 0, 1 }, 1)))
 			goto builder;
-		if (add_anchor(as, "", &iv, IPUEF_INPUT, sid, e))
+		if (add_anchor(as, "", &iv, IPUEF_INPUT, sid, 0, e))
 			goto out;
 		as->a[as->n - 1].kind = IPUEF_ANCHOR_INDEX;
 		as->a[as->n - 1].batch_dim = IPUEF_NO_BATCH_DIM;
@@ -362,8 +364,10 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 	md.num_tiles = t->tiles;
 	md.tile_mem = t->tile_mem;
 	md.batch_size = 1;
-	if (graphs[0]->ninputs && graphs[0]->vals[graphs[0]->inputs[0]].rank > 0 && n == 1)
-		md.batch_size = (uint32_t)graphs[0]->vals[graphs[0]->inputs[0]].dims[0];
+	if (t->batch_size)
+		md.batch_size = t->batch_size;
+	else if (graphs[0]->ninputs && graphs[0]->vals[graphs[0]->inputs[0]].rank > t->batch_axis && n == 1)
+		md.batch_size = (uint32_t)graphs[0]->vals[graphs[0]->inputs[0]].dims[t->batch_axis];
 	md.num_programs = 1;
 	md.programs = &prog;
 	md.anchors = ipu_lower_anchors(&info, &md.num_anchors);

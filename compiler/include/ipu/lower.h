@@ -14,6 +14,11 @@ struct ipu_target {
 	const char *ipu_version;	/* "ipu2", "ipu21" or NULL (custom) */
 	uint32_t tiles;
 	uint32_t tile_mem;		/* bytes per tile */
+	/* Optional, zero-initialised by default: */
+	int batch_axis;			/* anchors' batch dimension */
+	uint32_t batch_size;		/* recorded in the metadata (0: from
+					 * the first input's batch dim) */
+	void *progress;			/* FILE * for progress lines, or NULL */
 };
 
 #include "ipu/graph.h"
