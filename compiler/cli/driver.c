@@ -51,7 +51,8 @@ static char *replace_ext(const char *path, const char *suffix)
 
 static int compile_model(const struct ipuc_options *o, const struct ipuc_model *m,
 			 const char *cfgdir, const char *precision,
-			 struct ir_graph **out, char **path_out, struct ir_error *e)
+			 struct ir_graph **out, struct ir_graph **ref32,
+			 char **path_out, struct ir_error *e)
 {
 	struct ir_pipeline_opts po;
 	char *path = join(cfgdir, m->input_model);
@@ -72,6 +73,7 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	po.fp16.nskip = o->nskip;
 	po.no_fusion = o->no_fusion;
 	po.verbose = o->verbose;
+	po.fp32_copy = o->check ? ref32 : NULL;
 	g = onnx_load_file(path, e);
 	if (!g)
 		return -1;
@@ -91,7 +93,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 {
 	struct ir_error e = { "" };
 	const struct ipuc_model *models;
-	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 };
+	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 }, *refs[IPUC_MAX_MODELS] = { 0 };
 	char *paths[IPUC_MAX_MODELS] = { 0 };
 	int n, rc = IPUC_EXIT_ERROR, want_exe;
 	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
@@ -130,7 +132,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		if (o->verbose)
 			fprintf(err, "ipu-compile: model %d: %s (%s)\n", i, models[i].input_model, prec);
 		if (compile_model(o, &models[i], o->config_yaml ? cfgdir : NULL, prec,
-				  &graphs[i], &paths[i], &e)) {
+				  &graphs[i], &refs[i], &paths[i], &e)) {
 			fprintf(err, "ipu-compile: error: %s\n", e.msg);
 			if (o->json)
 				fprintf(out, "]}\n");
@@ -187,7 +189,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	if (!exe)
 		goto oom;
 	if (o->check) {
-		int c = ipuc_check(graphs, n, &t, err, &e);
+		int c = ipuc_check_refs(graphs, refs, n, &t, err, &e);
 
 		if (c < 0) {
 			fprintf(err, "ipu-compile: error: %s\n", e.msg);
@@ -231,6 +233,7 @@ oom:
 out:
 	for (int i = 0; i < n; i++) {
 		ir_graph_free(graphs[i]);
+		ir_graph_free(refs[i]);
 		free(paths[i]);
 	}
 	free(cfgdir);

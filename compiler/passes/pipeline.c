@@ -71,6 +71,8 @@ int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
 	STEP("dce", ir_pass_dce(g, e));
 	STEP("int64-to-int32", ir_pass_int64_to_int32(g, e));
 	if (o->precision_fp16) {
+		if (o->fp32_copy && !(*o->fp32_copy = ir_graph_clone(g, e)))
+			return -1;
 		STEP("fp16", ir_pass_fp16(g, &o->fp16, e));
 		STEP("re-infer+fold", ir_infer(g, &io, e));
 		STEP("dce", ir_pass_dce(g, e));

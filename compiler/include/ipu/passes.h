@@ -41,6 +41,9 @@ struct ir_pipeline_opts {
 	int precision_fp16;
 	struct ir_fp16_opts fp16;
 	int no_fusion;			/* skip fusions (debugging) */
+	/* If not NULL, receives a copy of the optimised graph before the
+	 * precision conversion (the float32 reference of --check). */
+	struct ir_graph **fp32_copy;
 	int verbose;			/* per-pass statistics on stderr */
 };
 
