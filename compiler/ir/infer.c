@@ -301,7 +301,7 @@ int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
 				all_const = 0;
-		if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size"))
+		if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size") || !strcmp(n->op, "EyeLike"))
 			all_const = 1;
 		if (all_const) {
 			int r = ir_fold_node(g, i, limit, e);

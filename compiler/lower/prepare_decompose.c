@@ -932,6 +932,75 @@ static int mod_python(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, "Where", in, 3, e);
 }
 
+/* OneHot(indices, depth, values) -> Where(Equal(idx', iota), on, off) with
+ * idx' = indices (negative ones + depth) unsqueezed at `axis`. */
+static int onehot(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *iv = &g->vals[n->in[0]], *vv = &g->vals[n->in[2]];
+	const struct ir_value *ov = &g->vals[n->out[0]];
+	int rank = ov->rank, a = ir_axis(ir_attr_int(n, "axis", -1), rank), pos = *pi;
+	int64_t depth = ov->dims[a], d[IR_MAX_RANK], ax = a;
+	int in[3], idx, neg, fix, un, eq, on, off;
+	char name[256];
+	int64_t one = 1, zero = 0;
+
+	if (!vv->data)
+		return ir_node_err(e, g, n, "values must be constant to lower OneHot");
+	snprintf(name, sizeof(name), "%s", n->name);
+	for (int i = 0; i < rank; i++)
+		d[i] = i == a ? depth : 1;
+	if ((idx = cast_to(g, &pos, name, n->in[0], IR_I32, e)) < 0)
+		return -1;
+	(void)iv;
+	in[0] = idx;
+	if ((in[1] = lp_const_scalar(g, "zero", IR_I32, 0, 0, e)) < 0 ||
+	    (neg = lp_add_node(g, &pos, name, "Less", in, 2, e)) < 0)
+		return -1;
+	in[0] = idx;
+	if ((in[1] = lp_const_scalar(g, "depth", IR_I32, (double)depth, 0, e)) < 0 ||
+	    (fix = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+		return -1;
+	in[0] = neg;
+	in[1] = fix;
+	in[2] = idx;
+	if ((idx = lp_add_node(g, &pos, name, "Where", in, 3, e)) < 0)
+		return -1;
+	in[0] = idx;
+	if ((in[1] = const_i64(g, "axis", &ax, 1, e)) < 0 ||
+	    (un = lp_add_node(g, &pos, name, "Unsqueeze", in, 2, e)) < 0)
+		return -1;
+	in[0] = un;
+	if ((in[1] = const_fill(g, "iota", IR_I32, rank, d, iota, NULL, e)) < 0 ||
+	    (eq = lp_add_node(g, &pos, name, "Equal", in, 2, e)) < 0)
+		return -1;
+	{
+		struct ir_tensor t1, t0;
+		const struct ir_value *vals = &g->vals[g->nodes[pos].in[2]];
+
+		on = ir_value_add_unique(g, "on", e);
+		off = on < 0 ? -1 : ir_value_add_unique(g, "off", e);
+		if (off < 0 || ir_tensor_alloc(&t1, vals->dtype, 0, NULL, e))
+			return -1;
+		if (ir_tensor_alloc(&t0, vals->dtype, 0, NULL, e)) {
+			ir_tensor_free(&t1);
+			return -1;
+		}
+		memcpy(t0.data, vals->data, ir_dtype_size(vals->dtype));
+		memcpy(t1.data, (const char *)vals->data + ir_dtype_size(vals->dtype), ir_dtype_size(vals->dtype));
+		ir_value_set_const(&g->vals[on], &t1);
+		ir_value_set_const(&g->vals[off], &t0);
+	}
+	(void)one;
+	(void)zero;
+	in[0] = eq;
+	in[1] = on;
+	in[2] = off;
+	strip(g, pos);
+	*pi = pos;
+	return become(g, pos, "Where", in, 3, e);
+}
+
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -1020,6 +1089,8 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 		return trilu(g, pi, e);
 	if (!strcmp(n->op, "Hardmax"))
 		return hardmax(g, pi, e);
+	if (!strcmp(n->op, "OneHot"))
+		return onehot(g, pi, e);
 	if (ir_dtype_is_float(dt0) && unary_extra(g, pi, e))
 		return -1;
 	n = &g->nodes[*pi];

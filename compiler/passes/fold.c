@@ -18,7 +18,7 @@ int ir_pass_fold(struct ir_graph *g, int64_t limit, struct ir_error *e)
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
 				all = 0;
-		if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size"))
+		if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size") || !strcmp(n->op, "EyeLike"))
 			all = 1;
 		if (!all)
 			continue;

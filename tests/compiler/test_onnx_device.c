@@ -16,7 +16,7 @@
 #include "ipu/lower.h"
 #include "onnx_node_runner.h"
 
-#define MIN_PASS 560
+#define MIN_PASS 570
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
 static int counts[5], have_data, frozen;
