@@ -249,6 +249,4 @@ build() {
 	(cd "$CACHE/bin" && ls -1t | tail -n +9 | while read -r old; do rm -rf "./$old"; done)
 	link_result
 	log "built $BIN in $(($(date +%s) - start)) s"
-}
-build
-exit $?
+}; build; exit $?

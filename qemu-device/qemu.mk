@@ -14,3 +14,10 @@ qemu:
 
 qemu-path:
 	@qemu-device/build-qemu.sh --path
+
+# The qtest suite against an AddressSanitizer build of QEMU (not part of
+# `make check`: a cold ASan build of QEMU takes ~25 minutes on 2 cores).
+.PHONY: check-qemu-asan
+check-qemu-asan: $(BUILD)/tests/qemu/test_qemu_ipu
+	@IPU_QEMU_ASAN=1 qemu-device/build-qemu.sh
+	IPU_QEMU=build/qemu-asan/qemu-system-x86_64 $(BUILD)/tests/qemu/test_qemu_ipu
