@@ -35,6 +35,7 @@ struct ipu_cs_plan {
 	uint32_t ngroups;
 	uint32_t cycles;		/* modelled cycles of one execution */
 	uint32_t nvertices;
+	uint64_t work;			/* sum of the vertices' costs */
 };
 
 /* Copies of one exchange grouped by destination tile (list order kept). */
@@ -87,6 +88,13 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		  uint32_t dev_tile_mem, struct ipu_exe **out, char *err,
 		  size_t errlen);
 void ipu_exe_free(struct ipu_exe *x);
+
+/*
+ * Supersteps smaller than this run on the calling thread: waking the
+ * workers costs tens of microseconds, more than the work itself.
+ */
+#define IPU_INLINE_WORK_CYCLES 20000u	/* modelled cycles of a compute set */
+#define IPU_INLINE_XCH_BYTES (128u * 1024u)
 
 /* Worker pool: run fn(ctx, i, worker) for i in [0, n) on all workers. */
 struct ipu_pool;

@@ -53,7 +53,14 @@ static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t 
 
 	atomic_init(&job.fault_vertex, UINT32_MAX);
 	atomic_init(&job.fault_code, 0);
-	ipu_pool_run(e->pool, plan->ngroups, cs_item, &job);
+	if (plan->work < IPU_INLINE_WORK_CYCLES) {
+		uint32_t g;
+
+		for (g = 0; g < plan->ngroups; g++)
+			cs_item(&job, g, 0);
+	} else {
+		ipu_pool_run(e->pool, plan->ngroups, cs_item, &job);
+	}
 	atomic_fetch_add_explicit(&e->cs_exec[cs], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->ctr[C_CS], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->ctr[C_VERTICES], plan->nvertices, memory_order_relaxed);
@@ -116,11 +123,16 @@ static void run_exchange(struct ipu_engine *e, uint32_t xi)
 	const struct ipu_xch_plan *plan = &e->exe->xchplan[xi];
 	struct xch_job job = { .e = e, .plan = plan,
 			       .first_copy = e->exe->xchs[xi].first_copy };
+	int inline_run = plan->bytes < IPU_INLINE_XCH_BYTES;
+	uint32_t g;
 
-	ipu_pool_run(e->pool, plan->ngroups, xch_item, &job);
-	if (plan->staged) {
-		job.phase = 1;
-		ipu_pool_run(e->pool, plan->ngroups, xch_item, &job);
+	for (job.phase = 0; job.phase <= (int)plan->staged; job.phase++) {
+		if (!inline_run) {
+			ipu_pool_run(e->pool, plan->ngroups, xch_item, &job);
+			continue;
+		}
+		for (g = 0; g < plan->ngroups; g++)
+			xch_item(&job, g, 0);
 	}
 	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_BYTES], plan->bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_CYCLES], plan->cycles, memory_order_relaxed);

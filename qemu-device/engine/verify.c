@@ -421,6 +421,7 @@ static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 				sum += x->vcost[p->order[p->groups[g].first + i]];
 			if (sum > maxc)
 				maxc = sum;
+			p->work += sum;
 		}
 		maxc += IPU_COST_CS_OVERHEAD;
 		p->cycles = maxc > UINT32_MAX ? UINT32_MAX : (uint32_t)maxc;
