@@ -15,6 +15,10 @@ module_param(watchdog_ms, uint, 0644);
 MODULE_PARM_DESC(watchdog_ms,
 		 "reset a device whose oldest command has not completed for this long while not waiting on a stream (0: off; per device in sysfs)");
 
+static bool msix = true;
+module_param(msix, bool, 0444);
+MODULE_PARM_DESC(msix, "use MSI-X (3 vectors); 0: one shared INTx/MSI interrupt");
+
 static DEFINE_IDA(ipu_ida);
 
 void ipu_device_get(struct ipu_device *idev)
@@ -186,8 +190,8 @@ static int ipu_setup_irqs(struct ipu_device *idev)
 	};
 	int i, ret;
 
-	ret = pci_alloc_irq_vectors(pdev, IPU_NUM_VECTORS, IPU_NUM_VECTORS,
-				    PCI_IRQ_MSIX);
+	ret = msix ? pci_alloc_irq_vectors(pdev, IPU_NUM_VECTORS, IPU_NUM_VECTORS,
+					   PCI_IRQ_MSIX) : -ENOSPC;
 	if (ret == IPU_NUM_VECTORS) {
 		idev->nvec = ret;
 		for (i = 0; i < IPU_NUM_VECTORS; i++) {
@@ -204,7 +208,8 @@ static int ipu_setup_irqs(struct ipu_device *idev)
 		return ret;
 	}
 	idev->nvec = 1;
-	dev_info(&pdev->dev, "MSI-X unavailable: using one shared interrupt\n");
+	if (msix)
+		dev_info(&pdev->dev, "MSI-X unavailable: using one shared interrupt\n");
 	ret = request_irq(pci_irq_vector(pdev, 0), ipu_irq_shared, IRQF_SHARED,
 			  IPU_DRV_NAME, idev);
 	if (ret) {
