@@ -15,6 +15,7 @@
 #                       plus hw/misc/ipu/ (a copy of our device + engine)
 #   build-<ver>/        the meson/ninja build tree (kept: rebuilds are incremental)
 #   bin/<key>/          the finished qemu-system-x86_64 and build-info.txt
+#                       (bin-asan/<key>/ for IPU_QEMU_ASAN=1)
 # <key> is a hash of the QEMU source version, the configure flags, this
 # script and every device and engine source file; a warm cache does nothing.
 # Firmware comes from Debian's seabios and qemu-system-data packages: run
@@ -65,7 +66,7 @@ cache_key() {
 }
 
 KEY=$(cache_key)
-OUT=$CACHE/bin/$KEY
+OUT=$CACHE/bin$VARIANT/$KEY
 BIN=$OUT/qemu-system-x86_64
 
 link_result() {
@@ -246,7 +247,7 @@ build() {
 	rm -rf "$OUT"
 	mv "$OUT.tmp" "$OUT"
 	# keep the 8 most recent binaries (each source change makes a new key)
-	(cd "$CACHE/bin" && ls -1t | tail -n +9 | while read -r old; do rm -rf "./$old"; done)
+	(cd "$CACHE/bin$VARIANT" && ls -1t | tail -n +9 | while read -r old; do rm -rf "./$old"; done)
 	link_result
 	log "built $BIN in $(($(date +%s) - start)) s"
 }; build; exit $?
