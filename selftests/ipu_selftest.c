@@ -670,7 +670,7 @@ TEST(watchdog_stops_runaway_program)
 	free(img);
 }
 
-/* netlink events: attach, detach, reset (and the GET_EVENTS copy) */
+/* netlink events: attach, error, reset, detach (and the GET_EVENTS copy) */
 static int nl_seen[8];
 
 static int nl_cb(struct nl_msg *msg, void *arg)
@@ -698,6 +698,7 @@ TEST(netlink_events)
 	struct ipu_event ev[16];
 	struct ipu_events_args ea = { .events = (uintptr_t)ev, .max = 16 };
 	struct ipu_reset_args r = { .mode = IPU_RESET_DEVICE };
+	uint64_t errors;
 	int grp, fd, i;
 
 	ASSERT_NE(NULL, sk);
@@ -711,7 +712,21 @@ TEST(netlink_events)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_GET_EVENTS, &ea));
 	ea.after = ea.last_id;
+	errors = ipu_t_sysfs_u64(1, "stats/errors");
 	ASSERT_EQ(0, ipu_t_attach(fd));
+	/* a refused executable: the device latches EXE_INVALID, an error event */
+	{
+		size_t len;
+		uint8_t *img = ipu_t_affine_image(16, 1, 0, &len);
+
+		ASSERT_NE(NULL, img);
+		img[len / 2] ^= 0xff;
+		EXPECT_EQ(-EINVAL, ipu_t_load(fd, img, len));
+		free(img);
+	}
+	/* the error interrupt is a separate vector: let it arrive first */
+	for (i = 0; i < 100 && ipu_t_sysfs_u64(1, "stats/errors") == errors; i++)
+		usleep(20000);
 	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_RESET, &r));
 	{
 		struct ipu_attach_args d = { 0 };
@@ -720,20 +735,26 @@ TEST(netlink_events)
 	}
 	ASSERT_EQ(0, nl_socket_set_nonblocking(sk));
 	for (i = 0; i < 50 && !(nl_seen[IPU_EVENT_ATTACH] && nl_seen[IPU_EVENT_DETACH] &&
-				nl_seen[IPU_EVENT_RESET]); i++) {
+				nl_seen[IPU_EVENT_RESET] && nl_seen[IPU_EVENT_ERROR]); i++) {
 		nl_recvmsgs_default(sk);
 		usleep(20000);
 	}
 	EXPECT_EQ(1, nl_seen[IPU_EVENT_ATTACH]);
+	EXPECT_EQ(1, nl_seen[IPU_EVENT_ERROR]);
 	EXPECT_EQ(1, nl_seen[IPU_EVENT_RESET]);
 	EXPECT_EQ(1, nl_seen[IPU_EVENT_DETACH]);
+	EXPECT_EQ(errors + 1, ipu_t_sysfs_u64(1, "stats/errors"));
 	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_GET_EVENTS, &ea));
-	ASSERT_EQ(3u, ea.count);
+	ASSERT_EQ(4u, ea.count);
 	EXPECT_EQ(IPU_EVENT_ATTACH, ev[0].type);
 	EXPECT_EQ(getpid(), ev[0].pid);
-	EXPECT_EQ(IPU_EVENT_RESET, ev[1].type);
-	EXPECT_EQ(IPU_RESET_REASON_USER, ev[1].code);
-	EXPECT_EQ(IPU_EVENT_DETACH, ev[2].type);
+	EXPECT_EQ(IPU_EVENT_ERROR, ev[1].type);
+	EXPECT_EQ(6u, ev[1].code);	/* EXE_INVALID */
+	EXPECT_EQ(IPU_EVENT_RESET, ev[2].type);
+	EXPECT_EQ(IPU_RESET_REASON_USER, ev[2].code);
+	EXPECT_EQ(IPU_EVENT_DETACH, ev[3].type);
+	EXPECT_LT(ev[0].id, ev[3].id);
+	EXPECT_LE(ev[0].time_ns, ev[3].time_ns);
 	close(fd);
 	nl_socket_free(sk);
 }
