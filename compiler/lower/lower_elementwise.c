@@ -165,6 +165,50 @@ static void coalesce(const struct ir_graph *g, const struct ir_node *n,
 	w->rank = k2;
 }
 
+/* One block of output rows [r0, r1) (rows of `inner` elements) on `tile`. */
+static int emit_block(struct lw *l, const struct ir_node *n, const struct ew *w,
+		      uint32_t codelet, uint32_t op, const uint32_t *up, const int *ins,
+		      int nops, ipu_tensor out, uint32_t odt, uint32_t cs, int64_t r0,
+		      int64_t r1, int64_t inner, uint32_t tile, ipu_step *xchp)
+{
+	struct ipu_slice ops[MAXOP + 1];
+	uint32_t params[2 + 4 * R];
+	uint32_t np = 0;
+	ipu_step xch = *xchp;
+
+	(void)n;
+	if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * inner), (uint64_t)(r1 * inner)))
+		return lw_check(l);
+	lw_account(l, tile, (uint64_t)((r1 - r0) * inner) * ipux_dtype_size(odt));
+	for (int k = 0; k < nops; k++) {
+		int64_t lo = r0 * w->st[k][0], hi = (r1 - 1) * w->st[k][0] + 1;
+
+		for (int i = 1; i < w->rank; i++)
+			hi += (w->dims[i] - 1) * w->st[k][i];
+		if (lw_piece(l, ins[k], (uint64_t)lo, (uint64_t)(hi - lo), tile, &xch, &ops[k]))
+			return -1;
+	}
+	ops[nops] = (struct ipu_slice){ out, (uint64_t)(r0 * inner), (uint64_t)((r1 - r0) * inner) };
+	if (codelet == IPUX_CL_UNARY) {
+		memcpy(params, up, 3 * sizeof(uint32_t));
+		np = 3;
+	} else if (codelet == IPUX_CL_BINARY || codelet == IPUX_CL_WHERE) {
+		if (codelet == IPUX_CL_BINARY)
+			params[np++] = op;
+		params[np++] = (uint32_t)w->rank;
+		params[np++] = (uint32_t)(r1 - r0);
+		for (int i = 1; i < w->rank; i++)
+			params[np++] = (uint32_t)w->dims[i];
+		for (int k = 0; k < nops; k++)
+			for (int i = 0; i < w->rank; i++)
+				params[np++] = (uint32_t)w->st[k][i];
+	}
+	*xchp = xch;
+	if (ipu_graph_add_vertex(l->gb, cs, codelet, ops, (uint32_t)nops + 1, params, np))
+		return lw_check(l);
+	return 0;
+}
+
 int lw_elementwise(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -229,43 +273,37 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
+	/* Same-shape operands: follow the first run-time operand's layout, so
+	 * it is read where it lives and only the others move. */
+	if (w.rank == 1 && rows == total) {
+		int lead = -1;
+
+		for (int k = 0; k < nops && lead < 0; k++)
+			if (w.st[k][0] == 1 && l->vt[ins[k]] != IPU_GRAPH_INVALID &&
+			    ipu_graph_tensor_elems(l->gb, l->vt[ins[k]]) == (uint64_t)total)
+				lead = k;
+		if (lead >= 0) {
+			uint32_t tile, off, k2 = 0;
+			uint64_t b0, b1;
+
+			while (ipu_graph_tensor_location(l->gb, l->vt[ins[lead]], k2++, &tile, &b0, &b1, &off) == 0) {
+				if (emit_block(l, n, &w, codelet, op, up, ins, nops, out, odt, cs,
+					       (int64_t)b0, (int64_t)b1, 1, tile, &xch))
+					return -1;
+			}
+			if (lw_emit(l, xch, cs))
+				return -1;
+			return 1;
+		}
+	}
 	for (uint32_t b = 0; b < nblocks; b++) {
 		int64_t r0 = rows * b / nblocks, r1 = rows * (b + 1) / nblocks;
 		uint32_t tile = lw_pick_tile(l);
-		struct ipu_slice ops[MAXOP + 1];
-		uint32_t params[2 + 4 * R];
-		uint32_t np = 0;
 
 		if (r1 <= r0)
 			continue;
-		if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * inner), (uint64_t)(r1 * inner)))
-			return lw_check(l);
-		lw_account(l, tile, (uint64_t)((r1 - r0) * inner) * ipux_dtype_size(odt));
-		for (int k = 0; k < nops; k++) {
-			int64_t lo = r0 * w.st[k][0], hi = (r1 - 1) * w.st[k][0] + 1;
-
-			for (int i = 1; i < w.rank; i++)
-				hi += (w.dims[i] - 1) * w.st[k][i];
-			if (lw_piece(l, ins[k], (uint64_t)lo, (uint64_t)(hi - lo), tile, &xch, &ops[k]))
-				return -1;
-		}
-		ops[nops] = (struct ipu_slice){ out, (uint64_t)(r0 * inner), (uint64_t)((r1 - r0) * inner) };
-		if (codelet == IPUX_CL_UNARY) {
-			memcpy(params, up, sizeof(up));
-			np = 3;
-		} else if (codelet == IPUX_CL_BINARY || codelet == IPUX_CL_WHERE) {
-			if (codelet == IPUX_CL_BINARY)
-				params[np++] = op;
-			params[np++] = (uint32_t)w.rank;
-			params[np++] = (uint32_t)(r1 - r0);
-			for (int i = 1; i < w.rank; i++)
-				params[np++] = (uint32_t)w.dims[i];
-			for (int k = 0; k < nops; k++)
-				for (int i = 0; i < w.rank; i++)
-					params[np++] = (uint32_t)w.st[k][i];
-		}
-		if (ipu_graph_add_vertex(l->gb, cs, codelet, ops, (uint32_t)nops + 1, params, np))
-			return lw_check(l);
+		if (emit_block(l, n, &w, codelet, op, up, ins, nops, out, odt, cs, r0, r1, inner, tile, &xch))
+			return -1;
 	}
 	if (lw_emit(l, xch, cs))
 		return -1;

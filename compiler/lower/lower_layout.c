@@ -91,6 +91,12 @@ static int strided(struct lw *l, const struct ir_node *n, int rank,
 	}
 	if (!odt)
 		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
+	/* leading dims of size 1 do not move data: split on the first real one */
+	while (rank > 1 && shape[0] == 1) {
+		shape++;
+		st++;
+		rank--;
+	}
 	for (int i = 1; i < rank; i++)
 		inner *= shape[i];
 	nb = (total + 1023) / 1024;

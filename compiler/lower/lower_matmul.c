@@ -9,6 +9,7 @@
  * the partials are exchanged to the block's home tile and added by a REDUCE
  * vertex (then cast to float16 if the output is float16).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,11 +62,20 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 				double per = (double)((blocks + l->tiles - 1) / l->tiles);
 				double work = per * (double)((c.M + c.pm - 1) / c.pm) *
 					      (double)((c.N + c.pn - 1) / c.pn) * (double)((c.K + c.pk - 1) / c.pk);
-				double cost = work + (double)mem / 4 + (c.pk > 1 ? 200.0 : 0);
+				/* a run-time B cut into columns costs one copy
+				 * per row of each block */
+				double copies = !b_const && c.pn > 1 ? (double)blocks * (double)((c.K + c.pk - 1) / c.pk) : 0;
+				double cost = work + (double)mem / 4 + (c.pk > 1 ? 200.0 : 0) + copies * 20;
 
 				/* no liveness yet: bound the replication of A and B */
 				int spread_ok = (double)blocks * (double)block_mem(&c) <= 3.0 * unique;
 
+				/* the home tile of a K split holds every partial */
+				uint64_t home = c.pk > 1 ? (uint64_t)(c.pk + 2) *
+					(uint64_t)((c.M + c.pm - 1) / c.pm) * (uint64_t)((c.N + c.pn - 1) / c.pn) * 4 : 0;
+
+				if (home > mem)
+					mem = home;
 				if (mem < least)
 					least = mem;
 				if (mem <= l->budget && blocks <= 64u * l->tiles &&
@@ -80,7 +90,7 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 				if (c.pk == m->K)
 					break;
 			}
-			if (!b_const || c.pn == m->N)
+			if (c.pn == m->N)
 				break;
 		}
 		if (c.pm == m->M)
@@ -170,11 +180,16 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	m.batch = m.ba > m.bb ? m.ba : m.bb;
 	if (m.ba != m.bb && m.ba != 1 && m.bb != 1)
 		return lw_fail(l, "batch dimensions broadcast partially; only equal batches or a shared operand are lowered");
-	if (m.ba == m.bb && a->rank != b->rank)
+	if (m.ba == m.bb && m.ba > 1 && a->rank != b->rank)
 		return lw_fail(l, "batch ranks differ");
 	odt = lw_dtype(o->dtype);
 	if (plan(l, &m, b->data != NULL))
 		return -1;
+	if (getenv("IPU_LOWER_TRACE"))
+		fprintf(stderr, "lower: %s: matmul batch %lld [%lld x %lld] x [%lld x %lld] -> pm %lld pn %lld pk %lld, %llu bytes per block\n",
+			n->name, (long long)m.batch, (long long)m.M, (long long)m.K, (long long)m.K,
+			(long long)m.N, (long long)m.pm, (long long)m.pn, (long long)m.pk,
+			(unsigned long long)block_mem(&m));
 	out = lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.M * m.N));
 	cs1 = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs1 == IPU_GRAPH_INVALID)

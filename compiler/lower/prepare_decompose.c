@@ -1001,6 +1001,106 @@ static int onehot(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, "Where", in, 3, e);
 }
 
+/* 1x1 Conv (group 1, no padding, constant weights): a MatMul of the
+ * weights [M][C] with the image as [N][C][H*W] (strided first when the
+ * stride is not 1), so the input channels become a reduction dimension the
+ * matmul can split with partial sums instead of copying whole images. */
+static int conv1x1(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]], *wv = &g->vals[n->in[1]];
+	const struct ir_value *ov = &g->vals[n->out[0]];
+	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
+	int64_t N = xv->dims[0], C = xv->dims[1], M = wv->dims[0];
+	int64_t OH = ov->dims[2], OW = ov->dims[3];
+	size_t cnt;
+	const int64_t *st = ir_attr_ints(n, "strides", &cnt);
+	int64_t sh = st ? st[0] : 1, sw = st ? st[1] : 1;
+	int pos = *pi, cur = n->in[0], in[5], wm, bm = -1, mm;
+	char name[256];
+	struct ir_tensor t;
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	if (sh != 1 || sw != 1) {
+		int64_t starts[2] = { 0, 0 }, ends[2] = { INT64_MAX, INT64_MAX }, axes[2] = { 2, 3 };
+		int64_t steps[2] = { sh, sw };
+
+		in[0] = cur;
+		if ((in[1] = const_i64(g, "c1_starts", starts, 2, e)) < 0 ||
+		    (in[2] = const_i64(g, "c1_ends", ends, 2, e)) < 0 ||
+		    (in[3] = const_i64(g, "c1_axes", axes, 2, e)) < 0 ||
+		    (in[4] = const_i64(g, "c1_steps", steps, 2, e)) < 0 ||
+		    (cur = lp_add_node(g, &pos, name, "Slice", in, 5, e)) < 0)
+			return -1;
+	}
+	{
+		int64_t shp[3] = { N, C, OH * OW };
+
+		in[0] = cur;
+		if ((in[1] = const_i64(g, "c1_shape", shp, 3, e)) < 0 ||
+		    (cur = lp_add_node(g, &pos, name, "Reshape", in, 2, e)) < 0)
+			return -1;
+	}
+	wv = &g->vals[g->nodes[pos].in[1]];
+	{
+		int64_t d[2] = { M, C };
+
+		wm = ir_value_add_unique(g, "c1_weight", e);
+		if (wm < 0 || ir_tensor_alloc(&t, wv->dtype, 2, d, e))
+			return -1;
+		memcpy(t.data, wv->data, ir_tensor_bytes(&t));
+		ir_value_set_const(&g->vals[wm], &t);
+	}
+	in[0] = wm;
+	in[1] = cur;
+	if ((mm = lp_add_node(g, &pos, name, "MatMul", in, 2, e)) < 0)
+		return -1;
+	if (bias >= 0) {
+		const struct ir_value *bv = &g->vals[bias];
+		int64_t d[2] = { M, 1 };
+
+		bm = ir_value_add_unique(g, "c1_bias", e);
+		if (bm < 0 || ir_tensor_alloc(&t, bv->dtype, 2, d, e))
+			return -1;
+		memcpy(t.data, g->vals[bias].data, ir_tensor_bytes(&t));
+		ir_value_set_const(&g->vals[bm], &t);
+		in[0] = mm;
+		in[1] = bm;
+		if ((mm = lp_add_node(g, &pos, name, "Add", in, 2, e)) < 0)
+			return -1;
+	}
+	{
+		int64_t shp[4] = { N, M, OH, OW };
+
+		in[0] = mm;
+		if ((in[1] = const_i64(g, "c1_out", shp, 4, e)) < 0)
+			return -1;
+	}
+	strip(g, pos);
+	*pi = pos;
+	return become(g, pos, "Reshape", in, 2, e);
+}
+
+static int is_conv1x1(const struct ir_graph *g, const struct ir_node *n)
+{
+	const struct ir_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[1]];
+	size_t cnt;
+	const int64_t *p = ir_attr_ints(n, "pads", &cnt);
+	const int64_t *d = ir_attr_ints(n, "dilations", &cnt);
+
+	if (x->rank != 4 || w->rank != 4 || !w->data || w->dims[2] != 1 || w->dims[3] != 1 ||
+	    ir_attr_int(n, "group", 1) != 1 ||
+	    strcmp(ir_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") ||
+	    (n->nin > 2 && n->in[2] >= 0 && !g->vals[n->in[2]].data) ||
+	    (x->dtype != IR_F32 && x->dtype != IR_F16))
+		return 0;
+	(void)d;
+	for (int i = 0; p && i < 4; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -1091,6 +1191,8 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 		return hardmax(g, pi, e);
 	if (!strcmp(n->op, "OneHot"))
 		return onehot(g, pi, e);
+	if (!strcmp(n->op, "Conv") && is_conv1x1(g, n))
+		return conv1x1(g, pi, e);
 	if (ir_dtype_is_float(dt0) && unary_extra(g, pi, e))
 		return -1;
 	n = &g->nodes[*pi];
