@@ -66,3 +66,20 @@ module-check: $(KSRC_DIR)/.extracted
 	echo "module-check: $$p passed, $$f failed"; [ $$f -eq 0 ]
 
 CHECKS += ;make -s module-check;
+
+# uapi/linux/ipu.h must stand alone in C and C++ userspace, without padding
+# the compiler would insert: "uapi-check: N passed, N failed" (in CHECKS).
+UAPI_PROBE := \#include <linux/ipu.h>\nint main(void) { return sizeof(struct ipu_info_args) == 80 ? 0 : 1; }\n
+.PHONY: uapi-check
+uapi-check:
+	@p=0; f=0; mkdir -p $(BUILD)/uapi-check; \
+	for lang in "c -std=c89" "c -std=c11" "c++ -std=c++98" "c++ -std=c++17"; do \
+		set -- $$lang; cc=gcc; [ $$1 = c ] || cc=g++; \
+		if printf '$(UAPI_PROBE)' | $$cc -x $$1 $$2 -pedantic -Wall -Wextra \
+			-Wpadded -Werror -Iuapi -o $(BUILD)/uapi-check/probe - 2>$(BUILD)/uapi-check/log; \
+		then p=$$((p + 1)); echo "PASS uapi/linux/ipu.h as $$lang"; \
+		else f=$$((f + 1)); echo "FAIL uapi/linux/ipu.h as $$lang"; cat $(BUILD)/uapi-check/log; fi; \
+	done; \
+	echo "uapi-check: $$p passed, $$f failed"; [ $$f -eq 0 ]
+
+CHECKS += ;make -s uapi-check;

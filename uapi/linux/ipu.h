@@ -275,7 +275,7 @@ struct ipu_uring_cmd {
 enum ipu_genl_cmd {
 	IPU_GENL_CMD_UNSPEC,
 	IPU_GENL_CMD_EVENT,	/* multicast: one device event */
-	__IPU_GENL_CMD_MAX,
+	__IPU_GENL_CMD_MAX
 };
 
 enum ipu_genl_attr {
@@ -288,7 +288,7 @@ enum ipu_genl_attr {
 	IPU_GENL_A_ADDR,	/* u64 */
 	IPU_GENL_A_ID,		/* u64: event id */
 	IPU_GENL_A_PAD,
-	__IPU_GENL_A_MAX,
+	__IPU_GENL_A_MAX
 };
 
 #define IPU_GENL_A_MAX		(__IPU_GENL_A_MAX - 1)
