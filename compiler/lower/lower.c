@@ -118,6 +118,7 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 	int r;
 
 	l->node = n;
+	lw_temp_reset(l);
 	for (int k = 0; k < n->nout; k++)
 		if (n->out[k] >= 0 && ir_value_numel(&l->g->vals[n->out[k]]) == 0)
 			return lw_fail(l, "output '%s' is empty; empty tensors are not supported on the device",
@@ -131,8 +132,8 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 
 /* Streams and nodes of one graph appended to sequence `seq`. */
 static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
-		       const struct ipu_target *t, ipu_step seq, const char *prefix,
-		       struct ipu_lower_anchors *as, struct ir_error *e)
+		       const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
+		       const char *prefix, struct ipu_lower_anchors *as, struct ir_error *e)
 {
 	struct lw l;
 	int r = -1;
@@ -148,6 +149,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.budget = t->tile_mem / 2;
 	l.seq = seq;
 	l.e = e;
+	l.scr = scr;
 	l.vt = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.vt));
 	if (!l.vt)
 		return ir_err(e, "out of memory");
@@ -240,37 +242,40 @@ out:
 	return r;
 }
 
-int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
-		    void **image, size_t *len, struct ipu_lower_info *info,
-		    struct ir_error *e)
+/* One lowering of the prepared graphs into builder gb (see struct
+ * lw_scratch for the two passes).  Compiles the image when image != NULL. */
+static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
+		 const struct ipu_target *t, struct lw_scratch *scr,
+		 struct ipu_lower_anchors *as, void **image, size_t *len,
+		 struct ipu_graph_stats *stats, struct ir_error *e)
 {
-	struct ipu_graph *gb = ipu_graph_create(t->tiles, t->tile_mem);
 	uint64_t *used = calloc(t->tiles ? t->tiles : 1, sizeof(uint64_t));
-	struct ir_graph *prepared[64] = { 0 };
-	struct ipu_lower_anchors *as = &info->anchors_priv;
 	ipu_step main_seq;
 	int r = -1;
 
-	memset(info, 0, sizeof(*info));
-	as = &info->anchors_priv;
-	if (!gb || !used) {
-		ir_err(e, "out of memory");
-		goto out;
-	}
-	if (n < 1 || n > 64) {
-		ir_err(e, "%d graphs: 1 to 64 can be lowered into one executable", n);
-		goto out;
-	}
+	if (!used)
+		return ir_err(e, "out of memory");
 	main_seq = ipu_step_sequence(gb);
 	if (main_seq == IPU_GRAPH_INVALID)
 		goto builder;
-	for (int k = 0; k < n; k++) {
-		prepared[k] = ir_graph_clone(graphs[k], e);
-		if (!prepared[k] || ipu_lower_prepare(prepared[k], e))
-			goto out;
+	if (scr && !scr->measure) {
+		/* the scratch tensors, one per tile and dtype that needs one */
+		for (uint32_t tile = 0; tile < t->tiles; tile++)
+			for (uint32_t dt = 1; dt < IPUX_DT_COUNT; dt++) {
+				size_t k = (size_t)tile * IPUX_DT_COUNT + dt;
+				char name[64];
+
+				scr->t[k] = IPU_GRAPH_INVALID;
+				if (!scr->peak[k])
+					continue;
+				snprintf(name, sizeof(name), "scratch/%u/%u", tile, dt);
+				scr->t[k] = ipu_graph_add_tensor(gb, name, dt, 1, &scr->peak[k]);
+				if (scr->t[k] == IPU_GRAPH_INVALID || ipu_graph_map_tile(gb, scr->t[k], tile))
+					goto builder;
+			}
 	}
 	if (n == 1) {
-		if (lower_graph(gb, prepared[0], used, t, main_seq, "", as, e))
+		if (lower_graph(gb, prepared[0], used, t, scr, main_seq, "", as, e))
 			goto out;
 	} else {
 		/* fusion: index -> switch over the subgraphs */
@@ -296,7 +301,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 			cases[k] = ipu_step_sequence(gb);
 			if (cases[k] == IPU_GRAPH_INVALID)
 				goto builder;
-			if (lower_graph(gb, prepared[k], used, t, cases[k], prefix, as, e)) {
+			if (lower_graph(gb, prepared[k], used, t, scr, cases[k], prefix, as, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -311,17 +316,73 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 	}
 	if (ipu_graph_add_program(gb, main_seq) < 0)
 		goto builder;
-	if (ipu_graph_compile(gb, image, len, &info->stats))
+	if (image && ipu_graph_compile(gb, image, len, stats))
 		goto builder;
 	r = 0;
 	goto out;
 builder:
 	ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
 out:
+	free(used);
+	return r;
+}
+
+int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
+		    void **image, size_t *len, struct ipu_lower_info *info,
+		    struct ir_error *e)
+{
+	struct ir_graph *prepared[64] = { 0 };
+	struct ipu_graph *gb = NULL;
+	size_t slots = (size_t)(t->tiles ? t->tiles : 1) * IPUX_DT_COUNT;
+	struct lw_scratch scr = { 0 };
+	struct ipu_lower_anchors trial = { 0 };
+	int r = -1;
+
+	memset(info, 0, sizeof(*info));
+	if (n < 1 || n > 64)
+		return ir_err(e, "%d graphs: 1 to 64 can be lowered into one executable", n);
+	scr.top = calloc(slots, sizeof(uint64_t));
+	scr.peak = calloc(slots, sizeof(uint64_t));
+	scr.t = calloc(slots, sizeof(ipu_tensor));
+	if (!scr.top || !scr.peak || !scr.t) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < n; k++) {
+		prepared[k] = ir_graph_clone(graphs[k], e);
+		if (!prepared[k] || ipu_lower_prepare(prepared[k], e))
+			goto out;
+	}
+	/* pass 1: measure the temporaries' peak per tile and dtype */
+	scr.measure = 1;
+	gb = ipu_graph_create(t->tiles, t->tile_mem);
+	if (!gb) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	r = build(gb, prepared, n, t, &scr, &trial, NULL, NULL, NULL, e);
+	anchors_free(&trial);
+	ipu_graph_destroy(gb);
+	gb = NULL;
+	if (r)
+		goto out;
+	r = -1;
+	/* pass 2: the same decisions, temporaries in the shared scratch */
+	scr.measure = 0;
+	memset(scr.top, 0, slots * sizeof(uint64_t));
+	gb = ipu_graph_create(t->tiles, t->tile_mem);
+	if (!gb) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	r = build(gb, prepared, n, t, &scr, &info->anchors_priv, image, len, &info->stats, e);
+out:
 	for (int k = 0; k < 64; k++)
 		ir_graph_free(prepared[k]);
 	ipu_graph_destroy(gb);
-	free(used);
+	free(scr.top);
+	free(scr.peak);
+	free(scr.t);
 	if (r)
 		ipu_lower_info_free(info);	/* nothing to hand out on failure */
 	return r;

@@ -7,6 +7,19 @@
 #include "ipu/graph.h"
 #include "ipu/lower.h"
 
+/* Scratch memory: temporaries of one op (copied-in operand pieces,
+ * partial sums, row blocks) are dead once the op's steps ran, so every op
+ * reuses the same per-tile, per-dtype scratch tensors.  The lowering runs
+ * twice: the first pass (measure) allocates each temporary as its own
+ * tensor and records the peak per tile and dtype; the second allocates
+ * those peaks once and hands out slices of them. */
+struct lw_scratch {
+	uint64_t *top;		/* [tile * IPUX_DT_COUNT + dt] elements in use */
+	uint64_t *peak;		/* same indexing: the most any op used */
+	ipu_tensor *t;		/* pass 2: the scratch tensors */
+	int measure;		/* 1: first pass */
+};
+
 struct lw {
 	struct ipu_graph *gb;
 	const struct ir_graph *g;
@@ -18,6 +31,7 @@ struct lw {
 	struct ir_error *e;
 	const struct ir_node *node;	/* node being lowered (messages) */
 	uint64_t budget;	/* bytes a vertex's working set may use */
+	struct lw_scratch *scr;	/* NULL: every temporary is its own tensor */
 };
 
 /* ipux dtype of an IR dtype, 0 if the device has none. */
@@ -43,6 +57,12 @@ int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 /* Same for a builder tensor (not a value). */
 int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 	       uint32_t tile, ipu_step *xch, struct ipu_slice *out);
+/* A temporary of `count` elements of dtype dt on `tile`, dead after the
+ * current op: a slice of the tile's scratch (see struct lw_scratch). */
+int lw_temp(struct lw *l, const char *what, uint32_t dt, uint64_t count,
+	    uint32_t tile, struct ipu_slice *out);
+/* Starts a new op: its temporaries may reuse the previous op's scratch. */
+void lw_temp_reset(struct lw *l);
 /* The value's tensor (constants get one, spread over tiles, on demand). */
 ipu_tensor lw_value_tensor(struct lw *l, int v);
 /* Appends exchange (if any copies) then execute(cs) to the program. */

@@ -352,10 +352,11 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 		if (cb <= 0)
 			continue;
 		tb = lw_tensor(l, "table", dt, (uint64_t)(len * cb));
-		ob = lw_tensor(l, "cols", dt, (uint64_t)(ni * cb));
-		if (tb == IPU_GRAPH_INVALID || ob == IPU_GRAPH_INVALID ||
-		    ipu_graph_map_tile(l->gb, tb, tile) || ipu_graph_map_tile(l->gb, ob, tile))
+		if (tb == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tb, tile))
 			return lw_check(l);
+		if (lw_temp(l, "cols", dt, (uint64_t)(ni * cb), tile, &ops[2]))
+			return -1;
+		ob = ops[2].t;
 		buf = malloc((size_t)(len * cb) * es);
 		if (!buf)
 			return lw_fail(l, "out of memory");
@@ -367,17 +368,16 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 			return lw_check(l);
 		}
 		free(buf);
-		lw_account(l, tile, (uint64_t)((len + 2 * ni) * cb) * es);
+		lw_account(l, tile, (uint64_t)((len + ni) * cb) * es);
 		ops[0] = (struct ipu_slice){ tb, 0, (uint64_t)(len * cb) };
 		if (lw_piece(l, n->in[1], 0, (uint64_t)ni, tile, &xch, &ops[1]))
 			return -1;
-		ops[2] = (struct ipu_slice){ ob, 0, (uint64_t)(ni * cb) };
 		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_GATHER, ops, 3, p, 4))
 			return lw_check(l);
 		if (post == IPU_GRAPH_INVALID && (post = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 			return lw_check(l);
 		for (int64_t r = 0; r < ni; r++)
-			if (ipu_exchange_add(l->gb, post, (struct ipu_slice){ ob, (uint64_t)(r * cb), (uint64_t)cb },
+			if (ipu_exchange_add(l->gb, post, (struct ipu_slice){ ob, ops[2].begin + (uint64_t)(r * cb), (uint64_t)cb },
 					     (struct ipu_slice){ out, (uint64_t)(r * inner + c0), (uint64_t)cb }))
 				return lw_check(l);
 	}
@@ -540,21 +540,17 @@ static int conv(struct lw *l, const struct ir_node *n)
 			if (lw_piece(l, n->in[0], (uint64_t)(b * img), (uint64_t)img, tile, &xch, &ops[0]))
 				return -1;
 		} else {
-			ipu_tensor tmp = lw_tensor(l, "rows", lw_dtype(x->dtype), (uint64_t)(C * hin * W));
-
 			if (xt == IPU_GRAPH_INVALID && (xt = lw_value_tensor(l, n->in[0])) == IPU_GRAPH_INVALID)
 				return -1;
-			if (tmp == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tmp, tile))
-				return lw_check(l);
-			lw_account(l, tile, (uint64_t)(C * hin * W) * es);
+			if (lw_temp(l, "rows", lw_dtype(x->dtype), (uint64_t)(C * hin * W), tile, &ops[0]))
+				return -1;
 			if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 				return lw_check(l);
 			for (int64_t ch = 0; ch < C; ch++)
 				if (ipu_exchange_add(l->gb, xch,
 						     (struct ipu_slice){ xt, (uint64_t)(b * img + (ch * H + r0c) * W), (uint64_t)(hin * W) },
-						     (struct ipu_slice){ tmp, (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
+						     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
 					return lw_check(l);
-			ops[0] = (struct ipu_slice){ tmp, 0, (uint64_t)(C * hin * W) };
 		}
 		if (lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)(cb * wrow), tile, &xch, &ops[1]))
 			return -1;
@@ -566,21 +562,18 @@ static int conv(struct lw *l, const struct ir_node *n)
 			lw_account(l, tile, oc * es);
 			ops[2] = (struct ipu_slice){ out, ob, oc };
 		} else {
-			ipu_tensor ot = lw_tensor(l, "out_rows", odt, (uint64_t)(cb * rows * OW));
-
-			if (ot == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, ot, tile))
-				return lw_check(l);
-			lw_account(l, tile, (uint64_t)(cb * rows * OW) * es);
+			if (lw_temp(l, "out_rows", odt, (uint64_t)(cb * rows * OW), tile, &ops[2]))
+				return -1;
 			if (post == IPU_GRAPH_INVALID && (post = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 				return lw_check(l);
 			for (int64_t ch = 0; ch < cb; ch++) {
 				uint64_t ob = (uint64_t)(((b * M + c0 + ch) * OH + o0) * OW);
 
-				if (ipu_exchange_add(l->gb, post, (struct ipu_slice){ ot, (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
+				if (ipu_exchange_add(l->gb, post,
+						     (struct ipu_slice){ ops[2].t, ops[2].begin + (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
 						     (struct ipu_slice){ out, ob, (uint64_t)(rows * OW) }))
 					return lw_check(l);
 			}
-			ops[2] = (struct ipu_slice){ ot, 0, (uint64_t)(cb * rows * OW) };
 		}
 		if (bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)cb, tile, &xch, &ops[3]))
 			return -1;

@@ -118,11 +118,11 @@ static int block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r
 
 	if (nc == ld)
 		return lw_piece(l, v, base + (uint64_t)(r0 * ld), (uint64_t)(nr * nc), tile, xch, out);
-	t = lw_tensor(l, "block", dt, (uint64_t)(nr * nc));
-	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
-		return lw_check(l);
-	lw_account(l, tile, (uint64_t)(nr * nc) * es);
 	if (x->data && l->vt[v] == IPU_GRAPH_INVALID) {
+		t = lw_tensor(l, "block", dt, (uint64_t)(nr * nc));
+		if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
+			return lw_check(l);
+		lw_account(l, tile, (uint64_t)(nr * nc) * es);
 		char *buf = malloc((size_t)(nr * nc) * es);
 
 		if (!buf)
@@ -136,20 +136,20 @@ static int block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r
 			return lw_check(l);
 		}
 		free(buf);
+		*out = (struct ipu_slice){ t, 0, (uint64_t)(nr * nc) };
 	} else {
 		ipu_tensor src = lw_value_tensor(l, v);
 
-		if (src == IPU_GRAPH_INVALID)
+		if (src == IPU_GRAPH_INVALID || lw_temp(l, "block", dt, (uint64_t)(nr * nc), tile, out))
 			return -1;
 		if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 			return lw_check(l);
 		for (int64_t r = 0; r < nr; r++)
 			if (ipu_exchange_add(l->gb, *xch,
 					     (struct ipu_slice){ src, base + (uint64_t)((r0 + r) * ld + c0), (uint64_t)nc },
-					     (struct ipu_slice){ t, (uint64_t)(r * nc), (uint64_t)nc }))
+					     (struct ipu_slice){ out->t, out->begin + (uint64_t)(r * nc), (uint64_t)nc }))
 				return lw_check(l);
 	}
-	*out = (struct ipu_slice){ t, 0, (uint64_t)(nr * nc) };
 	return 0;
 }
 
@@ -214,7 +214,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		int64_t mb = m1 - m0, nb = n1 - n0;
 		uint64_t obase = (uint64_t)(p * m.M * m.N);
 		uint32_t home = IPU_GRAPH_INVALID;
-		ipu_tensor parts = IPU_GRAPH_INVALID, blk = IPU_GRAPH_INVALID;
+		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, blk = { IPU_GRAPH_INVALID, 0, 0 };
 		struct ipu_slice res;
 
 		if (mb <= 0 || nb <= 0)
@@ -240,27 +240,21 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 				ops[2] = (struct ipu_slice){ out, obase + (uint64_t)(m0 * m.N), (uint64_t)(mb * nb) };
 			} else {
 				uint32_t pdt = m.pk > 1 ? IPUX_DT_F32 : odt;
-				ipu_tensor pt = lw_tensor(l, "partial", pdt, (uint64_t)(mb * nb));
 
-				if (pt == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, pt, tile))
-					return lw_check(l);
-				lw_account(l, tile, (uint64_t)(mb * nb) * ipux_dtype_size(pdt));
-				ops[2] = (struct ipu_slice){ pt, 0, (uint64_t)(mb * nb) };
+				if (lw_temp(l, "partial", pdt, (uint64_t)(mb * nb), tile, &ops[2]))
+					return -1;
 				if (home == IPU_GRAPH_INVALID) {
 					home = tile;
-					if (m.pk > 1) {
-						parts = lw_tensor(l, "partials", IPUX_DT_F32, (uint64_t)(m.pk * mb * nb));
-						if (parts == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, parts, home))
-							return lw_check(l);
-						lw_account(l, home, (uint64_t)(m.pk * mb * nb) * 4);
-					}
-					blk = pt;
+					if (m.pk > 1 &&
+					    lw_temp(l, "partials", IPUX_DT_F32, (uint64_t)(m.pk * mb * nb), home, &parts))
+						return -1;
+					blk = ops[2];
 				}
 				if (m.pk > 1) {
 					if (x2 == IPU_GRAPH_INVALID && (x2 = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 						return lw_check(l);
 					if (ipu_exchange_add(l->gb, x2, ops[2],
-							     (struct ipu_slice){ parts, (uint64_t)(ik * mb * nb), (uint64_t)(mb * nb) }))
+							     (struct ipu_slice){ parts.t, parts.begin + (uint64_t)(ik * mb * nb), (uint64_t)(mb * nb) }))
 						return lw_check(l);
 				}
 			}
@@ -269,27 +263,22 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		}
 		if (m.pk == 1 && m.pn == 1)
 			continue;
-		res = (struct ipu_slice){ blk, 0, (uint64_t)(mb * nb) };
+		res = blk;
 		if (m.pk > 1) {
 			/* partial sums -> one block on the home tile */
 			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)m.pk, (uint32_t)(mb * nb) };
-			ipu_tensor sum = lw_tensor(l, "sum", IPUX_DT_F32, (uint64_t)(mb * nb));
 			struct ipu_slice rops[2];
 
-			if (sum == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, sum, home))
-				return lw_check(l);
-			rops[0] = (struct ipu_slice){ parts, 0, (uint64_t)(m.pk * mb * nb) };
-			rops[1] = (struct ipu_slice){ sum, 0, (uint64_t)(mb * nb) };
+			rops[0] = parts;
+			if (lw_temp(l, "sum", IPUX_DT_F32, (uint64_t)(mb * nb), home, &rops[1]))
+				return -1;
 			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_REDUCE, rops, 2, rp, 4))
 				return lw_check(l);
 			res = rops[1];
 			if (odt == IPUX_DT_F16) {
-				ipu_tensor h = lw_tensor(l, "sum16", IPUX_DT_F16, (uint64_t)(mb * nb));
-
-				if (h == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, h, home))
-					return lw_check(l);
 				rops[0] = res;
-				rops[1] = (struct ipu_slice){ h, 0, (uint64_t)(mb * nb) };
+				if (lw_temp(l, "sum16", IPUX_DT_F16, (uint64_t)(mb * nb), home, &rops[1]))
+					return -1;
 				if (ipu_graph_add_vertex(l->gb, cs3, IPUX_CL_CAST, rops, 2, NULL, 0))
 					return lw_check(l);
 				res = rops[1];
@@ -301,7 +290,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		for (int64_t r = 0; r < mb; r++) {
 			uint64_t ob = obase + (uint64_t)((m0 + r) * m.N + n0);
 
-			if (ipu_exchange_add(l->gb, x3, (struct ipu_slice){ res.t, (uint64_t)(r * nb), (uint64_t)nb },
+			if (ipu_exchange_add(l->gb, x3, (struct ipu_slice){ res.t, res.begin + (uint64_t)(r * nb), (uint64_t)nb },
 					     (struct ipu_slice){ out, ob, (uint64_t)nb }))
 				return lw_check(l);
 		}

@@ -150,6 +150,41 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 	return t;
 }
 
+int lw_temp(struct lw *l, const char *what, uint32_t dt, uint64_t count,
+	    uint32_t tile, struct ipu_slice *out)
+{
+	struct lw_scratch *s = l->scr;
+	size_t k = (size_t)tile * IPUX_DT_COUNT + dt;
+	ipu_tensor t;
+
+	lw_account(l, tile, count * ipux_dtype_size(dt));
+	if (s && !s->measure) {
+		if (s->t[k] == IPU_GRAPH_INVALID || s->top[k] + count > s->peak[k])
+			return lw_fail(l, "internal: scratch of tile %u overflows (%llu + %llu > %llu elements)",
+				       tile, (unsigned long long)s->top[k], (unsigned long long)count,
+				       (unsigned long long)s->peak[k]);
+		*out = (struct ipu_slice){ s->t[k], s->top[k], count };
+		s->top[k] += count;
+		return 0;
+	}
+	t = lw_tensor(l, what, dt, count);
+	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
+		return lw_check(l);
+	if (s) {
+		s->top[k] += count;
+		if (s->top[k] > s->peak[k])
+			s->peak[k] = s->top[k];
+	}
+	*out = (struct ipu_slice){ t, 0, count };
+	return 0;
+}
+
+void lw_temp_reset(struct lw *l)
+{
+	if (l->scr)
+		memset(l->scr->top, 0, (size_t)l->tiles * IPUX_DT_COUNT * sizeof(uint64_t));
+}
+
 /* Is [begin, begin+count) of t entirely on `tile`? */
 static int on_tile(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 		   uint32_t tile)
@@ -183,23 +218,18 @@ static int on_tile(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 	       uint32_t tile, ipu_step *xch, struct ipu_slice *out)
 {
-	ipu_tensor tmp;
 	uint32_t dt = ipu_graph_tensor_dtype(l->gb, t);
 
 	if (on_tile(l, t, begin, count, tile)) {
 		*out = (struct ipu_slice){ t, begin, count };
 		return 0;
 	}
-	tmp = lw_tensor(l, "in", dt, count);
-	if (tmp == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tmp, tile))
-		return lw_check(l);
-	lw_account(l, tile, count * ipux_dtype_size(dt));
+	if (lw_temp(l, "in", dt, count, tile, out))
+		return -1;
 	if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 		return lw_check(l);
-	if (ipu_exchange_add(l->gb, *xch, (struct ipu_slice){ t, begin, count },
-			     (struct ipu_slice){ tmp, 0, count }))
+	if (ipu_exchange_add(l->gb, *xch, (struct ipu_slice){ t, begin, count }, *out))
 		return lw_check(l);
-	*out = (struct ipu_slice){ tmp, 0, count };
 	return 0;
 }
 
