@@ -1907,6 +1907,88 @@ TEST(pipelined_runs)
 	fx_stop(&f);
 }
 
+/* DMA aimed at the device itself: rings, SG pieces and MSI-X messages
+ * pointing into its own BAR0 and MSI-X table.  Whatever the device does to
+ * itself, QEMU must survive and a reset must bring it back. */
+TEST(dma_into_own_registers)
+{
+	struct fixture f;
+	struct ipu_cmd k;
+	struct ipu_sg sg[2];
+	uint64_t list;
+	int i;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	/* an SG list whose pieces are the device's registers */
+	list = dev_alloc(d, 64, 64);
+	sg[0] = (struct ipu_sg){ d->bar0 + IPU_REG_CONTROL, 64, 0 };
+	sg[1] = (struct ipu_sg){ d->bar2, 64, 0 };
+	mem_write(d->q, list, sg, sizeof(sg));
+	k = (struct ipu_cmd){ .opcode = IPU_CMD_LOAD_EXE, .addr = list, .sg_count = 2, .len = 128 };
+	submit(d, &k);
+	msleep(50);
+	k = (struct ipu_cmd){ .opcode = IPU_CMD_READ_TENSOR, .flags = IPU_F_DIRECT, .addr = d->bar0,
+			      .len = 64 };
+	submit(d, &k);
+	msleep(50);
+	CHECK(qt_alive(d->q));
+	/* MSI-X messages written into CONTROL (RESET) on every completion */
+	{
+		int cap = find_cap(d->q, d->slot, 0x11);
+		uint32_t tbl = cfg_read32(d->q, d->slot, cap + 4);
+
+		for (i = 0; i < IPU_NUM_VECTORS; i++) {
+			uint64_t e = d->bar2 + (tbl & ~7u) + 16 * i;
+
+			writel(d->q, e, (uint32_t)(d->bar0 + IPU_REG_CONTROL));
+			writel(d->q, e + 8, IPU_CTRL_RESET);
+		}
+	}
+	W(d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	if (dev_enable(d) == 0) {
+		k = (struct ipu_cmd){ .opcode = IPU_CMD_NOP };
+		submit(d, &k);
+		msleep(50);
+	}
+	CHECK(qt_alive(d->q));
+	/* completion ring inside BAR0 */
+	W(d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	CHECK(wait_status(d, IPU_STS_RESETTING, 0) == 0);
+	W(d, IPU_REG_CMDQ_BASE_LO, (uint32_t)d->cmdq);
+	W(d, IPU_REG_CMDQ_SIZE, CMDQ_N);
+	W(d, IPU_REG_CPLQ_BASE_LO, (uint32_t)d->bar0 + 0x40);
+	W(d, IPU_REG_CPLQ_SIZE, 2);
+	W(d, IPU_REG_SCQ_BASE_LO, (uint32_t)d->bar0 + 0x1000);
+	W(d, IPU_REG_SCQ_SIZE, 64);
+	W(d, IPU_REG_CONTROL, IPU_CTRL_ENABLE);
+	if (R(d, IPU_REG_STATUS) & IPU_STS_READY) {
+		for (i = 0; i < 4; i++) {
+			k = (struct ipu_cmd){ .opcode = IPU_CMD_NOP, .tag = 0x40 + (uint64_t)IPU_CTRL_RESET };
+			mem_write(d->q, d->cmdq + 64 * (uint64_t)i, &k, 64);
+		}
+		W(d, IPU_REG_CMDQ_TAIL, 4);
+		msleep(100);
+	}
+	CHECK(qt_alive(d->q));
+	/* a proper reset and setup: everything works again */
+	W(d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	cfg_write16(d->q, d->slot, 0x04, 0x6);
+	CHECK(dev_setup(d, d->q, d->slot, 0) == 0);
+	CHECK_EQ_INT(nop(d), IPU_ST_OK);
+	{
+		struct sring sin, sout;
+		struct ipu_cpl c;
+
+		CHECK_EQ_INT(load_exe(d, f.x.img, f.x.len, &c), IPU_ST_OK);
+		CHECK_EQ_INT(sring_create(d, &sin, 0), IPU_ST_OK);
+		CHECK_EQ_INT(sring_create(d, &sout, 1), IPU_ST_OK);
+		CHECK(good_batch(d, &sin, &sout, &f.x, 5) == 0);
+	}
+	fx_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -1934,5 +2016,6 @@ int main(int argc, char **argv)
 	RUN(bus_master_off);
 	RUN(default_properties);
 	RUN(chaos_abort_and_reset);
+	RUN(dma_into_own_registers);
 	return TH_DONE();
 }
