@@ -257,6 +257,7 @@ void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
 /* ipu_ioctl.c */
 long ipu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner);
+int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner);
 void ipu_file_release_locked(struct ipu_file *f);
 
 /* ipu_chardev.c */

@@ -92,7 +92,40 @@ int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner)
 		dev_warn(&idev->pdev->dev, "ABORT not answered: resetting the device\n");
 		return ipu_hw_reset(idev, IPU_RESET_REASON_WATCHDOG);
 	}
-	return ret;
+	if (ret)
+		return ret;
+	/*
+	 * The device posted every flushed buffer's completion before the
+	 * ABORT's, but on another vector: collect them now, so that nothing
+	 * refers to the stream rings when the caller frees them.
+	 */
+	ipu_scq_drain(idev);
+	return 0;
+}
+
+/*
+ * ABORT, and make sure the device holds no buffer any more (one queued by
+ * another thread after the ABORT may still be): reset if it does.  For
+ * callers about to delete the stream rings.  idev->lock held.
+ */
+int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner)
+{
+	unsigned long flags;
+	u32 left;
+	int ret;
+
+	ret = ipu_do_abort(idev, owner);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&idev->sq_lock, flags);
+	left = idev->stream_inflight;
+	spin_unlock_irqrestore(&idev->sq_lock, flags);
+	if (left || ipu_cmds_pending(idev)) {
+		dev_info(&idev->pdev->dev, "%u stream buffers still queued after ABORT: resetting\n",
+			 left);
+		return ipu_hw_reset(idev, IPU_RESET_REASON_CLOSE);
+	}
+	return 0;
 }
 
 /* Release the device from its owner f: nothing of f's may stay queued. */
@@ -114,7 +147,7 @@ static void ipu_detach_locked(struct ipu_file *f, u32 reason)
 			ipu_hw_reset(idev, reason);
 		} else {
 			if (busy)
-				ipu_do_abort(idev, f);
+				ipu_quiesce(idev, f);
 			ipu_streams_destroy(idev, true);
 			if (ipu_cmd_exec(idev, &cmd, f, 5000, &res) == -ETIMEDOUT)
 				ipu_hw_reset(idev, IPU_RESET_REASON_WATCHDOG);
@@ -310,9 +343,9 @@ static int ipu_ioctl_reset(struct ipu_file *f, void *data)
 	case IPU_RESET_ABORT:
 		return ipu_do_abort(idev, f);
 	case IPU_RESET_ENGINE:
-		ret = ipu_do_abort(idev, f);
-		if (ret)
-			return ret;
+		ret = ipu_quiesce(idev, f);
+		if (ret || !idev->loaded)
+			return ret;	/* a device reset has unloaded it already */
 		ipu_streams_destroy(idev, true);
 		idev->loaded = false;
 		idev->num_programs = 0;
