@@ -254,6 +254,9 @@ static int ipu_ioctl_tensor(struct ipu_file *f, void *data)
 		return -EOPNOTSUPP;
 	if (!idev->loaded)
 		return -ENOEXEC;
+	/* it would queue behind runs that may wait for stream buffers */
+	if (ipu_cmds_pending(idev))
+		return -EBUSY;
 	if (rd)
 		ret = ipu_dma_alloc_kernel(idev, &b, a->size, DMA_FROM_DEVICE);
 	else
