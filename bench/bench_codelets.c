@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 {
 	static const struct bcase cases[] = {
 		{ 64, 64, 64, IPUX_DT_F32 },   { 256, 256, 256, IPUX_DT_F32 },
-		{ 512, 512, 512, IPUX_DT_F32 }, { 16, 512, 784, IPUX_DT_F32 }, { 1024, 1024, 1024, IPUX_DT_F32 }, { 128, 1024, 1024, IPUX_DT_F32 },
+		{ 512, 512, 512, IPUX_DT_F32 }, { 16, 512, 784, IPUX_DT_F32 }, { 1024, 1024, 1024, IPUX_DT_F32 }, { 128, 1024, 1024, IPUX_DT_F32 }, { 1, 1024, 1024, IPUX_DT_F32 }, { 1024, 1, 1024, IPUX_DT_F32 },
 		{ 256, 256, 256, IPUX_DT_F16 },
 	};
 	static const char *const lname[] = { "generic", "avx2", "avx512" };

@@ -171,7 +171,7 @@ static void mm_args_of(const struct ipu_vertex_ctx *v, struct mm_args *g)
 	g->conv = NULL;
 }
 
-void ipu_mm_exec(const struct mm_args *g, int level)
+static void ipu_mm_exec_blocked(const struct mm_args *g, int level)
 {
 #if MM_X86
 	if (level >= 2) {
@@ -186,6 +186,164 @@ void ipu_mm_exec(const struct mm_args *g, int level)
 	(void)level;
 #endif
 	run_generic(g);
+}
+
+
+/*
+ * Skinny shapes.  The register tile computes MR x NR results at a time, so
+ * a product with very few rows (batch-1 inference: M = 1) or columns
+ * (matrix-vector: N = 1) would waste up to MR resp. NR times the work on
+ * padding.  Those shapes run here instead, on vectorisable f32 loops:
+ *  - AXPY for M < 4 with B [K][N]: each C row is a sum of scaled B rows;
+ *  - DOT for N < 8, or M < 4 with B [N][K]: each C element is a dot
+ *    product of an A row and a B column (32 interleaved f32 partial sums).
+ * Both accumulate in f32 over the whole K and round C once.
+ */
+#define SK_BLK 256
+
+CL_CLONES static void sk_axpy(float *c, float a, const float *b, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		c[j] += a * b[j];
+}
+
+CL_CLONES static float sk_dot(const float *a, const float *b, size_t n)
+{
+	float acc[32], s = 0;
+	size_t k, l;
+
+	/* 32 interleaved partial sums: 4 independent vector chains */
+	for (l = 0; l < 32; l++)
+		acc[l] = 0;
+	for (k = 0; k + 32 <= n; k += 32)
+		for (l = 0; l < 32; l++)
+			acc[l] += a[k + l] * b[k + l];
+	for (; k < n; k++)
+		acc[k % 32] += a[k] * b[k];
+	for (l = 0; l < 32; l += 2)
+		s += acc[l] + acc[l + 1];
+	return s;
+}
+
+/* n elements of a float operand (dt F32/F16) from element i0, as f32. */
+static const float *sk_row(const void *base, int f16, size_t i0, size_t n,
+			   float *buf)
+{
+	if (!f16)
+		return (const float *)base + i0;
+	ipu_cl_h2f_block(buf, (const uint16_t *)base + i0, n);
+	return buf;
+}
+
+static float sk_getc(const struct mm_args *g, size_t i)
+{
+	return g->c_f16 ? cl_h2f(((const uint16_t *)g->c)[i])
+			: ((const float *)g->c)[i];
+}
+
+static void sk_setc(const struct mm_args *g, size_t i, float x)
+{
+	if (g->c_f16)
+		((uint16_t *)g->c)[i] = cl_f2h(x);
+	else
+		((float *)g->c)[i] = x;
+}
+
+static void sk_axpy_run(const struct mm_args *g)
+{
+	size_t M = g->M, N = g->N, K = g->K, bt, i, j0, j, k;
+	float cb[SK_BLK], ab[SK_BLK], bb[SK_BLK];
+
+	for (bt = 0; bt < g->batch; bt++) {
+		size_t ao = (bt % g->a_mod) * g->a_bs;
+		size_t bo = (bt % g->b_mod) * g->b_bs;
+		size_t co = bt * g->c_bs;
+
+		for (i = 0; i < M; i++)
+			for (j0 = 0; j0 < N; j0 += SK_BLK) {
+				size_t nb = N - j0 < SK_BLK ? N - j0 : SK_BLK;
+				size_t k0;
+
+				for (j = 0; j < nb; j++)
+					cb[j] = g->accumulate
+							? sk_getc(g, co + i * N + j0 + j)
+							: 0.0f;
+				for (k0 = 0; k0 < K; k0 += SK_BLK) {
+					size_t kb = K - k0 < SK_BLK ? K - k0 : SK_BLK;
+					const float *a = sk_row(g->a, g->f16,
+								ao + i * K + k0, kb, ab);
+
+					for (k = 0; k < kb; k++) {
+						const float *b = sk_row(
+							g->b, g->f16,
+							bo + (k0 + k) * N + j0, nb, bb);
+
+						sk_axpy(cb, a[k], b, nb);
+					}
+				}
+				for (j = 0; j < nb; j++)
+					sk_setc(g, co + i * N + j0 + j, cb[j]);
+			}
+	}
+}
+
+static void sk_dot_run(const struct mm_args *g)
+{
+	size_t M = g->M, N = g->N, K = g->K, bt, i, j, k, k0;
+	float ab[SK_BLK], bb[SK_BLK];
+
+	for (bt = 0; bt < g->batch; bt++) {
+		size_t ao = (bt % g->a_mod) * g->a_bs;
+		size_t bo = (bt % g->b_mod) * g->b_bs;
+		size_t co = bt * g->c_bs;
+
+		for (i = 0; i < M; i++)
+			for (j = 0; j < N; j++) {
+				float acc = g->accumulate ? sk_getc(g, co + i * N + j)
+							  : 0.0f;
+
+				for (k0 = 0; k0 < K; k0 += SK_BLK) {
+					size_t kb = K - k0 < SK_BLK ? K - k0 : SK_BLK;
+					const float *a = sk_row(g->a, g->f16,
+								ao + i * K + k0, kb, ab);
+					const float *b;
+
+					if (g->trans_b || N == 1) {
+						/* the column is contiguous */
+						b = sk_row(g->b, g->f16,
+							   bo + j * K + k0, kb, bb);
+					} else {
+						/* gather the column */
+						for (k = 0; k < kb; k++)
+							bb[k] = g->f16
+								? cl_h2f(((const uint16_t *)g->b)
+										 [bo + (k0 + k) * N + j])
+								: ((const float *)g->b)
+									  [bo + (k0 + k) * N + j];
+						b = bb;
+					}
+					acc += sk_dot(a, b, kb);
+				}
+				sk_setc(g, co + i * N + j, acc);
+			}
+	}
+}
+
+void ipu_mm_exec(const struct mm_args *g, int level)
+{
+	if (!g->conv) {
+		if (g->M < 4 && !g->trans_b) {
+			sk_axpy_run(g);
+			return;
+		}
+		if (g->N < 8 || (g->M < 4 && g->trans_b)) {
+			sk_dot_run(g);
+			return;
+		}
+	}
+	ipu_mm_exec_blocked(g, level);
 }
 
 int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level)
