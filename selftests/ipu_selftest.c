@@ -184,6 +184,41 @@ TEST(load_run_wait)
 	free(y);
 }
 
+TEST(write_and_read_tensor)
+{
+	size_t len;
+	void *img = ipu_t_affine_image(N, 1, 0, &len);
+	uint8_t out[256], back[256];
+	struct ipu_tensor_args a = { 0 };
+	int fd = ipu_t_open(0), i;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ipu_t_attach(fd));
+	a.data = (uintptr_t)out;
+	a.size = sizeof(out);
+	a.tile = 0;
+	a.offset = 0;	/* x: the next run streams it in again */
+	EXPECT_EQ(-ENOEXEC, ipu_x(fd, IPU_IOCTL_WRITE_TENSOR, &a));
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	for (i = 0; i < (int)sizeof(out); i++)
+		out[i] = (uint8_t)(i * 7 + 1);
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_WRITE_TENSOR, &a));
+	memset(back, 0, sizeof(back));
+	a.data = (uintptr_t)back;
+	a.flags = IPU_TENSOR_F_READ;
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_WRITE_TENSOR, &a));
+	EXPECT_EQ(0, memcmp(out, back, sizeof(out)));
+	/* past the end of the executable's tile memory, or its tiles */
+	a.offset = IPU_T_TILE_MEM - 16;
+	EXPECT_EQ(-ERANGE, ipu_x(fd, IPU_IOCTL_WRITE_TENSOR, &a));
+	a.offset = 0;
+	a.tile = IPU_T_TILES;
+	EXPECT_EQ(-ERANGE, ipu_x(fd, IPU_IOCTL_WRITE_TENSOR, &a));
+	close(fd);
+	free(img);
+}
+
 static void streams_inflight(struct __test_metadata *_metadata, int fixed)
 {
 	enum { R = 64 };
