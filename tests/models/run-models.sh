@@ -8,6 +8,8 @@
 # with onnxruntime (numpy when onnxruntime cannot run here).
 #
 # Usage: tests/models/run-models.sh [run_models.py options]
+#        tests/models/run-models.sh --san [run_models.py options]
+#                 (with the ASan+UBSan ipu-compile and ipu-run of build/san)
 #        tests/models/run-models.sh --install-npm-only
 # Environment: BUILD (default build), LOGDIR (default build/test-logs: the
 # results go to $LOGDIR/models-results.txt and .json), PYTHON (default
@@ -53,6 +55,22 @@ ensure_npm() {
 ensure_npm
 # (bench/models.mk installs the reference this way, then runs the bench)
 [ "${1:-}" = "--install-npm-only" ] && exit 0
+if [ "${1:-}" = "--san" ]; then
+	# the same tests with ipu-compile and ipu-run built with ASan+UBSan
+	# (build/san, as make check's unit tests)
+	shift
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+	if ! make -s BUILD=build/san SANITIZE=1 build/san/bin/ipu-compile build/san/bin/ipu-run \
+		>"$LOGDIR/models-san-build.log" 2>&1; then
+		tail -n 20 "$LOGDIR/models-san-build.log"
+		echo "not ok - make BUILD=build/san SANITIZE=1 build/san/bin/ipu-compile build/san/bin/ipu-run"
+		echo "models-asan: 0 passed, 1 failed"
+		exit 1
+	fi
+	exec "$PYTHON" "$here/run_models.py" --san --bin build/san/bin --work "$BUILD/models-test-san" \
+		--results "$LOGDIR/models-results-asan.txt" "$@"
+fi
 for p in ipu-compile ipu-run; do
 	if [ ! -x "$BUILD/bin/$p" ]; then
 		echo "not ok - $BUILD/bin/$p is not built (make)"
