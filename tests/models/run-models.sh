@@ -47,8 +47,9 @@ ensure_npm() {
 	echo "# npm: installing$missing into $IPU_NPM_DIR"
 	mkdir -p "$IPU_NPM_DIR" &&
 		# shellcheck disable=SC2086
-		(cd "$IPU_NPM_DIR" && timeout 600 npm install --ignore-scripts --no-audit --no-fund \
-			--loglevel=error $missing 2>&1 | grep -v 'Unknown user config' | sed 's/^/# npm: /') ||
+		(cd "$IPU_NPM_DIR" && timeout 300 npm install --ignore-scripts --no-audit --no-fund \
+			--fetch-retries=1 --fetch-timeout=60000 --loglevel=error $missing 2>&1 |
+			grep -v 'Unknown user config' | sed 's/^/# npm: /') ||
 		echo "# npm: install failed; the reference will be numpy"
 }
 
@@ -68,8 +69,13 @@ if [ "${1:-}" = "--san" ]; then
 		echo "models-asan: 0 passed, 1 failed"
 		exit 1
 	fi
-	exec "$PYTHON" "$here/run_models.py" --san --bin build/san/bin --work "$BUILD/models-test-san" \
+	work="$BUILD/models-test-san.$$"
+	"$PYTHON" "$here/run_models.py" --san --bin build/san/bin --work "$work" \
 		--results "$LOGDIR/models-results-asan.txt" "$@"
+	rc=$?
+	# a private work directory (concurrent runs), kept when something failed
+	[ $rc -eq 0 ] && rm -rf "$work"
+	exit $rc
 fi
 for p in ipu-compile ipu-run; do
 	if [ ! -x "$BUILD/bin/$p" ]; then
@@ -78,5 +84,9 @@ for p in ipu-compile ipu-run; do
 		exit 1
 	fi
 done
-exec "$PYTHON" "$here/run_models.py" --bin "$BUILD/bin" --work "$BUILD/models-test" \
+work="$BUILD/models-test.$$"
+"$PYTHON" "$here/run_models.py" --bin "$BUILD/bin" --work "$work" \
 	--results "$LOGDIR/models-results.txt" "$@"
+rc=$?
+[ $rc -eq 0 ] && rm -rf "$work"
+exit $rc
