@@ -140,7 +140,10 @@ void ir_set_f(void *p, int dt, size_t i, double v)
 		((uint64_t *)p)[i] = v >= 1.8446744073709552e19 ? UINT64_MAX :
 				     v <= 0 || isnan(v) ? 0 : (uint64_t)v;
 		break;
-	default: ir_set_i(p, dt, i, f2i(v)); break;
+	default:
+		if (ir_dtype_is_int(dt))
+			ir_set_i(p, dt, i, f2i(v));
+		break;	/* no numeric representation: nothing to store */
 	}
 }
 
@@ -155,7 +158,7 @@ int64_t ir_get_i(const void *p, int dt, size_t i)
 	case IR_U16: return ((const uint16_t *)p)[i];
 	case IR_I8: return ((const int8_t *)p)[i];
 	case IR_U8: case IR_BOOL: return ((const uint8_t *)p)[i];
-	default: return f2i(ir_get_f(p, dt, i));
+	default: return ir_dtype_is_float(dt) ? f2i(ir_get_f(p, dt, i)) : 0;
 	}
 }
 
@@ -172,6 +175,9 @@ void ir_set_i(void *p, int dt, size_t i, int64_t v)
 	case IR_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)v; break;
 	case IR_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
 	case IR_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-	default: ir_set_f(p, dt, i, (double)v); break;
+	default:
+		if (ir_dtype_is_float(dt))
+			ir_set_f(p, dt, i, (double)v);
+		break;
 	}
 }
