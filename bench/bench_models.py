@@ -20,6 +20,7 @@
 # make bench-models BENCH_MODELS_ARGS='--threads 1' passes options.
 # Models and inputs come from tests/models/make_models.py (fixed seeds).
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -105,17 +106,23 @@ def main():
         make_models.save(work, name, m, ins, meta)
     names = list(small)
     if not a.no_resnet50:
-        # ResNet-50's 100 MB is only written once
-        if not os.path.exists(os.path.join(work, "resnet50.onnx")) or \
-                not os.path.exists(os.path.join(work, "resnet50.json")):
+        # ResNet-50's 100 MB is only written again when the generator changed
+        with open(make_models.__file__, "rb") as f:
+            gen = hashlib.sha256(f.read()).hexdigest()
+        jpath = os.path.join(work, "resnet50.json")
+        cached = None
+        if os.path.exists(os.path.join(work, "resnet50.onnx")) and os.path.exists(jpath):
+            with open(jpath) as f:
+                cached = json.load(f)
+        if cached and cached.get("generator") == gen:
+            meta["resnet50"] = cached
+        else:
             m, ins = make_models.make_resnet50()
             make_models.save(work, "resnet50", m, ins, meta)
             del m
-            with open(os.path.join(work, "resnet50.json"), "w") as f:
+            meta["resnet50"]["generator"] = gen
+            with open(jpath, "w") as f:
                 json.dump(meta["resnet50"], f)
-        else:
-            with open(os.path.join(work, "resnet50.json")) as f:
-                meta["resnet50"] = json.load(f)
         names.append("resnet50")
 
     print(f"# bench-models: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, "
