@@ -246,7 +246,11 @@ def main():
                 y = np.load(os.path.join(work, f"{name}.{prec}.ipu.y.npy")).astype(np.float64)
                 yr = np.load(os.path.join(work, f"{name}.ort.y.npy")).astype(np.float64)
                 err = float(np.abs(y - yr).max() / max(np.abs(yr).max(), 1e-30))
+            tol = 1e-2 if prec == "fp16" else 1e-4   # as tests/models
             errs = f"{err:>9.2g}" if err is not None else f"{'-':>9}"
+            if err is not None and not err <= tol:
+                errs += " WRONG"
+                out.setdefault("wrong", []).append(f"{name} {prec}")
             ipu1 = r["requests_per_s_1"] * batch
             ipu16 = r["requests_per_s_inflight"] * batch
             row = {"model": name, "precision": prec, "batch": batch, "ipu_requests": n,
@@ -267,6 +271,9 @@ def main():
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     print(f"# figures: {path}")
+    if out.get("wrong"):
+        print(f"# WRONG outputs (norm err above 1e-4 fp32 / 1e-2 fp16): {', '.join(out['wrong'])}")
+        return 1
     return 0
 
 
