@@ -6,6 +6,7 @@
  * shows up as an ASan/UBSan report.  Runs are bounded by a watchdog that
  * aborts the engine after a few milliseconds (Repeat counts can be huge).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,11 +34,17 @@ static int zero_transfer(void *ctx, uint32_t stream, uint32_t dir,
 	return 0;
 }
 
+/*
+ * Each run arms the watchdog with a new generation number; the watchdog
+ * aborts a run only if that same arming is still in force after 5 ms, so a
+ * quick re-arm for the next program can never leave a run unwatched.
+ */
 struct watchdog {
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
 	struct ipu_engine *e;
-	int armed, quit;
+	int armed;
+	unsigned gen;
 };
 
 static struct ipu_engine *engine;
@@ -49,23 +56,37 @@ static void *watchdog_main(void *arg)
 	pthread_mutex_lock(&wd.lock);
 	for (;;) {
 		struct timespec ts;
+		unsigned g;
 
 		while (!wd.armed)
 			pthread_cond_wait(&wd.cv, &wd.lock);
+		g = wd.gen;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 5 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		while (wd.armed && pthread_cond_timedwait(&wd.cv, &wd.lock, &ts) == 0)
+		while (wd.armed && wd.gen == g &&
+		       pthread_cond_timedwait(&wd.cv, &wd.lock, &ts) != ETIMEDOUT)
 			;
-		if (wd.armed)
-			ipu_engine_abort(wd.e);
-		while (wd.armed)
+		if (!wd.armed || wd.gen != g)
+			continue;
+		ipu_engine_abort(wd.e);
+		while (wd.armed && wd.gen == g)
 			pthread_cond_wait(&wd.cv, &wd.lock);
 	}
 	return NULL;
+}
+
+static void arm(int on)
+{
+	pthread_mutex_lock(&wd.lock);
+	wd.armed = on;
+	if (on)
+		wd.gen++;
+	pthread_cond_broadcast(&wd.cv);
+	pthread_mutex_unlock(&wd.lock);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -104,15 +125,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ipu_engine_exe_info(engine, &info);
 	for (p = 0; p < info.num_programs; p++) {
-		pthread_mutex_lock(&wd.lock);
-		wd.armed = 1;
-		pthread_cond_broadcast(&wd.cv);
-		pthread_mutex_unlock(&wd.lock);
+		arm(1);
 		ipu_engine_run(engine, p, err, sizeof(err));
-		pthread_mutex_lock(&wd.lock);
-		wd.armed = 0;
-		pthread_cond_broadcast(&wd.cv);
-		pthread_mutex_unlock(&wd.lock);
+		arm(0);
 		ipu_engine_clear_abort(engine);
 	}
 	return 0;
