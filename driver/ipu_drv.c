@@ -93,6 +93,8 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 {
 	int ret;
 
+	/* counted before anyone is woken by the cancellations below */
+	atomic64_inc(&idev->st_resets);
 	ret = ipu_hw_reset_wait(idev);
 	/*
 	 * Even if the device never leaves reset, fail the requests: their
@@ -103,7 +105,6 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 	idev->loaded = false;
 	idev->num_programs = 0;
 	idev->inject_hang = false;
-	atomic64_inc(&idev->st_resets);
 	if (!ret)
 		ret = ipu_hw_enable(idev);
 	idev->failed = ret != 0;

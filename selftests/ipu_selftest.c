@@ -526,6 +526,114 @@ TEST(bad_uring_cmds)
 	free(img);
 }
 
+/*
+ * Chaos: streams and runs in flight while aborts, engine resets and device
+ * resets land at random moments.  Every buffer must come back exactly once
+ * (moved or -ECANCELED), no page may stay pinned, the device must work.
+ */
+TEST(chaos_aborts_and_resets_while_streaming)
+{
+	enum { R = 32, ITER = 24, NC = 16384 };
+	size_t len;
+	void *img = ipu_t_affine_image(NC, R, 0, &len);
+	float *x = malloc(R * NC * 4), *y = malloc(R * NC * 4);
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	unsigned int seed = 12345;
+	int fd = ipu_t_open(0), it, i, moved = 0, cancelled = 0, other = 0, need_load = 1;
+	uint64_t seq;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_TRUE(x && y);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ipu_t_attach(fd));
+	ASSERT_EQ(0, ipu_t_ring(&ring, 4 * R));
+	for (it = 0; it < ITER; it++) {
+		struct ipu_reset_args r = { 0 };
+		int action = rand_r(&seed) % 4, got = 0, expect;
+
+		if (need_load)
+			ASSERT_EQ(0, ipu_t_load(fd, img, len));
+		need_load = action >= 2;	/* those unload the executable */
+		/* all outputs, half the inputs: the run stalls half way unless
+		 * the rest comes (no action) or it is cancelled (the others) */
+		for (i = 0; i < R; i++) {
+			if (i < R / 2)
+				ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x + i * NC, NC * 4, i, -1);
+			ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, y + i * NC, NC * 4, R + i, -1);
+		}
+		ASSERT_EQ(R + R / 2, io_uring_submit(&ring));
+		ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
+		usleep(rand_r(&seed) % 2000);
+		switch (action) {
+		case 0:
+			break;
+		case 1:
+			r.mode = IPU_RESET_ABORT;
+			break;
+		case 2:
+			r.mode = IPU_RESET_ENGINE;
+			break;
+		default:
+			r.mode = IPU_RESET_DEVICE;
+			break;
+		}
+		if (action) {
+			ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_RESET, &r));
+			expect = R + R / 2;
+		} else {
+			for (i = R / 2; i < R; i++)
+				ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x + i * NC, NC * 4, i, -1);
+			ASSERT_EQ(R / 2, io_uring_submit(&ring));
+			expect = 2 * R;
+		}
+		{
+			int w = ipu_t_wait(fd, seq, 20000000000ll, NULL);
+
+			EXPECT_EQ(action ? IPU_WAIT_ABORTED : IPU_WAIT_COMPLETED, w);
+		}
+		while (got < expect) {
+			ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+			if (cqe->res == NC * 4)
+				moved++;
+			else if (cqe->res == -ECANCELED)
+				cancelled++;
+			else
+				other++;
+			got++;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		/* nothing more may arrive */
+		EXPECT_NE(0, io_uring_peek_cqe(&ring, &cqe));
+	}
+	TH_LOG("%d iterations: %d buffers moved, %d cancelled, %d other", ITER, moved,
+	       cancelled, other);
+	EXPECT_EQ(0, other);
+	EXPECT_EQ(0u, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
+	/* and a clean run afterwards */
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	for (i = 0; i < R * NC; i++)
+		x[i] = (float)i;
+	for (i = 0; i < R; i++) {
+		ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x + i * NC, NC * 4, i, -1);
+		ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, y + i * NC, NC * 4, R + i, -1);
+	}
+	ASSERT_EQ(2 * R, io_uring_submit(&ring));
+	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
+	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd, seq, 20000000000ll, NULL));
+	for (i = 0; i < 2 * R; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+		EXPECT_EQ(NC * 4, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	EXPECT_TRUE(check_affine(x, y, R * NC));
+	io_uring_queue_exit(&ring);
+	close(fd);
+	free(x);
+	free(y);
+	free(img);
+}
+
 /* A child with streams in flight (and a run waiting for more) is killed. */
 TEST(kill9_with_streams_in_flight)
 {
