@@ -273,22 +273,34 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
-	/* Same-shape operands: follow the first run-time operand's layout, so
-	 * it is read where it lives and only the others move. */
-	if (w.rank == 1 && rows == total) {
+	/* An operand with the output's full shape: follow its layout (whole
+	 * rows to the tile holding each row's first element), so it is read
+	 * where it lives and only the others move. */
+	{
 		int lead = -1;
 
-		for (int k = 0; k < nops && lead < 0; k++)
-			if (w.st[k][0] == 1 && l->vt[ins[k]] != IPU_GRAPH_INVALID &&
-			    ipu_graph_tensor_elems(l->gb, l->vt[ins[k]]) == (uint64_t)total)
+		for (int k = 0; k < nops && lead < 0; k++) {
+			int64_t dense = 1, ok = l->vt[ins[k]] != IPU_GRAPH_INVALID &&
+						ipu_graph_tensor_elems(l->gb, l->vt[ins[k]]) == (uint64_t)total;
+
+			for (int i = w.rank - 1; i >= 0 && ok; i--) {
+				ok = w.st[k][i] == dense;
+				dense *= w.dims[i];
+			}
+			if (ok)
 				lead = k;
+		}
 		if (lead >= 0) {
 			uint32_t tile, off, k2 = 0;
 			uint64_t b0, b1;
 
 			while (ipu_graph_tensor_location(l->gb, l->vt[ins[lead]], k2++, &tile, &b0, &b1, &off) == 0) {
-				if (emit_block(l, n, &w, codelet, op, up, ins, nops, out, odt, cs,
-					       (int64_t)b0, (int64_t)b1, 1, tile, &xch))
+				int64_t r0 = ((int64_t)b0 + inner - 1) / inner, r1 = ((int64_t)b1 + inner - 1) / inner;
+
+				if (r1 > rows)
+					r1 = rows;
+				if (r1 > r0 && emit_block(l, n, &w, codelet, op, up, ins, nops, out, odt, cs,
+							  r0, r1, inner, tile, &xch))
 					return -1;
 			}
 			if (lw_emit(l, xch, cs))
