@@ -42,8 +42,9 @@ static int ipu_ioctl_info(struct ipu_file *f, void *data)
 	a->caps = idev->caps;
 	a->driver_caps = IPU_DRV_CAP_URING_CMD | IPU_DRV_CAP_FIXED_BUFS |
 			 IPU_DRV_CAP_NETLINK;
+	/* a snapshot without the device lock: INFO must not wait for a LOAD */
 	a->state = ipu_state(idev);
-	a->owner_pid = idev->owner_pid;
+	a->owner_pid = READ_ONCE(idev->owner_pid);
 	a->minor = idev->minor;
 	a->pci_domain = pci_domain_nr(pdev->bus);
 	a->pci_bus = pdev->bus->number;
@@ -434,7 +435,7 @@ static int ipu_ioctl_stream_info(struct ipu_file *f, void *data)
 }
 
 static const struct ipu_ioctl_desc ipu_ioctls[] = {
-	[_IOC_NR(IPU_IOCTL_INFO)] = { IPU_IOCTL_INFO, ipu_ioctl_info, false, true },
+	[_IOC_NR(IPU_IOCTL_INFO)] = { IPU_IOCTL_INFO, ipu_ioctl_info, false, false },
 	[_IOC_NR(IPU_IOCTL_ATTACH)] = { IPU_IOCTL_ATTACH, ipu_ioctl_attach, false, true },
 	[_IOC_NR(IPU_IOCTL_DETACH)] = { IPU_IOCTL_DETACH, ipu_ioctl_detach, true, true },
 	[_IOC_NR(IPU_IOCTL_LOAD_EXECUTABLE)] = { IPU_IOCTL_LOAD_EXECUTABLE, ipu_ioctl_load,
