@@ -176,42 +176,51 @@ static int conv(const struct ir_graph *g, const struct ir_node *n,
 		ir_err(e, "out of memory");
 		goto out;
 	}
+	/* Kernel positions outside, output rows inside: the innermost loop
+	 * runs over a contiguous output row (double accumulation). */
 	for (int64_t nn = 0; nn < NB; nn++)
 		for (int64_t m = 0; m < M; m++) {
 			int64_t grp = m / mg;
 			double bias = b ? ir_get_f(b->data, b->dtype, (size_t)m) : 0;
+			double *yp = Y + (nn * M + m) * osz;
 
-			for (int64_t od = 0; od < v.out[0]; od++)
-			for (int64_t oh = 0; oh < v.out[1]; oh++)
-			for (int64_t ow = 0; ow < v.out[2]; ow++) {
-				double s = 0;
+			for (int64_t i = 0; i < osz; i++)
+				yp[i] = bias;
+			for (int64_t c = 0; c < cg; c++) {
+				const double *xp = X + (nn * C + grp * cg + c) * isz;
+				const double *wp = W + (m * cg + c) * ksz;
 
-				for (int64_t c = 0; c < cg; c++) {
-					const double *xp = X + (nn * C + grp * cg + c) * isz;
-					const double *wp = W + (m * cg + c) * ksz;
+				for (int64_t kd = 0; kd < v.k[0]; kd++)
+				for (int64_t kh = 0; kh < v.k[1]; kh++)
+				for (int64_t kw = 0; kw < v.k[2]; kw++) {
+					double wv = wp[(kd * v.k[1] + kh) * v.k[2] + kw];
+					int64_t offw = kw * v.d[2] - v.pb[2];
+					int64_t ow0 = 0, ow1 = v.out[2];
 
-					for (int64_t kd = 0; kd < v.k[0]; kd++) {
+					/* ow with 0 <= ow*s + offw < in */
+					while (ow0 < ow1 && ow0 * v.s[2] + offw < 0)
+						ow0++;
+					while (ow1 > ow0 && (ow1 - 1) * v.s[2] + offw >= v.in[2])
+						ow1--;
+					for (int64_t od = 0; od < v.out[0]; od++) {
 						int64_t id = od * v.s[0] - v.pb[0] + kd * v.d[0];
 
 						if (id < 0 || id >= v.in[0])
 							continue;
-						for (int64_t kh = 0; kh < v.k[1]; kh++) {
+						for (int64_t oh = 0; oh < v.out[1]; oh++) {
 							int64_t ih = oh * v.s[1] - v.pb[1] + kh * v.d[1];
+							const double *xr;
+							double *yr;
 
 							if (ih < 0 || ih >= v.in[1])
 								continue;
-							for (int64_t kw = 0; kw < v.k[2]; kw++) {
-								int64_t iw = ow * v.s[2] - v.pb[2] + kw * v.d[2];
-
-								if (iw < 0 || iw >= v.in[2])
-									continue;
-								s += xp[(id * v.in[1] + ih) * v.in[2] + iw] *
-								     wp[(kd * v.k[1] + kh) * v.k[2] + kw];
-							}
+							xr = xp + (id * v.in[1] + ih) * v.in[2];
+							yr = yp + (od * v.out[1] + oh) * v.out[2];
+							for (int64_t ow = ow0; ow < ow1; ow++)
+								yr[ow] += wv * xr[ow * v.s[2] + offw];
 						}
 					}
 				}
-				Y[(nn * M + m) * osz + (od * v.out[1] + oh) * v.out[2] + ow] = s + bias;
 			}
 		}
 	from_f64(out, Y);
