@@ -66,14 +66,20 @@ static int matmul(const struct ir_graph *g, const struct ir_node *n,
 		const double *Ap = A + ao[p] * M * K, *Bp = B + bo[p] * K * N;
 		double *Cp = C + p * M * N;
 
-		for (int64_t i = 0; i < M; i++)
-			for (int64_t j = 0; j < N; j++) {
-				double s = 0;
+		/* i-k-j order: the inner loop runs over contiguous rows */
+		for (int64_t i = 0; i < M; i++) {
+			double *cr = Cp + i * N;
 
-				for (int64_t k = 0; k < K; k++)
-					s += Ap[i * K + k] * Bp[k * N + j];
-				Cp[i * N + j] = s;
+			for (int64_t j = 0; j < N; j++)
+				cr[j] = 0;
+			for (int64_t k = 0; k < K; k++) {
+				double a = Ap[i * K + k];
+				const double *br = Bp + k * N;
+
+				for (int64_t j = 0; j < N; j++)
+					cr[j] += a * br[j];
 			}
+		}
 	}
 	from_f64(out, C);
 	r = 0;
