@@ -73,11 +73,11 @@ static int matmul(const struct ir_graph *g, const struct ir_node *n,
 			for (int64_t j = 0; j < N; j++)
 				cr[j] = 0;
 			for (int64_t k = 0; k < K; k++) {
-				double a = Ap[i * K + k];
+				double av = Ap[i * K + k];
 				const double *br = Bp + k * N;
 
 				for (int64_t j = 0; j < N; j++)
-					cr[j] += a * br[j];
+					cr[j] += av * br[j];
 			}
 		}
 	}
