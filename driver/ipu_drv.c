@@ -350,7 +350,9 @@ static void ipu_remove(struct pci_dev *pdev)
 
 	ipu_chardev_remove(idev);
 	mutex_lock(&idev->lock);
+	spin_lock_irq(&idev->cmd_lock);
 	WRITE_ONCE(idev->gone, true);
+	spin_unlock_irq(&idev->cmd_lock);
 	ipu_hw_reset_wait(idev);
 	ipu_cancel_all(idev);
 	ipu_streams_destroy(idev, false);

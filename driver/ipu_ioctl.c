@@ -312,9 +312,15 @@ static int ipu_ioctl_run(struct ipu_file *f, void *data)
 
 	if (a->flags)
 		return -EINVAL;
-	if (!idev->loaded)
+	/*
+	 * Without the device lock: a RUN may sleep for room on the command
+	 * ring, and the watchdog needs the lock to reset a device that does
+	 * not make room.  A reset racing with this leaves the device without
+	 * an executable: the run then completes as NOT_LOADED.
+	 */
+	if (!READ_ONCE(idev->loaded))
 		return -ENOEXEC;
-	if (a->program >= idev->num_programs)
+	if (a->program >= READ_ONCE(idev->num_programs))
 		return -EINVAL;
 	return ipu_cmd_run(idev, f, a->program, &a->seq);
 }
@@ -442,7 +448,7 @@ static const struct ipu_ioctl_desc ipu_ioctls[] = {
 						 true, true },
 	[_IOC_NR(IPU_IOCTL_WRITE_TENSOR)] = { IPU_IOCTL_WRITE_TENSOR, ipu_ioctl_tensor,
 					      true, true },
-	[_IOC_NR(IPU_IOCTL_RUN)] = { IPU_IOCTL_RUN, ipu_ioctl_run, true, true },
+	[_IOC_NR(IPU_IOCTL_RUN)] = { IPU_IOCTL_RUN, ipu_ioctl_run, true, false },
 	[_IOC_NR(IPU_IOCTL_WAIT)] = { IPU_IOCTL_WAIT, ipu_ioctl_wait, true, false },
 	[_IOC_NR(IPU_IOCTL_RESET)] = { IPU_IOCTL_RESET, ipu_ioctl_reset, false, true },
 	[_IOC_NR(IPU_IOCTL_COUNTERS)] = { IPU_IOCTL_COUNTERS, ipu_ioctl_counters,

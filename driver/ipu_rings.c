@@ -155,17 +155,22 @@ static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 	int id, ret;
 
 	for (;;) {
-		if (idev->gone || idev->failed)
-			return -ENODEV;
 		idr_preload(GFP_KERNEL);
 		spin_lock_irqsave(&idev->cmd_lock, flags);
+		/* checked under cmd_lock: remove sets gone under it too */
+		if (idev->gone || idev->failed) {
+			spin_unlock_irqrestore(&idev->cmd_lock, flags);
+			idr_preload_end();
+			return -ENODEV;
+		}
 		if (idev->cmd_inflight < IPU_CMDQ_ENTRIES - 1)
 			break;
 		spin_unlock_irqrestore(&idev->cmd_lock, flags);
 		idr_preload_end();
 		ret = wait_event_interruptible(idev->cmd_space,
 					       READ_ONCE(idev->cmd_inflight) <
-					       IPU_CMDQ_ENTRIES - 1);
+					       IPU_CMDQ_ENTRIES - 1 ||
+					       READ_ONCE(idev->gone) || READ_ONCE(idev->failed));
 		if (ret)
 			return ret;
 	}
