@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * normalize.c - rewrites opset differences into the one internal form
- * (Documentation/compiler/ir.md):
+ * (Documentation/compiler/guide.md, "Internal form"):
  *  - Constant nodes become constant values;
  *  - attributes that later opsets turned into inputs become constant inputs:
  *    Slice (starts, ends, axes, steps < 10), Squeeze/Unsqueeze/Split and

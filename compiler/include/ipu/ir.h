@@ -10,7 +10,7 @@
  *
  * Ops keep their ONNX op_type names; ir_normalize() rewrites the opset
  * differences (attributes that became inputs, renamed ops) into one internal
- * form, documented in Documentation/compiler/ir.md, so that later stages
+ * form, documented in Documentation/compiler/guide.md ("Internal form"), so that later stages
  * never look at the opset again.
  *
  * Errors: every function that can fail takes a `struct ir_error *` and
@@ -208,7 +208,7 @@ void ir_attr_clear(struct ir_attr *a);
 int ir_attr_copy(struct ir_attr *dst, const struct ir_attr *src,
 		 struct ir_error *e);
 
-/* normalize.c: opset differences -> internal form (see ir.md). */
+/* normalize.c: opset differences -> internal form (see Documentation/compiler/guide.md). */
 int ir_normalize(struct ir_graph *g, struct ir_error *e);
 
 /* Shape bindings given by the user. */
