@@ -9,9 +9,9 @@
  * (an initializer, a Constant node's output or a folded result).
  *
  * Ops keep their ONNX op_type names; ir_normalize() rewrites the opset
- * differences (attributes that became inputs, renamed ops) into one internal
- * form, documented in Documentation/compiler/guide.md ("Internal form"), so that later stages
- * never look at the opset again.
+ * differences (attributes that became inputs, renamed ops) into one
+ * internal form, documented in Documentation/compiler/guide.md ("Internal
+ * form"), so that later stages never look at the opset again.
  *
  * Errors: every function that can fail takes a `struct ir_error *` and
  * returns -1 (or NULL) after writing a message naming what failed.
