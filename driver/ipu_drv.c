@@ -31,6 +31,7 @@ static void ipu_device_free(struct kref *ref)
 	struct ipu_device *idev = container_of(ref, struct ipu_device, ref);
 
 	ida_free(&ipu_ida, idev->minor);
+	pci_dev_put(idev->pdev);
 	kfree(idev);
 }
 
@@ -252,7 +253,8 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	}
 	idev->minor = ret;
-	idev->pdev = pdev;
+	/* open files and their buffers may outlive remove(): keep the pci_dev */
+	idev->pdev = pci_dev_get(pdev);
 	kref_init(&idev->ref);
 	mutex_init(&idev->lock);
 	spin_lock_init(&idev->cmd_lock);
@@ -260,6 +262,8 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&idev->ev_lock);
 	init_waitqueue_head(&idev->cmd_space);
 	init_waitqueue_head(&idev->run_wq);
+	init_waitqueue_head(&idev->reqs_wq);
+	atomic_set(&idev->reqs_alive, 0);
 	idr_init(&idev->cmd_idr);
 	INIT_LIST_HEAD(&idev->cmd_pending);
 	INIT_LIST_HEAD(&idev->stream_reqs);
@@ -361,7 +365,21 @@ static void ipu_remove(struct pci_dev *pdev)
 	ipu_free_irqs(idev);
 	/* no interrupt can schedule it any more */
 	cancel_work_sync(&idev->fatal_work);
-	ipu_rings_free(idev);
+	/*
+	 * The cancelled stream buffers are released in their submitters'
+	 * task work, which still uses the SG pool: wait for them.
+	 */
+	if (!wait_event_timeout(idev->reqs_wq, !atomic_read(&idev->reqs_alive), 10 * HZ)) {
+		struct dma_pool *pool = idev->sg_pool;
+
+		dev_warn(&pdev->dev, "%d stream buffers not released: keeping their DMA pool\n",
+			 atomic_read(&idev->reqs_alive));
+		idev->sg_pool = NULL;
+		ipu_rings_free(idev);
+		idev->sg_pool = pool;	/* leaked on purpose: still in use */
+	} else {
+		ipu_rings_free(idev);
+	}
 	pci_set_drvdata(pdev, NULL);
 	ipu_device_put(idev);
 }

@@ -169,6 +169,8 @@ struct ipu_device {
 	struct list_head stream_reqs;
 	u32 stream_inflight;
 	struct dma_pool *sg_pool;
+	atomic_t reqs_alive;		/* stream requests not yet released */
+	wait_queue_head_t reqs_wq;
 
 	/* watchdog */
 	struct delayed_work watchdog;

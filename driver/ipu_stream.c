@@ -34,6 +34,8 @@ static void ipu_stream_task_cb(struct io_uring_cmd *ioucmd, unsigned int issue_f
 	ipu_dma_release(idev, &req->buf);
 	kfree(req);
 	io_uring_cmd_done(ioucmd, res, tag, issue_flags);
+	if (atomic_dec_and_test(&idev->reqs_alive))
+		wake_up_all(&idev->reqs_wq);
 	ipu_device_put(idev);
 }
 
@@ -155,6 +157,7 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	list_add_tail(&req->node, &idev->stream_reqs);
 	pdu->req = req;
 	ipu_device_get(idev);
+	atomic_inc(&idev->reqs_alive);
 	if (list_empty(&idev->cmd_pending))
 		idev->last_progress = jiffies;
 	ipu_wr(idev, IPU_REG_STREAM_DB(c.stream), r->tail);

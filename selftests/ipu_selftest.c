@@ -942,4 +942,72 @@ TEST(two_devices_at_once)
 	free(img);
 }
 
+/*
+ * The PCI function goes away (sysfs remove, like a hot unplug) while a
+ * process has it attached with buffers queued and a run waiting: the
+ * buffers come back cancelled, calls fail with -ENODEV, close works; a
+ * rescan brings the device back.  Runs last: it re-creates /dev/ipu1.
+ */
+TEST(pci_remove_while_open)
+{
+	size_t len;
+	void *img = ipu_t_affine_image(N, 4, 0, &len);
+	static float y[4][N];
+	struct ipu_info_args info = { 0 };
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	char path[128];
+	uint64_t seq;
+	int fd = ipu_t_open(1), i, w;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/remove",
+		 info.pci_domain, info.pci_bus, info.pci_dev, info.pci_fn);
+	ASSERT_EQ(0, ipu_t_attach(fd));
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	ASSERT_EQ(0, ipu_t_ring(&ring, 8));
+	for (i = 0; i < 4; i++)
+		ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, y[i], N * 4, i, -1);
+	ASSERT_EQ(4, io_uring_submit(&ring));
+	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
+	EXPECT_EQ(IPU_WAIT_TIMEDOUT, ipu_t_wait(fd, seq, 50000000, NULL));
+	{
+		FILE *f = fopen(path, "w");
+
+		ASSERT_NE(NULL, f);
+		fputs("1", f);
+		fclose(f);
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+		EXPECT_EQ(-ECANCELED, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	w = ipu_t_wait(fd, seq, 0, NULL);
+	EXPECT_TRUE(w == -ENODEV || w == IPU_WAIT_ABORTED);
+	EXPECT_EQ(-ENODEV, ipu_x(fd, IPU_IOCTL_INFO, &info));
+	EXPECT_NE(0, access("/dev/ipu1", F_OK));
+	io_uring_queue_exit(&ring);
+	close(fd);
+	{
+		FILE *f = fopen("/sys/bus/pci/rescan", "w");
+
+		ASSERT_NE(NULL, f);
+		fputs("1", f);
+		fclose(f);
+	}
+	for (i = 0; i < 50 && access("/dev/ipu1", F_OK); i++)
+		usleep(100000);
+	fd = ipu_t_open(1);
+	ASSERT_LE(0, fd);
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
+	EXPECT_EQ(2ull, info.serial);
+	EXPECT_EQ(1u, info.minor);
+	close(fd);
+	free(img);
+}
+
 TEST_HARNESS_MAIN
