@@ -227,28 +227,83 @@ static int tile(struct lw *l, const struct ir_node *n)
 	return strided(l, n, 2 * x->rank, shape, 0, st);
 }
 
+/* Pad: the leading dims without padding merge into one outer dim whose
+ * rows are split over the tiles (one PAD vertex per block). */
 static int pad(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
-	const struct ir_value *x = &g->vals[n->in[0]], *pv = &g->vals[n->in[1]];
+	const struct ir_value *x = &g->vals[n->in[0]], *pv = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
 	const struct ir_value *cv = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
 	const char *mode = ir_attr_str(n, "mode", "constant");
-	uint32_t p[4 + 3 * R], np = 0;
+	int64_t pads[2 * R], outer = 1, in_row = 1, out_row = 1, nb;
+	int k = 0, rank = x->rank;
+	size_t es = ir_dtype_size(x->dtype);
+	uint32_t cs, odt = lw_dtype(o->dtype);
+	ipu_step xch = IPU_GRAPH_INVALID;
+	ipu_tensor out;
 	double val;
 
 	if (cv && !cv->data)
 		return lw_fail(l, "the pad value must be a constant to lower");
+	if (!odt)
+		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
 	val = cv ? ir_get_f(cv->data, cv->dtype, 0) : 0;
-	if (x->rank > (int)IPUX_MAX_RANK)
-		return lw_fail(l, "rank %d pad is more than the device's %u", x->rank, IPUX_MAX_RANK);
-	p[np++] = (uint32_t)x->rank;
-	for (int i = 0; i < x->rank; i++)
-		p[np++] = (uint32_t)x->dims[i];
-	for (int i = 0; i < 2 * x->rank; i++)
-		p[np++] = (uint32_t)(int32_t)ir_get_i(pv->data, pv->dtype, (size_t)i);
-	p[np++] = mode[0] == 'c' ? 0 : mode[0] == 'r' ? 1 : 2;
-	p[np++] = ir_dtype_is_float(x->dtype) ? lw_f32bits(val) : (uint32_t)(int32_t)val;
-	return one_tile(l, n, n->in, 1, IPUX_CL_PAD, p, np);
+	for (int i = 0; i < 2 * rank; i++)
+		pads[i] = ir_get_i(pv->data, pv->dtype, (size_t)i);
+	while (k < rank - 1 && pads[k] == 0 && pads[k + rank] == 0)
+		outer *= x->dims[k++];
+	if (rank - k + 1 > (int)IPUX_MAX_RANK)
+		return lw_fail(l, "rank %d pad is more than the device's %u", rank - k + 1, IPUX_MAX_RANK);
+	for (int i = k; i < rank; i++) {
+		in_row *= x->dims[i];
+		out_row *= o->dims[i];
+	}
+	nb = (outer * out_row + 1023) / 1024;
+	if ((uint64_t)nb < (uint64_t)(outer * (in_row + out_row)) * es / (l->budget / 2) + 1)
+		nb = (int64_t)((uint64_t)(outer * (in_row + out_row)) * es / (l->budget / 2) + 1);
+	if (nb > outer)
+		nb = outer;
+	if (nb > (int64_t)l->tiles)
+		nb = l->tiles;
+	if (nb < 1)
+		nb = 1;
+	if ((uint64_t)((in_row + out_row) * (int64_t)es) * (uint64_t)((outer + nb - 1) / nb) > l->budget)
+		return lw_fail(l, "a padded row of %lld elements needs more than the %llu bytes a tile can give it",
+			       (long long)out_row, (unsigned long long)l->budget);
+	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	l->vt[n->out[0]] = out;
+	for (int64_t b = 0; b < nb; b++) {
+		int64_t r0 = outer * b / nb, r1 = outer * (b + 1) / nb;
+		uint32_t tile = lw_pick_tile(l), p[4 + 3 * R], np = 0;
+		struct ipu_slice ops[2];
+
+		if (r1 <= r0)
+			continue;
+		if (lw_piece(l, n->in[0], (uint64_t)(r0 * in_row), (uint64_t)((r1 - r0) * in_row), tile, &xch, &ops[0]))
+			return -1;
+		if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * out_row), (uint64_t)(r1 * out_row)))
+			return lw_check(l);
+		lw_account(l, tile, (uint64_t)((r1 - r0) * out_row) * es);
+		ops[1] = (struct ipu_slice){ out, (uint64_t)(r0 * out_row), (uint64_t)((r1 - r0) * out_row) };
+		p[np++] = (uint32_t)(rank - k + 1);
+		p[np++] = (uint32_t)(r1 - r0);
+		for (int i = k; i < rank; i++)
+			p[np++] = (uint32_t)x->dims[i];
+		p[np++] = 0;
+		for (int i = k; i < rank; i++)
+			p[np++] = (uint32_t)(int32_t)pads[i];
+		p[np++] = 0;
+		for (int i = k; i < rank; i++)
+			p[np++] = (uint32_t)(int32_t)pads[i + rank];
+		p[np++] = mode[0] == 'c' ? 0 : mode[0] == 'r' ? 1 : 2;
+		p[np++] = ir_dtype_is_float(x->dtype) ? lw_f32bits(val) : (uint32_t)(int32_t)val;
+		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_PAD, ops, 2, p, np))
+			return lw_check(l);
+	}
+	return lw_emit(l, xch, cs) ? -1 : 1;
 }
 
 /* Concat and Split: the output blocks are plain copies. */

@@ -226,6 +226,33 @@ TEST(transpose_split)
 	ir_graph_free(g);
 }
 
+/* A Pad too large for one tile: split over the unpadded leading dims. */
+TEST(pad_split)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 2, 16, 30, 30 }, pads[] = { 0, 0, 1, 2, 0, 0, 3, 1 };
+	int in[3], p, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	{
+		struct ir_tensor t;
+		int64_t d8 = 8;
+		int v = ir_value_add(g, "pads", NULL);
+
+		ir_tensor_alloc(&t, IR_I64, 1, &d8, NULL);
+		memcpy(t.data, pads, sizeof(pads));
+		ir_value_set_const(&g->vals[v], &t);
+		in[1] = v;
+	}
+	p = node(g, "Pad", in, 2, "p");
+	ir_attr_set_str(&g->nodes[0], "mode", "reflect", NULL);
+	y = node(g, "Neg", &p, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 TEST(fusion_switch)
 {
 	struct ir_graph *g[2];
@@ -280,6 +307,7 @@ int main(int argc, char **argv)
 	RUN(conv_row_split);
 	RUN(embedding_columns);
 	RUN(transpose_split);
+	RUN(pad_split);
 	RUN(fusion_switch);
 	RUN(too_big_names_the_op);
 	return TH_DONE();
