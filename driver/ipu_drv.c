@@ -110,7 +110,9 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 		ret = ipu_hw_enable(idev);
 	idev->failed = ret != 0;
 	idev->last_progress = jiffies;
-	ipu_event(idev, IPU_EVENT_RESET, current->tgid, reason, -ret, 0);
+	ipu_event(idev, IPU_EVENT_RESET,
+		  reason == IPU_RESET_REASON_USER || reason == IPU_RESET_REASON_CLOSE ?
+		  current->tgid : 0, reason, -ret, 0);
 	dev_info(&idev->pdev->dev, "device reset (reason %u)%s\n", reason,
 		 ret ? ": device failed to come back" : "");
 	return ret;
