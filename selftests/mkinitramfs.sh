@@ -20,7 +20,11 @@ chmod +x "$stage/init"
 cp "$ko" "$stage/ipu/ipu.ko"
 for f in "$@"; do
 	case "$f" in
-	*/bin/*) cp "$f" "$stage/ipu/bin/" ;;
+	*/bin/*)
+		cp "$f" "$stage/ipu/bin/"
+		# no debug info in the image: it unpacks faster
+		strip --strip-unneeded "$stage/ipu/bin/$(basename "$f")" 2>/dev/null || true
+		;;
 	*/run-selftests | *.sh) cp "$f" "$stage/ipu/" ;;
 	*) cp "$f" "$stage/ipu/data/" ;;
 	esac
