@@ -62,8 +62,18 @@ if [ "${1:-}" = "--san" ]; then
 	shift
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-	if ! make -s BUILD=build/san SANITIZE=1 build/san/bin/ipu-compile build/san/bin/ipu-run \
-		>"$LOGDIR/models-san-build.log" 2>&1; then
+	# (retried: another make in the same tree may be rewriting an archive)
+	built=0
+	for try in 1 2 3; do
+		if make -s BUILD=build/san SANITIZE=1 build/san/bin/ipu-compile build/san/bin/ipu-run \
+			>"$LOGDIR/models-san-build.log" 2>&1; then
+			built=1
+			break
+		fi
+		echo "# make BUILD=build/san ... failed (try $try), retrying"
+		sleep $((try * 10))
+	done
+	if [ $built -eq 0 ]; then
 		tail -n 20 "$LOGDIR/models-san-build.log"
 		echo "not ok - make BUILD=build/san SANITIZE=1 build/san/bin/ipu-compile build/san/bin/ipu-run"
 		echo "models-asan: 0 passed, 1 failed"
