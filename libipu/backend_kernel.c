@@ -11,8 +11,12 @@
  * (ipu_cq_post), so callers see the same completions as with the model
  * backend.
  *
- * user_data of a stream SQE: KUD_STREAM | stream; the caller's tag travels
- * in the command and comes back in big_cqe[0].
+ * user_data of a stream SQE: KUD_STREAM | seq << 16 | stream, seq counting
+ * the stream's buffers in the order they were given to the driver; the
+ * caller's tag travels in the command and comes back in big_cqe[0].
+ * io_uring on 6.1 may post one batch of completions in reverse order: the
+ * reaper puts each stream's completions back in seq order (the device's
+ * order) before delivering them, as the model backend does.
  *
  * ipu_stream_submit never blocks (a completion handler may call it from
  * the reaper): when the driver's ring of a stream is full, the buffer waits
@@ -37,6 +41,8 @@ extern const struct ipu_backend_ops ipu_kernel_backend;
 
 #define KRING_ENTRIES 512u
 #define KUD_STREAM (1ull << 62)
+#define KUD_SEQ_MASK ((1ull << 40) - 1)
+#define KHOLD 256u	/* > buffers a stream has in the driver at once */
 #define KUD_STOP (1ull << 61)
 
 /* a buffer waiting for room in the driver's ring of its stream */
@@ -50,6 +56,10 @@ struct kstream {
 	uint32_t inflight;		/* in the driver */
 	struct kpending *pq;		/* FIFO of buffers not yet given to it */
 	uint32_t pq_cap, pq_head, pq_count;
+	uint64_t next_issue;		/* seq of the next buffer given to the driver */
+	uint64_t next_deliver;		/* seq of the next completion to deliver */
+	struct ipu_completion *held;	/* KHOLD slots: arrived early */
+	uint8_t *held_ok;
 };
 
 struct kernel_dev {
@@ -119,14 +129,17 @@ static void free_streams(struct kstream *st, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; st && i < n; i++)
+	for (i = 0; st && i < n; i++) {
 		free(st[i].pq);
+		free(st[i].held);
+		free(st[i].held_ok);
+	}
 	free(st);
 }
 
 /* Put one stream buffer on the ring and submit it. */
 static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
-		 uint32_t len, uint64_t tag)
+		 uint32_t len, uint64_t tag, uint64_t seq)
 {
 	struct io_uring_sqe *sqe;
 	struct ipu_uring_cmd c = { 0 };
@@ -150,7 +163,7 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = k->fd;
 	sqe->cmd_op = dir == IPU_STREAM_H2D ? IPU_URING_CMD_SEND : IPU_URING_CMD_RECV;
-	sqe->user_data = KUD_STREAM | stream;
+	sqe->user_data = KUD_STREAM | (seq & KUD_SEQ_MASK) << 16 | stream;
 	memcpy(sqe->cmd, &c, sizeof(c));
 	rc = io_uring_submit(&k->ring);
 	pthread_mutex_unlock(&k->sq_lock);
@@ -167,7 +180,7 @@ static void post_local(struct kernel_dev *k, uint32_t stream, uint64_t tag, int 
 
 /*
  * Give stream s's waiting buffers to the driver while it has room.
- * Called with k->lock held; drops it around each submission.
+ * Called with k->lock held (seqs are taken and used under it).
  */
 static void feed_pending(struct kernel_dev *k, uint32_t s)
 {
@@ -175,6 +188,7 @@ static void feed_pending(struct kernel_dev *k, uint32_t s)
 		struct kstream *st = &k->streams[s];
 		struct kpending p;
 		uint32_t dir = st->dir, len = st->bytes;
+		uint64_t seq;
 		int rc;
 
 		if (!st->pq_count || st->inflight >= k->per_stream_max)
@@ -184,16 +198,17 @@ static void feed_pending(struct kernel_dev *k, uint32_t s)
 		st->pq_count--;
 		st->inflight++;
 		k->inflight++;
-		pthread_mutex_unlock(&k->lock);
-		rc = issue(k, s, dir, p.buf, len, p.tag);
-		pthread_mutex_lock(&k->lock);
+		seq = st->next_issue++;
+		rc = issue(k, s, dir, p.buf, len, p.tag, seq);	/* under k->lock: in seq order */
 		if (rc) {
+			/* never reached the driver: nobody took a seq since (k->lock) */
 			k->inflight--;
-			if (k->streams && s < k->nstreams)
-				k->streams[s].inflight--;
+			st->inflight--;
+			st->next_issue = seq;
 			pthread_mutex_unlock(&k->lock);
 			post_local(k, s, p.tag, rc);
 			pthread_mutex_lock(&k->lock);
+			return;
 		}
 	}
 }
@@ -231,11 +246,13 @@ static void cancel_pending(struct kernel_dev *k)
 static void *reaper_main(void *arg)
 {
 	struct kernel_dev *k = arg;
+	static __thread struct ipu_completion out[KHOLD + 1];
 
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		struct ipu_completion c;
-		uint64_t ud;
+		uint64_t ud, seq;
+		uint32_t n, i;
 		int rc = io_uring_wait_cqe(&k->ring, &cqe);
 
 		if (rc == -EINTR)
@@ -251,7 +268,8 @@ static void *reaper_main(void *arg)
 			return NULL;
 		}
 		memset(&c, 0, sizeof(c));
-		c.stream = (uint32_t)(ud & 0xffffffffu);
+		c.stream = (uint32_t)(ud & 0xffff);
+		seq = (ud >> 16) & KUD_SEQ_MASK;
 		c.tag = cqe->big_cqe[0];
 		if (cqe->res >= 0) {
 			c.bytes = (uint32_t)cqe->res;
@@ -260,15 +278,45 @@ static void *reaper_main(void *arg)
 				   cqe->res == -EINVAL ? IPU_E_INVAL : IPU_E_IO;
 		}
 		io_uring_cqe_seen(&k->ring, cqe);
-		/* deliver first: when abort returns, every cancellation is out */
-		ipu_cq_post(&k->dev->cq, &c);
+		n = 0;
 		pthread_mutex_lock(&k->lock);
-		if (k->streams && c.stream < k->nstreams && k->streams[c.stream].inflight)
-			k->streams[c.stream].inflight--;
-		if (k->inflight)
-			k->inflight--;
-		if (c.status != IPU_E_CANCELLED)
-			feed_pending(k, c.stream);
+		if (k->streams && c.stream < k->nstreams) {
+			struct kstream *st = &k->streams[c.stream];
+
+			if (st->inflight)
+				st->inflight--;
+			if (seq == (st->next_deliver & KUD_SEQ_MASK)) {
+				out[n++] = c;
+				st->next_deliver++;
+				while (st->held_ok && st->held_ok[st->next_deliver % KHOLD]) {
+					st->held_ok[st->next_deliver % KHOLD] = 0;
+					out[n++] = st->held[st->next_deliver % KHOLD];
+					st->next_deliver++;
+				}
+			} else {
+				if (!st->held) {
+					st->held = calloc(KHOLD, sizeof(*st->held));
+					st->held_ok = calloc(KHOLD, 1);
+				}
+				if (st->held && st->held_ok) {
+					st->held[seq % KHOLD] = c;
+					st->held_ok[seq % KHOLD] = 1;
+				} else {
+					out[n++] = c;	/* no memory: deliver out of order */
+				}
+			}
+			if (c.status != IPU_E_CANCELLED)
+				feed_pending(k, c.stream);
+		} else {
+			out[n++] = c;
+		}
+		pthread_mutex_unlock(&k->lock);
+		/* deliver before counting them done: when abort returns, every
+		 * cancellation is out */
+		for (i = 0; i < n; i++)
+			ipu_cq_post(&k->dev->cq, &out[i]);
+		pthread_mutex_lock(&k->lock);
+		k->inflight = k->inflight > n ? k->inflight - n : 0;
 		pthread_cond_broadcast(&k->cv);
 		pthread_mutex_unlock(&k->lock);
 	}
@@ -761,17 +809,16 @@ static int kernel_submit(struct ipu_device *d, uint32_t stream, void *buf, size_
 	st->inflight++;
 	k->inflight++;
 	dir = st->dir;
-	pthread_mutex_unlock(&k->lock);
-
-	rc = issue(k, stream, dir, buf, (uint32_t)len, tag);
+	/* under k->lock: buffers reach the driver in the order of their seqs */
+	rc = issue(k, stream, dir, buf, (uint32_t)len, tag, st->next_issue);
 	if (rc) {
-		pthread_mutex_lock(&k->lock);
-		if (k->streams && stream < k->nstreams)
-			k->streams[stream].inflight--;
+		st->inflight--;
 		k->inflight--;
 		pthread_cond_broadcast(&k->cv);
-		pthread_mutex_unlock(&k->lock);
+	} else {
+		st->next_issue++;
 	}
+	pthread_mutex_unlock(&k->lock);
 	return rc;
 }
 
