@@ -97,8 +97,9 @@ int ipu_dma_pin_user(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return ipu_dma_table(idev, b, offset, len);
 }
 
-int ipu_dma_alloc_kernel(struct ipu_device *idev, struct ipu_dma_buf *b,
-			 u32 len, enum dma_data_direction dir)
+/* Kernel pages for len bytes; mapped for the device unless map is false. */
+static int ipu_dma_kernel_pages(struct ipu_device *idev, struct ipu_dma_buf *b,
+				u32 len, enum dma_data_direction dir, bool map)
 {
 	unsigned int i;
 
@@ -117,7 +118,14 @@ int ipu_dma_alloc_kernel(struct ipu_device *idev, struct ipu_dma_buf *b,
 			return -ENOMEM;
 	}
 	b->len = len;
-	return 0;
+	return map ? ipu_dma_table(idev, b, 0, len) : 0;
+}
+
+/* A kernel buffer the device fills (READ_TENSOR), mapped. */
+int ipu_dma_alloc_kernel(struct ipu_device *idev, struct ipu_dma_buf *b,
+			 u32 len, enum dma_data_direction dir)
+{
+	return ipu_dma_kernel_pages(idev, b, len, dir, true);
 }
 
 /* A kernel copy of user data: what the device reads cannot change under it. */
@@ -127,7 +135,7 @@ int ipu_dma_copy_user(struct ipu_device *idev, struct ipu_dma_buf *b,
 	unsigned int i;
 	int ret;
 
-	ret = ipu_dma_alloc_kernel(idev, b, len, DMA_TO_DEVICE);
+	ret = ipu_dma_kernel_pages(idev, b, len, DMA_TO_DEVICE, false);
 	if (ret)
 		return ret;
 	for (i = 0; i < b->npages; i++) {

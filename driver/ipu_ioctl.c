@@ -262,22 +262,6 @@ static int ipu_ioctl_tensor(struct ipu_file *f, void *data)
 		ret = ipu_dma_alloc_kernel(idev, &b, a->size, DMA_FROM_DEVICE);
 	else
 		ret = ipu_dma_copy_user(idev, &b, a->data, a->size);
-	if (!ret && rd) {
-		ret = sg_alloc_table_from_pages(&b.sgt, b.pages, b.npages, 0, a->size,
-						GFP_KERNEL);
-		if (!ret) {
-			ret = dma_map_sgtable(&idev->pdev->dev, &b.sgt, b.dir, 0);
-			b.mapped = !ret;
-		}
-		if (!ret && b.sgt.nents != 1) {
-			/* keep it simple: read in one contiguous-looking piece or refuse */
-			ret = -E2BIG;
-		}
-		if (!ret) {
-			b.addr = sg_dma_address(b.sgt.sgl);
-			b.sg_count = 0;
-		}
-	}
 	if (ret)
 		goto out;
 	cmd.opcode = rd ? IPU_CMD_READ_TENSOR : IPU_CMD_WRITE_TENSOR;

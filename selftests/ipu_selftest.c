@@ -187,8 +187,8 @@ TEST(load_run_wait)
 TEST(write_and_read_tensor)
 {
 	size_t len;
-	void *img = ipu_t_affine_image(N, 1, 0, &len);
-	uint8_t out[256], back[256];
+	void *img = ipu_t_affine_image(4096, 1, 0, &len);
+	static uint8_t out[12288], back[12288];	/* 3 pages: an SG list */
 	struct ipu_tensor_args a = { 0 };
 	int fd = ipu_t_open(0), i;
 
@@ -198,7 +198,7 @@ TEST(write_and_read_tensor)
 	a.data = (uintptr_t)out;
 	a.size = sizeof(out);
 	a.tile = 0;
-	a.offset = 0;	/* x: the next run streams it in again */
+	a.offset = 0;	/* x (16 KiB): the next run streams it in again */
 	EXPECT_EQ(-ENOEXEC, ipu_x(fd, IPU_IOCTL_WRITE_TENSOR, &a));
 	ASSERT_EQ(0, ipu_t_load(fd, img, len));
 	for (i = 0; i < (int)sizeof(out); i++)

@@ -251,8 +251,8 @@ struct ipu_stream_info_args {
  *
  * The CQE: res = bytes moved, or -errno (-ECANCELED: aborted, reset or
  * closed; -EIO: the device failed the transfer; -EINVAL: bad arguments;
- * -EAGAIN: the stream's ring is full).  With CQE32, big_cqe[0] = the device
- * status code (0 = ok) and big_cqe[1] = the tag.
+ * -EAGAIN: the stream's ring is full; Documentation/uapi/ipu.md lists all).
+ * With CQE32, big_cqe[0] = the tag and big_cqe[1] = 0.
  */
 #define IPU_URING_CMD_SEND	0x1001
 #define IPU_URING_CMD_RECV	0x1002
@@ -261,7 +261,7 @@ struct ipu_uring_cmd {
 	__u64 addr;		/* user address of the buffer */
 	__u32 len;		/* bytes: the stream's buffer size (D2H: at least) */
 	__u32 stream;		/* stream id */
-	__u64 tag;		/* echoed in big_cqe[1] */
+	__u64 tag;		/* echoed in big_cqe[0] (CQE32) */
 	__u32 flags;		/* 0 */
 	__u32 pad;		/* 0 */
 };
