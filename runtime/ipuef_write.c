@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "file_atomic.h"
 #include "ipuef_internal.h"
 
 struct wr_opaque {
@@ -350,28 +351,13 @@ int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int ipuef_writer_write_file(struct ipuef_writer *w, const char *path,
 			    char *err, size_t errlen)
 {
+	char msg[512];
 	void *buf;
 	size_t len;
-	char *tmp;
-	int rc, fd, e;
+	int rc;
 
 	if (!path)
 		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
@@ -379,44 +365,8 @@ int ipuef_writer_write_file(struct ipuef_writer *w, const char *path,
 	rc = ipuef_writer_write_mem(w, &buf, &len, err, errlen);
 	if (rc)
 		return rc;
-	tmp = malloc(strlen(path) + 16);
-	if (!tmp) {
-		free(buf);
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
-	}
-	sprintf(tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		e = errno;
-		free(buf);
-		rc = ipuef_fail(err, errlen, IPUEF_E_IO,
-				"%s: cannot create a temporary file: %s", path,
-				strerror(e));
-		free(tmp);
-		return rc;
-	}
-	if (write_all(fd, buf, len) || fsync(fd)) {
-		e = errno;
-		rc = ipuef_fail(err, errlen, IPUEF_E_IO, "%s: write: %s", tmp,
-				strerror(e));
-	} else if (fchmod(fd, 0644)) {
-		e = errno;
-		rc = ipuef_fail(err, errlen, IPUEF_E_IO, "%s: chmod: %s", tmp,
-				strerror(e));
-	}
-	if (close(fd) && !rc) {
-		e = errno;
-		rc = ipuef_fail(err, errlen, IPUEF_E_IO, "%s: close: %s", tmp,
-				strerror(e));
-	}
-	if (!rc && rename(tmp, path)) {
-		e = errno;
-		rc = ipuef_fail(err, errlen, IPUEF_E_IO,
-				"rename %s -> %s: %s", tmp, path, strerror(e));
-	}
-	if (rc)
-		unlink(tmp);
-	free(tmp);
+	if (rt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
+		rc = ipuef_fail(err, errlen, IPUEF_E_IO, "%s", msg);
 	free(buf);
 	return rc;
 }

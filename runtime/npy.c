@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_atomic.h"
 #include "ipu/npy.h"
 
 #define MAGIC "\x93NUMPY"
@@ -557,28 +558,13 @@ int ipurt_npy_encode(const struct ipurt_npy *a, void **out, size_t *len,
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int ipurt_npy_write(const char *path, const struct ipurt_npy *a, char *err,
 		    size_t errlen)
 {
+	char msg[512];
 	void *buf;
 	size_t len;
-	char *tmp;
-	int rc, fd;
+	int rc;
 
 	if (!path)
 		return fail(err, errlen, IPURT_NPY_E_INVAL,
@@ -586,32 +572,8 @@ int ipurt_npy_write(const char *path, const struct ipurt_npy *a, char *err,
 	rc = ipurt_npy_encode(a, &buf, &len, err, errlen);
 	if (rc)
 		return rc;
-	tmp = malloc(strlen(path) + 16);
-	if (!tmp) {
-		free(buf);
-		return fail(err, errlen, IPURT_NPY_E_NOMEM, "out of memory");
-	}
-	sprintf(tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = fail(err, errlen, IPURT_NPY_E_IO,
-			  "%s: cannot create a temporary file: %s", path,
-			  strerror(errno));
-	} else {
-		if (write_all(fd, buf, len) || fchmod(fd, 0644))
-			rc = fail(err, errlen, IPURT_NPY_E_IO, "%s: write: %s",
-				  tmp, strerror(errno));
-		if (close(fd) && !rc)
-			rc = fail(err, errlen, IPURT_NPY_E_IO, "%s: close: %s",
-				  tmp, strerror(errno));
-		if (!rc && rename(tmp, path))
-			rc = fail(err, errlen, IPURT_NPY_E_IO,
-				  "rename %s -> %s: %s", tmp, path,
-				  strerror(errno));
-		if (rc)
-			unlink(tmp);
-	}
-	free(tmp);
+	if (rt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
+		rc = fail(err, errlen, IPURT_NPY_E_IO, "%s", msg);
 	free(buf);
 	return rc;
 }
