@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* driver.c - ipu-compile: options -> models -> passes -> outputs. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "driver.h"
@@ -36,6 +38,30 @@ static char *dirname_of(const char *path)
 }
 
 /* model.onnx -> model<suffix> */
+/* mkdir -p: 0, or -1 with errno set. */
+static int make_dirs(const char *path)
+{
+	char *p = strdup(path), *q;
+	int rc = 0;
+
+	if (!p)
+		return -1;
+	for (q = p + 1; !rc; q++) {
+		int last = *q == 0;
+
+		if (*q != '/' && !last)
+			continue;
+		*q = 0;
+		if (mkdir(p, 0755) && errno != EEXIST)
+			rc = -1;
+		if (last)
+			break;
+		*q = '/';
+	}
+	free(p);
+	return rc;
+}
+
 static char *replace_ext(const char *path, const char *suffix)
 {
 	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
@@ -122,6 +148,12 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	outdir = o->output_dir ? join(cfgdir, o->output_dir) : strdup(cfgdir ? cfgdir : "");
 	if (!cfgdir || !outdir)
 		goto oom;
+	/* PopRT creates output_dir (and its parents) when it is missing */
+	if (o->output_dir && *outdir && make_dirs(outdir)) {
+		fprintf(err, "ipu-compile: error: cannot create output_dir %s: %s\n", outdir,
+			strerror(errno));
+		goto out;
+	}
 	if (o->json)
 		fprintf(out, "{\"target\": {\"ipu_version\": \"%s\", \"tiles\": %u, \"tile_mem\": %u}, \"models\": [",
 			o->ipu_version ? o->ipu_version : "custom", o->tiles, o->tile_mem);

@@ -286,7 +286,8 @@ int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e)
 			n->nin = 1;
 			r = lp_set_op(n, "Identity", e);
 		}
-		if (!r && !n->dead)
+		/* the rewrites above may insert nodes (g->nodes moves): re-read */
+		if (!r && !g->nodes[i].dead)
 			r = lp_decompose(g, &i, e);
 		if (r)
 			return -1;

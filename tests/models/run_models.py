@@ -61,11 +61,7 @@ TOL = {"fp32": 1e-4, "fp16": 1e-2}
 # Values: (text the failure message must contain, why).
 EXPECTED_FAIL = {}
 # The same under AddressSanitizer (--san: the build/san binaries).
-_UAF = ("heap-use-after-free compiler/lower/prepare.c",
-        "ipu-compile under ASan: heap-use-after-free in ipu_lower_prepare "
-        "(compiler/lower/prepare.c:289 reads n->dead through a node pointer that gemm() "
-        "invalidated by growing g->nodes, ir_node_insert -> realloc)")
-EXPECTED_FAIL_SAN = {("resnet", "fp32"): _UAF, ("resnet", "fp16"): _UAF, ("fused", "yaml"): _UAF}
+EXPECTED_FAIL_SAN = {}
 TIMEOUT = 600
 
 
