@@ -21,3 +21,10 @@ qemu-path:
 check-qemu-asan: $(BUILD)/tests/qemu/test_qemu_ipu
 	@IPU_QEMU_ASAN=1 qemu-device/build-qemu.sh
 	IPU_QEMU=build/qemu-asan/qemu-system-x86_64 $(BUILD)/tests/qemu/test_qemu_ipu
+
+# The driver's copy of the device contract (driver/ipu_hw.h) must match
+# qemu-device/ipu_regs.h and the executable format, define by define.
+.PHONY: check-hw-contract
+check-hw-contract:
+	scripts/check-hw-contract
+CHECKS += ;make -s check-hw-contract;
