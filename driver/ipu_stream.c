@@ -277,8 +277,16 @@ int ipu_streams_create(struct ipu_device *idev, struct ipu_dma_buf *img)
 	spin_unlock_irqrestore(&idev->sq_lock, flags);
 	return 0;
 err:
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		struct ipu_hw_cmd del = { .opcode = IPU_CMD_DELETE_STREAM,
+					  .arg0 = cpu_to_le32(i) };
+		struct ipu_cmd_ctx res;
+
+		/* the device must forget a ring before its memory goes */
+		if (rings[i].created && ipu_cmd_exec(idev, &del, NULL, 5000, &res))
+			ipu_hw_reset(idev, IPU_RESET_REASON_FATAL);
 		ipu_ring_free(idev, &rings[i]);
+	}
 	kfree(rings);
 	return ret;
 }
@@ -308,8 +316,11 @@ void ipu_streams_destroy(struct ipu_device *idev, bool tell_device)
 		struct ipu_cmd_ctx res;
 
 		if (tell_device && rings[i].created &&
-		    ipu_cmd_exec(idev, &cmd, NULL, 5000, &res))
-			tell_device = false;	/* not answering: the caller resets */
+		    ipu_cmd_exec(idev, &cmd, NULL, 5000, &res)) {
+			/* not answering: a reset makes it forget every ring */
+			tell_device = false;
+			ipu_hw_reset(idev, IPU_RESET_REASON_FATAL);
+		}
 		ipu_ring_free(idev, &rings[i]);
 	}
 	kfree(rings);
