@@ -48,6 +48,19 @@ CHECKS :=
 .PHONY: all deps demo check check-fast fuzz bench clean
 all:
 
+# Libraries and objects that fragments link against, defined before any
+# fragment is read: a fragment included (alphabetically) before the one that
+# builds a library would otherwise see an empty variable in its rule's
+# prerequisites and link before the library exists (found by a fresh-clone
+# `make demo`).  The fragments that build them define the same values.
+ENGINE_LIB := $(BUILD)/libipuengine.a
+GRAPH_LIB := $(BUILD)/libipugraph.a
+LIBIPU_LIB := $(BUILD)/libipu.a
+RUNTIME_LIB := $(BUILD)/libipurt.a
+RUNTIME_DEPLIBS := $(LIBIPU_LIB) $(ENGINE_LIB)
+COMPILER_LIB := $(BUILD)/libipucompiler.a
+MR_MODELS_OBJ := $(BUILD)/tests/modelrunner/rt_models.o
+
 include $(sort $(wildcard */*.mk */*/*.mk))
 
 all: $(LIBS) $(PROGRAMS) $(TESTS)
