@@ -52,6 +52,7 @@ static int import_type(struct ir_value *v, const Onnx__TypeProto *tp,
 				v->dims[i] = d->dim_value;
 			else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
 				 d->dim_param) {
+				free(v->dim_param[i]);	/* the value may be typed twice */
 				v->dim_param[i] = strdup(d->dim_param);
 				if (!v->dim_param[i])
 					return ir_err(e, "out of memory");

@@ -23,7 +23,7 @@ cd "$root" || exit 1
 BUILD=${BUILD:-build}
 LOGDIR=${LOGDIR:-build/test-logs}
 PYTHON=${PYTHON:-/usr/bin/python3}
-export IPU_NPM_DIR=${IPU_NPM_DIR:-$HOME/.cache/ipu-stack/npm}
+export IPU_NPM_DIR=${IPU_NPM_DIR:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache/ipu-stack/npm}
 
 # Install the npm packages of deps/npm.txt that are missing (exact
 # versions).  Never fatal: run_models.py says which reference it used.
