@@ -93,15 +93,15 @@ static void red_step(uint32_t op, double *acc, int32_t *idx,
 		break;
 	case IPUX_RED_MAX: /* NaN sticks */
 		for (j = 0; j < n; j++)
-			acc[j] = (((x[j] > acc[j]) | (x[j] != x[j])) &
-				  (acc[j] == acc[j]))
+			acc[j] = ((((x[j] > acc[j]) | (x[j] != x[j])) &
+				   (acc[j] == acc[j])))
 					 ? x[j]
 					 : acc[j];
 		break;
 	case IPUX_RED_MIN:
 		for (j = 0; j < n; j++)
-			acc[j] = (((x[j] < acc[j]) | (x[j] != x[j])) &
-				  (acc[j] == acc[j]))
+			acc[j] = ((((x[j] < acc[j]) | (x[j] != x[j])) &
+				   (acc[j] == acc[j])))
 					 ? x[j]
 					 : acc[j];
 		break;
