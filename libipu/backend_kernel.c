@@ -179,6 +179,19 @@ static void post_local(struct kernel_dev *k, uint32_t stream, uint64_t tag, int 
 }
 
 /*
+ * Room for one more buffer of a stream in the driver.  Completions of one
+ * stream can reach the reaper out of order (each is posted by task work of
+ * the thread that submitted it), and early ones wait in KHOLD slots indexed
+ * by seq: so besides the driver's ring, the window of seqs not yet
+ * delivered must stay under KHOLD, or a held completion would be
+ * overwritten and the stream would stall for ever.
+ */
+static int may_issue(const struct kernel_dev *k, const struct kstream *st)
+{
+	return st->inflight < k->per_stream_max && st->next_issue - st->next_deliver < KHOLD;
+}
+
+/*
  * Give stream s's waiting buffers to the driver while it has room.
  * Called with k->lock held (seqs are taken and used under it).
  */
@@ -191,7 +204,7 @@ static void feed_pending(struct kernel_dev *k, uint32_t s)
 		uint64_t seq;
 		int rc;
 
-		if (!st->pq_count || st->inflight >= k->per_stream_max)
+		if (!st->pq_count || !may_issue(k, st))
 			return;
 		p = st->pq[st->pq_head];
 		st->pq_head = (st->pq_head + 1) % st->pq_cap;
@@ -784,7 +797,7 @@ static int kernel_submit(struct ipu_device *d, uint32_t stream, void *buf, size_
 		return IPU_E_INVAL;
 	}
 	st = &k->streams[stream];
-	if (st->pq_count || st->inflight >= k->per_stream_max) {
+	if (st->pq_count || !may_issue(k, st)) {
 		/* the driver's ring is full: wait here, in order, for the reaper */
 		if (st->pq_count == st->pq_cap) {
 			uint32_t ncap = st->pq_cap ? st->pq_cap * 2 : 64, i;

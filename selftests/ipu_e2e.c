@@ -228,7 +228,7 @@ TEST(libipu_more_buffers_than_the_ring)
 	ASSERT_EQ(0, ipu_run(d, 0, &seq));
 	EXPECT_EQ(0, ipu_wait(d, seq, 60000000000ll, err, sizeof(err))) TH_LOG("%s", err);
 	while (got < 2 * R) {
-		int n = ipu_stream_poll(d, c, 128, 10000000000ll), j;
+		int n = ipu_stream_poll(d, c, 128, 60000000000ll), j;
 
 		ASSERT_LT(0, n);
 		for (j = 0; j < n; j++) {
