@@ -362,9 +362,8 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 			}
 			graph = k;
 		}
-		nr = (b->bu + b->bc - 1) / b->bc;
-		if (b->bc == 1 && b->bu == 1 && b->outer == 1 && batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM)
-			nr = 0; /* unbatched: fits any run count */
+		/* an unbatched tensor fits any run count */
+		nr = batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM ? 0 : (b->bu + b->bc - 1) / b->bc;
 		if (nr) {
 			if (first && (nr != runs || b->bu * first->bc != first->bu * b->bc)) {
 				rt_errf(err, errlen,

@@ -195,7 +195,7 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 	for (i = 0; !rc && i < qm->m->num_anchors; i++) {
 		const struct ipuef_anchor *a = &qm->m->anchors[i];
 
-		qm->bytes[i] = rt_anchor_bytes(a);
+		qm->bytes[i] = ipuef_anchor_bytes(a);
 		if (!(a->programs & (1ull << qm->main_prog)))
 			continue;
 		if (ipurt_ring_create(depth, &qm->rings[i]))

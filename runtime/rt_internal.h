@@ -10,8 +10,6 @@
 #define rt_errf(err, errlen, ...) \
 	do { if ((err) && (errlen)) snprintf((err), (errlen), __VA_ARGS__); } while (0)
 
-/* Bytes of one request's worth of an anchor. */
-uint64_t rt_anchor_bytes(const struct ipuef_anchor *a);
 /* "f32[16,784]" */
 void rt_shape_str(uint32_t dtype, uint32_t rank, const uint64_t *dims, char *buf, size_t len);
 

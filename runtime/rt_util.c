@@ -4,11 +4,6 @@
 
 #include "rt_internal.h"
 
-uint64_t rt_anchor_bytes(const struct ipuef_anchor *a)
-{
-	return ipuef_anchor_bytes(a);
-}
-
 void rt_shape_str(uint32_t dtype, uint32_t rank, const uint64_t *dims, char *buf, size_t len)
 {
 	size_t n;

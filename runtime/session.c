@@ -71,7 +71,7 @@ int ipurt_session_run_program(struct ipurt_session *s, const char *program,
 	for (i = 0; i < n; i++) {
 		const struct ipuef_anchor *a = ipuef_find_anchor(s->f, tensors[i].name);
 
-		rc = ipu_stream_submit(s->dev, a->stream_id, tensors[i].data, rt_anchor_bytes(a), 0);
+		rc = ipu_stream_submit(s->dev, a->stream_id, tensors[i].data, ipuef_anchor_bytes(a), 0);
 		if (rc) {
 			ipu_abort(s->dev);
 			rt_errf(err, errlen, "cannot queue '%s' on stream %u: %s", a->name,

@@ -386,7 +386,7 @@ static int group_by_tile(const uint32_t *tiles, uint32_t first, uint32_t n,
 
 static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 {
-	uint32_t *tiles = NULL, *tilecost = NULL, c;
+	uint32_t *tiles = NULL, c;
 	int rc = 0;
 
 	x->csplan = calloc(x->ncss ? x->ncss : 1, sizeof(*x->csplan));
@@ -428,7 +428,6 @@ static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 		p->nvertices = cs->num_vertices;
 	}
 	free(tiles);
-	free(tilecost);
 	return rc;
 }
 
