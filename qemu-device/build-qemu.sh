@@ -111,14 +111,14 @@ build() {
 	done
 	if [ -n "$missing" ]; then
 		log "installing:$missing"
-		$SUDO apt-get update -qq
+		$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
 		# shellcheck disable=SC2086
-		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $missing
 	fi
 
 	# 2. the source package
 	SRCLIST=/etc/apt/sources.list.d/ipu-qemu-src.sources
-	srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')
+	srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p' || true)
 	if ! echo "$srcvers" | grep '^1:7\.2' >/dev/null; then
 		if [ ! -e "$SRCLIST" ]; then
 			log "adding deb-src entries ($SRCLIST)"
@@ -142,8 +142,8 @@ build() {
 			fi
 			$SUDO mv "$SRCLIST.tmp" "$SRCLIST"
 		fi
-		$SUDO apt-get update -qq
-		srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')
+		$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+		srcvers=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p' || true)
 	fi
 	ver=$QEMU_DEB_VERSION
 	if ! echo "$srcvers" | grep -xF "$ver" >/dev/null; then
