@@ -100,7 +100,7 @@ static int bind_memory(struct ipu_engine *e)
 		const struct ipux_vertex *v = &x->vertices[i];
 
 		e->vctx[i].mem = e->mem + (size_t)v->tile * e->stride;
-		e->vctx[i].ops = &x->operands[v->first_operand];
+		e->vctx[i].ops = x->noperands ? &x->operands[v->first_operand] : NULL;
 		e->vctx[i].params = x->nparams ? &x->params[v->first_param] : NULL;
 		e->vctx[i].num_ops = v->num_operands;
 		e->vctx[i].num_params = v->num_params;

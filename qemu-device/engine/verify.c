@@ -534,7 +534,8 @@ static int plan_exchanges(struct ipu_exe *x, char *err, size_t errlen)
 			rc = IPUX_E_COPY_RANGE;
 			goto done;
 		}
-		cp = &x->copies[xe->first_copy];
+		/* An exchange may have no copies, and the table may then be empty (NULL). */
+		cp = xe->num_copies ? &x->copies[xe->first_copy] : NULL;
 		for (i = 0; i < xe->num_copies; i++) {
 			tiles[i] = cp[i].dst_tile;
 			p->bytes += cp[i].bytes;
