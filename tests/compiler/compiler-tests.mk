@@ -45,9 +45,9 @@ $(ONNX_CORPUS)/.stamp:
 
 .PHONY: fuzz-onnx-check fuzz-onnx
 fuzz-onnx-check: $(ONNX_FUZZ) $(ONNX_CORPUS)/.stamp
-	scripts/fuzz-run $(ONNX_FUZZ) 20 $(ONNX_CORPUS) -max_len=65536
+	scripts/fuzz-run $(ONNX_FUZZ) 1500000 $(ONNX_CORPUS) -max_len=65536
 fuzz-onnx: $(ONNX_FUZZ) $(ONNX_CORPUS)/.stamp
-	scripts/fuzz-run $(ONNX_FUZZ) 300 $(ONNX_CORPUS) -max_len=65536
+	scripts/fuzz-run --explore $(ONNX_FUZZ) 600 $(ONNX_CORPUS) -max_len=65536
 fuzz: fuzz-onnx
 CHECKS += ;make -s fuzz-onnx-check;
 
@@ -66,8 +66,8 @@ $(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(wildcard compiler
 
 .PHONY: fuzz-onnx-lower-check fuzz-onnx-lower
 fuzz-onnx-lower-check: $(ONNX_LOWER_FUZZ) $(ONNX_CORPUS)/.stamp
-	scripts/fuzz-run $(ONNX_LOWER_FUZZ) 20 $(ONNX_CORPUS) -max_len=65536
+	scripts/fuzz-run $(ONNX_LOWER_FUZZ) 1000000 $(ONNX_CORPUS) -max_len=65536
 fuzz-onnx-lower: $(ONNX_LOWER_FUZZ) $(ONNX_CORPUS)/.stamp
-	scripts/fuzz-run $(ONNX_LOWER_FUZZ) 300 $(ONNX_CORPUS) -max_len=65536
+	scripts/fuzz-run --explore $(ONNX_LOWER_FUZZ) 600 $(ONNX_CORPUS) -max_len=65536
 fuzz: fuzz-onnx-lower
 CHECKS += ;make -s fuzz-onnx-lower-check;

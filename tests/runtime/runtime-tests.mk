@@ -52,9 +52,9 @@ $(IPUEF_CORPUS)/.stamp: $(BUILD)/tests/runtime/gen_ipuef_corpus
 
 .PHONY: fuzz-ipuef-check fuzz-ipuef
 fuzz-ipuef-check: $(IPUEF_FUZZ) $(IPUEF_CORPUS)/.stamp
-	scripts/fuzz-run $(IPUEF_FUZZ) 20 $(IPUEF_CORPUS)
+	scripts/fuzz-run $(IPUEF_FUZZ) 1500000 $(IPUEF_CORPUS)
 fuzz-ipuef: $(IPUEF_FUZZ) $(IPUEF_CORPUS)/.stamp
-	scripts/fuzz-run $(IPUEF_FUZZ) 300 $(IPUEF_CORPUS)
+	scripts/fuzz-run --explore $(IPUEF_FUZZ) 600 $(IPUEF_CORPUS)
 fuzz: fuzz-ipuef
 CHECKS += ;make -s fuzz-ipuef-check;
 
