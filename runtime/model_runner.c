@@ -518,7 +518,14 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 		return rc;
 	}
 	f->remaining = f->nruns;
-	enqueue_runs(r, f);
+	rc = enqueue_runs(r, f);
+	if (rc) {
+		/* nothing was queued: no completion will ever come for it */
+		f->remaining = 0;
+		ipurt_future_free(f);
+		rt_errf(err, errlen, "out of memory queuing the request");
+		return rc;
+	}
 	*out = f;
 	return 0;
 }

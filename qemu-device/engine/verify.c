@@ -892,12 +892,12 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		return IPUX_E_LIMIT;
 	}
 	x = calloc(1, sizeof(*x));
-	if (!x)
-		return IPU_E_NOMEM;
-	/* our own copy: the caller's buffer may change under us (guest memory) */
-	x->image = malloc(len ? len : 1);
-	if (!x->image) {
+	if (x)
+		/* our own copy: the caller's buffer may change under us (guest memory) */
+		x->image = malloc(len ? len : 1);
+	if (!x || !x->image) {
 		free(x);
+		ipu_errf(err, errlen, "out of memory for a copy of the %zu-byte executable", len);
 		return IPU_E_NOMEM;
 	}
 	if (len)
