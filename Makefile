@@ -5,7 +5,10 @@
 #   make demo     the README's main job
 #   make check    every test (ASan+UBSan build, fuzzers, valgrind, ...),
 #                 ending with one "N passed, N failed" line
-#   make fuzz     longer fuzzing runs
+#   make fuzz     longer fuzzing runs (random seeds)
+#   make fresh-check  the README's test command in a fresh clone, with the
+#                 machine's caches and $HOME set aside (scripts/fresh-check)
+#   make coverage line and branch coverage per component
 #   make bench    benchmarks (bench/)
 #
 # Each component lists its sources, libraries, programs and tests in its own
@@ -45,7 +48,7 @@ PROGRAMS :=
 TESTS :=
 CHECKS :=
 
-.PHONY: all deps demo check check-fast fuzz bench clean
+.PHONY: all deps demo check check-fast fresh-check fuzz bench clean
 all:
 
 # Libraries and objects that fragments link against, defined before any
@@ -80,6 +83,9 @@ check:
 	scripts/check
 
 san-tests: $(TESTS)
+
+fresh-check:
+	scripts/fresh-check
 
 check-fast: all
 	scripts/run-tests $(TESTS)
