@@ -34,6 +34,10 @@ ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS_BASE += -fsanitize=address,undefined
 endif
+ifeq ($(COVERAGE),1)
+CFLAGS_BASE += --coverage
+LDFLAGS_BASE += --coverage
+endif
 ifeq ($(SANITIZE),thread)
 CFLAGS_BASE += -fsanitize=thread
 LDFLAGS_BASE += -fsanitize=thread
@@ -48,7 +52,7 @@ PROGRAMS :=
 TESTS :=
 CHECKS :=
 
-.PHONY: all deps demo check check-fast fresh-check fuzz bench clean
+.PHONY: all deps demo check check-fast coverage fresh-check fuzz bench clean
 all:
 
 # Libraries and objects that fragments link against, defined before any
@@ -86,6 +90,9 @@ san-tests: $(TESTS)
 
 fresh-check:
 	scripts/fresh-check
+
+coverage:
+	scripts/coverage
 
 check-fast: all
 	scripts/run-tests $(TESTS)

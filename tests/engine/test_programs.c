@@ -285,7 +285,7 @@ TEST(switch_cases_and_default)
 	ipu_tensor k[3];
 	const float kv[3] = { 10, 20, 99 };
 	uint32_t ssel, sin, sout, i;
-	ipu_step cases[2], dflt, seq;
+	ipu_step cases[2], dflt = 0, seq;
 	struct ipu_device *d;
 	char err[256];
 	int32_t sv;
