@@ -147,7 +147,11 @@ build() {
 	fi
 	ver=$QEMU_DEB_VERSION
 	if ! echo "$srcvers" | grep -xF "$ver" >/dev/null; then
-		ver=$(echo "$srcvers" | grep '^1:7\.2' | sort -V | tail -n 1)
+		ver=$(echo "$srcvers" | grep '^1:7\.2' | sort -V | tail -n 1 || true)
+		if [ -z "$ver" ]; then
+			log "the archive offers no QEMU 7.2 source (apt-cache showsrc qemu: ${srcvers:-nothing}); check the deb-src entries in $SRCLIST"
+			exit 1
+		fi
 		log "source $QEMU_DEB_VERSION not in the archive, using $ver"
 	fi
 	uver=${ver#*:}
@@ -230,7 +234,7 @@ build() {
 	fi
 	log "ninja -j$JOBS qemu-system-x86_64 in $BLD"
 	if ! ninja -C "$BLD" -j"$JOBS" qemu-system-x86_64 >"$BLD/ninja.log" 2>&1; then
-		grep -E 'error|Error|ERROR' "$BLD/ninja.log" | head -n 40
+		grep -E 'error|Error|ERROR' "$BLD/ninja.log" | head -n 40 || true
 		tail -n 20 "$BLD/ninja.log"
 		exit 1
 	fi
