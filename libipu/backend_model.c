@@ -83,21 +83,30 @@ static int parse_size(const char *s, uint64_t *out)
 	char *end;
 	unsigned long long v;
 
+	static const struct {
+		const char *suffix;
+		unsigned shift;
+	} units[] = {
+		{ "", 0 }, { "k", 10 }, { "K", 10 }, { "KiB", 10 }, { "m", 20 }, { "M", 20 },
+		{ "MiB", 20 }, { "g", 30 }, { "G", 30 }, { "GiB", 30 },
+	};
+	size_t i;
+
+	if (*s < '0' || *s > '9')	/* strtoull would take "-1" and " 1" */
+		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		return -1;
-	if (*end == 'k' || *end == 'K') {
-		v *= 1024;
-		end++;
-	} else if (*end == 'm' || *end == 'M') {
-		v *= 1024 * 1024;
-		end++;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (v > (UINT64_MAX >> units[i].shift))
+			return -1;
+		*out = (uint64_t)v << units[i].shift;
+		return 0;
 	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
+	return -1;
 }
 
 static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t errlen)
@@ -145,7 +154,9 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 			continue;
 		}
 		if (parse_size(eq, &v) || v > UINT32_MAX) {
-			ipu_errf(err, errlen, "device option %s: bad number '%s'", tok, eq);
+			ipu_errf(err, errlen,
+				 "device option %s: '%s' is not a number below 2^32 (suffixes k, M, G, KiB, MiB, GiB)",
+				 tok, eq);
 			return IPU_E_INVAL;
 		}
 		if (!strcmp(tok, "tiles"))

@@ -42,6 +42,33 @@ static int add_spec(struct ipurt_device_manager *dm, const char *spec, size_t le
 	return 0;
 }
 
+/*
+ * Length of the first device spec of a list.  Specs are separated by ';'
+ * or ','; a model spec's own settings are comma-separated too
+ * ("model:tiles=16,tile_mem=64KiB,/dev/ipu0"), so a ',' ends the spec
+ * only when what follows is not a key=value setting of it.
+ */
+static size_t spec_len(const char *p)
+{
+	size_t len = 0;
+
+	for (;;) {
+		len += strcspn(p + len, ",;");
+		if (p[len] != ',' || strncmp(p, "model:", 6))
+			return len;
+		/* "key=value" before the next separator continues this spec */
+		{
+			const char *next = p + len + 1;
+			size_t tok = strcspn(next, ",;");
+			const char *eq = memchr(next, '=', tok);
+
+			if (!eq || memchr(next, ':', tok) || memchr(next, '/', (size_t)(eq - next)))
+				return len;
+		}
+		len++;
+	}
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -102,12 +129,12 @@ int ipurt_dm_create(const char *specs, struct ipurt_device_manager **out, char *
 	if (!specs || !*specs)
 		specs = "model";
 	for (p = specs; *p && !rc;) {
-		size_t len = strcspn(p, ",");
+		size_t len = spec_len(p);
 
 		if (len)
 			rc = add_spec(dm, p, len);
 		p += len;
-		if (*p == ',')
+		if (*p == ',' || *p == ';')
 			p++;
 	}
 	if (!rc)

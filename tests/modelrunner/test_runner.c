@@ -425,6 +425,49 @@ TEST(device_manager_requirements_and_waits)
 	ipurt_dm_destroy(dm);
 }
 
+/* A list of devices and a model device's own comma-separated settings. */
+TEST(device_spec_lists)
+{
+	static const struct {
+		const char *list;
+		unsigned n;
+		const char *spec[3];
+	} cases[] = {
+		{ "model:tiles=16,tile_mem=64KiB", 1, { "model:tiles=16,tile_mem=64KiB" } },
+		{ "model,model", 2, { "model", "model" } },
+		{ "model:tiles=16,tile_mem=64k,model:tiles=8", 2,
+		  { "model:tiles=16,tile_mem=64k", "model:tiles=8" } },
+		{ "model:tiles=16;model:tiles=4,workers=1", 2,
+		  { "model:tiles=16", "model:tiles=4,workers=1" } },
+		{ "model:tiles=16,workers=2,/dev/ipu7", 2, { "model:tiles=16,workers=2", "/dev/ipu7" } },
+		{ "/dev/ipu0,/dev/ipu1", 2, { "/dev/ipu0", "/dev/ipu1" } },
+	};
+	struct ipurt_device_manager *dm;
+	struct ipu_device *d;
+	char err[256];
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		REQUIRE(ipurt_dm_create(cases[i].list, &dm, err, sizeof(err)) == 0);
+		/* /dev/ipuN nodes present on the machine come after the list */
+		CHECK_MSG(ipurt_dm_count(dm) >= cases[i].n, "%s: %u devices", cases[i].list,
+			  ipurt_dm_count(dm));
+		for (k = 0; k < cases[i].n && k < ipurt_dm_count(dm); k++)
+			CHECK_MSG(!strcmp(ipurt_dm_spec(dm, k), cases[i].spec[k]), "%s: device %u is '%s'",
+				  cases[i].list, k, ipurt_dm_spec(dm, k));
+		ipurt_dm_destroy(dm);
+	}
+	/* the sizes --help documents, and numbers that are not sizes */
+	REQUIRE(ipu_open("model:tiles=16,tile_mem=64KiB", &d, err, sizeof(err)) == 0);
+	ipu_close(d);
+	CHECK_EQ_INT(ipu_open("model:tiles=-1", &d, err, sizeof(err)), IPU_E_INVAL);
+	CHECK(strstr(err, "tiles") != NULL);
+	CHECK_EQ_INT(ipu_open("model:tiles=99999999999", &d, err, sizeof(err)), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_open("model:tile_mem=64KB", &d, err, sizeof(err)), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_open("model:tile_mem=18446744073709551615G", &d, err, sizeof(err)), IPU_E_INVAL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -449,6 +492,7 @@ int main(int argc, char **argv)
 	RUN(timeout_surfaces_and_recovers);
 	RUN(session_tensor_predicate);
 	RUN(device_manager_requirements_and_waits);
+	RUN(device_spec_lists);
 	unlink(affine_path);
 	unlink(scale_path);
 	unlink(fused_path);
