@@ -66,6 +66,7 @@ LIBIPU_LIB := $(BUILD)/libipu.a
 RUNTIME_LIB := $(BUILD)/libipurt.a
 RUNTIME_DEPLIBS := $(LIBIPU_LIB) $(ENGINE_LIB)
 COMPILER_LIB := $(BUILD)/libipucompiler.a
+CLI_LIB := $(BUILD)/libipucli.a
 MR_MODELS_OBJ := $(BUILD)/tests/modelrunner/rt_models.o
 
 include $(sort $(wildcard */*.mk */*/*.mk))

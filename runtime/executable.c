@@ -13,6 +13,65 @@ struct ipurt_executable {
 	const struct ipuef_file *f;
 };
 
+/*
+ * Every anchor must name a stream of the executable with its direction and
+ * size, and every stream must be carried by an anchor: a program waiting on
+ * a stream nobody feeds would wait forever, so this is refused at load
+ * with both names instead.
+ */
+static int check_streams(struct ipu_device *dev, const struct ipuef_file *f, char *err,
+			 size_t errlen)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	int n = ipu_stream_count(dev);
+	uint32_t a, s, dir, bytes;
+	uint8_t *fed;
+
+	if (n < 0) {
+		rt_errf(err, errlen, "cannot list the executable's streams: %s", ipu_err_name(n));
+		return n;
+	}
+	fed = calloc((size_t)n + 1, 1);
+	if (!fed) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	for (a = 0; a < m->num_anchors; a++) {
+		const struct ipuef_anchor *an = &m->anchors[a];
+		uint32_t want = an->direction == IPUEF_OUTPUT ? IPUX_STREAM_D2H : IPUX_STREAM_H2D;
+
+		if (an->stream_id >= (uint32_t)n) {
+			rt_errf(err, errlen, "anchor '%s' names stream %u; the executable has %d streams",
+				an->name, an->stream_id, n);
+			free(fed);
+			return IPURT_E_MODEL;
+		}
+		ipu_stream_info(dev, an->stream_id, &dir, &bytes);
+		if (dir != want || bytes != ipuef_anchor_bytes(an)) {
+			rt_errf(err, errlen,
+				"anchor '%s' (%s, %llu bytes) does not match stream %u of the executable (%s, %u bytes)",
+				an->name, an->direction == IPUEF_OUTPUT ? "output" : "input",
+				(unsigned long long)ipuef_anchor_bytes(an), an->stream_id,
+				dir == IPUX_STREAM_D2H ? "device to host" : "host to device", bytes);
+			free(fed);
+			return IPURT_E_MODEL;
+		}
+		fed[an->stream_id] = 1;
+	}
+	for (s = 0; s < (uint32_t)n; s++) {
+		if (!fed[s]) {
+			ipu_stream_info(dev, s, &dir, &bytes);
+			rt_errf(err, errlen,
+				"stream %u of the executable (%s, %u bytes) has no anchor in the model's metadata: a program using it would wait forever",
+				s, dir == IPUX_STREAM_D2H ? "device to host" : "host to device", bytes);
+			free(fed);
+			return IPURT_E_MODEL;
+		}
+	}
+	free(fed);
+	return 0;
+}
+
 int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
 			  struct ipurt_executable **out, char *err, size_t errlen)
 {
@@ -41,6 +100,11 @@ int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
 	if (rc) {
 		rt_errf(err, errlen, "the device refused the model's executable: %s (%s)", derr,
 			ipu_err_name(rc));
+		free(x);
+		return rc;
+	}
+	rc = check_streams(dev, f, err, errlen);
+	if (rc) {
 		free(x);
 		return rc;
 	}

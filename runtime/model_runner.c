@@ -146,7 +146,14 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 			      err, errlen);
 	if (rc)
 		return rc;
-	rc = ipurt_session_create(r->dev, r->f, NULL, &r->s, err, errlen);
+	{
+		/* the request timeout bounds the Load program too */
+		struct ipurt_session_opts so;
+
+		memset(&so, 0, sizeof(so));
+		so.load_timeout_ns = r->cfg.timeout_ns ? (int64_t)r->cfg.timeout_ns : -1;
+		rc = ipurt_session_create(r->dev, r->f, &so, &r->s, err, errlen);
+	}
 	if (rc)
 		return rc;
 	prog = ipurt_executable_program(ipurt_session_executable(r->s), "main");

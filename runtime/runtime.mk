@@ -18,9 +18,12 @@ $(RUNTIME_LIB): $(RUNTIME_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+# The CLIs share tools/lib/cli.h (options, exit codes, safe names);
+# ipu-run writes its --json report with jansson.
+CFLAGS_runtime_tools_ := -Itools/lib
+$(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(RUNTIME_LINK) $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(LDLIBS_BASE)
 
 LIBS += $(RUNTIME_LIB)
 PROGRAMS += $(RUNTIME_PROGRAMS)

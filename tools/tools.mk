@@ -17,3 +17,14 @@ $(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(NL_LIBS) $(LDLIBS_BASE)
 
 PROGRAMS += $(IPU_TOOL_PROGRAMS)
+
+# What every command-line tool does the same way (tools/lib/cli.h): exit
+# codes, --version, checked numbers, names safe to print, output checks.
+CLI_LIB := $(BUILD)/libipucli.a
+CLI_OBJS := $(BUILD)/tools/lib/cli.o
+CFLAGS_tools_lib_ :=
+$(CLI_LIB): $(CLI_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+LIBS += $(CLI_LIB)

@@ -5,12 +5,14 @@
  * (p50/p99) and throughput with 1 and with many requests in flight.
  */
 #include <getopt.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "half.h"
 #include "ipu/npy.h"
 #include "ipu/runtime.h"
@@ -40,22 +42,31 @@ static void usage(FILE *f)
 		"usage: ipu-run MODEL.ipuef [options]\n"
 		"Run a compiled model on an IPU device and report its outputs and speed.\n"
 		"\n"
-		"  --device DEV          libipu device: model[:tiles=N,tile_mem=SIZE,workers=N],\n"
-		"                        /dev/ipuN (default: the in-process model device)\n"
+		"  --device DEV          libipu device: model[:tiles=N,tile_mem=SIZE,workers=N]\n"
+		"                        (SIZE: bytes, or with k/KiB, M/MiB), /dev/ipuN, or a\n"
+		"                        list of them separated by ';' (default: the\n"
+		"                        in-process model device)\n"
 		"  --input NAME=FILE     read input NAME from a .npy file (repeatable); inputs\n"
 		"                        not given are generated (seeded random) and said so\n"
 		"  --output NAME=FILE    write output NAME to a .npy file (repeatable); other\n"
 		"                        outputs are summarised\n"
-		"  --iterations N        timed requests after the first (default 100, 0: none)\n"
-		"  --inflight N          requests in flight for the throughput run (default 16)\n"
+		"  --iterations N        timed requests after the first (0..100000000,\n"
+		"                        default 100, 0: none)\n"
+		"  --inflight N          requests in flight for the throughput run (1..4096,\n"
+		"                        default 16)\n"
 		"  --batch-size B        run B samples per request (dynamic batch sizing\n"
-		"                        along the model's batch dimension)\n"
+		"                        along the model's batch dimension; 1..2147483648)\n"
 		"  --subgraph K          fused models: run subgraph K (graphK/... anchors)\n"
 		"  --seed S              seed of generated inputs (default 1)\n"
-		"  --timeout-ms T        fail a request not done after T ms (default 0: none)\n"
+		"  --timeout-ms T        fail loading the model, or a request, not done after\n"
+		"                        T ms (0..86400000, default 0: wait forever)\n"
 		"  --no-validate         do not require every input/output (validate_io_params)\n"
 		"  --json                print one JSON object instead of text\n"
-		"  --help                this text\n");
+		"  --help, --version     this text; the version\n"
+		"\n"
+		"MODEL may be '-' or a pipe: it is read once.  Names from the model are\n"
+		"printed with control characters escaped (\\xNN).\n"
+		"Exit status: 0 done, 1 failed (model, inputs, device), 2 bad command line.\n");
 }
 
 static int parse_named(char *arg, struct named *n, int *count, const char *what)
@@ -92,44 +103,68 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-validate", no_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, li;
+	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
 	o->iterations = 100;
 	o->inflight = 16;
 	o->seed = 1;
 	o->subgraph = -1;
-	while ((c = getopt_long(argc, argv, "d:i:o:n:b:s:jh", lo, NULL)) != -1) {
-		char *end = NULL;
-
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:i:o:n:b:s:jh", lo, &li)) != -1) {
 		switch (c) {
 		case 'd': o->device = optarg; break;
 		case 'i': if (parse_named(optarg, o->in, &o->nin, "input")) return -1; break;
 		case 'o': if (parse_named(optarg, o->out, &o->nout, "output")) return -1; break;
-		case 'n': o->iterations = (unsigned)strtoul(optarg, &end, 0); break;
-		case 'f': o->inflight = (unsigned)strtoul(optarg, &end, 0); break;
-		case 'b': o->batch = strtoull(optarg, &end, 0); break;
-		case 'g': o->subgraph = (int)strtol(optarg, &end, 0); break;
-		case 's': o->seed = strtoull(optarg, &end, 0); break;
-		case 't': o->timeout_ms = strtoull(optarg, &end, 0); break;
+		case 'n':
+			if (cli_parse_u64("ipu-run", "iterations", optarg, 0, 100000000, &v))
+				return -1;
+			o->iterations = (unsigned)v;
+			break;
+		case 'f':
+			if (cli_parse_u64("ipu-run", "inflight", optarg, 1, 4096, &v))
+				return -1;
+			o->inflight = (unsigned)v;
+			break;
+		case 'b':
+			if (cli_parse_u64("ipu-run", "batch-size", optarg, 1, 1ull << 31, &o->batch))
+				return -1;
+			break;
+		case 'g':
+			if (cli_parse_u64("ipu-run", "subgraph", optarg, 0, 4095, &v))
+				return -1;
+			o->subgraph = (int)v;
+			break;
+		case 's':
+			if (cli_parse_u64("ipu-run", "seed", optarg, 0, UINT64_MAX, &o->seed))
+				return -1;
+			break;
+		case 't':
+			if (cli_parse_u64("ipu-run", "timeout-ms", optarg, 0, 86400000, &o->timeout_ms))
+				return -1;
+			break;
 		case 'V': o->no_validate = 1; break;
 		case 'j': o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-		if (end && *end) {
-			fprintf(stderr, "ipu-run: bad number '%s'\n", optarg);
+		case 'h': usage(stdout); exit(CLI_EXIT_OK);
+		case 'v': cli_print_version("ipu-run"); exit(CLI_EXIT_OK);
+		case ':':
+			fprintf(stderr, "ipu-run: option %s needs a value (see --help)\n", argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "ipu-run: unknown option '%s' (see --help)\n", argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fprintf(stderr, optind == argc ? "ipu-run: which model? (usage: ipu-run MODEL.ipuef [options])\n"
+					      : "ipu-run: one model at a time (got '%s' after it)\n",
+			optind < argc - 1 ? argv[optind + 1] : "");
 		return -1;
 	}
-	if (o->inflight == 0)
-		o->inflight = 1;
 	o->model = argv[optind];
 	return 0;
 }
@@ -198,6 +233,16 @@ static void shape_str(const struct ipurt_npy *a, char *buf, size_t len)
 		snprintf(buf + n, len - n, "]");
 }
 
+static json_t *shape_json(const struct ipurt_npy *a)
+{
+	json_t *j = json_array();
+	uint32_t i;
+
+	for (i = 0; j && i < a->rank; i++)
+		json_array_append_new(j, json_integer((json_int_t)a->dims[i]));
+	return j;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -220,45 +265,43 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct ipurt_config cfg;
 	struct ipurt_runner *r = NULL;
+	struct ipuef_file *file = NULL;
 	const struct ipuef_metadata *m;
 	struct ipurt_npy arrays[2 * MAX_IO];
 	struct ipurt_tensor tin[MAX_IO], tout[MAX_IO];
 	int generated[MAX_IO] = { 0 }, fused = 0, nin = 0, nout = 0, rc = 1, i, j;
 	double *lat = NULL, first_ms = 0, p50 = 0, p99 = 0, rps1 = 0, rpsn = 0;
 	char err[512];
+	json_t *json = NULL, *jin = NULL, *jout = NULL;
 	uint32_t a, pass;
 	uint64_t batch_rows = 0, batch_compiled = 1;
 
 	memset(arrays, 0, sizeof(arrays));
 	if (parse_args(argc, argv, &o))
-		return 2;
+		return CLI_EXIT_USAGE;
 	ipurt_config_init(&cfg);
 	cfg.device = o.device;
 	cfg.timeout_ns = o.timeout_ms * 1000000ull;
 	cfg.ring_buffer_size = 64;
-	{
-		struct ipuef_file *f;
-
-		if (ipuef_open(o.model, &f, err, sizeof(err))) {
-			fprintf(stderr, "ipu-run: %s: %s\n", o.model, err);
-			return 1;
-		}
-		m = ipuef_metadata(f);
-		for (a = 0; a < m->num_anchors; a++)
-			fused |= m->anchors[a].kind == IPUEF_ANCHOR_INDEX;
-		if (o.batch) {
-			for (a = 0; a < m->num_anchors; a++) {
-				if (m->anchors[a].kind == IPUEF_ANCHOR_USER &&
-				    m->anchors[a].batch_dim != IPUEF_NO_BATCH_DIM) {
-					cfg.batching_dim = m->anchors[a].batch_dim;
-					break;
-				}
+	/* read once: the model may be a pipe or standard input */
+	if (ipuef_open(!strcmp(o.model, "-") ? "/dev/stdin" : o.model, &file, err, sizeof(err))) {
+		fprintf(stderr, "ipu-run: %s\n", err);
+		return CLI_EXIT_FAILURE;
+	}
+	m = ipuef_metadata(file);
+	for (a = 0; a < m->num_anchors; a++)
+		fused |= m->anchors[a].kind == IPUEF_ANCHOR_INDEX;
+	if (o.batch) {
+		for (a = 0; a < m->num_anchors; a++) {
+			if (m->anchors[a].kind == IPUEF_ANCHOR_USER &&
+			    m->anchors[a].batch_dim != IPUEF_NO_BATCH_DIM) {
+				cfg.batching_dim = m->anchors[a].batch_dim;
+				break;
 			}
 		}
-		ipuef_close(f);
 	}
 	if (fused) {
-		cfg.validate_io_params = 0; /* seed 004: one subgraph per request */
+		cfg.validate_io_params = 0; /* one subgraph per request */
 		if (o.subgraph < 0) {
 			o.subgraph = 0;
 			for (i = 0; i < o.nin; i++)
@@ -270,9 +313,10 @@ int main(int argc, char **argv)
 	}
 	if (o.no_validate)
 		cfg.validate_io_params = 0;
-	if (ipurt_runner_create(o.model, &cfg, &r, err, sizeof(err))) {
-		fprintf(stderr, "ipu-run: %s\n", err);
-		return 1;
+	if (ipurt_runner_create_from(file, &cfg, &r, err, sizeof(err))) {
+		fprintf(stderr, "ipu-run: %s: %s\n", o.model, err);
+		ipuef_close(file);
+		return CLI_EXIT_FAILURE;
 	}
 	m = ipuef_metadata(ipurt_runner_file(r));
 	/* the files given must name anchors */
@@ -281,8 +325,11 @@ int main(int argc, char **argv)
 		const struct ipuef_anchor *an = ipuef_find_anchor(ipurt_runner_file(r), nm->name);
 
 		if (!an || (an->direction == IPUEF_OUTPUT) != (i >= o.nin)) {
+			char sn[256], sm[256];
+
 			fprintf(stderr, "ipu-run: the model has no %s named '%s' (see ipuef-dump %s)\n",
-				i < o.nin ? "input" : "output", nm->name, o.model);
+				i < o.nin ? "input" : "output", cli_safe(nm->name, sn, sizeof(sn)),
+				cli_safe(o.model, sm, sizeof(sm)));
 			goto out;
 		}
 	}
@@ -393,7 +440,7 @@ int main(int argc, char **argv)
 		p99 = lat[(o.iterations * 99) / 100 < o.iterations ? (o.iterations * 99) / 100 : o.iterations - 1] * 1e6;
 		/* many in flight: the same buffers are fine, outputs are identical */
 		t0 = now();
-		for (k = 0; k < o.iterations; k++) {
+		for (k = 0; o.inflight > 1 && k < o.iterations; k++) {
 			unsigned slot = k % o.inflight;
 
 			if (fs[slot]) {
@@ -413,35 +460,50 @@ int main(int argc, char **argv)
 				ipurt_future_free(fs[k]);
 			}
 		}
-		rpsn = o.iterations / (now() - t0);
+		rpsn = o.inflight > 1 ? o.iterations / (now() - t0) : rps1;
 		free(fs);
 	}
 	/* report */
-	if (o.json)
-		printf("{\"model\":\"%s\",\"inputs\":[", o.model);
-	else
-		printf("model %s on %s\n", o.model, o.device ? o.device : "model (in-process)");
+	if (o.json) {
+		json = json_object();
+		jin = json_array();
+		jout = json_array();
+		if (!json || !jin || !jout) {
+			fprintf(stderr, "ipu-run: out of memory\n");
+			goto out;
+		}
+		json_object_set_new(json, "model", json_string(o.model));
+		json_object_set_new(json, "device", json_string(o.device ? o.device : "model"));
+		json_object_set_new(json, "inputs", jin);
+		json_object_set_new(json, "outputs", jout);
+	} else {
+		char sm[512], sd[256];
+
+		printf("model %s on %s\n", cli_safe(o.model, sm, sizeof(sm)),
+		       o.device ? cli_safe(o.device, sd, sizeof(sd)) : "model (in-process)");
+	}
 	for (i = 0; i < nin; i++) {
-		char sh[128];
+		char sh[128], sn[256];
 		struct ipurt_npy view = { tin[i].dtype, tin[i].rank, { 0 }, tin[i].data, 0 };
 
 		memcpy(view.dims, tin[i].dims, sizeof(tin[i].dims));
+		if (o.json) {
+			json_array_append_new(jin, json_pack("{s:s,s:s,s:o,s:b}", "name", tin[i].name,
+							     "dtype", ipurt_dtype_name(view.dtype),
+							     "shape", shape_json(&view),
+							     "generated", generated[i]));
+			continue;
+		}
 		shape_str(&view, sh, sizeof(sh));
-		if (o.json)
-			printf("%s{\"name\":\"%s\",\"shape\":\"%s\",\"generated\":%s}", i ? "," : "",
-			       tin[i].name, sh, generated[i] ? "true" : "false");
-		else
-			printf("input  %-24s %-20s %s\n", tin[i].name, sh,
-			       generated[i] ? "(generated: seeded random, no --input given)" : "(from file)");
+		printf("input  %-24s %-20s %s\n", cli_safe(tin[i].name, sn, sizeof(sn)), sh,
+		       generated[i] ? "(generated: seeded random, no --input given)" : "(from file)");
 	}
-	if (o.json)
-		printf("],\"outputs\":[");
 	for (i = 0; i < nout; i++) {
 		struct ipurt_npy view = { tout[i].dtype, tout[i].rank, { 0 }, tout[i].data, 0 };
 		const char *path = NULL;
 		uint64_t n = 1, e;
 		double mn = INFINITY, mx = -INFINITY, sum = 0;
-		char sh[128];
+		char sh[128], sn[256], sp[512];
 
 		memcpy(view.dims, tout[i].dims, sizeof(tout[i].dims));
 		for (j = 0; j < (int)view.rank; j++)
@@ -452,7 +514,7 @@ int main(int argc, char **argv)
 			if (!strcmp(o.out[j].name, tout[i].name))
 				path = o.out[j].path;
 		if (path && ipurt_npy_write(path, &view, err, sizeof(err))) {
-			fprintf(stderr, "ipu-run: %s: %s\n", path, err);
+			fprintf(stderr, "ipu-run: %s\n", cli_safe(err, sp, sizeof(sp)));
 			goto out;
 		}
 		for (e = 0; e < n; e++) {
@@ -463,37 +525,57 @@ int main(int argc, char **argv)
 			sum += v;
 		}
 		if (o.json) {
-			printf("%s{\"name\":\"%s\",\"shape\":\"%s\",\"min\":%.9g,\"max\":%.9g,\"mean\":%.9g,\"first\":[",
-			       i ? "," : "", tout[i].name, sh, mn, mx, n ? sum / (double)n : 0);
+			json_t *first = json_array(), *jo;
+
 			for (e = 0; e < n && e < 8; e++)
-				printf("%s%.9g", e ? "," : "", element(&view, e));
-			printf("]%s%s%s}", path ? ",\"file\":\"" : "", path ? path : "", path ? "\"" : "");
-		} else {
-			printf("output %-24s %-20s min %.6g max %.6g mean %.6g", tout[i].name, sh, mn, mx,
-			       n ? sum / (double)n : 0);
-			if (path)
-				printf("  -> %s", path);
-			printf("\n       first:");
-			for (e = 0; e < n && e < 8; e++)
-				printf(" %.6g", element(&view, e));
-			printf("%s\n", n > 8 ? " ..." : "");
+				json_array_append_new(first, json_real(element(&view, e)));
+			jo = json_pack("{s:s,s:s,s:o,s:f,s:f,s:f,s:o}", "name", tout[i].name,
+				       "dtype", ipurt_dtype_name(view.dtype), "shape", shape_json(&view),
+				       "min", n ? mn : 0.0, "max", n ? mx : 0.0,
+				       "mean", n ? sum / (double)n : 0.0, "first", first);
+			if (jo && path)
+				json_object_set_new(jo, "file", json_string(path));
+			json_array_append_new(jout, jo);
+			continue;
 		}
+		printf("output %-24s %-20s min %.6g max %.6g mean %.6g", cli_safe(tout[i].name, sn, sizeof(sn)),
+		       sh, mn, mx, n ? sum / (double)n : 0);
+		if (path)
+			printf("  -> %s", cli_safe(path, sp, sizeof(sp)));
+		printf("\n       first:");
+		for (e = 0; e < n && e < 8; e++)
+			printf(" %.6g", element(&view, e));
+		printf("%s\n", n > 8 ? " ..." : "");
 	}
 	if (o.json) {
-		printf("],\"first_request_ms\":%.3f,\"iterations\":%u,\"latency_p50_us\":%.2f,\"latency_p99_us\":%.2f,"
-		       "\"requests_per_s_1\":%.1f,\"requests_per_s_inflight\":%.1f,\"inflight\":%u}\n",
-		       first_ms, o.iterations, p50, p99, rps1, rpsn, o.inflight);
+		json_object_set_new(json, "first_request_ms", json_real(first_ms));
+		json_object_set_new(json, "iterations", json_integer(o.iterations));
+		json_object_set_new(json, "latency_p50_us", json_real(p50));
+		json_object_set_new(json, "latency_p99_us", json_real(p99));
+		json_object_set_new(json, "requests_per_s_1", json_real(rps1));
+		json_object_set_new(json, "requests_per_s_inflight", json_real(rpsn));
+		json_object_set_new(json, "inflight", json_integer(o.inflight));
+		/* ensure_ascii: any byte of a name survives as \\uXXXX, never raw */
+		if (json_dumpf(json, stdout, JSON_COMPACT | JSON_ENSURE_ASCII) || putchar('\n') == EOF) {
+			fprintf(stderr, "ipu-run: cannot write the JSON report\n");
+			goto out;
+		}
 	} else {
 		printf("first request %.2f ms (includes warm-up)\n", first_ms);
-		if (o.iterations)
+		if (o.iterations && o.inflight > 1)
 			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight), %.0f req/s (%u in flight)\n",
 			       p50, p99, o.iterations, rps1, rpsn, o.inflight);
+		else if (o.iterations)
+			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight)\n",
+			       p50, p99, o.iterations, rps1);
 	}
 	rc = 0;
 out:
+	json_decref(json);
 	free(lat);
 	for (i = 0; i < 2 * MAX_IO; i++)
 		ipurt_npy_free(&arrays[i]);
 	ipurt_runner_destroy(r);
+	ipuef_close(file);
 	return rc;
 }
