@@ -527,12 +527,39 @@ int ipuef_open_mem(const void *data, size_t len, struct ipuef_file **out,
 	return open_buf(buf, len, out, err, errlen);
 }
 
+/* Reads exactly n bytes unless the file ends first; returns what it read, -1 on error. */
+static ssize_t read_full(int fd, uint8_t *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(fd, p + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * The header is read and checked before anything else, so that a file that
+ * is not an .ipuef (or /dev/zero) is refused after 32 bytes, and the body
+ * is read up to the size the header declares, never more: files, pipes and
+ * standard input are each read once.
+ */
 int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 	       size_t errlen)
 {
+	uint8_t hdr[IPUEF_HEADER_SIZE], extra;
 	struct stat st;
-	size_t cap, len = 0;
+	uint64_t fsize;
 	uint8_t *buf;
+	ssize_t n;
 	int fd;
 
 	if (!path || !out)
@@ -550,48 +577,70 @@ int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: %s", path,
 				  strerror(e));
 	}
-	/* Regular files are read in one go; pipes grow the buffer. */
-	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1
-						     : 65536;
-	buf = malloc(cap);
+	n = read_full(fd, hdr, sizeof(hdr));
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: read: %s", path, strerror(e));
+	}
+	if ((size_t)n < sizeof(hdr)) {
+		close(fd);
+		return ipuef_fail(err, errlen, IPUEF_E_TRUNCATED,
+				  "%s: %zd bytes, shorter than the %u-byte header", path, n,
+				  IPUEF_HEADER_SIZE);
+	}
+	if (memcmp(hdr, IPUEF_MAGIC, IPUEF_MAGIC_LEN)) {
+		close(fd);
+		return ipuef_fail(err, errlen, IPUEF_E_MAGIC, "%s: not an .ipuef file (bad magic)",
+				  path);
+	}
+	fsize = get_le64(hdr + IPUEF_HDR_OFF_FSIZE);
+	if (fsize < IPUEF_HEADER_SIZE || fsize > IPUEF_MAX_FILE_SIZE || fsize > SIZE_MAX) {
+		close(fd);
+		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+				  "%s: the header declares %llu bytes; files are %u bytes to %llu bytes",
+				  path, (unsigned long long)fsize, IPUEF_HEADER_SIZE,
+				  (unsigned long long)IPUEF_MAX_FILE_SIZE);
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size != fsize) {
+		close(fd);
+		return ipuef_fail(err, errlen,
+				  (uint64_t)st.st_size < fsize ? IPUEF_E_TRUNCATED : IPUEF_E_SIZE,
+				  "%s: the header says the file is %llu bytes, but it is %llu%s", path,
+				  (unsigned long long)fsize, (unsigned long long)st.st_size,
+				  (uint64_t)st.st_size < fsize ? " (truncated?)" : "");
+	}
+	buf = malloc((size_t)fsize);
 	if (!buf) {
 		close(fd);
 		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
-				  "%s: out of memory for %zu bytes", path, cap);
+				  "%s: out of memory for %llu bytes", path, (unsigned long long)fsize);
 	}
-	for (;;) {
-		ssize_t n;
+	memcpy(buf, hdr, sizeof(hdr));
+	n = read_full(fd, buf + sizeof(hdr), (size_t)fsize - sizeof(hdr));
+	if (n >= 0 && (size_t)n == (size_t)fsize - sizeof(hdr) && read_full(fd, &extra, 1) == 1) {
+		free(buf);
+		close(fd);
+		return ipuef_fail(err, errlen, IPUEF_E_SIZE,
+				  "%s: unexpected bytes after the %llu the header declares", path,
+				  (unsigned long long)fsize);
+	}
+	if (n < 0) {
+		int e = errno;
 
-		if (len == cap) {
-			uint8_t *nb = cap > SIZE_MAX / 2 ? NULL
-							 : realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
-						  "%s: out of memory", path);
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			free(buf);
-			close(fd);
-			return ipuef_fail(err, errlen, IPUEF_E_IO,
-					  "%s: read: %s", path, strerror(e));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+		free(buf);
+		close(fd);
+		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: read: %s", path, strerror(e));
 	}
 	close(fd);
-	return open_buf(buf, len, out, err, errlen);
+	if ((size_t)n < (size_t)fsize - sizeof(hdr)) {
+		free(buf);
+		return ipuef_fail(err, errlen, IPUEF_E_TRUNCATED,
+				  "%s: the header says the file is %llu bytes, but it ends after %zu (truncated?)",
+				  path, (unsigned long long)fsize, (size_t)n + sizeof(hdr));
+	}
+	return open_buf(buf, (size_t)fsize, out, err, errlen);
 }
 
 void ipuef_version(const struct ipuef_file *f, uint16_t *major,

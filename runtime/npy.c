@@ -437,6 +437,21 @@ int ipurt_npy_read(const char *path, struct ipurt_npy *out, char *err,
 		return fail(err, errlen, IPURT_NPY_E_IO, "%s: %s", path,
 			    S_ISREG(st.st_mode) ? strerror(e) : "not a regular file");
 	}
+	{
+		/* the magic before the body: a large file that is not a .npy
+		 * is refused after 6 bytes, not read whole */
+		uint8_t magic[6];
+		ssize_t n;
+
+		do
+			n = pread(fd, magic, sizeof(magic), 0);
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(magic) || memcmp(magic, MAGIC, sizeof(magic))) {
+			close(fd);
+			return fail(err, errlen, IPURT_NPY_E_FORMAT,
+				    "%s: not a .npy file (no \\x93NUMPY magic)", path);
+		}
+	}
 	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (!buf) {

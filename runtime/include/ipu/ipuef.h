@@ -46,6 +46,7 @@
 #define IPUEF_MAX_RANK 8u
 #define IPUEF_MAX_STREAMS 4096u		/* stream ids are 0..4095 */
 #define IPUEF_MAX_TENSOR_BYTES (1ull << 48)
+#define IPUEF_MAX_FILE_SIZE (1ull << 34)	/* 16 GiB: files are read into memory */
 
 /* batch_dim of an anchor that has no batch dimension. */
 #define IPUEF_NO_BATCH_DIM 0xffffffffu
