@@ -358,7 +358,11 @@ int main(int argc, char **argv)
 		}
 		if (path) {
 			if (ipurt_npy_read(path, arr, err, sizeof(err))) {
-				fprintf(stderr, "ipu-run: %s: %s\n", path, err);
+				/* the reader names the file in some messages, not all */
+				if (strncmp(err, path, strlen(path)))
+					fprintf(stderr, "ipu-run: %s: %s\n", path, err);
+				else
+					fprintf(stderr, "ipu-run: %s\n", err);
 				goto out;
 			}
 			/* the first batched input sets the request's batch */
