@@ -18,8 +18,8 @@ COMPILER_LDLIBS := -lprotobuf-c -lyaml -lm
 # The lowering uses the graph builder, the .ipuef writer and (--check) the
 # in-process device; those fragments are included after this one, hence
 # the literal paths.
-COMPILER_DEPLIBS := $(BUILD)/libipugraph.a $(BUILD)/libipurt.a $(BUILD)/libipu.a $(BUILD)/libipuengine.a
-COMPILER_LINK = -Wl,--start-group $(COMPILER_LIB) $(COMPILER_DEPLIBS) -Wl,--end-group $(COMPILER_LDLIBS)
+COMPILER_DEPLIBS := $(BUILD)/libipugraph.a $(BUILD)/libipurt.a $(BUILD)/libipu.a $(BUILD)/libipuengine.a $(BUILD)/libipucli.a
+COMPILER_LINK = -Wl,--start-group $(COMPILER_LIB) $(COMPILER_DEPLIBS) $(CLI_LIB) -Wl,--end-group $(COMPILER_LDLIBS)
 IPU_COMPILE := $(BUILD)/bin/ipu-compile
 
 # The generated header lives under $(BUILD)/gen; every compiler directory
@@ -30,7 +30,7 @@ CFLAGS_compiler_ir_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_onnx_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_eval_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_passes_ := $(COMPILER_CPPFLAGS)
-CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS) -Itools/lib
 CFLAGS_compiler_lower_ := $(COMPILER_CPPFLAGS)
 
 $(COMPILER_PB_C) $(COMPILER_PB_H) &: $(ONNX_PROTO)

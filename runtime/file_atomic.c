@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* file_atomic.c - see file_atomic.h (used by the .ipuef and .npy writers). */
+/* file_atomic.c - see ipu/file_atomic.h. */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_atomic.h"
+#include "ipu/file_atomic.h"
 
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
@@ -25,24 +28,49 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int rt_write_file_atomic(const char *path, const void *data, size_t len, char *err,
-			 size_t errlen)
+int ipurt_write_file_atomic(const char *path, const void *data, size_t len, char *err,
+			    size_t errlen)
 {
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
+	sigset_t hold, old;
+	struct stat st;
+	char *real = NULL, *tmp;
+	size_t plen;
 	int fd, rc = 0;
 
+	if (!stat(path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a regular file; not replacing it",
+				 path);
+			return -1;
+		}
+		/* write where a symbolic link points, so that the link stays */
+		real = realpath(path, NULL);
+		if (!real) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		path = real;
+	}
+	plen = strlen(path);
+	tmp = malloc(plen + 16);
 	if (!tmp) {
 		snprintf(err, errlen, "%s: out of memory", path);
+		free(real);
 		return -1;
 	}
 	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigaddset(&hold, SIGHUP);
+	sigaddset(&hold, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &hold, &old);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot create a temporary file: %s", path,
 			 strerror(errno));
-		free(tmp);
-		return -1;
+		rc = -1;
+		goto out;
 	}
 	if (write_all(fd, data, len) || fsync(fd)) {
 		snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
@@ -61,6 +89,10 @@ int rt_write_file_atomic(const char *path, const void *data, size_t len, char *e
 	}
 	if (rc)
 		unlink(tmp);
+out:
+	/* a signal that came meanwhile is delivered now, with no temporary left */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(tmp);
+	free(real);
 	return rc;
 }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "file_atomic.h"
+#include "ipu/file_atomic.h"
 #include "ipuef_internal.h"
 
 struct wr_opaque {
@@ -365,7 +365,7 @@ int ipuef_writer_write_file(struct ipuef_writer *w, const char *path,
 	rc = ipuef_writer_write_mem(w, &buf, &len, err, errlen);
 	if (rc)
 		return rc;
-	if (rt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
+	if (ipurt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
 		rc = ipuef_fail(err, errlen, IPUEF_E_IO, "%s", msg);
 	free(buf);
 	return rc;

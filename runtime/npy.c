@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_atomic.h"
+#include "ipu/file_atomic.h"
 #include "ipu/npy.h"
 
 #define MAGIC "\x93NUMPY"
@@ -587,7 +587,7 @@ int ipurt_npy_write(const char *path, const struct ipurt_npy *a, char *err,
 	rc = ipurt_npy_encode(a, &buf, &len, err, errlen);
 	if (rc)
 		return rc;
-	if (rt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
+	if (ipurt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
 		rc = fail(err, errlen, IPURT_NPY_E_IO, "%s", msg);
 	free(buf);
 	return rc;

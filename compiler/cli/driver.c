@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "cli.h"
 #include "driver.h"
 #include "ipu/lower.h"
 #include "ipu/onnx_io.h"
@@ -115,6 +116,54 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	return 0;
 }
 
+/* The export path of model i (NULL when no ONNX is exported). */
+static char *export_path(const struct ipuc_options *o, const char *outdir, int n, int i)
+{
+	char suffix[32], *base, *file;
+
+	if (!o->export_onnx && !o->output_model)
+		return NULL;
+	base = o->export_onnx ? strdup(o->export_onnx) : join(outdir, o->output_model);
+	if (!base || n == 1)
+		return base;
+	snprintf(suffix, sizeof(suffix), ".graph%d.onnx", i);
+	file = replace_ext(base, suffix);
+	free(base);
+	return file;
+}
+
+/* Every file ipu-compile will write, against every file it reads. */
+static int check_outputs(const struct ipuc_options *o, const struct ipuc_model *models, int n,
+			 const char *cfgdir, const char *outdir, const char *exe)
+{
+	const char *inputs[IPUC_MAX_MODELS + 1];
+	char *paths[IPUC_MAX_MODELS] = { 0 };
+	int i, k = 0, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		paths[i] = join(o->config_yaml ? cfgdir : NULL, models[i].input_model);
+		inputs[k++] = paths[i];
+	}
+	if (o->config_yaml)
+		inputs[k++] = o->config_yaml;
+	if (exe)
+		rc = cli_check_output("ipu-compile", exe, inputs, (unsigned)k);
+	for (i = 0; !rc && i < n; i++) {
+		char *x = export_path(o, outdir, n, i);
+
+		if (x)
+			rc = cli_check_output("ipu-compile", x, inputs, (unsigned)k);
+		if (!rc && x && exe && !strcmp(x, exe)) {
+			fprintf(stderr, "ipu-compile: the executable and the exported ONNX model are both %s\n", x);
+			rc = -1;
+		}
+		free(x);
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	return rc;
+}
+
 int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 {
 	struct ir_error e = { "" };
@@ -129,6 +178,10 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 
 	if (o->help) {
 		fputs(ipuc_usage(), out);
+		return IPUC_EXIT_OK;
+	}
+	if (o->version) {
+		cli_print_version("ipu-compile");
 		return IPUC_EXIT_OK;
 	}
 	if (o->list_ops)
@@ -154,6 +207,28 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			strerror(errno));
 		goto out;
 	}
+	want_exe = o->output || o->export_popef == 1 || o->check ||
+		   (o->export_popef == -1 && !o->export_onnx && !o->output_model);
+	if (want_exe) {
+		if (o->output) {
+			exe = strdup(o->output);
+		} else if (n > 1 || o->config_yaml || o->output_dir) {
+			/* PopRT writes DIR/executable.popef */
+			exe = join(outdir, "executable.ipuef");
+		} else {
+			char *first = join(NULL, models[0].input_model);
+
+			exe = first ? replace_ext(first, ".ipuef") : NULL;
+			free(first);
+		}
+		if (!exe)
+			goto oom;
+	}
+	/* refused before any work: an output that is an input, or no file */
+	if (check_outputs(o, models, n, cfgdir, outdir, exe)) {
+		rc = IPUC_EXIT_ERROR;
+		goto out;
+	}
 	if (o->json)
 		fprintf(out, "{\"target\": {\"ipu_version\": \"%s\", \"tiles\": %u, \"tile_mem\": %u}, \"models\": [",
 			o->ipu_version ? o->ipu_version : "custom", o->tiles, o->tile_mem);
@@ -176,18 +251,8 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			ipuc_json_model(out, paths[i], prec, graphs[i]);
 		}
 		if (o->export_onnx || o->output_model) {
-			char suffix[32], *base, *file;
+			char *file = export_path(o, outdir, n, i);
 
-			base = o->export_onnx ? strdup(o->export_onnx) : join(outdir, o->output_model);
-			if (!base)
-				goto oom;
-			if (n > 1) {
-				snprintf(suffix, sizeof(suffix), ".graph%d.onnx", i);
-				file = replace_ext(base, suffix);
-				free(base);
-			} else {
-				file = base;
-			}
 			if (!file)
 				goto oom;
 			if (onnx_save_file(graphs[i], file, &e)) {
@@ -202,24 +267,12 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	}
 	if (o->json)
 		fprintf(out, "]");
-	want_exe = o->output || o->export_popef == 1 ||
-		   (o->export_popef == -1 && !o->export_onnx && !o->output_model);
-	if (o->check && !want_exe)
-		want_exe = 1;
 	if (!want_exe) {
 		if (o->json)
 			fprintf(out, ", \"executable\": null}\n");
 		rc = IPUC_EXIT_OK;
 		goto out;
 	}
-	if (o->output)
-		exe = strdup(o->output);
-	else if (n > 1 || o->config_yaml)
-		exe = join(outdir, "executable.ipuef");
-	else
-		exe = replace_ext(paths[0], ".ipuef");
-	if (!exe)
-		goto oom;
 	if (o->check) {
 		int c = ipuc_check_refs(graphs, refs, n, &t, err, &e);
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* options.c - command-line parsing and option setters shared with YAML. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,124 +210,205 @@ const char *ipuc_usage(void)
 "  --json                     print a JSON summary on stdout\n"
 "  --no-fusion                skip the fusion passes\n"
 "  -v, --verbose              per-pass statistics on stderr\n"
-"  -h, --help                 this text\n";
+"  --output-dir DIR           PopRT: folder for the outputs (created)\n"
+"  --output-model FILE        PopRT: write the converted ONNX model (in DIR)\n"
+"  --export-popef             PopRT: write DIR/executable.ipuef too\n"
+"  -h, --help, --version      this text; the version\n"
+"\n"
+"Every option is also accepted in PopRT's spelling (--input_model, ...).\n"
+"Outputs are written to a temporary file and renamed into place; an output\n"
+"that is one of the inputs, or not a regular file, is refused before any work.\n"
+"Exit status: 0 done, 1 failed (model, unsupported op, write), 2 bad command\n"
+"line, 3 front end fine but no tile lowering.\n";
 }
 
-/* Value of option argv[*i] (either --opt=value or the next argument). */
-static const char *value(int argc, char **argv, int *i, const char *eqv,
-			 struct ir_error *e)
-{
-	if (eqv)
-		return eqv;
-	if (*i + 1 >= argc) {
-		ir_err(e, "option %s needs a value", argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-static int parse_int(const char *opt, const char *v, int64_t lo, int64_t *out,
+static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int64_t *out,
 		     struct ir_error *e)
 {
 	char *end;
-	long long x = strtoll(v, &end, 10);
+	long long x;
 
-	if (end == v || *end || x < lo)
-		return ir_err(e, "%s: '%s' is not an integer >= %lld", opt, v, (long long)lo);
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (end == v || *end || errno || x < lo || x > hi || isspace((unsigned char)v[0]))
+		return ir_err(e, "--%s: '%s' is not a whole number from %lld to %lld", opt, v,
+			      (long long)lo, (long long)hi);
 	*out = x;
 	return 0;
+}
+
+/* PopRT options ipu-compile does not have: a clear answer, not "unknown". */
+static const char *const poprt_unsupported[] = {
+	"framework", "quantize", "pack_args", "enable_insert_remap", "serialize_matmul",
+	"serialize_matmul_add", "remap_mode", "disable_fast_norm", "fp8_params",
+	"fp8_skip_op_names", "calibration_with_data", "calibration_loss_type",
+	"num_of_layers_keep_fp16", "precision_compare", "enable_compress_pattern",
+	"custom_library_so_paths", "custom_pass_config", "compiler_options",
+	"enable_erf_gelu", "available_memory_proportion", "num_io_tiles",
+	"batches_per_step", "merge_if_with_same_cond", "manual_sharding_config",
+	"perf_tuner", "eightbitsio", "skip_passes", "passes", "infer_shape_ahead",
+	"use_external_data_format", "optimize_internal_exchange_code", "show",
+	"convert_version", "only_manual_sharding", "run",
+};
+
+enum {
+	O_HELP = 'h', O_VERBOSE = 'v', O_OUTPUT = 'o', O_LIST_OPS = 256, O_CHECK, O_JSON,
+	O_NO_FUSION, O_INPUT_MODEL, O_INPUT_SHAPE, O_BATCH_SIZE, O_BATCH_AXIS, O_PRECISION,
+	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
+	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_UNSUPPORTED,
+};
+
+/* Each option in our spelling and in PopRT's (underscores). */
+#define OPT2(dash, under, has, val) { dash, has, NULL, val }, { under, has, NULL, val }
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, O_HELP },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ "verbose", no_argument, NULL, O_VERBOSE },
+	{ "output", required_argument, NULL, O_OUTPUT },
+	{ "check", no_argument, NULL, O_CHECK },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "precision", required_argument, NULL, O_PRECISION },
+	{ "target", required_argument, NULL, O_TARGET },
+	OPT2("list-ops", "list_ops", no_argument, O_LIST_OPS),
+	OPT2("no-fusion", "no_fusion", no_argument, O_NO_FUSION),
+	OPT2("input-model", "input_model", required_argument, O_INPUT_MODEL),
+	OPT2("input-shape", "input_shape", required_argument, O_INPUT_SHAPE),
+	OPT2("batch-size", "batch_size", required_argument, O_BATCH_SIZE),
+	OPT2("batch-axis", "batch_axis", required_argument, O_BATCH_AXIS),
+	OPT2("fp16-skip-op-types", "fp16_skip_op_types", required_argument, O_SKIP),
+	OPT2("ipu-version", "ipu_version", required_argument, O_IPU_VERSION),
+	OPT2("max-tensor-size", "max_tensor_size", required_argument, O_MAX_TENSOR),
+	OPT2("export-onnx", "export_onnx", required_argument, O_EXPORT_ONNX),
+	OPT2("config-yaml", "config_yaml", required_argument, O_CONFIG),
+	OPT2("output-dir", "output_dir", required_argument, O_OUTPUT_DIR),
+	OPT2("output-model", "output_model", required_argument, O_OUTPUT_MODEL),
+	OPT2("export-popef", "export_popef", no_argument, O_EXPORT_POPEF),
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *poprt_only(const char *arg)
+{
+	char name[64];
+	size_t n, i;
+
+	if (strncmp(arg, "--", 2))
+		return NULL;
+	n = strcspn(arg + 2, "=");
+	if (n >= sizeof(name))
+		return NULL;
+	for (i = 0; i < n; i++)
+		name[i] = arg[2 + i] == '-' ? '_' : arg[2 + i];
+	name[n] = 0;
+	for (i = 0; i < sizeof(poprt_unsupported) / sizeof(poprt_unsupported[0]); i++)
+		if (!strcmp(name, poprt_unsupported[i]))
+			return poprt_unsupported[i];
+	return NULL;
 }
 
 int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		    struct ir_error *e)
 {
-	for (int i = 1; i < argc; i++) {
-		char opt[64];
-		const char *a = argv[i], *eqv = NULL, *v;
-		const char *eq = strchr(a, '=');
-		int64_t x;
+	int c, last = 0;
+	int64_t x;
 
-		if (a[0] != '-') {
-			if (o->model.input_model)
-				return ir_err(e, "unexpected argument '%s' (the model is already %s)", a, o->model.input_model);
-			if (setstr(&o->model.input_model, a, e))
-				return -1;
-			continue;
-		}
-		if (eq && !strncmp(a, "--", 2) && (size_t)(eq - a) < sizeof(opt)) {
-			memcpy(opt, a, (size_t)(eq - a));
-			opt[eq - a] = 0;
-			eqv = eq + 1;
-		} else {
-			snprintf(opt, sizeof(opt), "%s", a);
-		}
-		/* PopRT spells options with underscores */
-		for (char *p = opt + 2; *p; p++)
-			if (*p == '_')
-				*p = '-';
-#define IS(s) (!strcmp(opt, s))
-		if (IS("-h") || IS("--help")) {
-			o->help = 1;
-		} else if (IS("--list-ops")) {
-			o->list_ops = 1;
-		} else if (IS("--check")) {
-			o->check = 1;
-		} else if (IS("--json")) {
-			o->json = 1;
-		} else if (IS("-v") || IS("--verbose")) {
-			o->verbose = 1;
-		} else if (IS("--no-fusion")) {
-			o->no_fusion = 1;
-		} else if (IS("--input-model")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || setstr(&o->model.input_model, v, e))
-				return -1;
-		} else if (IS("-o") || IS("--output")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || setstr(&o->output, v, e))
-				return -1;
-		} else if (IS("--input-shape")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || ipuc_add_shape(&o->model, v, e))
-				return -1;
-			/* PopRT style: --input_shape A=1,2 B=3,4 */
-			while (!eqv && i + 1 < argc && argv[i + 1][0] != '-' && strchr(argv[i + 1], '='))
-				if (ipuc_add_shape(&o->model, argv[++i], e))
+	/* "-": non-options come back in order (the model, or more NAME=dims
+	 * after --input-shape, PopRT style: --input_shape A=1,2 B=3,4) */
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-:ho:v", long_opts, NULL)) != -1) {
+		const char *v = optarg;
+
+		switch (c) {
+		case 1:
+			if (last == O_INPUT_SHAPE && strchr(v, '=')) {
+				if (ipuc_add_shape(&o->model, v, e))
 					return -1;
-		} else if (IS("--batch-size")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || parse_int(opt, v, 1, &x, e))
+				continue;
+			}
+			if (o->model.input_model)
+				return ir_err(e, "unexpected argument '%s' (the model is already %s)", v,
+					      o->model.input_model);
+			if (setstr(&o->model.input_model, v, e))
+				return -1;
+			break;
+		case O_HELP: o->help = 1; break;
+		case O_VERSION: o->version = 1; break;
+		case O_LIST_OPS: o->list_ops = 1; break;
+		case O_CHECK: o->check = 1; break;
+		case O_JSON: o->json = 1; break;
+		case O_VERBOSE: o->verbose = 1; break;
+		case O_NO_FUSION: o->no_fusion = 1; break;
+		case O_EXPORT_POPEF: o->export_popef = 1; break;
+		case O_INPUT_MODEL:
+			if (setstr(&o->model.input_model, v, e))
+				return -1;
+			break;
+		case O_OUTPUT:
+			if (setstr(&o->output, v, e))
+				return -1;
+			break;
+		case O_OUTPUT_DIR:
+			if (setstr(&o->output_dir, v, e))
+				return -1;
+			break;
+		case O_OUTPUT_MODEL:
+			if (setstr(&o->output_model, v, e))
+				return -1;
+			break;
+		case O_INPUT_SHAPE:
+			if (ipuc_add_shape(&o->model, v, e))
+				return -1;
+			break;
+		case O_BATCH_SIZE:
+			if (parse_int("batch-size", v, 1, INT32_MAX, &x, e))
 				return -1;
 			o->batch_size = x;
-		} else if (IS("--batch-axis")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || parse_int(opt, v, 0, &x, e))
+			break;
+		case O_BATCH_AXIS:
+			if (parse_int("batch-axis", v, 0, IR_MAX_RANK - 1, &x, e))
 				return -1;
-			if (x >= IR_MAX_RANK)
-				return ir_err(e, "--batch-axis %lld is beyond rank %d", (long long)x, IR_MAX_RANK);
 			o->batch_axis = (int)x;
-		} else if (IS("--precision")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || ipuc_set_precision(&o->model.precision, v, e))
+			break;
+		case O_PRECISION:
+			if (ipuc_set_precision(&o->model.precision, v, e))
 				return -1;
-		} else if (IS("--fp16-skip-op-types")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || ipuc_add_skip_ops(o, v, e))
+			break;
+		case O_SKIP:
+			if (ipuc_add_skip_ops(o, v, e))
 				return -1;
-		} else if (IS("--ipu-version")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || ipuc_set_ipu_version(o, v, e))
+			break;
+		case O_IPU_VERSION:
+			if (ipuc_set_ipu_version(o, v, e))
 				return -1;
-		} else if (IS("--target")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || ipuc_parse_target(o, v, e))
+			break;
+		case O_TARGET:
+			if (ipuc_parse_target(o, v, e))
 				return -1;
-		} else if (IS("--max-tensor-size")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || parse_int(opt, v, -1, &x, e))
+			break;
+		case O_MAX_TENSOR:
+			if (parse_int("max-tensor-size", v, -1, INT64_MAX, &x, e))
 				return -1;
 			o->max_tensor_size = x;
-		} else if (IS("--export-onnx")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || setstr(&o->export_onnx, v, e))
+			break;
+		case O_EXPORT_ONNX:
+			if (setstr(&o->export_onnx, v, e))
 				return -1;
-		} else if (IS("--config-yaml")) {
-			if (!(v = value(argc, argv, &i, eqv, e)) || setstr(&o->config_yaml, v, e) ||
-			    ipuc_parse_yaml_file(v, o, e))
+			break;
+		case O_CONFIG:
+			if (setstr(&o->config_yaml, v, e) || ipuc_parse_yaml_file(v, o, e))
 				return -1;
-		} else {
+			break;
+		case ':':
+			return ir_err(e, "option %s needs a value", argv[optind - 1]);
+		default: {
+			const char *a = argv[optind - 1], *p = poprt_only(a);
+
+			if (p)
+				return ir_err(e, "PopRT's --%s is not supported by ipu-compile (see ipu-compile --help for what is)", p);
 			return ir_err(e, "unknown option '%s' (see ipu-compile --help)", a);
 		}
-#undef IS
+		}
+		last = c;
 	}
 	return 0;
 }

@@ -41,7 +41,7 @@ struct ipuc_options {
 	int batch_axis;
 	char *skip_ops[IPUC_MAX_SKIP];
 	int nskip;
-	int list_ops, check, json, help, verbose, no_fusion;
+	int list_ops, check, json, help, version, verbose, no_fusion;
 };
 
 void ipuc_options_init(struct ipuc_options *o);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipu/file_atomic.h"
 #include "ipu/onnx_io.h"
 #include "onnx_internal.h"
 
@@ -170,7 +171,6 @@ int onnx_save_file(const struct ir_graph *g, const char *path,
 	size_t ninit = 0, nnodes = 0, len;
 	uint8_t *buf = NULL;
 	struct ir_tensor *views;
-	FILE *f;
 	int r = -1;
 
 	onnx__model_proto__init(&m);
@@ -269,17 +269,11 @@ int onnx_save_file(const struct ir_graph *g, const char *path,
 	if (!buf)
 		goto oom;
 	onnx__model_proto__pack(&m, buf);
-	f = fopen(path, "wb");
-	if (!f) {
-		ir_err(e, "cannot create %s: %s", path, strerror(errno));
-		goto out;
-	}
 	{
-		int bad = fwrite(buf, 1, len, f) != len;
+		char msg[512];
 
-		bad |= fclose(f) != 0;
-		if (bad) {
-			ir_err(e, "cannot write %s: %s", path, strerror(errno));
+		if (ipurt_write_file_atomic(path, buf, len, msg, sizeof(msg))) {
+			ir_err(e, "cannot write the ONNX model: %s", msg);
 			goto out;
 		}
 	}

@@ -25,11 +25,11 @@ PROGRAMS += $(BUILD)/tests/compiler/node_report
 # front-end sources and the generated protobuf-c code are built into the
 # fuzzer with its instrumentation), seeded with the node tests' models.
 ONNX_FUZZ := build/fuzz/fuzz_onnx_import
-ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c \
+ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c runtime/file_atomic.c \
 	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
 ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
-	-Icompiler/include -Icompiler -Iqemu-device/engine
+	-Icompiler/include -Icompiler -Iqemu-device/engine -Iruntime/include
 ONNX_CORPUS := build/fuzz/onnx-corpus
 
 $(ONNX_FUZZ): $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h)

@@ -160,7 +160,7 @@ TEST(bad_arguments)
 	char *a7[] = { "c", "--precision", "fp8" };
 
 	expect_arg_error(2, a1, "unknown option '--frobnicate'");
-	expect_arg_error(3, a2, "not an integer >= 1");
+	expect_arg_error(3, a2, "'0' is not a whole number from 1 to");
 	expect_arg_error(3, a3, "more than 8192");
 	expect_arg_error(3, a4, "unknown key 'cores'");
 	expect_arg_error(3, a5, "'Frob' is not a supported op type");
