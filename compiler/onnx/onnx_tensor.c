@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* onnx_tensor.c - TensorProto <-> ir_tensor, including external data. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ipu/onnx_io.h"
 #include "onnx_internal.h"
@@ -19,10 +23,11 @@ static int read_external(const Onnx__TensorProto *tp, const char *base_dir,
 {
 	const char *loc = NULL;
 	long long off = 0, len = -1;
-	char *path;
-	FILE *f;
+	char *path, *real = NULL, *dir = NULL;
+	struct stat st;
 	long long fsize;
-	int r = -1;
+	size_t got;
+	int r = -1, fd = -1;
 
 	for (size_t i = 0; i < tp->n_external_data; i++) {
 		const Onnx__StringStringEntryProto *kv = tp->external_data[i];
@@ -60,29 +65,56 @@ static int read_external(const Onnx__TensorProto *tp, const char *base_dir,
 	if (!path)
 		return ir_err(e, "out of memory");
 	sprintf(path, "%s/%s", base_dir, loc);
-	f = fopen(path, "rb");
-	if (!f) {
-		ir_err(e, "tensor '%s': cannot open external data file %s: %s",
-		       tname(tp), path, strerror(errno));
-		free(path);
-		return -1;
-	}
-	if (fseek(f, 0, SEEK_END) || (fsize = ftell(f)) < 0) {
-		ir_err(e, "tensor '%s': cannot size %s", tname(tp), path);
+	/*
+	 * As onnxruntime: the file must be inside the model's folder once
+	 * symbolic links are resolved, and a regular file (O_NONBLOCK: a FIFO
+	 * must not block the open).
+	 */
+	real = realpath(path, NULL);
+	dir = realpath(base_dir, NULL);
+	if (!real || !dir) {
+		ir_err(e, "tensor '%s': cannot open external data file %s: %s", tname(tp), path,
+		       strerror(errno));
 		goto out;
 	}
+	if (strncmp(real, dir, strlen(dir)) || (real[strlen(dir)] != '/' && strcmp(dir, "/"))) {
+		ir_err(e, "tensor '%s': external data location '%s' leads to %s, outside the model's folder %s",
+		       tname(tp), loc, real, dir);
+		goto out;
+	}
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
+		ir_err(e, "tensor '%s': cannot open external data file %s: %s", tname(tp), path,
+		       strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ir_err(e, "tensor '%s': external data file %s is not a regular file", tname(tp), path);
+		goto out;
+	}
+	fsize = (long long)st.st_size;
 	if (off > fsize || (long long)want > fsize - off) {
 		ir_err(e, "tensor '%s': external data [%lld, +%zu) is outside %s (%lld bytes)",
 		       tname(tp), off, want, path, fsize);
 		goto out;
 	}
-	if (fseek(f, (long)off, SEEK_SET) || fread(dst, 1, want, f) != want) {
-		ir_err(e, "tensor '%s': short read from %s", tname(tp), path);
-		goto out;
+	for (got = 0; got < want;) {
+		ssize_t k = pread(fd, (char *)dst + got, want - got, (off_t)(off + (long long)got));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			ir_err(e, "tensor '%s': short read from %s", tname(tp), path);
+			goto out;
+		}
+		got += (size_t)k;
 	}
 	r = 0;
 out:
-	fclose(f);
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	free(dir);
 	free(path);
 	return r;
 }
