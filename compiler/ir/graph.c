@@ -61,6 +61,7 @@ void ir_graph_free(struct ir_graph *g)
 	free(g->nodes);
 	free(g->inputs);
 	free(g->outputs);
+	free(g->out_decl);
 	free(g->name);
 	free(g);
 }

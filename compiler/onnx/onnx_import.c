@@ -310,18 +310,28 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 	for (size_t i = 0; i < gp->n_node; i++)
 		if (import_node(g, gp->node[i], (int)i, e))
 			return -1;
+	if (gp->n_output) {
+		g->out_decl = calloc(gp->n_output, sizeof(*g->out_decl));
+		if (!g->out_decl)
+			return ir_err(e, "out of memory");
+	}
 	for (size_t i = 0; i < gp->n_output; i++) {
 		const Onnx__ValueInfoProto *vi = gp->output[i];
 		int v = value_of(g, vi->name, e);
 		struct ir_value declared = { .rank = -1 };
+		struct ir_decl *d = &g->out_decl[i];
 
 		if (v < 0)
 			return v == -2 ? ir_err(e, "graph output #%zu has no name", i) : -1;
 		declared.name = vi->name;
 		if (import_type(&declared, vi->type, e))
 			return -1;
-		for (int k = 0; k < IR_MAX_RANK; k++)
+		d->dtype = declared.dtype;
+		d->rank = declared.rank;
+		for (int k = 0; k < IR_MAX_RANK; k++) {
+			d->dims[k] = k < declared.rank && !declared.dim_param[k] ? declared.dims[k] : -1;
 			free(declared.dim_param[k]);
+		}
 		if (ir_graph_add_output(g, v, e))
 			return -1;
 		/* Declared output types are checked after inference; keep

@@ -52,6 +52,39 @@ static int canonical_softmax(struct ir_graph *g, struct ir_error *e)
 	return n;
 }
 
+/*
+ * The model's declared output types against what inference found: a model
+ * that says one thing and computes another is refused, naming the output.
+ * Dimensions are compared only when the user fixed no shape (--input-shape
+ * and --batch-size legitimately change them).
+ */
+static int check_declared_outputs(struct ir_graph *g, const struct ir_infer_opts *io,
+				  struct ir_error *e)
+{
+	int dims = !io->nshapes && !io->batch_size;
+
+	if (!g->out_decl)
+		return 0;
+	for (int i = 0; i < g->noutputs; i++) {
+		const struct ir_decl *d = &g->out_decl[i];
+		const struct ir_value *v = &g->vals[g->outputs[i]];
+
+		if (d->dtype != IR_UNDEFINED && v->dtype != IR_UNDEFINED && d->dtype != v->dtype)
+			return ir_err(e, "graph output '%s' is declared %s but computes %s", v->name,
+				      ir_dtype_name(d->dtype), ir_dtype_name(v->dtype));
+		if (d->rank < 0 || v->rank < 0)
+			continue;
+		if (d->rank != v->rank)
+			return ir_err(e, "graph output '%s' is declared with rank %d but computes rank %d",
+				      v->name, d->rank, v->rank);
+		for (int k = 0; dims && k < d->rank; k++)
+			if (d->dims[k] > 0 && v->dims[k] > 0 && d->dims[k] != v->dims[k])
+				return ir_err(e, "graph output '%s' is declared with dimension %d = %lld but computes %lld",
+					      v->name, k, (long long)d->dims[k], (long long)v->dims[k]);
+	}
+	return 0;
+}
+
 int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
 		    struct ir_error *e)
 {
@@ -61,6 +94,7 @@ int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
 	io.fold = 1;
 	STEP("normalize", ir_normalize(g, e));
 	STEP("infer+fold", ir_infer(g, &io, e));
+	STEP("declared-outputs", check_declared_outputs(g, &io, e));
 	STEP("softmax-form", canonical_softmax(g, e));
 	STEP("identity", ir_pass_identity(g, e));
 	if (!o->no_fusion) {

@@ -129,6 +129,14 @@ struct ir_node {
 	int dead;		/* removed by a pass, dropped by ir_compact */
 };
 
+/* A graph output's type as the model declared it (-1/IR_UNDEFINED: not
+ * declared); checked against inference. */
+struct ir_decl {
+	int dtype;
+	int rank;
+	int64_t dims[IR_MAX_RANK];	/* -1: symbolic or not given */
+};
+
 struct ir_graph {
 	char *name;
 	int opset;		/* default-domain opset of the source model */
@@ -141,6 +149,7 @@ struct ir_graph {
 	int ninputs;
 	int *outputs;
 	int noutputs;
+	struct ir_decl *out_decl;	/* [noutputs] from the importer, or NULL */
 };
 
 /* graph.c */
