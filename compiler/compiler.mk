@@ -39,13 +39,22 @@ $(COMPILER_PB_C) $(COMPILER_PB_H) &: $(ONNX_PROTO)
 	cp $(ONNX_PROTO) $(COMPILER_GEN)/onnx/onnx.proto
 	cd $(COMPILER_GEN) && protoc-c --c_out=. onnx/onnx.proto
 
+# Attribute types of every ONNX operator, from python3-onnx's schemas.
+COMPILER_SCHEMA_C := $(COMPILER_GEN)/onnx/onnx_attr_schema.c
+COMPILER_SCHEMA_O := $(COMPILER_GEN)/onnx/onnx_attr_schema.o
+$(COMPILER_SCHEMA_C): compiler/onnx/gen_attr_schema.py
+	@mkdir -p $(dir $@)
+	/usr/bin/python3 compiler/onnx/gen_attr_schema.py $@.tmp && mv $@.tmp $@
+$(COMPILER_SCHEMA_O): $(COMPILER_SCHEMA_C) compiler/onnx/onnx_attr_schema.h
+	$(CC) $(ALL_CPPFLAGS) -Icompiler/onnx $(ALL_CFLAGS) -c -o $@ $<
+
 # Generated code: not ours to warn about.
 $(COMPILER_PB_O): $(COMPILER_PB_C) $(COMPILER_PB_H)
 	$(CC) $(ALL_CPPFLAGS) -I$(COMPILER_GEN) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(ALL_CFLAGS)) -w -c -o $@ $<
 
 $(COMPILER_OBJS): $(COMPILER_PB_H)
 
-$(COMPILER_LIB): $(COMPILER_OBJS) $(COMPILER_PB_O)
+$(COMPILER_LIB): $(COMPILER_OBJS) $(COMPILER_PB_O) $(COMPILER_SCHEMA_O)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 

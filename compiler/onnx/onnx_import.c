@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ipu/onnx_io.h"
+#include "onnx_attr_schema.h"
 #include "onnx_internal.h"
 
 /* Index of the value called `name`, created if new; -1 on error.  The
@@ -145,6 +146,45 @@ static int import_attr(struct ir_attr *a, const Onnx__AttributeProto *p,
 	return 0;
 }
 
+static int cmp_schema(const void *key, const void *elt)
+{
+	const struct onnx_attr_schema *k = key, *s = elt;
+	int c = strcmp(k->op, s->op);
+
+	return c ? c : strcmp(k->attr, s->attr);
+}
+
+static const char *attr_type_name(unsigned t)
+{
+	static const char *const names[] = {
+		"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
+		"STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO",
+		"TYPE_PROTOS",
+	};
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "UNKNOWN";
+}
+
+/* An attribute of a type the operator's ONNX schema does not take. */
+static int check_attr_type(const char *op, const Onnx__AttributeProto *p, const char *nm,
+			   int idx, struct ir_error *e)
+{
+	struct onnx_attr_schema key = { op, p->name ? p->name : "", 0 };
+	const struct onnx_attr_schema *s;
+	char want[160] = "";
+	unsigned t;
+
+	s = bsearch(&key, onnx_attr_schemas, onnx_attr_schema_count, sizeof(*s), cmp_schema);
+	if (!s || (p->type < 32 && (s->types & (1u << p->type))))
+		return 0;
+	for (t = 0; t < 32; t++)
+		if (s->types & (1u << t))
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+				 want[0] ? " or " : "", attr_type_name(t));
+	return ir_err(e, "node '%s' (%s, #%d): attribute '%s' is %s; %s takes %s", nm, op, idx,
+		      key.attr, attr_type_name((unsigned)p->type), op, want);
+}
+
 static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
 		       struct ir_error *e)
 {
@@ -208,6 +248,9 @@ static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
 				snprintf(m, sizeof(m), "%s", e->msg);
 				return ir_err(e, "node '%s' (%s, #%d): %s", nm, op, idx, m);
 			}
+			if ((!np->domain || !np->domain[0] || !strcmp(np->domain, "ai.onnx")) &&
+			    check_attr_type(op, np->attribute[i], nm, idx, e))
+				return -1;
 		}
 	}
 	return 0;

@@ -32,9 +32,9 @@ ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=und
 	-Icompiler/include -Icompiler -Iqemu-device/engine -Iruntime/include
 ONNX_CORPUS := build/fuzz/onnx-corpus
 
-$(ONNX_FUZZ): $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h)
+$(ONNX_FUZZ): $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h)
 	@mkdir -p $(dir $@)
-	clang $(ONNX_FUZZ_FLAGS) -I$(COMPILER_GEN) -o $@ $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) -w -lprotobuf-c -lm
+	clang $(ONNX_FUZZ_FLAGS) -I$(COMPILER_GEN) -Icompiler/onnx -o $@ $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) -w -lprotobuf-c -lm
 
 $(ONNX_CORPUS)/.stamp:
 	@mkdir -p $(dir $@)
@@ -59,10 +59,10 @@ ONNX_LOWER_FUZZ_SRCS = tests/compiler/fuzz_onnx_lower.c \
 		qemu-device/engine/codelets/*.c)) runtime/dtype.c runtime/ipuef_common.c \
 	runtime/ipuef_meta.c runtime/ipuef_read.c runtime/ipuef_write.c runtime/file_atomic.c
 
-$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h qemu-device/engine/*.h)
+$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h qemu-device/engine/*.h)
 	@mkdir -p $(dir $@)
 	clang $(ONNX_FUZZ_FLAGS) -Iruntime/include -Iruntime -I$(COMPILER_GEN) -o $@ \
-		$(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) -w -lprotobuf-c -lm -pthread
+		-Icompiler/onnx $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) -w -lprotobuf-c -lm -pthread
 
 .PHONY: fuzz-onnx-lower-check fuzz-onnx-lower
 fuzz-onnx-lower-check: $(ONNX_LOWER_FUZZ) $(ONNX_CORPUS)/.stamp
