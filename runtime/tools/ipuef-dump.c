@@ -4,10 +4,12 @@
  * blobs, target, programs, anchors, tensor data and producer information.
  * With --json the same as one JSON object, for scripts.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "ipu/ipuef.h"
 
 static void usage(FILE *out)
@@ -20,8 +22,13 @@ static void usage(FILE *out)
 		"producer information of a model file.  The file is fully\n"
 		"validated first; a malformed file is reported and exit status is 1.\n"
 		"\n"
-		"  --json   one JSON object instead of text\n"
-		"  --help   this text\n");
+		"  --json   one JSON object instead of text (names escaped as JSON)\n"
+		"  --help, --version   this text; the version\n"
+		"\n"
+		"FILE may be a pipe or /dev/stdin: it is read once.  Names are printed\n"
+		"with control characters escaped (\\xNN).\n"
+		"Exit status: 0 done, 1 the file is malformed or unreadable, 2 bad\n"
+		"command line.\n");
 }
 
 static const char *dir_name(uint32_t d)
@@ -54,15 +61,20 @@ static void print_shape(const uint64_t *dims, uint32_t rank)
 	printf("]");
 }
 
+/* Names as they may be shown on a terminal (control characters escaped). */
+#define S(x) cli_safe((x), sbuf, sizeof(sbuf))
+#define S2(x) cli_safe((x), sbuf2, sizeof(sbuf2))
+
 static void dump_text(const char *path, const struct ipuef_file *f)
 {
 	const struct ipuef_metadata *m = ipuef_metadata(f);
+	char sbuf[4 * IPUEF_MAX_NAME + 1], sbuf2[4 * IPUEF_MAX_NAME + 1];
 	uint16_t major, minor;
 	size_t exe_len;
 
 	ipuef_version(f, &major, &minor);
 	ipuef_executable(f, &exe_len);
-	printf("File: %s\n", path);
+	printf("File: %s\n", S(path));
 	printf("Format: .ipuef %u.%u, %llu bytes, %u blobs, checksum 0x%08x\n",
 	       major, minor, (unsigned long long)ipuef_file_size(f),
 	       ipuef_num_blobs(f), ipuef_checksum(f));
@@ -75,22 +87,22 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 		       ipuef_blob_type_name(b->type), b->version,
 		       (unsigned long long)b->offset,
 		       (unsigned long long)b->size, b->crc,
-		       b->name ? b->name : "");
+		       b->name ? S(b->name) : "");
 	}
 	printf("\nMetadata:\n");
 	printf("  Target:            %s, %u tiles, %u bytes per tile\n",
-	       m->ipu_version, m->num_tiles, m->tile_mem);
+	       S(m->ipu_version), m->num_tiles, m->tile_mem);
 	printf("  Executable format: %u.%u (%zu bytes)\n", m->exe_format_major,
 	       m->exe_format_minor, exe_len);
 	printf("  Batch size:        %u\n", m->batch_size);
 	printf("\nPrograms:\n");
 	for (uint32_t i = 0; i < m->num_programs; i++)
-		printf("  %-3u %s\n", m->programs[i].index, m->programs[i].name);
+		printf("  %-3u %s\n", m->programs[i].index, S(m->programs[i].name));
 	printf("\nAnchors:\n");
 	for (uint32_t i = 0; i < m->num_anchors; i++) {
 		const struct ipuef_anchor *a = &m->anchors[i];
 
-		printf("  %s\n    %s %s ", a->name, dir_name(a->direction),
+		printf("  %s\n    %s %s ", S(a->name), dir_name(a->direction),
 		       ipurt_dtype_name(a->dtype));
 		print_shape(a->dims, a->rank);
 		printf(" (%llu bytes), ",
@@ -103,7 +115,7 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 		       a->stream_id);
 		for (uint32_t b = 0; b < IPUEF_MAX_PROGRAMS; b++)
 			if (a->programs & (1ull << b))
-				printf(" %s", prog_name(m, b));
+				printf(" %s", S(prog_name(m, b)));
 		printf("\n");
 	}
 	if (ipuef_num_tensors(f)) {
@@ -111,7 +123,7 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 		for (uint32_t i = 0; i < ipuef_num_tensors(f); i++) {
 			const struct ipuef_tensor *t = ipuef_tensor(f, i);
 
-			printf("  %s %s ", t->name, ipurt_dtype_name(t->dtype));
+			printf("  %s %s ", S(t->name), ipurt_dtype_name(t->dtype));
 			print_shape(t->dims, t->rank);
 			printf(" (%llu bytes)%s\n", (unsigned long long)t->size,
 			       t->flags & IPUEF_TENSOR_FROZEN ? " frozen" : "");
@@ -122,11 +134,14 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 		for (uint32_t i = 0; i < ipuef_num_opaques(f); i++) {
 			const struct ipuef_opaque *o = ipuef_opaque(f, i);
 
-			printf("  %s %s (%llu bytes)\n", o->name, o->version,
+			printf("  %s %s (%llu bytes)\n", S(o->name), S2(o->version),
 			       (unsigned long long)o->size);
 		}
 	}
 }
+
+#undef S
+#undef S2
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
@@ -292,34 +307,34 @@ static void dump_json(const char *path, const struct ipuef_file *f)
 
 int main(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *path = NULL;
 	struct ipuef_file *f;
 	char err[512];
-	int json = 0, rc;
+	int json = 0, rc, c;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "ipuef-dump: unknown option '%s'\n",
-				argv[i]);
-			usage(stderr);
-			return 2;
-		} else if (path) {
-			fprintf(stderr, "ipuef-dump: one file at a time\n");
-			usage(stderr);
-			return 2;
-		} else {
-			path = argv[i];
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return CLI_EXIT_OK;
+		case 'v': cli_print_version("ipuef-dump"); return CLI_EXIT_OK;
+		default:
+			fprintf(stderr, "ipuef-dump: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!path) {
-		usage(stderr);
-		return 2;
+	if (optind != argc - 1) {
+		fprintf(stderr, optind == argc ? "ipuef-dump: which file? (usage: ipuef-dump [--json] FILE.ipuef)\n"
+					      : "ipuef-dump: one file at a time\n");
+		return CLI_EXIT_USAGE;
 	}
+	path = argv[optind];
 	rc = ipuef_open(path, &f, err, sizeof(err));
 	if (rc) {
 		/* I/O messages already name the file. */
@@ -329,7 +344,7 @@ int main(int argc, char **argv)
 		else
 			fprintf(stderr, "ipuef-dump: %s: %s (%s)\n", path,
 				err, ipuef_err_name(rc));
-		return 1;
+		return CLI_EXIT_FAILURE;
 	}
 	if (json)
 		dump_json(path, f);
