@@ -42,11 +42,11 @@ $(VM_BENCH): $(BUILD)/bench/bench_uring.o $(GRAPH_LIB) $(ENGINE_LIB)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
 # the tools and ipu-run, static for the VM
-$(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o
+$(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
-$(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o
+$(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 

@@ -6,10 +6,12 @@
  *   ipu-info [--json] [DEV...]
  */
 #include <dirent.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ipu_tool.h"
 
 struct dev {
@@ -113,15 +115,37 @@ int main(int argc, char **argv)
 	int n = 0, json = 0, i, bad = 0;
 	struct dev d;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: ipu-info [--json] [DEV...]   (DEV: /dev/ipuN, ipuN or N)\n");
-			return 0;
-		} else if (n < 64) {
-			names[n++] = argv[i][0] == '/' ? strrchr(argv[i], '/') + 1 : argv[i];
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'h':
+			printf("usage: ipu-info [--json] [DEV...]   (DEV: /dev/ipuN, ipuN or N)\n"
+			       "List IPU devices: identity, state, owner, counters (sysfs).\n"
+			       "  --json             one JSON array\n"
+			       "  --help, --version  this text; the version\n"
+			       "Exit status: 0 done, 1 no driver or a device not found, 2 bad command line.\n");
+			return CLI_EXIT_OK;
+		case 'v': cli_print_version("ipu-info"); return CLI_EXIT_OK;
+		default:
+			fprintf(stderr, "ipu-info: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return CLI_EXIT_USAGE;
 		}
+	}
+	for (i = optind; i < argc; i++) {
+		if (n == 64) {
+			fprintf(stderr, "ipu-info: at most 64 devices at a time\n");
+			return CLI_EXIT_USAGE;
+		}
+		names[n++] = argv[i][0] == '/' ? strrchr(argv[i], '/') + 1 : argv[i];
 	}
 	if (!n) {
 		DIR *dir = opendir("/sys/class/ipu");

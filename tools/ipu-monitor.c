@@ -5,6 +5,7 @@
  *
  *   ipu-monitor [--count N] [--timeout SECONDS]
  */
+#include <getopt.h>
 #include <poll.h>
 #include <stdint.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
+#include "cli.h"
 #include "ipu_tool.h"
 
 static long seen;
@@ -77,15 +79,47 @@ int main(int argc, char **argv)
 	struct timespec t0, t;
 	int grp, i, rc;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--count") && i + 1 < argc) {
-			count = atol(argv[++i]);
-		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			timeout = atof(argv[++i]);
-		} else {
-			fprintf(stderr, "usage: ipu-monitor [--count N] [--timeout SECONDS]\n");
-			return 2;
+	static const struct option lo[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char usage[] =
+		"usage: ipu-monitor [--count N] [--timeout SECONDS]\n"
+		"Print the driver's events (errors, resets, attach/detach) as they come.\n"
+		"  --count N          stop after N events (1..1000000000)\n"
+		"  --timeout SECONDS  stop after this long (1..86400)\n"
+		"  --help, --version  this text; the version\n"
+		"Exit status: 0 done, 1 no driver / netlink error, 2 bad command line.\n";
+	uint64_t v;
+	int c;
+
+	(void)i;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (cli_parse_u64("ipu-monitor", "count", optarg, 1, 1000000000, &v))
+				return CLI_EXIT_USAGE;
+			count = (long)v;
+			break;
+		case 't':
+			if (cli_parse_u64("ipu-monitor", "timeout", optarg, 1, 86400, &v))
+				return CLI_EXIT_USAGE;
+			timeout = (double)v;
+			break;
+		case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
+		case 'v': cli_print_version("ipu-monitor"); return CLI_EXIT_OK;
+		default:
+			fprintf(stderr, "ipu-monitor: bad option '%s' (see --help)\n", argv[optind - 1]);
+			return CLI_EXIT_USAGE;
 		}
+	}
+	if (optind != argc) {
+		fputs(usage, stderr);
+		return CLI_EXIT_USAGE;
 	}
 	sk = nl_socket_alloc();
 	if (!sk) {

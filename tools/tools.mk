@@ -4,17 +4,17 @@
 LDLIBS_BASE += -luring
 NL_CFLAGS := -I/usr/include/libnl3
 NL_LIBS := -lnl-genl-3 -lnl-3
-CFLAGS_tools_ += $(NL_CFLAGS)
+CFLAGS_tools_ += $(NL_CFLAGS) -Itools/lib
 IPU_TOOLS := ipu-info ipu-reset ipu-monitor
 IPU_TOOL_PROGRAMS := $(IPU_TOOLS:%=$(BUILD)/bin/%)
 
-$(BUILD)/bin/ipu-info $(BUILD)/bin/ipu-reset: $(BUILD)/bin/%: $(BUILD)/tools/%.o
+$(BUILD)/bin/ipu-info $(BUILD)/bin/ipu-reset: $(BUILD)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LDLIBS_BASE)
 
-$(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o
+$(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(NL_LIBS) $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(NL_LIBS) $(LDLIBS_BASE)
 
 PROGRAMS += $(IPU_TOOL_PROGRAMS)
 
