@@ -116,6 +116,14 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	return 0;
 }
 
+/* Messages carry the model's names: escaped, so a name cannot drive the terminal. */
+static void print_error(FILE *err, const char *msg)
+{
+	char buf[4 * IR_ERROR_LEN + 1];
+
+	fprintf(err, "ipu-compile: error: %s\n", cli_safe(msg, buf, sizeof(buf)));
+}
+
 /* The export path of model i (NULL when no ONNX is exported). */
 static char *export_path(const struct ipuc_options *o, const char *outdir, int n, int i)
 {
@@ -240,7 +248,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			fprintf(err, "ipu-compile: model %d: %s (%s)\n", i, models[i].input_model, prec);
 		if (compile_model(o, &models[i], o->config_yaml ? cfgdir : NULL, prec,
 				  &graphs[i], &refs[i], &paths[i], &e)) {
-			fprintf(err, "ipu-compile: error: %s\n", e.msg);
+			print_error(err, e.msg);
 			if (o->json)
 				fprintf(out, "]}\n");
 			goto out;
@@ -256,7 +264,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			if (!file)
 				goto oom;
 			if (onnx_save_file(graphs[i], file, &e)) {
-				fprintf(err, "ipu-compile: error: %s\n", e.msg);
+				print_error(err, e.msg);
 				free(file);
 				goto out;
 			}
@@ -277,7 +285,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		int c = ipuc_check_refs(graphs, refs, n, &t, err, &e);
 
 		if (c < 0) {
-			fprintf(err, "ipu-compile: error: %s\n", e.msg);
+			print_error(err, e.msg);
 			if (o->json)
 				fprintf(out, ", \"executable\": null}\n");
 			rc = IPUC_EXIT_ERROR;
@@ -292,7 +300,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		}
 	}
 	if (ipu_lower_write(graphs, n, &t, exe, &st, &e)) {
-		fprintf(err, "ipu-compile: error: %s\n", e.msg);
+		print_error(err, e.msg);
 		if (o->json) {
 			fprintf(out, ", \"executable\": null, \"error\": ");
 			ipuc_json_string(out, e.msg);

@@ -2,6 +2,7 @@
 /* main.c - ipu-compile: ONNX model -> .ipuef executable. */
 #include <stdio.h>
 
+#include "cli.h"
 #include "driver.h"
 
 int main(int argc, char **argv)
@@ -16,7 +17,9 @@ int main(int argc, char **argv)
 		return IPUC_EXIT_USAGE;
 	}
 	if (ipuc_parse_args(argc, argv, &o, &e)) {
-		fprintf(stderr, "ipu-compile: error: %s\n", e.msg);
+		char buf[4 * IR_ERROR_LEN + 1];
+
+		fprintf(stderr, "ipu-compile: error: %s\n", cli_safe(e.msg, buf, sizeof(buf)));
 		ipuc_options_free(&o);
 		return IPUC_EXIT_USAGE;
 	}

@@ -279,6 +279,18 @@ int main(int argc, char **argv)
 	memset(arrays, 0, sizeof(arrays));
 	if (parse_args(argc, argv, &o))
 		return CLI_EXIT_USAGE;
+	/* outputs checked before any work: never an input, never a device */
+	{
+		const char *inputs[MAX_IO + 1];
+		unsigned k = 0;
+
+		inputs[k++] = o.model;
+		for (i = 0; i < o.nin; i++)
+			inputs[k++] = o.in[i].path;
+		for (i = 0; i < o.nout; i++)
+			if (cli_check_output("ipu-run", o.out[i].path, inputs, k))
+				return CLI_EXIT_FAILURE;
+	}
 	ipurt_config_init(&cfg);
 	cfg.device = o.device;
 	cfg.timeout_ns = o.timeout_ms * 1000000ull;
