@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <yaml.h>
 
@@ -287,11 +288,21 @@ int ipuc_parse_yaml(const char *text, size_t len, const char *what,
 int ipuc_parse_yaml_file(const char *path, struct ipuc_options *o,
 			 struct ir_error *e)
 {
-	FILE *f = fopen(path, "rb");
+	struct stat st;
+	FILE *f;
 	char *buf;
 	long size;
 	int r;
 
+	/* a FIFO or a device would block or never end: regular files only */
+	if (stat(path, &st))
+		return ir_err(e, "cannot open config %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return ir_err(e, "config %s is not a regular file", path);
+	if (st.st_size > (1 << 24))
+		return ir_err(e, "config %s is %lld bytes; a config is at most 16 MiB", path,
+			      (long long)st.st_size);
+	f = fopen(path, "rb");
 	if (!f)
 		return ir_err(e, "cannot open config %s: %s", path, strerror(errno));
 	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* onnx_import.c - ModelProto -> IR graph. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ipu/onnx_io.h"
 #include "onnx_attr_schema.h"
@@ -430,6 +433,9 @@ struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
 	return load_buffer(buf, len, base_dir, 0, e);
 }
 
+/* protobuf refuses messages over 2 GiB */
+#define ONNX_MAX_MODEL_BYTES (2ull << 30)
+
 struct ir_graph *onnx_load_file(const char *path, struct ir_error *e)
 {
 	return onnx_load_file_assume_opset(path, 0, e);
@@ -439,37 +445,54 @@ struct ir_graph *onnx_load_file_assume_opset(const char *path,
 					     int assume_opset,
 					     struct ir_error *e)
 {
-	FILE *f = fopen(path, "rb");
 	unsigned char *buf;
-	long size;
+	struct stat st;
+	size_t size, got = 0;
 	char *dir;
 	struct ir_graph *g;
+	/* O_NONBLOCK: a FIFO must not block the open (it is refused below) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
-	if (!f) {
+	if (fd < 0) {
 		ir_err(e, "cannot open model %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		ir_err(e, "cannot size %s", path);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		ir_err(e, "model %s is not a regular file", path);
 		return NULL;
 	}
-	buf = malloc(size ? (size_t)size : 1);
-	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-		fclose(f);
+	/* protobuf's own limit on a message: ONNX keeps larger weights outside */
+	if ((uint64_t)st.st_size > ONNX_MAX_MODEL_BYTES) {
+		close(fd);
+		ir_err(e, "model %s is %lld bytes, over the 2 GiB protobuf limit (store weights as external data)",
+		       path, (long long)st.st_size);
+		return NULL;
+	}
+	size = (size_t)st.st_size;
+	buf = malloc(size ? size : 1);
+	while (buf && got < size) {
+		ssize_t k = read(fd, buf + got, size - got);
+
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	if (!buf || got != size) {
 		free(buf);
-		ir_err(e, "cannot read %s", path);
+		ir_err(e, buf ? "cannot read %s" : "out of memory reading %s", path);
 		return NULL;
 	}
-	fclose(f);
 	dir = dir_of(path);
 	if (!dir) {
 		free(buf);
 		ir_err(e, "out of memory");
 		return NULL;
 	}
-	g = load_buffer(buf, (size_t)size, dir, assume_opset, e);
+	g = load_buffer(buf, size, dir, assume_opset, e);
 	if (!g) {
 		char m[IR_ERROR_LEN];
 

@@ -281,6 +281,14 @@ case("ipu-run /dev/zero is refused at once", [tool("ipu-run"), "/dev/zero"], 1, 
 case("ipuef-dump /dev/zero is refused at once", [tool("ipuef-dump"), "/dev/zero"], 1, ["not an .ipuef"],
      deadline=5)
 case("ipuef-dump /dev/urandom", [tool("ipuef-dump"), "/dev/urandom"], 1, ["not an .ipuef"], deadline=5)
+fifo = os.path.join(work, "fifo.onnx")
+os.mkfifo(fifo)
+case("ipu-compile of a FIFO: refused, not blocked", [tool("ipu-compile"), "--input-model", fifo,
+                                                     "-o", out_ipuef], 1, ["not a regular file"], deadline=10)
+case("ipu-compile of /dev/zero", [tool("ipu-compile"), "--input-model", "/dev/zero", "-o", out_ipuef], 1,
+     ["not a regular file"], deadline=5)
+case("ipu-compile --config-yaml of a FIFO", [tool("ipu-compile"), "--config-yaml", fifo], 2,
+     ["not a regular file"], deadline=10)
 case("an .npy input that is a device", [tool("ipu-run"), affine, "--input", "X=/dev/zero"], 1,
      ["not a regular file"], deadline=5)
 case("an .npy input that is not an .npy", [tool("ipu-run"), affine, "--input", "X=" + add_onnx], 1,
