@@ -137,7 +137,20 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 	if (r->cfg.dm) {
 		r->dm = r->cfg.dm;
 	} else {
-		rc = ipurt_dm_create(r->cfg.device, &r->own_dm, err, errlen);
+		/*
+		 * No device named: the in-process device is software, so it is
+		 * made to match the model's target (tiles, tile memory,
+		 * version); /dev/ipuN nodes are listed after it.
+		 */
+		char spec[128];
+		const char *v = r->m->ipu_version;
+
+		if (!r->cfg.device || !*r->cfg.device)
+			snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u%s%s", r->m->num_tiles,
+				 r->m->tile_mem, v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21")) ?
+				 ",version=" : "", v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21")) ? v : "");
+		rc = ipurt_dm_create(r->cfg.device && *r->cfg.device ? r->cfg.device : spec,
+				     &r->own_dm, err, errlen);
 		if (rc)
 			return rc;
 		r->dm = r->own_dm;

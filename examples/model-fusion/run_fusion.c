@@ -6,9 +6,9 @@
  *
  *   run-fusion [EXECUTABLE.ipuef] [DEVICE]
  *
- * EXECUTABLE defaults to ./executable.ipuef; DEVICE to
- * "model:version=ipu21", the in-process device of the version config.yaml
- * compiles for (ipu_version: 'ipu21').  As in run.py: timeout_ns 0,
+ * EXECUTABLE defaults to ./executable.ipuef; DEVICE to none, as in run.py:
+ * the in-process device is then made to match the model (config.yaml
+ * compiles for ipu_version 'ipu21').  As in run.py: timeout_ns 0,
  * validate_io_params off (a request gives one subgraph's tensors; the
  * runner fills the `index` input from the anchors' graphK/ prefix).
  * Prints one line per assert and exits 0 when all hold: the seed's two
@@ -141,7 +141,8 @@ static int check_validate_on(const char *path, const char *device)
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "executable.ipuef";
-	const char *device = argc > 2 ? argv[2] : "model:version=ipu21";
+	/* no device named: the in-process device follows the model (ipu21) */
+	const char *device = argc > 2 && argv[2][0] ? argv[2] : NULL;
 	struct ipurt_config cfg;
 	struct ipurt_runner *r = NULL;
 	char err[512];
@@ -157,11 +158,12 @@ int main(int argc, char **argv)
 	cfg.device = device;
 	rc = ipurt_runner_create(path, &cfg, &r, err, sizeof(err));
 	if (rc) {
-		printf("not ok - load %s on %s: %s (%s)\n", path, device, err, ipurt_err_name(rc));
+		printf("not ok - load %s on %s: %s (%s)\n", path, device ? device : "the default device",
+		       err, ipurt_err_name(rc));
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	printf("ok - loaded %s on %s\n", path, device);
+	printf("ok - loaded %s on %s\n", path, device ? device : "the default device (follows the model)");
 	/* run.py runs each subgraph once; switch back and forth once more to
 	 * show the index selects the subgraph on every request */
 	for (round = 0; round < 2; round++) {

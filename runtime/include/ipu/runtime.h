@@ -209,7 +209,10 @@ struct ipurt_config {
 	uint32_t ring_buffer_size;	/* requests in flight, power of two */
 	enum ipurt_wait_policy wait_policy;	/* when all devices are busy */
 	int64_t wait_timeout_ns;
-	const char *device;		/* libipu spec; NULL: ask the manager */
+	/* libipu device spec or a list of them ("model:tiles=16;/dev/ipu0");
+	 * NULL: an in-process device made to match the model (its tiles,
+	 * tile memory and version), then any /dev/ipuN */
+	const char *device;
 	struct ipurt_device_manager *dm;	/* NULL: a private one */
 };
 
