@@ -1,4 +1,4 @@
-# ipu.ko (issue 6).  Not part of `make all`: it needs Debian's kernel
+# ipu.ko.  Not part of `make all`: it needs Debian's kernel
 # headers (linux-headers-amd64, installed by `make deps`).
 #
 #   make module        build build/kmod/driver/ipu.ko for the VM's kernel

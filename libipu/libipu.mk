@@ -1,4 +1,5 @@
-# libipu: device access (model backend in-process; kernel backend later).
+# libipu: device access (model backend: the engine in-process; kernel
+# backend: /dev/ipuN through ioctls and io_uring).
 LIBIPU_SRCS := $(sort $(wildcard libipu/*.c))
 LIBIPU_LIB := $(BUILD)/libipu.a
 

@@ -1,4 +1,4 @@
-# The test VM and the driver selftests (issue 6).
+# The test VM and the driver selftests.
 #
 #   make vm          build the initramfs and boot it: the selftests run,
 #                    the VM powers off (console on this terminal)

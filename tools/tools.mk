@@ -1,4 +1,4 @@
-# ioctl-level tools (issue 6): ipu-info, ipu-reset, ipu-monitor.
+# ioctl-level tools: ipu-info, ipu-reset, ipu-monitor.
 # libipu's kernel backend (libipu/backend_kernel.c) uses liburing, so every
 # program that links libipu links -luring too.
 LDLIBS_BASE += -luring

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-# Build model0.onnx and model1.onnx of the seed 004 model-fusion example,
+# Build model0.onnx and model1.onnx of the model-fusion example,
 # exactly as the seed's compile.py does (opset 11), in the current
 # directory (or the directory given as the first argument).
 #
 # Needs Debian's python3-onnx and python3-numpy: run with /usr/bin/python3.
-# Copyright of the model definitions: (c) 2023 Graphcore Ltd. (seed 004).
+# Copyright of the model definitions: (c) 2023 Graphcore Ltd. (IPU Inference Toolkit documentation).
 import os
 import sys
 

@@ -1,4 +1,4 @@
-# The seed 004 model-fusion example (examples/model-fusion/README.md):
+# The model-fusion example of the IPU Inference Toolkit's documentation (examples/model-fusion/README.md):
 # run-fusion is the C version of the seed's run.py; run-example.sh builds
 # the models, compiles them with config.yaml and checks run-fusion and
 # ipu-run.  `make example-model-fusion` runs it; `make check` too.

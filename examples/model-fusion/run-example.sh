@@ -1,5 +1,5 @@
 #!/bin/bash
-# The seed 004 model-fusion example, end to end, in a temporary directory:
+# The model-fusion example, end to end, in a temporary directory:
 #
 #   1. make_models.py writes model0.onnx (f32 Add + Reshape) and model1.onnx
 #      (f16 Concat with a constant), opset 11, as the seed's compile.py, and

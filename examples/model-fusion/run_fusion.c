@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run_fusion.c - the seed 004 run.py in C: run the fused model that
+ * run_fusion.c - the model-fusion example's run.py in C: run the fused model that
  * ipu-compile made from config.yaml through the ModelRunner API and check
  * the seed's asserted outputs.
  *

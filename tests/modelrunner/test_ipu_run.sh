@@ -37,7 +37,7 @@ import json; j = json.load(open('$dir/j.json'))
 assert j['outputs'][0]['name'] == 'Y' and j['latency_p50_us'] > 0 and j['requests_per_s_1'] > 0
 "; then ok "json output"; else ko "json output"; fi
 
-# fused model: subgraph 1 from an f16 .npy (seed 004's graph1)
+# fused model: subgraph 1 from an f16 .npy (the model-fusion example's graph1)
 $PY -c "import numpy as np; np.save('$dir/g1x.npy', np.zeros((1, 1), np.float16))"
 if $BIN/ipu-run "$dir/fused.ipuef" --input graph1/X="$dir/g1x.npy" --output graph1/O="$dir/g1o.npy" --iterations 2 >/dev/null 2>&1 &&
 	$PY -c "

@@ -156,7 +156,7 @@ TEST(many_async_in_flight)
 	ipurt_runner_destroy(r);
 }
 
-/* Seed 002 §2.9: without batching_dim only N x compiled batch. */
+/* Without batching_dim only N x the compiled batch (dynamic batch sizing off). */
 TEST(batch_multiples_without_batching_dim)
 {
 	struct ipurt_runner *r = runner(affine_path, NULL);

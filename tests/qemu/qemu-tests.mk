@@ -1,4 +1,4 @@
-# Device tests of the QEMU `ipu` PCI function over qtest (issue 4).  The
+# Device tests of the QEMU `ipu` PCI function over qtest.  The
 # test program is built with everything else; `make check` runs it through
 # tests/qemu/run-qtests, which builds QEMU first when the cache is cold.
 QEMU_TEST := $(BUILD)/tests/qemu/test_qemu_ipu

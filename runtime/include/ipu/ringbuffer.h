@@ -3,8 +3,8 @@
  * ipu/ringbuffer.h - the QueueManager's per-anchor queue: a bounded,
  * lock-free, single-producer single-consumer FIFO of pointers.
  *
- * Why pointers: the runtime never copies tensors through its queues (seed
- * 002 §2.6-2.7); an entry points to the caller's buffer, or to a small
+ * Why pointers: the runtime never copies tensors through its queues (as the
+ * Model Runtime's QueueManager); an entry points to the caller's buffer, or to a small
  * request record the QueueManager keeps in its own pool.  One pointer per
  * slot keeps push and pop a single store and a single load.
  *

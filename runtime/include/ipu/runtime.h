@@ -3,7 +3,7 @@
  * ipu/runtime.h - the Model Runtime (libipurt): load an .ipuef model onto
  * an IPU device and run inference requests.
  *
- * The components follow the Model Runtime's split (seed 002):
+ * The components follow the Model Runtime's split (DeviceManager, Session, Executable, QueueManager, ModelRunner):
  *
  *   DeviceManager  finds a device that satisfies the model (tiles, memory,
  *                  IPU version) among every backend, and waits for one if
@@ -203,7 +203,7 @@ struct ipurt_config {
 	/* every user input and output anchor must be given, names, dtypes and
 	 * shapes are checked (names, dtypes and sizes are always checked) */
 	int validate_io_params;
-	/* dynamic batch sizing (seed 002 §2.9): IPURT_NO_BATCHING_DIM = only
+	/* dynamic batch sizing: IPURT_NO_BATCHING_DIM = only
 	 * multiples of the compiled batch along the model's batch dim */
 	uint32_t batching_dim;
 	uint32_t ring_buffer_size;	/* requests in flight, power of two */
