@@ -151,11 +151,6 @@ int ipurt_executable_run(struct ipurt_executable *x, uint32_t prog, int64_t time
 	return rc;
 }
 
-int ipurt_executable_stop(struct ipurt_executable *x)
-{
-	return ipu_abort(x->dev);
-}
-
 struct ipu_device *ipurt_executable_device(const struct ipurt_executable *x)
 {
 	return x->dev;

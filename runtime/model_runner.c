@@ -575,7 +575,7 @@ int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, siz
 			return IPURT_E_TIMEOUT;
 		}
 		/* the pipeline is stuck (e.g. inputs for another subgraph): reset it */
-		ipurt_qm_recover(f->r->qm, IPURT_E_TIMEOUT);
+		ipurt_qm_recover(f->r->qm);
 		pthread_mutex_lock(&f->lock);
 		while (!f->done)
 			pthread_cond_wait(&f->cv, &f->lock);

@@ -259,16 +259,6 @@ void ipurt_qm_destroy(struct ipurt_queue_manager *qm)
 	free(qm);
 }
 
-int ipurt_qm_anchor(const struct ipurt_queue_manager *qm, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < qm->m->num_anchors; i++)
-		if (!strcmp(qm->m->anchors[i].name, name))
-			return (int)i;
-	return -1;
-}
-
 int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 		     void *const *buffers, uint32_t n, void *run_tag)
 {
@@ -296,9 +286,9 @@ int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 	return rc;
 }
 
-void ipurt_qm_recover(struct ipurt_queue_manager *qm, int status)
+void ipurt_qm_recover(struct ipurt_queue_manager *qm)
 {
-	(void)status; /* tokens of the old generation are reported cancelled */
+	/* tokens of the old generation are reported cancelled */
 	pthread_mutex_lock(&qm->plock);
 	pthread_mutex_lock(&qm->flock);
 	atomic_fetch_add(&qm->gen, 1);

@@ -189,13 +189,6 @@ enum ipux_dtype ipu_graph_tensor_dtype(const struct ipu_graph *g, ipu_tensor t)
 	return x ? x->dtype : IPUX_DT_INVALID;
 }
 
-const char *ipu_graph_tensor_name(const struct ipu_graph *g, ipu_tensor t)
-{
-	const struct g_tensor *x = g_tensor(g, t);
-
-	return x ? x->name : NULL;
-}
-
 static int cmp_iv(const void *a, const void *b)
 {
 	const struct g_interval *x = a, *y = b;

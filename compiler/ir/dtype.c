@@ -48,18 +48,6 @@ const char *ir_dtype_name(int dt)
 	return names[dt];
 }
 
-int ir_dtype_from_name(const char *s)
-{
-	for (int i = 1; i < IR_DTYPE_COUNT; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	if (!strcmp(s, "fp32") || !strcmp(s, "float"))
-		return IR_F32;
-	if (!strcmp(s, "fp16") || !strcmp(s, "half"))
-		return IR_F16;
-	return IR_UNDEFINED;
-}
-
 int ir_dtype_is_float(int dt)
 {
 	return dt == IR_F32 || dt == IR_F16 || dt == IR_F64 || dt == IR_BF16;

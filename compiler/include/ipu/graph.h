@@ -55,7 +55,6 @@ ipu_tensor ipu_graph_add_tensor(struct ipu_graph *g, const char *name,
 				const uint64_t *dims);
 uint64_t ipu_graph_tensor_elems(const struct ipu_graph *g, ipu_tensor t);
 enum ipux_dtype ipu_graph_tensor_dtype(const struct ipu_graph *g, ipu_tensor t);
-const char *ipu_graph_tensor_name(const struct ipu_graph *g, ipu_tensor t);
 
 /* Place elements [begin, end) of t on `tile`. Intervals must not overlap. */
 int ipu_graph_map(struct ipu_graph *g, ipu_tensor t, uint32_t tile,

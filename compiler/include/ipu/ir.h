@@ -57,7 +57,6 @@ int ir_err(struct ir_error *e, const char *fmt, ...)
 
 size_t ir_dtype_size(int dtype);	/* 0 for strings/unknown */
 const char *ir_dtype_name(int dtype);	/* "float32", ... */
-int ir_dtype_from_name(const char *name); /* IR_UNDEFINED if unknown */
 int ir_dtype_is_float(int dtype);
 int ir_dtype_is_int(int dtype);		/* signed or unsigned integer, not bool */
 
@@ -206,8 +205,6 @@ const int64_t *ir_attr_ints(const struct ir_node *n, const char *name,
 			    size_t *count);
 int ir_attr_set_int(struct ir_node *n, const char *name, int64_t v,
 		    struct ir_error *e);
-int ir_attr_set_float(struct ir_node *n, const char *name, double v,
-		      struct ir_error *e);
 int ir_attr_set_str(struct ir_node *n, const char *name, const char *s,
 		    struct ir_error *e);
 int ir_attr_set_ints(struct ir_node *n, const char *name, const int64_t *v,

@@ -111,8 +111,6 @@ int ipurt_executable_program(const struct ipurt_executable *x, const char *name)
 /* Run a program to completion (its streams must be fed by the caller). */
 int ipurt_executable_run(struct ipurt_executable *x, uint32_t prog, int64_t timeout_ns,
 			 char *err, size_t errlen);
-/* Stop whatever runs on the device (queued buffers are cancelled). */
-int ipurt_executable_stop(struct ipurt_executable *x);
 struct ipu_device *ipurt_executable_device(const struct ipurt_executable *x);
 
 /* A tensor handed to the runtime: a view of the caller's memory. */
@@ -174,8 +172,6 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 				       struct ipurt_queue_manager **out, char *err,
 				       size_t errlen);
 void ipurt_qm_destroy(struct ipurt_queue_manager *qm);
-/* Anchor index of a name in the model's metadata, or -1. */
-int ipurt_qm_anchor(const struct ipurt_queue_manager *qm, const char *name);
 /*
  * Enqueue one request: for each listed anchor the pointer to its data
  * (exactly the anchor's bytes), then a run of Main tagged `run_tag`.
@@ -185,10 +181,11 @@ int ipurt_qm_anchor(const struct ipurt_queue_manager *qm, const char *name);
 int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 		     void *const *buffers, uint32_t n, void *run_tag);
 /*
- * Recover from a stuck request: abort the device, fail every queued and
- * running request with `status`, keep the loaded model.  Thread-safe.
+ * Recover from a stuck request: abort the device, report every queued and
+ * running request as cancelled (IPURT_E_CANCELLED), keep the loaded model.
+ * Thread-safe.
  */
-void ipurt_qm_recover(struct ipurt_queue_manager *qm, int status);
+void ipurt_qm_recover(struct ipurt_queue_manager *qm);
 
 /* ------------------------------------------------------------------ */
 /* ModelRunner                                                          */
