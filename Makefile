@@ -24,7 +24,7 @@ SANITIZE ?=
 OPT ?= -O2
 
 CPPFLAGS_BASE := -D_GNU_SOURCE -Iqemu-device/engine -Ilibipu/include -Iruntime/include \
-	-Icompiler/include -Iuapi -Itests/lib
+	-Icompiler/include -Iuapi
 CFLAGS_BASE := -std=c11 -g $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wimplicit-fallthrough \
 	-Wno-missing-field-initializers -pthread -fno-strict-aliasing
 LDFLAGS_BASE := -pthread
@@ -75,7 +75,7 @@ all: $(LIBS) $(PROGRAMS) $(TESTS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(CFLAGS_$(subst /,_,$(dir $<))) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(if $(filter tests/% bench/% selftests/%,$<),-Itests/lib) $(ALL_CFLAGS) $(CFLAGS_$(subst /,_,$(dir $<))) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

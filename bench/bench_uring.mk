@@ -1,8 +1,14 @@
 # Stream throughput through ipu.ko and io_uring, inside the VM.
 #   make vm-bench     boots the VM and runs bench_uring on /dev/ipu0
-# The program is built for the VM image by selftests/vm.mk (this fragment is
-# read first, so the VM variables are used only inside recipes).
+# The program is linked statically for the VM image (selftests/vm.mk puts
+# it there; VM_LDLIBS is used only inside the recipe, read later).
 .PHONY: vm-bench
 vm-bench:
 	$(MAKE) -s vm-image
 	scripts/vm-run '/ipu/bin/bench_uring /dev/ipu0'
+
+VM_BENCH := $(BUILD)/vm/bin/bench_uring
+$(BUILD)/bench/bench_uring.o: CPPFLAGS += -Iselftests
+$(VM_BENCH): $(BUILD)/bench/bench_uring.o $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)

@@ -8,3 +8,7 @@ $(LIBIPU_LIB): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o)
 	$(AR) rcs $@ $^
 
 LIBS += $(LIBIPU_LIB)
+
+# The kernel backend (backend_kernel.c) uses liburing: every program that
+# links libipu links -luring too.
+LDLIBS_BASE += -luring

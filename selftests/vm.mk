@@ -35,12 +35,6 @@ $(VM_DIR)/bin/ipu_e2e: $(BUILD)/selftests/ipu_e2e.o $(MLP_MODEL_OBJ) $(LIBIPU_LI
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
-# bench/bench_uring.c (make vm-bench)
-$(BUILD)/bench/bench_uring.o: CPPFLAGS += -Iselftests
-$(VM_BENCH): $(BUILD)/bench/bench_uring.o $(GRAPH_LIB) $(ENGINE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
-
 # the tools and ipu-run, static for the VM
 $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)

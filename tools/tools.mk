@@ -1,7 +1,4 @@
 # ioctl-level tools: ipu-info, ipu-reset, ipu-monitor.
-# libipu's kernel backend (libipu/backend_kernel.c) uses liburing, so every
-# program that links libipu links -luring too.
-LDLIBS_BASE += -luring
 NL_CFLAGS := -I/usr/include/libnl3
 NL_LIBS := -lnl-genl-3 -lnl-3
 CFLAGS_tools_ += $(NL_CFLAGS) -Itools/lib

@@ -9,10 +9,3 @@ $(MLP_EXAMPLE): $(BUILD)/examples/mlp/mlp.o $(MLP_MODEL_OBJ) $(RUNTIME_LIB) $(LI
 	$(CC) $(LDFLAGS_BASE) -o $@ $(BUILD)/examples/mlp/mlp.o $(MLP_MODEL_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB) $(LDLIBS_BASE)
 
 PROGRAMS += $(MLP_EXAMPLE)
-
-# the test shares the model code
-CFLAGS_tests_engine_ := -Iexamples/mlp
-$(BUILD)/tests/engine/test_mlp: $(BUILD)/tests/engine/test_mlp.o $(MLP_MODEL_OBJ) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) -o $@ $< $(MLP_MODEL_OBJ) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB) $(LDLIBS_BASE)
-TESTS += $(BUILD)/tests/engine/test_mlp
