@@ -23,7 +23,7 @@ endif
 SANITIZE ?=
 OPT ?= -O2
 
-CPPFLAGS_BASE := -D_GNU_SOURCE -Iqemu-device/engine -Ilibipu/include -Iruntime/include \
+CPPFLAGS_BASE := -D_GNU_SOURCE -Iqemu-device/engine/include -Ilibipu/include -Iruntime/include \
 	-Icompiler/include -Iuapi
 CFLAGS_BASE := -std=c11 -g $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wimplicit-fallthrough \
 	-Wno-missing-field-initializers -pthread -fno-strict-aliasing

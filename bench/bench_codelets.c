@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "codelet.h"
-#include "half.h"
+#include "ipu/codelet.h"
+#include "ipu/half.h"
 #include "../qemu-device/engine/codelets/matmul.h"
 
 #include <cblas.h>

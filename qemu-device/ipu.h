@@ -30,7 +30,7 @@
 #include "qom/object.h"
 
 #include "ipu_regs.h"
-#include "engine.h"
+#include "ipu/engine.h"
 
 #define TYPE_IPU_PCI "ipu"
 OBJECT_DECLARE_SIMPLE_TYPE(IpuState, IPU_PCI)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ipu/dtype.h"
-#include "ipux_format.h"
+#include "ipu/ipux.h"
 
 static const struct {
 	const char *name;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "ipu/engine.h"
 #include "ipuef_internal.h"
 
 struct ipuef_file {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "ipu/engine.h"
 #include "ipu/file_atomic.h"
 #include "ipuef_internal.h"
 

@@ -19,7 +19,7 @@
 #include <liburing.h>
 #include <linux/ipu.h>
 
-#include "codelet.h"
+#include "ipu/codelet.h"
 #include "ipu/graph.h"
 
 #define IPU_T_TILES 16

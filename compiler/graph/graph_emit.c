@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "ipu/engine.h"
 #include "graph_internal.h"
 
 #define PIECE_ALIGN 16u

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelet.h"
+#include "ipu/codelet.h"
 #include "ipu/ops.h"
 
 static uint64_t cdiv(uint64_t a, uint64_t b)

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "half.h"
+#include "ipu/half.h"
 #include "ipu/ir.h"
 
 int ir_err(struct ir_error *e, const char *fmt, ...)

@@ -3,7 +3,7 @@
 #ifndef IPU_LOWER_INTERNAL_H
 #define IPU_LOWER_INTERNAL_H
 
-#include "codelet.h"
+#include "ipu/codelet.h"
 #include "ipu/graph.h"
 #include "ipu/lower.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelet.h"
+#include "ipu/codelet.h"
 #include "mlp_model.h"
 
 static uint64_t rng_next(uint64_t *s)

@@ -3,7 +3,7 @@
 # the models, compiles them with config.yaml and checks run-fusion and
 # ipu-run.  `make example-model-fusion` runs it; `make check` too.
 RUN_FUSION := $(BUILD)/bin/run-fusion
-CFLAGS_examples_model-fusion_ := -Iqemu-device/engine
+CFLAGS_examples_model-fusion_ :=
 
 $(RUN_FUSION): $(BUILD)/examples/model-fusion/run_fusion.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
 	@mkdir -p $(dir $@)

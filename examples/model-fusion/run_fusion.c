@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "half.h"
+#include "ipu/half.h"
 #include "ipu/runtime.h"
 
 static int check_graph0(struct ipurt_runner *r)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "crc32_table.h"
-#include "engine.h"
+#include "ipu/engine.h"
 
 uint32_t ipu_crc32(uint32_t crc, const void *data, size_t len)
 {

@@ -11,9 +11,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "codelet.h"
-#include "engine.h"
-#include "ipux_format.h"
+#include "ipu/codelet.h"
+#include "ipu/engine.h"
+#include "ipu/ipux.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the engine reads the little-endian executable format in place"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* errors.c - stable names of the engine's error codes. */
-#include "engine.h"
+#include "ipu/engine.h"
 
 const char *ipu_err_name(int err)
 {

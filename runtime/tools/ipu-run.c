@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "half.h"
+#include "ipu/half.h"
 #include "ipu/npy.h"
 #include "ipu/runtime.h"
 

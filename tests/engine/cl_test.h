@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelet.h"
-#include "engine.h"
-#include "half.h"
+#include "ipu/codelet.h"
+#include "ipu/engine.h"
+#include "ipu/half.h"
 #include "harness.h"
 
 #if defined(__SANITIZE_ADDRESS__)

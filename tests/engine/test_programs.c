@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codelet.h"
+#include "ipu/codelet.h"
 #include "harness.h"
 #include "ipu/graph.h"
 #include "ipu/ipu.h"

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelet.h"
-#include "engine.h"
+#include "ipu/codelet.h"
+#include "ipu/engine.h"
 #include "harness.h"
 #include "ipu/graph.h"
 #include "ipu/ipu.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "ipu/engine.h"
 
 #define DEV_TILES 4
 #define DEV_MEM (16 * 1024)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelet.h"
+#include "ipu/codelet.h"
 #include "ipu/graph.h"
 
 static int write_image(struct ipu_graph *g, const char *dir, const char *name)

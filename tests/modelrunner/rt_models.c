@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelet.h"
-#include "half.h"
+#include "ipu/codelet.h"
+#include "ipu/half.h"
 #include "ipu/graph.h"
 #include "rt_models.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "half.h"
+#include "ipu/half.h"
 #include "harness.h"
 #include "ipu/runtime.h"
 #include "rt_models.h"

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codelet.h"
-#include "engine.h"
+#include "ipu/codelet.h"
+#include "ipu/engine.h"
 #include "harness.h"
 #include "ipu/graph.h"
 #include "../../qemu-device/ipu_regs.h"

@@ -38,10 +38,10 @@ IPUEF_FUZZ_SRCS := tests/fuzz/fuzz_ipuef.c tests/runtime/ipuef_sample.c \
 	qemu-device/engine/crc32.c
 IPUEF_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iruntime/include -Iruntime \
-	-Iqemu-device/engine -Itests/runtime
+	-Iqemu-device/engine/include -Itests/runtime
 IPUEF_CORPUS := build/fuzz/ipuef-corpus
 
-$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h qemu-device/engine/*.h)
+$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h qemu-device/engine/*.h qemu-device/engine/include/ipu/*.h)
 	@mkdir -p $(dir $@)
 	clang $(IPUEF_FUZZ_FLAGS) -o $@ $(IPUEF_FUZZ_SRCS)
 

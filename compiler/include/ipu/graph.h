@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipux_format.h"
+#include "ipu/ipux.h"
 
 #define IPU_GRAPH_INVALID UINT32_MAX
 #define IPU_GRAPH_MAX_RANK 8

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"	/* error codes, counters */
+#include "ipu/engine.h"	/* error codes, counters */
 
 struct ipu_device;
 

@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../codelet.h"
-#include "../engine.h"
-#include "../half.h"
+#include "ipu/codelet.h"
+#include "ipu/engine.h"
+#include "ipu/half.h"
 
 /*
  * Hot elementwise loops are compiled twice, for AVX2 and for the baseline,

@@ -6,7 +6,7 @@
 #ifndef IPU_CL_MATMUL_H
 #define IPU_CL_MATMUL_H
 
-#include "../codelet.h"
+#include "ipu/codelet.h"
 
 /* Highest level the host supports: 0 generic, 1 AVX2+FMA, 2 AVX-512. */
 int ipu_mm_max_level(void);

@@ -127,7 +127,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipux_format.h"
+#include "ipu/ipux.h"
 
 enum ipux_unary_op {
 	IPUX_UN_RELU = 0,

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipux_format.h"
+#include "ipu/ipux.h"
 
 /*
  * Error codes.  Load errors are distinct per malformation so that a caller
