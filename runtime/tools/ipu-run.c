@@ -40,7 +40,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ipu-run MODEL.ipuef [options]\n"
-		"Run a compiled model on an IPU device and report its outputs and speed.\n"
+		"Run a compiled model on an IPU device and report its outputs, its speed on\n"
+		"the host and the modelled device time per request (cycles and us at the\n"
+		"target's clock: 1.33 GHz ipu2, 1.85 GHz ipu21).\n"
 		"\n"
 		"  --device DEV          libipu device: model[:tiles=N,tile_mem=SIZE,workers=N]\n"
 		"                        (SIZE: bytes, or with k/KiB, M/MiB), /dev/ipuN, or a\n"
@@ -250,6 +252,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The modelled device's time per request (engine counters, cost-model.md). */
+struct modelled {
+	int valid;
+	uint64_t total, compute, exchange, sync, stream;
+	double ghz;
+};
+
+/* Tile clock of the modelled IPU: GC200 (ipu2) 1.33 GHz, Bow (ipu21) 1.85 GHz. */
+static double clock_ghz(const char *version)
+{
+	return version && !strcmp(version, "ipu21") ? 1.85 : 1.33;
+}
+
 static int anchor_in_subgraph(const struct ipuef_anchor *a, int sub)
 {
 	char prefix[32];
@@ -273,6 +288,7 @@ int main(int argc, char **argv)
 	double *lat = NULL, first_ms = 0, p50 = 0, p99 = 0, rps1 = 0, rpsn = 0;
 	char err[512];
 	json_t *json = NULL, *jin = NULL, *jout = NULL;
+	struct modelled mod = { 0 };
 	uint32_t a, pass;
 	uint64_t batch_rows = 0, batch_compiled = 1;
 
@@ -420,12 +436,24 @@ int main(int argc, char **argv)
 	}
 	{
 		double t0 = now();
+		struct ipu_engine_counters c0, c1;
+		int have = !ipu_counters(ipurt_runner_device(r), &c0);
 
 		if (ipurt_runner_execute(r, tin, (uint32_t)nin, tout, (uint32_t)nout, err, sizeof(err))) {
 			fprintf(stderr, "ipu-run: %s\n", err);
 			goto out;
 		}
 		first_ms = (now() - t0) * 1e3;
+		/* modelled cycles do not depend on data: one request tells all */
+		if (have && !ipu_counters(ipurt_runner_device(r), &c1)) {
+			mod.total = c1.cycles - c0.cycles;
+			mod.compute = c1.compute_cycles - c0.compute_cycles;
+			mod.exchange = c1.exchange_cycles - c0.exchange_cycles;
+			mod.sync = c1.sync_cycles - c0.sync_cycles;
+			mod.stream = c1.stream_cycles - c0.stream_cycles;
+			mod.ghz = clock_ghz(m->ipu_version);
+			mod.valid = 1;
+		}
 	}
 	if (o.iterations) {
 		struct ipurt_future **fs = calloc(o.inflight, sizeof(*fs));
@@ -571,12 +599,29 @@ int main(int argc, char **argv)
 		json_object_set_new(json, "requests_per_s_1", json_real(rps1));
 		json_object_set_new(json, "requests_per_s_inflight", json_real(rpsn));
 		json_object_set_new(json, "inflight", json_integer(o.inflight));
+		if (mod.valid) {
+			json_object_set_new(json, "modelled_cycles_per_request", json_integer((json_int_t)mod.total));
+			json_object_set_new(json, "modelled_us_per_request", json_real(mod.total / (mod.ghz * 1e3)));
+			json_object_set_new(json, "modelled_clock_ghz", json_real(mod.ghz));
+			json_object_set_new(json, "modelled_requests_per_s",
+					    json_real(mod.total ? mod.ghz * 1e9 / (double)mod.total : 0.0));
+			json_object_set_new(json, "modelled_breakdown_cycles",
+					    json_pack("{s:I,s:I,s:I,s:I}", "compute", (json_int_t)mod.compute,
+						      "exchange", (json_int_t)mod.exchange, "sync", (json_int_t)mod.sync,
+						      "stream_io", (json_int_t)mod.stream));
+		}
 		/* ensure_ascii: any byte of a name survives as \\uXXXX, never raw */
 		if (json_dumpf(json, stdout, JSON_COMPACT | JSON_ENSURE_ASCII) || putchar('\n') == EOF) {
 			fprintf(stderr, "ipu-run: cannot write the JSON report\n");
 			goto out;
 		}
 	} else {
+		if (mod.valid)
+			printf("modelled device time %llu cycles = %.2f us per request at %.2f GHz (compute %llu, exchange %llu, sync %llu, stream I/O %llu cycles); modelled throughput %.0f req/s\n",
+			       (unsigned long long)mod.total, mod.total / (mod.ghz * 1e3), mod.ghz,
+			       (unsigned long long)mod.compute, (unsigned long long)mod.exchange,
+			       (unsigned long long)mod.sync, (unsigned long long)mod.stream,
+			       mod.total ? mod.ghz * 1e9 / (double)mod.total : 0.0);
 		printf("first request %.2f ms (includes warm-up)\n", first_ms);
 		if (o.iterations && o.inflight > 1)
 			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight), %.0f req/s (%u in flight)\n",

@@ -37,6 +37,22 @@ import json; j = json.load(open('$dir/j.json'))
 assert j['outputs'][0]['name'] == 'Y' and j['latency_p50_us'] > 0 and j['requests_per_s_1'] > 0
 "; then ok "json output"; else ko "json output"; fi
 
+# modelled device time: the breakdown adds up, and a request of 8 rows (two
+# device runs of the compiled batch of 4) costs exactly twice one of 4
+if $BIN/ipu-run "$dir/affine.ipuef" --json --iterations 0 >"$dir/m4.json" 2>/dev/null &&
+	$BIN/ipu-run "$dir/affine.ipuef" --json --iterations 0 --input X="$dir/x.npy" >"$dir/m8.json" 2>/dev/null &&
+	$PY -c "
+import json
+a = json.load(open('$dir/m4.json')); b = json.load(open('$dir/m8.json'))
+for j in (a, b):
+    assert j['modelled_cycles_per_request'] > 0
+    assert sum(j['modelled_breakdown_cycles'].values()) == j['modelled_cycles_per_request'], j
+    assert abs(j['modelled_us_per_request'] - j['modelled_cycles_per_request'] / 1330.0) < 1e-6, j
+assert b['modelled_cycles_per_request'] == 2 * a['modelled_cycles_per_request'], (a, b)
+"; then ok "modelled device time per request"; else ko "modelled device time per request"; fi
+$BIN/ipu-run "$dir/affine.ipuef" --iterations 1 2>/dev/null | grep -q "modelled device time .* cycles = .* us per request at 1.33 GHz" &&
+	ok "modelled time in the text report" || ko "modelled time in the text report"
+
 # fused model: subgraph 1 from an f16 .npy (the model-fusion example's graph1)
 $PY -c "import numpy as np; np.save('$dir/g1x.npy', np.zeros((1, 1), np.float16))"
 if $BIN/ipu-run "$dir/fused.ipuef" --input graph1/X="$dir/g1x.npy" --output graph1/O="$dir/g1o.npy" --iterations 2 >/dev/null 2>&1 &&
