@@ -341,6 +341,51 @@ static int graph_of(const char *name)
 	return end != name + 5 && *end == '/' && k >= 0 && k < 1 << 20 ? (int)k : -1;
 }
 
+int ipurt_anchor_subgraph(const char *name)
+{
+	return name ? graph_of(name) : -1;
+}
+
+int ipurt_runner_io(const struct ipurt_runner *r, int subgraph, uint64_t rows,
+		    struct ipurt_tensor *t, uint32_t *batch_dims, uint32_t max, uint32_t *nin)
+{
+	uint64_t ref = 0;
+	uint32_t pass, i, k, n = 0;
+
+	*nin = 0;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < r->m->num_anchors; i++) {
+			const struct ipuef_anchor *a = &r->m->anchors[i];
+			uint32_t bd = batch_dim(r, a);
+
+			if (a->kind != IPUEF_ANCHOR_USER || (a->direction == IPUEF_OUTPUT) != pass ||
+			    !(a->programs & (1ull << r->main_prog)) ||
+			    (subgraph >= 0 && graph_of(a->name) != subgraph))
+				continue;
+			if (n == max)
+				return IPURT_E_INVAL;
+			memset(&t[n], 0, sizeof(t[n]));
+			t[n].name = a->name;
+			t[n].dtype = a->dtype;
+			t[n].rank = a->rank;
+			for (k = 0; k < a->rank; k++)
+				t[n].dims[k] = a->dims[k];
+			if (batch_dims)
+				batch_dims[n] = bd;
+			if (bd != IPUEF_NO_BATCH_DIM) {
+				/* the first batched input is the reference */
+				if (!ref)
+					ref = a->dims[bd];
+				if (rows)
+					t[n].dims[bd] = (rows * a->dims[bd] + ref - 1) / ref;
+			}
+			n++;
+			*nin += !pass;
+		}
+	}
+	return (int)n;
+}
+
 static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32_t nin,
 		   const struct ipurt_tensor *out, uint32_t nout, struct ipurt_future *f,
 		   char *err, size_t errlen)

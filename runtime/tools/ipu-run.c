@@ -265,16 +265,6 @@ static double clock_ghz(const char *version)
 	return version && !strcmp(version, "ipu21") ? 1.85 : 1.33;
 }
 
-static int anchor_in_subgraph(const struct ipuef_anchor *a, int sub)
-{
-	char prefix[32];
-
-	if (sub < 0)
-		return 1;
-	snprintf(prefix, sizeof(prefix), "graph%d/", sub);
-	return !strncmp(a->name, prefix, strlen(prefix));
-}
-
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -289,8 +279,7 @@ int main(int argc, char **argv)
 	char err[512];
 	json_t *json = NULL, *jin = NULL, *jout = NULL;
 	struct modelled mod = { 0 };
-	uint32_t a, pass;
-	uint64_t batch_rows = 0, batch_compiled = 1;
+	uint32_t a;
 
 	memset(arrays, 0, sizeof(arrays));
 	if (parse_args(argc, argv, &o))
@@ -333,8 +322,8 @@ int main(int argc, char **argv)
 		if (o.subgraph < 0) {
 			o.subgraph = 0;
 			for (i = 0; i < o.nin; i++)
-				if (!strncmp(o.in[i].name, "graph", 5))
-					o.subgraph = atoi(o.in[i].name + 5);
+				if (ipurt_anchor_subgraph(o.in[i].name) >= 0)
+					o.subgraph = ipurt_anchor_subgraph(o.in[i].name);
 		}
 	} else {
 		o.subgraph = -1;
@@ -361,31 +350,27 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* inputs (from files or generated) first, so outputs follow their batch */
-	for (pass = 0; pass < 2; pass++)
-	for (a = 0; a < m->num_anchors; a++) {
-		const struct ipuef_anchor *an = &m->anchors[a];
-		struct ipurt_npy *arr;
-		struct ipurt_tensor *t;
-		const char *path = NULL;
+	/* the tensors of a request (the runtime's rule for subgraphs and batch) */
+	{
+		struct ipurt_tensor io[MAX_IO];
+		uint32_t bdim[MAX_IO], nio_in, k;
+		uint64_t rows = o.batch;
+		int nio = ipurt_runner_io(r, o.subgraph, 0, io, bdim, MAX_IO, &nio_in);
 
-		if (an->kind != IPUEF_ANCHOR_USER || !anchor_in_subgraph(an, o.subgraph) ||
-		    (an->direction == IPUEF_OUTPUT) != pass)
-			continue;
-		if (!(an->programs & (1ull << (uint32_t)ipuef_find_program(ipurt_runner_file(r), "main")->index)))
-			continue;
-		if (nin + nout >= MAX_IO) {
-			fprintf(stderr, "ipu-run: the model has more than %d anchors\n", MAX_IO);
+		if (nio < 0) {
+			fprintf(stderr, "ipu-run: the model has more than %d inputs and outputs\n", MAX_IO);
 			goto out;
 		}
-		arr = &arrays[nin + nout];
-		if (an->direction == IPUEF_INPUT) {
+		/* input files first: the first batched one sets the request's rows */
+		for (k = 0; k < nio_in; k++) {
+			const char *path = NULL;
+
 			for (j = 0; j < o.nin; j++)
-				if (!strcmp(o.in[j].name, an->name))
+				if (!strcmp(o.in[j].name, io[k].name))
 					path = o.in[j].path;
-		}
-		if (path) {
-			if (ipurt_npy_read(path, arr, err, sizeof(err))) {
+			if (!path)
+				continue;
+			if (ipurt_npy_read(path, &arrays[k], err, sizeof(err))) {
 				/* the reader names the file in some messages, not all */
 				if (strncmp(err, path, strlen(path)))
 					fprintf(stderr, "ipu-run: %s: %s\n", path, err);
@@ -393,45 +378,45 @@ int main(int argc, char **argv)
 					fprintf(stderr, "ipu-run: %s\n", err);
 				goto out;
 			}
-			/* the first batched input sets the request's batch */
-			if (!batch_rows && an->batch_dim < an->rank && an->batch_dim < arr->rank) {
-				batch_rows = arr->dims[an->batch_dim];
-				batch_compiled = an->dims[an->batch_dim];
-			}
-		} else {
-			arr->dtype = an->dtype;
-			arr->rank = an->rank;
-			memcpy(arr->dims, an->dims, an->rank * sizeof(an->dims[0]));
-			if (an->batch_dim < an->rank) {
-				if (o.batch)
-					arr->dims[an->batch_dim] = o.batch;
-				else if (batch_rows)	/* scale with the inputs' batch */
-					arr->dims[an->batch_dim] = (batch_rows * an->dims[an->batch_dim] +
-								    batch_compiled - 1) / batch_compiled;
-			}
-			arr->size = ipurt_dtype_size(an->dtype);
-			for (j = 0; j < (int)arr->rank; j++)
-				arr->size *= arr->dims[j];
-			arr->data = calloc(1, arr->size ? arr->size : 1);
-			if (!arr->data) {
-				fprintf(stderr, "ipu-run: out of memory\n");
+			if (arrays[k].rank > IPUEF_MAX_RANK) {
+				fprintf(stderr, "ipu-run: %s has rank %u, the model's anchors have at most %u\n",
+					path, arrays[k].rank, IPUEF_MAX_RANK);
 				goto out;
 			}
-			if (an->direction == IPUEF_INPUT) {
-				generate(arr, o.seed + a);
-				generated[nin] = 1;
-			}
+			if (!rows && bdim[k] != IPUEF_NO_BATCH_DIM && bdim[k] < arrays[k].rank)
+				rows = arrays[k].dims[bdim[k]];
 		}
-		t = an->direction == IPUEF_INPUT ? &tin[nin++] : &tout[nout++];
-		t->name = an->name;
-		t->dtype = arr->dtype;
-		t->rank = arr->rank;
-		memcpy(t->dims, arr->dims, sizeof(t->dims[0]) * (arr->rank < IPUEF_MAX_RANK ? arr->rank : IPUEF_MAX_RANK));
-		t->data = arr->data;
-		if (arr->rank > IPUEF_MAX_RANK) {
-			fprintf(stderr, "ipu-run: %s has rank %u, the model's anchors have at most %u\n",
-				an->name, arr->rank, IPUEF_MAX_RANK);
-			goto out;
+		if (rows)
+			ipurt_runner_io(r, o.subgraph, rows, io, bdim, MAX_IO, &nio_in);
+		/* the rest is generated (inputs, seeded) or allocated (outputs) */
+		for (k = 0; k < (uint32_t)nio; k++) {
+			struct ipurt_npy *arr = &arrays[k];
+			struct ipurt_tensor *t = k < nio_in ? &tin[nin++] : &tout[nout++];
+
+			if (!arr->data) {
+				arr->dtype = io[k].dtype;
+				arr->rank = io[k].rank;
+				memcpy(arr->dims, io[k].dims, sizeof(io[k].dims));
+				arr->size = ipurt_dtype_size(arr->dtype);
+				for (j = 0; j < (int)arr->rank; j++)
+					arr->size *= arr->dims[j];
+				arr->data = calloc(1, arr->size ? arr->size : 1);
+				if (!arr->data) {
+					fprintf(stderr, "ipu-run: out of memory\n");
+					goto out;
+				}
+				if (k < nio_in) {
+					/* the seed follows the anchor, so runs are repeatable */
+					generate(arr, o.seed + (uint64_t)(ipuef_find_anchor(file, io[k].name) -
+									  m->anchors));
+					generated[nin - 1] = 1;
+				}
+			}
+			*t = io[k];
+			t->dtype = arr->dtype;
+			t->rank = arr->rank;
+			memcpy(t->dims, arr->dims, sizeof(t->dims[0]) * arr->rank);
+			t->data = arr->data;
 		}
 	}
 	{

@@ -468,6 +468,51 @@ TEST(device_spec_lists)
 	CHECK_EQ_INT(ipu_open("model:tile_mem=18446744073709551615G", &d, err, sizeof(err)), IPU_E_INVAL);
 }
 
+/* What a request passes, as the runtime describes it (ipu-run builds on it). */
+TEST(request_tensors)
+{
+	struct ipurt_tensor t[8];
+	uint32_t bd[8], nin;
+	struct ipurt_config c;
+	struct ipurt_runner *r = runner(affine_path, NULL);
+	int n;
+
+	REQUIRE(r);
+	n = ipurt_runner_io(r, -1, 0, t, bd, 8, &nin);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(nin, 1);
+	CHECK(!strcmp(t[0].name, "X") && !strcmp(t[1].name, "Y"));
+	CHECK(t[0].rank == 2 && t[0].dims[0] == 4 && t[0].dims[1] == 3 && !t[0].data);
+	CHECK_EQ_INT(bd[0], 0);
+	n = ipurt_runner_io(r, -1, 12, t, bd, 8, &nin);
+	CHECK(n == 2 && t[0].dims[0] == 12 && t[1].dims[0] == 12 && t[1].dims[1] == 3);
+	CHECK_EQ_INT(ipurt_runner_io(r, -1, 0, t, bd, 1, &nin), IPURT_E_INVAL);
+	ipurt_runner_destroy(r);
+
+	/* batch along dim 1 under batching_dim */
+	ipurt_config_init(&c);
+	c.batching_dim = 1;
+	r = runner(scale_path, &c);
+	REQUIRE(r);
+	n = ipurt_runner_io(r, -1, 7, t, bd, 8, &nin);
+	CHECK(n == 2 && bd[0] == 1 && t[0].dims[0] == 2 && t[0].dims[1] == 7 && t[0].dims[2] == 3);
+	ipurt_runner_destroy(r);
+
+	/* a fused model: one subgraph's anchors, the index is filled by the runner */
+	ipurt_config_init(&c);
+	c.validate_io_params = 0;
+	r = runner(fused_path, &c);
+	REQUIRE(r);
+	n = ipurt_runner_io(r, 1, 0, t, bd, 8, &nin);
+	CHECK_EQ_INT(n, 2);
+	CHECK(n == 2 && !strcmp(t[0].name, "graph1/X") && !strcmp(t[1].name, "graph1/O"));
+	CHECK_EQ_INT(ipurt_anchor_subgraph("graph12/X"), 12);
+	CHECK_EQ_INT(ipurt_anchor_subgraph("graph/X"), -1);
+	CHECK_EQ_INT(ipurt_anchor_subgraph("X"), -1);
+	CHECK_EQ_INT(ipurt_anchor_subgraph("graphx1/X"), -1);
+	ipurt_runner_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -493,6 +538,7 @@ int main(int argc, char **argv)
 	RUN(session_tensor_predicate);
 	RUN(device_manager_requirements_and_waits);
 	RUN(device_spec_lists);
+	RUN(request_tensors);
 	unlink(affine_path);
 	unlink(scale_path);
 	unlink(fused_path);

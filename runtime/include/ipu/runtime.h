@@ -228,6 +228,26 @@ void ipurt_runner_destroy(struct ipurt_runner *r);
 const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r);
 struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r);
 
+/*
+ * The subgraph K of a fused model's anchor name "graphK/NAME", or -1 when
+ * the name has no such prefix.
+ */
+int ipurt_anchor_subgraph(const char *name);
+
+/*
+ * What a request to the main program passes: one tensor per user anchor of
+ * subgraph `subgraph` (-1: every anchor), inputs first, then outputs, with
+ * name, dtype and shape filled and data NULL.  `rows` is the request's
+ * size along the batch dimension of its first batched input (0: the
+ * compiled size); every batched anchor is scaled with it, as execute()
+ * expects (batching_dim, or multiples of the compiled batch).  batch_dims
+ * (may be NULL) receives each tensor's batch dimension, or
+ * IPUEF_NO_BATCH_DIM.  Returns the number of tensors (at most max; *nin of
+ * them inputs) or a negative code.
+ */
+int ipurt_runner_io(const struct ipurt_runner *r, int subgraph, uint64_t rows,
+		    struct ipurt_tensor *t, uint32_t *batch_dims, uint32_t max, uint32_t *nin);
+
 /* Run one request to completion. */
 int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
 			 uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
