@@ -25,8 +25,11 @@ OPT ?= -O2
 
 CPPFLAGS_BASE := -D_GNU_SOURCE -Iqemu-device/engine/include -Ilibipu/include -Iruntime/include \
 	-Icompiler/include -Iuapi
+# -fPIC: the same objects make the static archives and the shared libraries
+# (make install); -fno-semantic-interposition keeps calls inside a library
+# direct, so PIC costs the hot loops nothing.
 CFLAGS_BASE := -std=c11 -g $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wimplicit-fallthrough \
-	-Wno-missing-field-initializers -pthread -fno-strict-aliasing
+	-Wno-missing-field-initializers -pthread -fno-strict-aliasing -fPIC -fno-semantic-interposition
 LDFLAGS_BASE := -pthread
 LDLIBS_BASE := -lm
 
@@ -51,8 +54,19 @@ LIBS :=
 PROGRAMS :=
 TESTS :=
 CHECKS :=
+# make install: what each component installs (shared libraries with their
+# soname and version script, public headers, pkg-config files, programs).
+INSTALL_SHLIBS :=
+INSTALL_ARCHIVES :=
+INSTALL_HEADERS :=
+INSTALL_PC :=
+INSTALL_PROGRAMS :=
+PREFIX ?= /usr/local
+DESTDIR ?=
+SOVERSION := 0
+LIBVERSION := 0.3.0
 
-.PHONY: all deps demo check check-fast coverage fresh-check fuzz bench clean
+.PHONY: all deps demo check check-fast coverage fresh-check fuzz bench clean install
 all:
 
 # Libraries and objects that fragments link against, defined before any
@@ -69,6 +83,8 @@ COMPILER_LIB := $(BUILD)/libipucompiler.a
 CLI_LIB := $(BUILD)/libipucli.a
 MR_MODELS_OBJ := $(BUILD)/tests/modelrunner/rt_models.o
 
+# Prerequisites written $$(VAR) are expanded after every fragment is read.
+.SECONDEXPANSION:
 include $(sort $(wildcard */*.mk */*/*.mk))
 
 all: $(LIBS) $(PROGRAMS) $(TESTS)
@@ -94,6 +110,15 @@ fresh-check:
 
 coverage:
 	scripts/coverage
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: libraries (shared, with
+# sonames and exported-symbol lists, and static), public headers,
+# pkg-config files, the command-line tools and their man pages.
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+install: $(INSTALL_SHLIBS) $(INSTALL_ARCHIVES) $(INSTALL_PROGRAMS)
+	scripts/install '$(INSTALL_ROOT)' '$(PREFIX)' '$(LIBVERSION)' '$(SOVERSION)' \
+		'$(INSTALL_SHLIBS)' '$(INSTALL_ARCHIVES)' '$(INSTALL_HEADERS)' '$(INSTALL_PC)' \
+		'$(INSTALL_PROGRAMS)'
 
 check-fast: all
 	scripts/run-tests $(TESTS)

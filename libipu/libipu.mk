@@ -12,3 +12,14 @@ LIBS += $(LIBIPU_LIB)
 # The kernel backend (backend_kernel.c) uses liburing: every program that
 # links libipu links -luring too.
 LDLIBS_BASE += -luring
+
+# The shared library: libipu and the engine it runs in-process, exporting
+# the ipu_* API only (libipu/libipu.map).
+LIBIPU_SO := $(BUILD)/libipu.so.$(LIBVERSION)
+$(LIBIPU_SO): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o) $$(ENGINE_OBJS) libipu/libipu.map
+	$(CC) -shared -Wl,-soname,libipu.so.$(SOVERSION) -Wl,--version-script=libipu/libipu.map \
+		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDFLAGS_BASE) -luring -lm
+INSTALL_SHLIBS += $(LIBIPU_SO)
+INSTALL_ARCHIVES += $(LIBIPU_LIB)
+INSTALL_HEADERS += libipu/include/ipu/ipu.h
+INSTALL_PC += libipu/libipu.pc.in

@@ -27,3 +27,15 @@ $(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $
 
 LIBS += $(RUNTIME_LIB)
 PROGRAMS += $(RUNTIME_PROGRAMS)
+
+# The shared library: the Model Runtime and the .ipuef/.npy readers and
+# writers (ipurt_*, ipuef_*), on libipu.so.
+RUNTIME_SO := $(BUILD)/libipurt.so.$(LIBVERSION)
+$(RUNTIME_SO): $(RUNTIME_OBJS) $(LIBIPU_SO) runtime/libipurt.map
+	$(CC) -shared -Wl,-soname,libipurt.so.$(SOVERSION) -Wl,--version-script=runtime/libipurt.map \
+		-Wl,--no-undefined -o $@ $(RUNTIME_OBJS) $(LIBIPU_SO) $(LDFLAGS_BASE) -lm
+INSTALL_SHLIBS += $(RUNTIME_SO)
+INSTALL_ARCHIVES += $(RUNTIME_LIB)
+INSTALL_HEADERS += $(wildcard runtime/include/ipu/*.h)
+INSTALL_PC += runtime/libipurt.pc.in
+INSTALL_PROGRAMS += $(RUNTIME_PROGRAMS)

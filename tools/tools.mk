@@ -14,6 +14,7 @@ $(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(CLI_LIB)
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(NL_LIBS) $(LDLIBS_BASE)
 
 PROGRAMS += $(IPU_TOOL_PROGRAMS)
+INSTALL_PROGRAMS += $(IPU_TOOL_PROGRAMS)
 
 # What every command-line tool does the same way (tools/lib/cli.h): exit
 # codes, --version, checked numbers, names safe to print, output checks.

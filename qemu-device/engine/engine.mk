@@ -12,3 +12,6 @@ $(ENGINE_LIB): $(ENGINE_OBJS)
 	$(AR) rcs $@ $^
 
 LIBS += $(ENGINE_LIB)
+
+INSTALL_ARCHIVES += $(ENGINE_LIB)
+INSTALL_HEADERS += $(wildcard qemu-device/engine/include/ipu/*.h)

@@ -1,0 +1,51 @@
+#!/bin/bash
+# make install into a temporary prefix, then use it as a user would: a C
+# program built with only `pkg-config --cflags --libs libipurt` runs a model
+# through the shared libraries; the libraries export only their API; the
+# tools run from the prefix and have man pages.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+ko() { fail=$((fail + 1)); echo "not ok - $1"; }
+
+if make -s BUILD="$BUILD" install PREFIX="$prefix" >"$prefix.log" 2>&1; then
+	ok "make install PREFIX=$prefix"
+else
+	ko "make install"; cat "$prefix.log"; echo "$pass passed, $((fail + 1)) failed"; exit 1
+fi
+rm -f "$prefix.log"
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+flags=$(pkg-config --cflags --libs libipurt 2>&1) && ok "pkg-config --cflags --libs libipurt: $flags" ||
+	ko "pkg-config libipurt: $flags"
+case "$flags" in *"$PWD"*) ko "pkg-config points into the source tree" ;; esac
+# nothing of the source tree on the include path: the compiler sees the prefix only
+if cc -std=c11 -Wall -Werror -o "$prefix/hello" tests/install/hello_runtime.c $flags 2>"$prefix/cc.log"; then
+	ok "a program builds against the installed headers and libipurt.so"
+else
+	ko "build against the installed headers: $(cat "$prefix/cc.log")"
+fi
+"$BUILD"/tests/modelrunner/gen_models "$prefix" >/dev/null
+out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/hello" "$prefix/affine.ipuef" 2>&1) && ok "it runs a model: $out" ||
+	ko "run: $out"
+LD_LIBRARY_PATH=$prefix/lib ldd "$prefix/hello" | grep -q "libipurt.so.0 => $prefix/lib" &&
+	ok "linked to libipurt.so.0 (soname)" || ko "not linked to the installed libipurt.so.0"
+bad=$(nm -D --defined-only "$prefix/lib/libipurt.so" | awk '{print $3}' | grep -Ev '^(ipurt_|ipuef_|LIBIPURT_0)' | head -3)
+[ -z "$bad" ] && ok "libipurt.so exports ipurt_* and ipuef_* only" || ko "libipurt.so also exports: $bad"
+bad=$(nm -D --defined-only "$prefix/lib/libipu.so" | awk '{print $3}' | grep -Ev '^(ipu_|LIBIPU_0)' | head -3)
+[ -z "$bad" ] && ok "libipu.so exports ipu_* only" || ko "libipu.so also exports: $bad"
+[ "$(readelf -d "$prefix/lib/libipu.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libipu.so.0 ] &&
+	ok "libipu.so soname libipu.so.0" || ko "libipu.so soname"
+for t in ipu-run ipuef-dump ipu-compile ipu-info ipu-reset ipu-monitor; do
+	if "$prefix/bin/$t" --version | grep -q "ipu-stack" && [ -s "$prefix/share/man/man1/$t.1" ]; then
+		ok "$t --version and man page"
+	else
+		ko "$t --version or man page"
+	fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
