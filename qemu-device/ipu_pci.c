@@ -22,6 +22,7 @@
 #include "sysemu/dma.h"
 
 #include "ipu.h"
+#include "trace.h"
 
 static uint32_t ipu_instances;
 
@@ -42,6 +43,7 @@ static unsigned ipu_cause_vector(uint32_t cause)
 /* Latch interrupt cause(s) and have the BH signal them (s->lock held). */
 void ipu_raise_locked(IpuState *s, uint32_t cause)
 {
+    trace_ipu_irq_raise(cause, s->int_mask);
     s->int_cause |= cause;
     if (cause & ~s->int_mask) {
         s->irq_pending |= cause & ~s->int_mask;
@@ -57,6 +59,7 @@ static void ipu_update_intx(IpuState *s)
     qemu_mutex_lock(&s->lock);
     level = (s->int_cause & ~s->int_mask) != 0;
     qemu_mutex_unlock(&s->lock);
+    trace_ipu_irq_intx(!msix_enabled(pdev) && level);
     pci_set_irq(pdev, !msix_enabled(pdev) && level);
 }
 
@@ -76,6 +79,7 @@ static void ipu_irq_bh(void *opaque)
     if (msix_enabled(pdev)) {
         for (i = 0; i < 3; i++) {
             if (pend & (1u << i)) {
+                trace_ipu_irq_msix(ipu_cause_vector(1u << i));
                 msix_notify(pdev, ipu_cause_vector(1u << i));
             }
         }
@@ -84,9 +88,42 @@ static void ipu_irq_bh(void *opaque)
 }
 
 /* Record an error in ERR_* and raise the error interrupt (s->lock held). */
+static const char *ipu_status_name(uint32_t code)
+{
+    static const char *const names[IPU_ST_COUNT] = {
+        [IPU_ST_OK] = "ok",
+        [IPU_ST_INVALID_OPCODE] = "invalid opcode",
+        [IPU_ST_INVALID_FIELD] = "reserved field or unknown flag set",
+        [IPU_ST_DMA_FAULT] = "guest address not accessible",
+        [IPU_ST_BAD_SG] = "malformed scatter-gather list",
+        [IPU_ST_TOO_LARGE] = "length over a device limit",
+        [IPU_ST_EXE_INVALID] = "executable refused by the verifier",
+        [IPU_ST_NOT_LOADED] = "no executable loaded",
+        [IPU_ST_BAD_PROGRAM] = "program index out of range",
+        [IPU_ST_ABORTED] = "aborted",
+        [IPU_ST_STREAM_ERROR] = "stream transfer failed",
+        [IPU_ST_FAULT] = "codelet fault",
+        [IPU_ST_RANGE] = "outside tile memory",
+        [IPU_ST_BAD_STREAM] = "bad stream id or ring",
+        [IPU_ST_RING_CONFIG] = "ring base or size invalid",
+        [IPU_ST_RING_INDEX] = "doorbell index out of range",
+        [IPU_ST_LENGTH] = "descriptor length does not fit the stream",
+        [IPU_ST_NO_MEMORY] = "device out of memory",
+        [IPU_ST_ENGINE] = "engine error",
+    };
+
+    return code < IPU_ST_COUNT && names[code] ? names[code] : "unknown";
+}
+
 void ipu_error_locked(IpuState *s, uint32_t code, uint32_t detail,
                       uint64_t addr)
 {
+    trace_ipu_error(code, ipu_status_name(code), detail, addr);
+    /* everything but the device's own limits is the guest's mistake */
+    qemu_log_mask(code == IPU_ST_NO_MEMORY || code == IPU_ST_ABORTED ?
+                  LOG_UNIMP : LOG_GUEST_ERROR,
+                  "ipu: %s (status %u, detail %u, address 0x%" PRIx64 ")\n",
+                  ipu_status_name(code), code, detail, addr);
     s->err_code = code;
     s->err_detail = detail;
     s->err_addr = addr;
@@ -119,6 +156,7 @@ static void ipu_reset_locked(IpuState *s)
 {
     uint32_t i;
 
+    trace_ipu_reset();
     qatomic_set(&s->gen, s->gen + 1);
     s->q_count = 0;
     s->q_head = 0;
@@ -190,6 +228,7 @@ static void ipu_try_enable(IpuState *s)
     s->scq.head = s->scq.tail = 0;
     s->cplq.phase = s->scq.phase = 1;
     s->status |= IPU_STS_READY;
+    trace_ipu_enable(s->status);
     qemu_cond_broadcast(&s->cond);
 }
 
@@ -223,8 +262,59 @@ static uint64_t ipu_cnt_value(IpuState *s, hwaddr addr)
     return s->cnt[(addr - IPU_REG_CNT_FIRST) / 8];
 }
 
+/* The ring configuration registers: base (low, high) and size of each ring. */
+enum { IPU_RING_BASE_LO, IPU_RING_BASE_HI, IPU_RING_SIZE };
+static const struct {
+    hwaddr addr;
+    size_t ring;            /* offsetof(IpuState, ring) */
+    int field;
+    const char *name;
+} ipu_ring_regs[] = {
+    { IPU_REG_CMDQ_BASE_LO, offsetof(IpuState, cmdq), IPU_RING_BASE_LO, "CMDQ_BASE_LO" },
+    { IPU_REG_CMDQ_BASE_HI, offsetof(IpuState, cmdq), IPU_RING_BASE_HI, "CMDQ_BASE_HI" },
+    { IPU_REG_CMDQ_SIZE, offsetof(IpuState, cmdq), IPU_RING_SIZE, "CMDQ_SIZE" },
+    { IPU_REG_CPLQ_BASE_LO, offsetof(IpuState, cplq), IPU_RING_BASE_LO, "CPLQ_BASE_LO" },
+    { IPU_REG_CPLQ_BASE_HI, offsetof(IpuState, cplq), IPU_RING_BASE_HI, "CPLQ_BASE_HI" },
+    { IPU_REG_CPLQ_SIZE, offsetof(IpuState, cplq), IPU_RING_SIZE, "CPLQ_SIZE" },
+    { IPU_REG_SCQ_BASE_LO, offsetof(IpuState, scq), IPU_RING_BASE_LO, "SCQ_BASE_LO" },
+    { IPU_REG_SCQ_BASE_HI, offsetof(IpuState, scq), IPU_RING_BASE_HI, "SCQ_BASE_HI" },
+    { IPU_REG_SCQ_SIZE, offsetof(IpuState, scq), IPU_RING_SIZE, "SCQ_SIZE" },
+};
+
+/* The ring configuration register at addr, or -1. */
+static int ipu_ring_reg(hwaddr addr)
+{
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(ipu_ring_regs); i++) {
+        if (ipu_ring_regs[i].addr == addr) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static IpuRing *ipu_ring_of(IpuState *s, int reg)
+{
+    return (IpuRing *)((char *)s + ipu_ring_regs[reg].ring);
+}
+
 static uint32_t ipu_read32(IpuState *s, hwaddr addr)
 {
+    int reg = ipu_ring_reg(addr);
+
+    if (reg >= 0) {
+        IpuRing *r = ipu_ring_of(s, reg);
+
+        switch (ipu_ring_regs[reg].field) {
+        case IPU_RING_BASE_LO:
+            return (uint32_t)r->base;
+        case IPU_RING_BASE_HI:
+            return r->base >> 32;
+        default:
+            return r->size;
+        }
+    }
     if (addr >= IPU_REG_CNT_FIRST && addr < IPU_REG_CNT_LAST + 8) {
         uint64_t v = ipu_cnt_value(s, addr & ~7ULL);
 
@@ -284,24 +374,6 @@ static uint32_t ipu_read32(IpuState *s, hwaddr addr)
         return s->int_cause;
     case IPU_REG_INT_MASK:
         return s->int_mask;
-    case IPU_REG_CMDQ_BASE_LO:
-        return (uint32_t)s->cmdq.base;
-    case IPU_REG_CMDQ_BASE_HI:
-        return s->cmdq.base >> 32;
-    case IPU_REG_CMDQ_SIZE:
-        return s->cmdq.size;
-    case IPU_REG_CPLQ_BASE_LO:
-        return (uint32_t)s->cplq.base;
-    case IPU_REG_CPLQ_BASE_HI:
-        return s->cplq.base >> 32;
-    case IPU_REG_CPLQ_SIZE:
-        return s->cplq.size;
-    case IPU_REG_SCQ_BASE_LO:
-        return (uint32_t)s->scq.base;
-    case IPU_REG_SCQ_BASE_HI:
-        return s->scq.base >> 32;
-    case IPU_REG_SCQ_SIZE:
-        return s->scq.size;
     case IPU_REG_CMDQ_HEAD:
         return s->cmdq.head;
     case IPU_REG_CPLQ_TAIL:
@@ -315,6 +387,8 @@ static uint32_t ipu_read32(IpuState *s, hwaddr addr)
     case IPU_REG_SCQ_HEAD:
         return s->scq_db;
     default:
+        qemu_log_mask(LOG_GUEST_ERROR, "ipu: read of unknown register 0x%"
+                      HWADDR_PRIx " (reads 0)\n", addr);
         return 0;
     }
 }
@@ -333,6 +407,7 @@ static void ipu_set_hi(uint64_t *v, uint32_t val)
 static bool ipu_doorbell(IpuState *s, IpuRing *r, uint32_t val, uint32_t ring,
                          uint32_t stream)
 {
+    trace_ipu_doorbell(ring, stream, val);
     if (!(s->status & IPU_STS_READY) || r->size == 0) {
         ipu_error_locked(s, ring == IPU_RING_STREAM ? IPU_ST_BAD_STREAM :
                          IPU_ST_RING_INDEX, ring,
@@ -353,6 +428,30 @@ static bool ipu_write32(IpuState *s, hwaddr addr, uint32_t val)
 {
     bool cfg_ok = !(s->control & IPU_CTRL_ENABLE) &&
                   !(s->status & IPU_STS_READY);
+    int reg = ipu_ring_reg(addr);
+
+    if (reg >= 0) {
+        IpuRing *r = ipu_ring_of(s, reg);
+
+        if (!cfg_ok) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ipu: %s written while the device "
+                          "is enabled (ignored: rings are set up before "
+                          "CONTROL.ENABLE)\n", ipu_ring_regs[reg].name);
+            return false;
+        }
+        switch (ipu_ring_regs[reg].field) {
+        case IPU_RING_BASE_LO:
+            ipu_set_lo(&r->base, val);
+            break;
+        case IPU_RING_BASE_HI:
+            ipu_set_hi(&r->base, val);
+            break;
+        default:
+            r->size = val;
+            break;
+        }
+        return false;
+    }
 
     if (addr >= IPU_REG_STREAM_DB(0) &&
         addr < IPU_REG_STREAM_DB(IPU_MAX_STREAMS)) {
@@ -398,51 +497,6 @@ static bool ipu_write32(IpuState *s, hwaddr addr, uint32_t val)
         }
         return true;
     }
-    case IPU_REG_CMDQ_BASE_LO:
-        if (cfg_ok) {
-            ipu_set_lo(&s->cmdq.base, val);
-        }
-        return false;
-    case IPU_REG_CMDQ_BASE_HI:
-        if (cfg_ok) {
-            ipu_set_hi(&s->cmdq.base, val);
-        }
-        return false;
-    case IPU_REG_CMDQ_SIZE:
-        if (cfg_ok) {
-            s->cmdq.size = val;
-        }
-        return false;
-    case IPU_REG_CPLQ_BASE_LO:
-        if (cfg_ok) {
-            ipu_set_lo(&s->cplq.base, val);
-        }
-        return false;
-    case IPU_REG_CPLQ_BASE_HI:
-        if (cfg_ok) {
-            ipu_set_hi(&s->cplq.base, val);
-        }
-        return false;
-    case IPU_REG_CPLQ_SIZE:
-        if (cfg_ok) {
-            s->cplq.size = val;
-        }
-        return false;
-    case IPU_REG_SCQ_BASE_LO:
-        if (cfg_ok) {
-            ipu_set_lo(&s->scq.base, val);
-        }
-        return false;
-    case IPU_REG_SCQ_BASE_HI:
-        if (cfg_ok) {
-            ipu_set_hi(&s->scq.base, val);
-        }
-        return false;
-    case IPU_REG_SCQ_SIZE:
-        if (cfg_ok) {
-            s->scq.size = val;
-        }
-        return false;
     case IPU_REG_CMDQ_TAIL:
         s->cmdq_db = val;
         if (ipu_doorbell(s, &s->cmdq, val, IPU_RING_CMDQ, 0)) {
@@ -474,6 +528,8 @@ static uint64_t ipu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t v;
 
     if (addr & 3) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ipu: unaligned read of 0x%" HWADDR_PRIx
+                      " (reads 0)\n", addr);
         return 0;
     }
     qemu_mutex_lock(&s->lock);
@@ -482,6 +538,7 @@ static uint64_t ipu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         v |= (uint64_t)ipu_read32(s, addr + 4) << 32;
     }
     qemu_mutex_unlock(&s->lock);
+    trace_ipu_mmio_read(addr, size, v);
     return v;
 }
 
@@ -491,7 +548,10 @@ static void ipu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     IpuState *s = opaque;
     bool irq;
 
+    trace_ipu_mmio_write(addr, size, val);
     if (addr & 3) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ipu: unaligned write to 0x%" HWADDR_PRIx
+                      " (ignored)\n", addr);
         return;
     }
     qemu_mutex_lock(&s->lock);

@@ -11,12 +11,14 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "hw/pci/pci.h"
 #include "sysemu/dma.h"
 
 #include "ipu.h"
+#include "trace.h"
 
 int ipu_engine_new(IpuState *s, struct ipu_engine **out)
 {
@@ -120,6 +122,7 @@ static void ipu_complete(IpuState *s, const IpuQueued *e, uint32_t status,
         .opcode = e->cmd.opcode,
     };
 
+    trace_ipu_cmd_complete(e->cmd.tag, e->cmd.opcode, status, result);
     if (ipu_post_cpl(s, &s->cplq, IPU_INT_CPL, &c, gen)) {
         qemu_mutex_lock(&s->lock);
         if (s->gen == gen) {
@@ -231,6 +234,7 @@ void *ipu_fetch_thread(void *opaque)
         memset(&e, 0, sizeof(e));
         r = pci_dma_read(PCI_DEVICE(s), addr, &e.cmd, sizeof(e.cmd));
         ipu_cmd_from_le(&e.cmd);
+        trace_ipu_cmd_fetch(idx, e.cmd.opcode, e.cmd.tag);
 
         qemu_mutex_lock(&s->lock);
         if (s->gen != gen || s->stopping) {
@@ -346,6 +350,10 @@ static void ipu_exec_load(IpuState *s, IpuQueued *e, uint32_t gen)
         return;
     }
     rc = ipu_engine_load(s->engine, img, c->len, err, sizeof(err));
+    trace_ipu_load(c->len, rc);
+    if (rc) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ipu: executable refused: %s\n", err);
+    }
     g_free(img);
     qemu_mutex_lock(&s->lock);
     s->loaded = rc == 0;
@@ -430,6 +438,7 @@ static void ipu_exec_run(IpuState *s, IpuQueued *e, uint32_t gen)
     ipu_engine_counters(s->engine, &c0);
     err[0] = 0;
     rc = ipu_engine_run(s->engine, e->cmd.arg0, err, sizeof(err));
+    trace_ipu_run(e->cmd.arg0, rc);
     ipu_engine_counters(s->engine, &c1);
 
     qemu_mutex_lock(&s->lock);

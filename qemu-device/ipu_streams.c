@@ -19,6 +19,7 @@
 #include "sysemu/dma.h"
 
 #include "ipu.h"
+#include "trace.h"
 
 bool ipu_ring_config_ok(IpuState *s, const IpuRing *r, uint32_t entry_size,
                         bool device_writes)
@@ -157,6 +158,7 @@ int ipu_sg_dma(IpuState *s, uint64_t addr, uint32_t sg_count, uint32_t flags,
             } else {
                 r = pci_dma_write(pdev, p->addr + poff, segs[si].ptr + soff, n);
             }
+            trace_ipu_dma(p->addr + poff, n, to_device, r);
             if (r != MEMTX_OK) {
                 *fault_addr = p->addr + poff;
                 return IPU_ST_DMA_FAULT;
@@ -270,6 +272,7 @@ int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
     int64_t t0 = 0;
     bool waited = false;
 
+    trace_ipu_stream_transfer(stream, dir, total_bytes);
     if (stream >= IPU_MAX_STREAMS) {
         ipu_error(s, IPU_ST_BAD_STREAM, IPU_RING_STREAM,
                   (uint64_t)stream << 32);
@@ -295,6 +298,7 @@ int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
         }
         if (!waited) {
             waited = true;
+            trace_ipu_stream_stall(stream);
             *stalled = 1;
             t0 = g_get_monotonic_time();
         }

@@ -9,3 +9,4 @@ $(QEMU_TEST): $(BUILD)/tests/qemu/test_qemu_ipu.o $(GRAPH_LIB) $(ENGINE_LIB)
 
 all: $(QEMU_TEST)
 CHECKS += ;tests/qemu/run-qtests;
+CHECKS += ;tests/qemu/run-qtest-trace;

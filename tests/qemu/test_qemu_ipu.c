@@ -113,6 +113,15 @@ static int qt_start(struct qt *q, const char *const *devs)
 	argv[n++] = "/usr/share/seabios";
 	argv[n++] = "-L";
 	argv[n++] = "/usr/share/qemu";
+	/* the device's trace events and guest-error log, for run-qtest-trace */
+	if (getenv("IPU_QEMU_DEBUG_LOG")) {
+		argv[n++] = "-trace";
+		argv[n++] = "ipu_*";
+		argv[n++] = "-d";
+		argv[n++] = "guest_errors,unimp";
+		argv[n++] = "-D";
+		argv[n++] = getenv("IPU_QEMU_DEBUG_LOG");
+	}
 	for (i = 0; devs[i] && n < 60; i++) {
 		argv[n++] = "-device";
 		argv[n++] = devs[i];
