@@ -2,6 +2,7 @@
 /* rt_util.c - small helpers of the Model Runtime. */
 #include <string.h>
 
+#include "ipu/npy.h"
 #include "rt_internal.h"
 
 void rt_shape_str(uint32_t dtype, uint32_t rank, const uint64_t *dims, char *buf, size_t len)
@@ -31,6 +32,8 @@ const char *ipurt_err_name(int err)
 	default:
 		if (err <= -100 && err > -150)
 			return ipuef_err_name(err);
+		if (err <= -160 && err > -200)
+			return ipurt_npy_err_name(err);
 		return ipu_err_name(err);
 	}
 }

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "ipu/npy.h"
+#include "ipu/runtime.h"
 
 static char dir[] = "/tmp/npy-test-XXXXXX";
 static char err[512];
@@ -383,6 +384,15 @@ static int setup(void)
 	return 0;
 }
 
+/* The runtime's one name table covers the .npy codes too. */
+TEST(error_names)
+{
+	CHECK(!strcmp(ipurt_err_name(IPURT_NPY_E_FORMAT), ipurt_npy_err_name(IPURT_NPY_E_FORMAT)));
+	CHECK(strstr(ipurt_err_name(IPURT_NPY_E_DTYPE), "UNKNOWN") == NULL);
+	CHECK(strstr(ipurt_err_name(IPUEF_E_MAGIC), "UNKNOWN") == NULL);
+	CHECK(!strcmp(ipurt_err_name(IPURT_E_TIMEOUT), "IPURT_E_TIMEOUT"));
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[128];
@@ -397,6 +407,7 @@ int main(int argc, char **argv)
 	RUN(roundtrip_mem);
 	RUN(hostile_headers);
 	RUN(hostile_preamble);
+	RUN(error_names);
 	rc = TH_DONE();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
