@@ -89,7 +89,15 @@ include $(sort $(wildcard */*.mk */*/*.mk))
 
 all: $(LIBS) $(PROGRAMS) $(TESTS)
 
-$(BUILD)/%.o: %.c
+# Objects depend on the flags they were built with: a change of CFLAGS (a
+# new warning, -fPIC, a sanitizer) rebuilds them instead of mixing old and
+# new objects in one library.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW := $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS_BASE)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = "$(FLAGS_NOW)" ] || \
+	echo "$(FLAGS_NOW)" >$(FLAGS_STAMP); })
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(if $(filter tests/% bench/% selftests/%,$<),-Itests/lib) $(ALL_CFLAGS) $(CFLAGS_$(subst /,_,$(dir $<))) -MMD -MP -c -o $@ $<
 
