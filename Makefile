@@ -92,10 +92,15 @@ all: $(LIBS) $(PROGRAMS) $(TESTS)
 # Objects depend on the flags they were built with: a change of CFLAGS (a
 # new warning, -fPIC, a sanitizer) rebuilds them instead of mixing old and
 # new objects in one library.
+# The stamp's recipe runs every time but rewrites it only when the flags
+# differ; make then sees its old time and rebuilds nothing.
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW := $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS_BASE)
-$(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = "$(FLAGS_NOW)" ] || \
-	echo "$(FLAGS_NOW)" >$(FLAGS_STAMP); })
+FLAGS_NOW = $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS_BASE)
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" >$@
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
