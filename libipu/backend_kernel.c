@@ -35,6 +35,7 @@
 #include <liburing.h>
 #include <linux/ipu.h>
 
+#include "ipu/thread.h"
 #include "backend.h"
 
 extern const struct ipu_backend_ops ipu_kernel_backend;
@@ -382,7 +383,7 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 		kernel_close(d);
 		return IPU_E_IO;
 	}
-	if (pthread_create(&k->reaper, NULL, reaper_main, k)) {
+	if (ipu_thread_create(&k->reaper, reaper_main, k)) {
 		ipu_errf(err, errlen, "cannot start the completion thread");
 		io_uring_queue_exit(&k->ring);
 		close(k->fd);
@@ -740,7 +741,7 @@ static int kernel_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx
 	k->run_fn = fn;
 	k->run_ctx = ctx;
 	if (fn && !k->runner_started) {
-		if (pthread_create(&k->runner, NULL, runner_main, k))
+		if (ipu_thread_create(&k->runner, runner_main, k))
 			rc = IPU_E_NOMEM;
 		else
 			k->runner_started = 1;

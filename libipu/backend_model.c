@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipu/thread.h"
 #include "backend.h"
 
 #define STATUS_RING 1024u	/* statuses of the last runs kept for ipu_wait */
@@ -375,7 +376,7 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 	pthread_cond_init(&m->done, &ca);
 	pthread_condattr_destroy(&ca);
 	d->priv = m;
-	if (pthread_create(&m->thread, NULL, device_thread, m)) {
+	if (ipu_thread_create(&m->thread, device_thread, m)) {
 		ipu_engine_destroy(m->eng);
 		free(m->status);
 		free(m);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipu/thread.h"
 #include "ipu/ringbuffer.h"
 #include "rt_internal.h"
 
@@ -207,7 +208,7 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 		rc = IPURT_E_INVAL;
 	if (!rc)
 		ipu_set_completion_handler(qm->dev, buffer_finished, NULL);
-	if (!rc && pthread_create(&qm->feeder, NULL, feeder_main, qm)) {
+	if (!rc && ipu_thread_create(&qm->feeder, feeder_main, qm)) {
 		ipu_set_run_handler(qm->dev, NULL, NULL);
 		rc = IPURT_E_NOMEM;
 	}

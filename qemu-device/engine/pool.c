@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "ipu/thread.h"
 #include "engine_internal.h"
 
 #define SPIN_ITERS 4000
@@ -128,7 +129,7 @@ int ipu_pool_create(uint32_t workers, struct ipu_pool **out)
 			a->pool = p;
 			a->id = i + 1;
 		}
-		if (!a || pthread_create(&p->threads[i], NULL, worker_main, a)) {
+		if (!a || ipu_thread_create(&p->threads[i], worker_main, a)) {
 			free(a);
 			p->nthreads = i;
 			ipu_pool_destroy(p);
