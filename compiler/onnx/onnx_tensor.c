@@ -17,10 +17,14 @@ static const char *tname(const Onnx__TensorProto *tp)
 	return tp->name && tp->name[0] ? tp->name : "(unnamed)";
 }
 
-/* Reads [offset, offset+len) of base_dir/location into dst. */
-static int read_external(const Onnx__TensorProto *tp, const char *base_dir,
-			 void *dst, size_t want, struct ir_error *e)
+/*
+ * Reads [offset, offset+len) of base_dir/location into a new tensor of the
+ * proto's type and shape, allocated only once the file is known to hold it.
+ */
+static int read_external(const Onnx__TensorProto *tp, const char *base_dir, int dt,
+			 struct ir_tensor *t, size_t want, struct ir_error *e)
 {
+	char *dst;
 	const char *loc = NULL;
 	long long off = 0, len = -1;
 	char *path, *real = NULL, *dir = NULL;
@@ -98,8 +102,16 @@ static int read_external(const Onnx__TensorProto *tp, const char *base_dir,
 		       tname(tp), off, want, path, fsize);
 		goto out;
 	}
+	if (ir_tensor_alloc(t, dt, (int)tp->n_dims, tp->dims, e)) {
+		char m[IR_ERROR_LEN];
+
+		snprintf(m, sizeof(m), "%s", e->msg);
+		ir_err(e, "tensor '%s': %s", tname(tp), m);
+		goto out;
+	}
+	dst = t->data;
 	for (got = 0; got < want;) {
-		ssize_t k = pread(fd, (char *)dst + got, want - got, (off_t)(off + (long long)got));
+		ssize_t k = pread(fd, dst + got, want - got, (off_t)(off + (long long)got));
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -111,12 +123,28 @@ static int read_external(const Onnx__TensorProto *tp, const char *base_dir,
 	}
 	r = 0;
 out:
+	if (r)
+		ir_tensor_free(t);	/* no half-read tensor reaches the caller */
 	if (fd >= 0)
 		close(fd);
 	free(real);
 	free(dir);
 	free(path);
 	return r;
+}
+
+/* The typed data field of dt holds exactly the n elements of the shape. */
+static int typed_count_ok(const Onnx__TensorProto *tp, int dt, size_t n)
+{
+	switch (dt) {
+	case IR_F32: return tp->n_float_data == n;
+	case IR_C64: return tp->n_float_data == 2 * n;
+	case IR_F64: return tp->n_double_data == n;
+	case IR_C128: return tp->n_double_data == 2 * n;
+	case IR_I64: return tp->n_int64_data == n;
+	case IR_U32: case IR_U64: return tp->n_uint64_data == n;
+	default: return tp->n_int32_data == n;
+	}
 }
 
 int onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
@@ -139,21 +167,29 @@ int onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
 		if (tp->dims[i] < 0)
 			return ir_err(e, "tensor '%s': negative dimension %lld",
 				      tname(tp), (long long)tp->dims[i]);
+	es = ir_dtype_size(dt);
+	if (ir_numel((int)tp->n_dims, tp->dims) < 0 ||
+	    (uint64_t)ir_numel((int)tp->n_dims, tp->dims) > ((uint64_t)1 << 40) / es)
+		return ir_err(e, "tensor '%s': its shape holds too many elements", tname(tp));
+	n = (size_t)ir_numel((int)tp->n_dims, tp->dims);
+	bytes = n * es;
+
+	if (tp->has_data_location &&
+	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		return read_external(tp, base_dir, dt, t, bytes, e);
+	/* the data must be in the proto before its size is allocated */
+	if (tp->has_raw_data ? tp->raw_data.len != bytes : !typed_count_ok(tp, dt, n)) {
+		if (tp->has_raw_data)
+			return ir_err(e, "tensor '%s': raw_data has %zu bytes, its shape and type need %zu",
+				      tname(tp), tp->raw_data.len, bytes);
+		return ir_err(e, "tensor '%s': has no raw_data and its %s data field does not hold the %zu elements of its shape",
+			      tname(tp), ir_dtype_name(dt), n);
+	}
 	if (ir_tensor_alloc(t, dt, (int)tp->n_dims, tp->dims, e)) {
 		char m[IR_ERROR_LEN];
 
 		snprintf(m, sizeof(m), "%s", e->msg);
 		return ir_err(e, "tensor '%s': %s", tname(tp), m);
-	}
-	es = ir_dtype_size(dt);
-	n = (size_t)ir_numel(t->rank, t->dims);
-	bytes = n * es;
-
-	if (tp->has_data_location &&
-	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		if (read_external(tp, base_dir, t->data, bytes, e))
-			goto fail;
-		return 0;
 	}
 	if (tp->has_raw_data) {
 		if (tp->raw_data.len != bytes) {
