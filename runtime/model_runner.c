@@ -639,6 +639,16 @@ int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, siz
 	return rc;
 }
 
+int ipurt_future_done(struct ipurt_future *f)
+{
+	int done;
+
+	pthread_mutex_lock(&f->lock);
+	done = f->done;
+	pthread_mutex_unlock(&f->lock);
+	return done;
+}
+
 void ipurt_future_free(struct ipurt_future *f)
 {
 	if (!f)

@@ -313,7 +313,7 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 
 	/* "-": non-options come back in order (the model, or more NAME=dims
 	 * after --input-shape, PopRT style: --input_shape A=1,2 B=3,4) */
-	optind = 1;
+	optind = 0;	/* glibc: a full restart, also after an earlier parse stopped mid-argument */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "-:ho:v", long_opts, NULL)) != -1) {
 		const char *v = optarg;

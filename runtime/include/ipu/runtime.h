@@ -262,6 +262,8 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
  * more waits until ipurt_future_free.
  */
 int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, size_t errlen);
+/* Non-zero once the request finished (its status is then final). */
+int ipurt_future_done(struct ipurt_future *f);
 void ipurt_future_free(struct ipurt_future *f);
 
 #endif /* IPU_RUNTIME_H */

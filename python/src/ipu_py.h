@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipu_py.h - what the parts of the _ipu extension module share.
+ *
+ * The module is a thin layer over libipurt and the compiler: every object
+ * wraps one C handle, arrays are passed to the runtime as views of the
+ * caller's memory (buffer protocol, never copied), and every wait on the
+ * device happens with the GIL released.
+ */
+#ifndef IPU_PY_H
+#define IPU_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "ipu/runtime.h"
+
+/* Message buffer size for the C libraries' one-line errors. */
+#define IPUPY_ERRLEN 1024
+
+/* Per-module state: the exception classes and the Python-side types. */
+struct ipupy_state {
+	PyObject *error;		/* ipu.Error(Exception) */
+	PyObject *value_error;		/* ipu.IpuValueError(Error, ValueError) */
+	PyObject *timeout_error;	/* ipu.IpuTimeoutError(Error, TimeoutError) */
+	PyObject *compile_error;	/* ipu.CompileError(Error) */
+	PyObject *file_error;		/* ipu.IpuefError(Error, ValueError) */
+	PyTypeObject *runner_type;
+	PyTypeObject *future_type;
+	PyTypeObject *dm_type;
+	PyTypeObject *dm_device_type;
+};
+
+struct ipupy_state *ipupy_state_of(PyObject *module);
+/* The state of the module an object's type was defined in. */
+struct ipupy_state *ipupy_state_of_type(PyTypeObject *tp);
+
+/*
+ * Raise the exception class that fits a C library code (shape/dtype/name
+ * problems are also ValueErrors, timeouts also TimeoutErrors), carrying
+ * .code (int), .code_name ("IPURT_E_SHAPE") and the message.  Returns NULL.
+ */
+PyObject *ipupy_raise(struct ipupy_state *st, int code, const char *msg);
+/* The same with a printf-style message. */
+PyObject *ipupy_raisef(struct ipupy_state *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* numpy's dtype name of a runtime dtype ("float32", "float16", ...). */
+const char *ipupy_dtype_numpy(uint32_t dt);
+
+/*
+ * The tensors of one request, as views of the caller's arrays: the
+ * Py_buffers stay acquired (so an array cannot be resized or freed) until
+ * ipupy_io_release.
+ */
+struct ipupy_io {
+	struct ipurt_tensor *t;		/* inputs then outputs */
+	Py_buffer *views;
+	PyObject **names;		/* UTF-8 bytes objects owning t[i].name */
+	uint32_t nin, nout, nviews;
+};
+
+/* Fill io from two mappings name -> array (outputs must be writable). */
+int ipupy_io_acquire(struct ipupy_state *st, PyObject *inputs, PyObject *outputs,
+		     struct ipupy_io *io);
+void ipupy_io_release(struct ipupy_io *io);
+
+/*
+ * A Runner.  `busy` counts calls that use `r` with the GIL released
+ * (execute, waits that may recover the pipeline); close() refuses while it
+ * is not 0, so the handle is never destroyed under another thread.  Both
+ * fields change only with the GIL held.
+ */
+struct ipupy_runner {
+	PyObject_HEAD
+	struct ipurt_runner *r;
+	struct ipuef_file *file;	/* the model, when the runner owns it */
+	long busy;
+	uint64_t timeout_ns;		/* the config's, for Future.wait */
+	PyObject *dm;			/* the DeviceManager it took its device from */
+	PyObject *weakrefs;
+};
+
+/* The Future of execute_async: takes ownership of f and io's views. */
+PyObject *ipupy_future_new(struct ipupy_state *st, struct ipupy_runner *runner,
+			   struct ipurt_future *f, struct ipupy_io *io);
+
+/* Module-level functions defined in the parts. */
+PyObject *ipupy_read_ipuef(PyObject *module, PyObject *args);
+PyObject *ipupy_compile(PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* The handle of a DeviceManager object (checked to be of dm_type). */
+struct ipurt_device_manager *ipupy_dm_handle(PyObject *obj);
+
+int ipupy_add_runner_type(PyObject *module, struct ipupy_state *st);
+int ipupy_add_future_type(PyObject *module, struct ipupy_state *st);
+int ipupy_add_dm_type(PyObject *module, struct ipupy_state *st);
+
+#endif /* IPU_PY_H */
