@@ -141,8 +141,9 @@ static char *export_path(const struct ipuc_options *o, const char *outdir, int n
 }
 
 /* Every file ipu-compile will write, against every file it reads. */
-static int check_outputs(const struct ipuc_options *o, const struct ipuc_model *models, int n,
-			 const char *cfgdir, const char *outdir, const char *exe)
+static int check_outputs(FILE *err, const struct ipuc_options *o,
+			 const struct ipuc_model *models, int n, const char *cfgdir,
+			 const char *outdir, const char *exe)
 {
 	const char *inputs[IPUC_MAX_MODELS + 1];
 	char *paths[IPUC_MAX_MODELS] = { 0 };
@@ -155,14 +156,14 @@ static int check_outputs(const struct ipuc_options *o, const struct ipuc_model *
 	if (o->config_yaml)
 		inputs[k++] = o->config_yaml;
 	if (exe)
-		rc = cli_check_output("ipu-compile", exe, inputs, (unsigned)k);
+		rc = cli_check_output(err, "ipu-compile", exe, inputs, (unsigned)k);
 	for (i = 0; !rc && i < n; i++) {
 		char *x = export_path(o, outdir, n, i);
 
 		if (x)
-			rc = cli_check_output("ipu-compile", x, inputs, (unsigned)k);
+			rc = cli_check_output(err, "ipu-compile", x, inputs, (unsigned)k);
 		if (!rc && x && exe && !strcmp(x, exe)) {
-			fprintf(stderr, "ipu-compile: the executable and the exported ONNX model are both %s\n", x);
+			fprintf(err, "ipu-compile: the executable and the exported ONNX model are both %s\n", x);
 			rc = -1;
 		}
 		free(x);
@@ -233,7 +234,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			goto oom;
 	}
 	/* refused before any work: an output that is an input, or no file */
-	if (check_outputs(o, models, n, cfgdir, outdir, exe)) {
+	if (check_outputs(err, o, models, n, cfgdir, outdir, exe)) {
 		rc = IPUC_EXIT_ERROR;
 		goto out;
 	}

@@ -8,7 +8,9 @@
 #      fuses them into executable.ipuef (output_dir './');
 #   3. run-fusion (the seed's run.py in C, ModelRunner API) checks
 #      graph0/O == [3, 3] and graph1/O == [0, 1.5, 2] (f16);
-#   4. ipu-run checks the same with --input NAME=FILE.npy / --output.
+#   4. ipu-run checks the same with --input NAME=FILE.npy / --output;
+#   5. the seed's compile.py and run.py themselves (Python: ipu-compile for
+#      poprt, `from ipu.runtime import ...`), run in their own folder.
 #
 # Usage: examples/model-fusion/run-example.sh [--keep]   (from anywhere)
 # Environment: BUILD (default build), PYTHON (default /usr/bin/python3, which
@@ -35,6 +37,7 @@ finish() {
 	exit $?
 }
 
+pydir=$(dirname "$bin")/python
 for p in ipu-compile ipu-run ipuef-dump run-fusion; do
 	if [ ! -x "$bin/$p" ]; then
 		notok "$bin/$p is not built (make)"
@@ -129,5 +132,23 @@ PY
 	ok "ipu-run outputs: graph0/O == [3, 3] (f32), graph1/O == [0, 1.5, 2] (f16)"
 else
 	notok "ipu-run outputs differ from the seed's asserts"
+fi
+
+# 5. the seed's scripts, as a user runs them: python3 compile.py, then
+# python3 run.py, from the folder they are in
+mkdir "$work/seed"
+cp "$here/config.yaml" "$here/compile.py" "$here/run.py" "$work/seed/"
+if (cd "$work/seed" && PATH="$bin:$PATH" "$PYTHON" compile.py) >"$work/seed.log" 2>&1 &&
+	[ -s "$work/seed/executable.ipuef" ]; then
+	ok "compile.py (the seed's, ipu-compile for poprt): executable.ipuef"
+else
+	notok "compile.py: $(tail -n 5 "$work/seed.log")"
+fi
+if [ ! -d "$pydir/ipu" ]; then
+	notok "the Python package is not built ($pydir/ipu: make python)"
+elif (cd "$work/seed" && PYTHONPATH="$pydir" "$PYTHON" run.py) >>"$work/seed.log" 2>&1; then
+	ok "run.py (the seed's, from ipu.runtime import Runner, RuntimeConfig): its asserts pass"
+else
+	notok "run.py: $(tail -n 5 "$work/seed.log")"
 fi
 finish

@@ -153,7 +153,9 @@ int ipupy_io_acquire(struct ipupy_state *st, PyObject *inputs, PyObject *outputs
 	Py_ssize_t nin, nout;
 
 	memset(io, 0, sizeof(*io));
-	if (!PyMapping_Check(inputs) || !PyMapping_Check(outputs)) {
+	/* a list passes PyMapping_Check, but has no items() */
+	if (!PyMapping_Check(inputs) || !PyObject_HasAttrString(inputs, "items") ||
+	    !PyMapping_Check(outputs) || !PyObject_HasAttrString(outputs, "items")) {
 		PyErr_SetString(PyExc_TypeError,
 				"inputs and outputs must be mappings of anchor name to array");
 		return -1;

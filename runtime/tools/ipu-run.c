@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < o.nin; i++)
 			inputs[k++] = o.in[i].path;
 		for (i = 0; i < o.nout; i++)
-			if (cli_check_output("ipu-run", o.out[i].path, inputs, k))
+			if (cli_check_output(stderr, "ipu-run", o.out[i].path, inputs, k))
 				return CLI_EXIT_FAILURE;
 	}
 	ipurt_config_init(&cfg);

@@ -84,7 +84,7 @@ const char *cli_safe(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-int cli_check_output(const char *tool, const char *out, const char *const *inputs,
+int cli_check_output(FILE *err, const char *tool, const char *out, const char *const *inputs,
 		     unsigned ninputs)
 {
 	struct stat so, si;
@@ -93,36 +93,36 @@ int cli_check_output(const char *tool, const char *out, const char *const *input
 	int rc = 0;
 
 	if (!out || !*out) {
-		fprintf(stderr, "%s: empty output path\n", tool);
+		fprintf(err, "%s: empty output path\n", tool);
 		return -1;
 	}
 	if (!stat(out, &so)) {
 		if (!S_ISREG(so.st_mode)) {
-			fprintf(stderr, "%s: %s exists and is not a regular file; refusing to replace it\n",
+			fprintf(err, "%s: %s exists and is not a regular file; refusing to replace it\n",
 				tool, out);
 			return -1;
 		}
 		for (i = 0; i < ninputs; i++) {
 			if (inputs[i] && !stat(inputs[i], &si) && si.st_dev == so.st_dev &&
 			    si.st_ino == so.st_ino) {
-				fprintf(stderr,
+				fprintf(err,
 					"%s: the output %s is the input %s; refusing to overwrite an input\n",
 					tool, out, inputs[i]);
 				return -1;
 			}
 		}
 	} else if (errno != ENOENT) {
-		fprintf(stderr, "%s: %s: %s\n", tool, out, strerror(errno));
+		fprintf(err, "%s: %s: %s\n", tool, out, strerror(errno));
 		return -1;
 	}
 	copy = strdup(out);
 	if (!copy) {
-		fprintf(stderr, "%s: out of memory\n", tool);
+		fprintf(err, "%s: out of memory\n", tool);
 		return -1;
 	}
 	dir = dirname(copy);
 	if (access(dir, W_OK | X_OK)) {
-		fprintf(stderr, "%s: cannot write %s: folder %s: %s\n", tool, out, dir,
+		fprintf(err, "%s: cannot write %s: folder %s: %s\n", tool, out, dir,
 			strerror(errno));
 		rc = -1;
 	}

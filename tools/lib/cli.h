@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define IPU_STACK_VERSION "0.3.0"
 
@@ -42,9 +43,9 @@ const char *cli_safe(const char *s, char *buf, size_t len);
  * Before the work starts: refuses (message, -1) an output that is the same
  * file as one of the inputs (same device and inode), that exists but is not
  * a regular file (a directory, a device, a FIFO), or whose folder is not
- * writable.  NULL entries of inputs are skipped.
+ * writable.  NULL entries of inputs are skipped.  Messages go to err.
  */
-int cli_check_output(const char *tool, const char *out, const char *const *inputs,
+int cli_check_output(FILE *err, const char *tool, const char *out, const char *const *inputs,
 		     unsigned ninputs);
 
 #endif

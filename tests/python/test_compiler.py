@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+"""ipu.compiler: the same executable as the ipu-compile command for the
+same options, the options' effects, and refusals as CompileError."""
+
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+
+import ipu
+import ipu.compiler
+import ipu.ipuef
+import ipu.runtime as rt
+from conftest import mlp_model, mlp_reference
+
+
+def test_same_bytes_as_the_command(tools, tmp_path):
+    m, _ = mlp_model()
+    onnx.save(m, tmp_path / "m.onnx")
+    subprocess.run([str(tools / "ipu-compile"), str(tmp_path / "m.onnx"), "-o",
+                    str(tmp_path / "cli.ipuef"), "--precision", "fp16"], check=True,
+                   capture_output=True)
+    for src in (m, m.SerializeToString(), tmp_path / "m.onnx", str(tmp_path / "m.onnx")):
+        res = ipu.compiler.compile(src, precision="fp16")
+        assert res.executable == (tmp_path / "cli.ipuef").read_bytes()
+        assert res.path is None
+
+
+def test_summary_and_output_file(tmp_path):
+    m, weights = mlp_model(batch="N")     # a symbolic batch dimension
+    with pytest.raises(ipu.CompileError, match="folder .*out.*No such file"):
+        ipu.compiler.compile(m, tmp_path / "out" / "m.ipuef", batch_size=4)
+    (tmp_path / "out").mkdir()
+    res = ipu.compiler.compile(m, tmp_path / "out" / "m.ipuef", batch_size=4)
+    assert res.executable is None and res.path.endswith("m.ipuef")
+    s = res.summary
+    assert s["models"][0]["inputs"][0]["name"] == "X"
+    assert ipu.ipuef.anchors(res.path)[0]["shape"] == [4, 8]
+    assert s["summary"]["tiles_used"] >= 1 and s["summary"]["mem_max"] > 0
+    x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
+    y = np.zeros((4, 4), np.float32)
+    with rt.Runner(res.path) as r:
+        r.execute({"X": x}, {"Y": y})
+    np.testing.assert_allclose(y, mlp_reference(x, weights), rtol=1e-5, atol=1e-6)
+
+
+def test_options_reach_the_compiler(tmp_path):
+    m, _ = mlp_model(batch=2)
+    res = ipu.compiler.compile(m, precision="fp16", ipu_version="ipu21", check=True,
+                               verbose=True)
+    meta = ipu.ipuef.read(res.executable)["metadata"]
+    assert meta["ipu_version"] == "ipu21"
+    assert [a["dtype"] for a in meta["anchors"] if a["kind"] == "user"] == ["f16", "f16"]
+    assert "check:" in res.messages
+    res = ipu.compiler.compile(m, tiles=64, tile_mem="256KiB", input_shape={"X": [6, 8]})
+    meta = ipu.ipuef.read(res.executable)["metadata"]
+    assert (meta["num_tiles"], meta["tile_mem"]) == (64, 262144)
+    assert meta["anchors"][0]["shape"] == [6, 8]
+    res = ipu.compiler.compile(m, export_onnx=tmp_path / "opt.onnx", fusion=False)
+    assert onnx.load(tmp_path / "opt.onnx").graph.node
+
+
+def test_refusals(tmp_path):
+    m, _ = mlp_model()
+    with pytest.raises(ipu.CompileError, match="not a valid ONNX model"):
+        ipu.compiler.compile(b"\x01\x02junk")
+    with pytest.raises(ipu.CompileError, match="precision"):
+        ipu.compiler.compile(m, precision="fp7")
+    with pytest.raises(ipu.CompileError):
+        ipu.compiler.compile(tmp_path / "missing.onnx")
+    bad = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("LRN", ["X"], ["Y"], size=3), ],
+        "g", [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, (1, 2, 3, 3))],
+        [onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, (1, 2, 3, 3))]),
+        opset_imports=[onnx.helper.make_opsetid("", 13)])
+    with pytest.raises(ipu.CompileError) as e:
+        ipu.compiler.compile(bad)
+    assert "LRN" in str(e.value)
+    with pytest.raises(ValueError, match="tiles and tile_mem"):
+        ipu.compiler.compile(m, tiles=4)
+    with pytest.raises(TypeError):
+        ipu.compiler.compile(3.5)
+    # a refused output leaves the existing file alone
+    keep = tmp_path / "keep.ipuef"
+    keep.write_bytes(b"precious")
+    with pytest.raises(ipu.CompileError):
+        ipu.compiler.compile(b"junk", keep)
+    assert keep.read_bytes() == b"precious"
+
+
+def test_compile_args_is_the_command_line(tmp_path):
+    m, _ = mlp_model()
+    onnx.save(m, tmp_path / "m.onnx")
+    status, out, err = ipu.compiler.compile_args(["--list-ops"])
+    assert status == 0 and "MatMul" in out
+    status, out, err = ipu.compiler.compile_args(["--input_model", str(tmp_path / "m.onnx"),
+                                                  "--output_dir", str(tmp_path / "o"),
+                                                  "--export_popef"])
+    assert status == 0, err
+    assert (tmp_path / "o" / "executable.ipuef").exists()
+    with pytest.raises(ipu.CompileError, match="unknown option|not supported"):
+        ipu.compiler.compile_args(["--no-such-flag"])
