@@ -35,3 +35,19 @@ $(PY_DIR)/ipu/%: python/ipu/%
 .PHONY: python
 python: $(PY_MODULE) $(PY_TREE)
 all: python
+
+# make install: the package into PREFIX's site folder for Debian's python3
+# (/usr/local/lib/python3.X/dist-packages with the default PREFIX).
+PY_SITE := $(shell $(PYTHON) -c 'import sys; print("lib/python%d.%d/dist-packages" % sys.version_info[:2])' 2>/dev/null)
+.PHONY: install-python
+install-python: python
+	install -d '$(INSTALL_ROOT)/$(PY_SITE)/ipu'
+	install -m 0644 $(PY_TREE) '$(INSTALL_ROOT)/$(PY_SITE)/ipu/'
+	install -m 0755 $(PY_MODULE) '$(INSTALL_ROOT)/$(PY_SITE)/ipu/'
+install: install-python
+
+# Runner.execute's overhead over the C runtime (bench/bench_python.py).
+.PHONY: bench-python
+bench-python: python $(BUILD)/bench/bench_runner $(BUILD)/tests/modelrunner/gen_models
+	$(PYTHON) bench/bench_python.py $(BUILD)
+bench: bench-python

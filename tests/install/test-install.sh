@@ -47,5 +47,33 @@ for t in ipu-run ipuef-dump ipu-compile ipu-info ipu-reset ipu-monitor; do
 		ko "$t --version or man page"
 	fi
 done
+
+# the Python package: from the prefix, and pip-installed into a venv
+PYTHON=${PYTHON:-/usr/bin/python3}
+site=$("$PYTHON" -c 'import sys; print("lib/python%d.%d/dist-packages" % sys.version_info[:2])')
+pyrun='
+import sys, numpy as np, ipu.runtime as rt
+r = rt.Runner(sys.argv[1])
+ins = {i.name: np.ones(i.shape, i.numpy_data_type()) for i in r.get_execute_inputs()}
+outs = {o.name: np.zeros(o.shape, o.numpy_data_type()) for o in r.get_execute_outputs()}
+r.execute(ins, outs)
+assert all(np.isfinite(v).all() for v in outs.values())
+print(__import__("ipu").__file__)
+'
+out=$(cd / && PYTHONPATH=$prefix/$site "$PYTHON" -c "$pyrun" "$prefix/affine.ipuef" 2>&1)
+case "$out" in
+"$prefix/$site/ipu/__init__.py") ok "import ipu.runtime from $prefix/$site runs a model" ;;
+*) ko "the installed Python package: $out" ;;
+esac
+if "$PYTHON" -m venv --system-site-packages "$prefix/venv" >"$prefix/venv.log" 2>&1 &&
+	IPU_BUILD=$(cd "$BUILD" && pwd) "$prefix/venv/bin/pip" install --no-build-isolation --no-index ./python >>"$prefix/venv.log" 2>&1; then
+	out=$(cd / && "$prefix/venv/bin/python" -c "$pyrun" "$prefix/affine.ipuef" 2>&1)
+	case "$out" in
+	"$prefix/venv/"*/ipu/__init__.py) ok "pip install --no-build-isolation ./python into a venv runs a model" ;;
+	*) ko "the pip-installed package: $out" ;;
+	esac
+else
+	ko "pip install into a venv: $(tail -n 5 "$prefix/venv.log")"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
