@@ -50,6 +50,51 @@ int ir_eval_node(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
+/*
+ * Ops that only move, select or convert elements.  Folding one costs time
+ * linear in its data and makes no tensor with more elements than its inputs
+ * hold (checked by the caller), so the size limit, which guards against
+ * folds that grow the model, need not apply: lowering such an op on a
+ * large constant (a transposed 9216 x 4096 Gemm weight) would instead put
+ * the whole tensor on one tile.
+ */
+static int layout_op(const char *op)
+{
+	static const char *const ops[] = {
+		"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast",
+		"CastLike", "Identity", "Slice", "Gather", "Concat", "Split",
+		"DepthToSpace", "SpaceToDepth", "Expand", "Tile", "Pad",
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(op, ops[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 if the node's result is too large to fold under `limit`. */
+static int over_limit(const struct ir_graph *g, const struct ir_node *n, int64_t limit)
+{
+	int64_t in = 0, out = 0, bytes = 0;
+
+	if (limit < 0)
+		return 0;
+	for (int k = 0; k < n->nout; k++) {
+		const struct ir_value *v = &g->vals[n->out[k]];
+
+		out += ir_value_numel(v);
+		bytes += ir_value_numel(v) * (int64_t)ir_dtype_size(v->dtype);
+	}
+	if (bytes <= limit)
+		return 0;
+	if (!layout_op(n->op))
+		return 1;
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0)
+			in += ir_value_numel(&g->vals[n->in[k]]);
+	return out > in;
+}
+
 int ir_fold_node(struct ir_graph *g, int idx, int64_t limit,
 		 struct ir_error *e)
 {
@@ -57,13 +102,11 @@ int ir_fold_node(struct ir_graph *g, int idx, int64_t limit,
 	const struct ir_tensor *in[1024];
 	struct ir_tensor tin[1024], out[64];
 
-	if (n->nin > 1024 || n->nout > 64 || !find(n->op))
+	if (n->nin > 1024 || n->nout > 64 || !find(n->op) || over_limit(g, n, limit))
 		return 0;
 	for (int k = 0; k < n->nout; k++) {
 		const struct ir_value *v = &g->vals[n->out[k]];
 
-		if (limit >= 0 && ir_value_numel(v) * (int64_t)ir_dtype_size(v->dtype) > limit)
-			return 0;
 		memset(&out[k], 0, sizeof(out[k]));
 		out[k].dtype = v->dtype;
 		out[k].rank = v->rank;

@@ -21,8 +21,9 @@ int ir_eval_node(const struct ir_graph *g, const struct ir_node *n,
 int ir_eval_supported(const char *op);
 /* Folds node `node` (all inputs constant, shapes inferred): its outputs
  * become constants and the node is marked dead.  Returns 1 if folded, 0 if
- * skipped (a result larger than `limit` bytes, -1 = no limit, or not
- * evaluable), -1 on error. */
+ * skipped (a result larger than `limit` bytes, -1 = no limit, unless the
+ * op only moves or converts elements and makes no more of them than its
+ * inputs hold; or not evaluable), -1 on error. */
 int ir_fold_node(struct ir_graph *g, int node, int64_t limit,
 		 struct ir_error *e);
 /* Runs the whole (inferred) graph: inputs in graph input order, outputs

@@ -350,7 +350,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 	}
 	for (int k = 0; k < n; k++) {
 		prepared[k] = ir_graph_clone(graphs[k], e);
-		if (!prepared[k] || ipu_lower_prepare(prepared[k], e))
+		if (!prepared[k] || ipu_lower_prepare(prepared[k], t->fold_limit, e))
 			goto out;
 	}
 	/* pass 1: measure the temporaries' peak per tile and dtype */

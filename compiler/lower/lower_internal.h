@@ -77,8 +77,8 @@ int lw_layout(struct lw *l, const struct ir_node *n);
 
 /* prepare.c: rewrites the IR into what the lowering handles (Gemm ->
  * MatMul + Mul + Add, BatchNormalization -> Mul + Add, variadic ops ->
- * chains, ...) and refolds constants. */
-int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e);
+ * chains, ...) and refolds constants (fold_limit as ir_infer_opts). */
+int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e);
 /* Helpers of the preparation: a constant filled with v (shape all 1s of
  * `rank`), a node inserted before *pos (advancing it) returning its new
  * output value, an op rename. */

@@ -257,9 +257,9 @@ static int layernorm_bias(struct ir_graph *g, int *pi, struct ir_error *e)
 	return 0;
 }
 
-int ipu_lower_prepare(struct ir_graph *g, struct ir_error *e)
+int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e)
 {
-	struct ir_infer_opts io = { .fold = 1 };
+	struct ir_infer_opts io = { .fold = 1, .fold_limit = fold_limit };
 
 	for (int i = 0; i < g->nnodes; i++) {
 		struct ir_node *n = &g->nodes[i];

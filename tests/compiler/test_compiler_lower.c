@@ -49,12 +49,14 @@ static int node(struct ir_graph *g, const char *op, const int *in, int nin, cons
 	return o;
 }
 
-/* Runs the pipeline then --check on the target; returns ipuc_check's result. */
-static int check(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem, char *report, size_t len)
+/* Runs the pipeline then --check on the target, constant folds limited to
+ * fold_limit bytes (0: the default); returns ipuc_check's result. */
+static int check_limit(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem,
+		       int64_t fold_limit, char *report, size_t len)
 {
 	struct ir_error e = { "" };
-	struct ir_pipeline_opts po = { .precision_fp16 = fp16 };
-	struct ipu_target t = { "ipu2", tiles, mem };
+	struct ir_pipeline_opts po = { .precision_fp16 = fp16, .infer.fold_limit = fold_limit };
+	struct ipu_target t = { "ipu2", tiles, mem, .fold_limit = fold_limit };
 	FILE *f = fmemopen(report, len - 1, "w");
 	int r;
 
@@ -69,6 +71,11 @@ static int check(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem, cha
 		fprintf(f, "error: %s\n", e.msg);
 	fclose(f);
 	return r;
+}
+
+static int check(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem, char *report, size_t len)
+{
+	return check_limit(g, fp16, tiles, mem, 0, report, len);
 }
 
 static struct ir_graph *matmul_graph(int64_t M, int64_t K, int64_t N, int const_b)
@@ -168,6 +175,38 @@ TEST(conv_pool_gemm)
 	ir_attr_set_int(&g->nodes[g->nnodes - 1], "transB", 1, NULL);
 	ir_graph_add_output(g, y, NULL);
 	CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
+/*
+ * A Gemm with transB on a weight larger than a tile and than the fold
+ * limit: the weight's Transpose moves data only, so it is folded whatever
+ * the limit (lowered, the whole weight would be read by one tile), while an
+ * arithmetic fold that grows a constant past the limit is left to the
+ * device.
+ */
+TEST(layout_folds_ignore_the_size_limit)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 4, 256 }, dw[] = { 64, 256 }, dc[] = { 1, 64 }, dr[] = { 64, 1 };
+	int in[3], y, grow, out;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 2, dx);
+	in[1] = cconst(g, "w", 2, dw, 11);
+	in[2] = cconst(g, "b", 1, (int64_t[]){ 64 }, 12);
+	y = node(g, "Gemm", in, 3, "y");
+	ir_attr_set_int(&g->nodes[g->nnodes - 1], "transB", 1, NULL);
+	in[0] = cconst(g, "c", 2, dc, 13);
+	in[1] = cconst(g, "r", 2, dr, 14);
+	grow = node(g, "Add", in, 2, "grow");	/* [64 x 64] from 64 + 64 */
+	in[0] = y;
+	in[1] = grow;
+	out = node(g, "MatMul", in, 2, "out");
+	ir_graph_add_output(g, out, NULL);
+	/* the 64 KiB weight on tiles of 16 KiB, folds limited to 1 KiB */
+	CHECK_MSG(check_limit(g, 0, 16, 16 * 1024, 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	CHECK_MSG(!g->vals[grow].data, "the growing Add was folded past the limit");
 	ir_graph_free(g);
 }
 
@@ -310,5 +349,6 @@ int main(int argc, char **argv)
 	RUN(pad_split);
 	RUN(fusion_switch);
 	RUN(too_big_names_the_op);
+	RUN(layout_folds_ignore_the_size_limit);
 	return TH_DONE();
 }

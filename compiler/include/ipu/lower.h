@@ -19,6 +19,9 @@ struct ipu_target {
 	uint32_t batch_size;		/* recorded in the metadata (0: from
 					 * the first input's batch dim) */
 	void *progress;			/* FILE * for progress lines, or NULL */
+	int64_t fold_limit;		/* bytes a constant fold of the lowering's
+					 * own rewrites may create (0: 64 MiB,
+					 * -1: no limit), as --max-tensor-size */
 };
 
 #include "ipu/graph.h"
