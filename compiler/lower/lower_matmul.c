@@ -2,7 +2,8 @@
 /*
  * lower_matmul.c - MatMul partitioned over tiles.
  *
- * The output [batch][M][N] is cut into blocks: batch x M rows first, then N
+ * The output [batch][M][N] is cut into blocks (batches of A sharing one B
+ * are rows of a single product): batch x M rows first, then N
  * columns (only when B is a constant, whose column blocks are frozen where
  * they are used), then K when a block's working set would not fit in the
  * per-tile budget.  K parts compute float32 partial sums on different tiles;
@@ -182,6 +183,14 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		return lw_fail(l, "batch dimensions broadcast partially; only equal batches or a shared operand are lowered");
 	if (m.ba == m.bb && m.ba > 1 && a->rank != b->rank)
 		return lw_fail(l, "batch ranks differ");
+	/* A shared B (a 2-D weight): A's batches are consecutive rows of one
+	 * [batch*M x K] matrix and the output's of one [batch*M x N], so one
+	 * product lets the planner cut rows freely instead of giving every
+	 * batch (every token of a seq-first transformer) its own copy of B. */
+	if (m.bb == 1 && m.ba > 1) {
+		m.M *= m.ba;
+		m.ba = m.batch = 1;
+	}
 	odt = lw_dtype(o->dtype);
 	if (plan(l, &m, b->data != NULL))
 		return -1;

@@ -116,6 +116,24 @@ TEST(matmul_split_mn_runtime_b)
 	ir_graph_free(g);
 }
 
+/* [64 x 1 x 64] x a [64 x 96] weight (a seq-first transformer's
+ * projection): 64 copies of the weight would not fit the device; lowered
+ * as one [64 x 64] x [64 x 96] product they need not. */
+TEST(matmul_shared_weight_is_one_product)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t da[] = { 64, 1, 64 }, db[] = { 64, 96 };
+	int in[2], y;
+	char rep[2048];
+
+	in[0] = input(g, "a", IR_F32, 3, da);
+	in[1] = cconst(g, "w", 2, db, 21);
+	y = node(g, "MatMul", in, 2, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 48 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 TEST(elementwise_broadcast_spread)
 {
 	struct ir_graph *g = ir_graph_new(NULL);
@@ -340,6 +358,7 @@ int main(int argc, char **argv)
 	TH_INIT(argc, argv);
 	RUN(matmul_split_k_with_partial_sums);
 	RUN(matmul_split_mn_runtime_b);
+	RUN(matmul_shared_weight_is_one_product);
 	RUN(elementwise_broadcast_spread);
 	RUN(rows_split_softmax_layernorm);
 	RUN(conv_pool_gemm);
