@@ -38,6 +38,11 @@ struct lw {
 uint32_t lw_dtype(int ir_dtype);
 /* Error naming the current node. */
 int lw_fail(struct lw *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Error naming the current node for a working set of `need` bytes that
+ * does not fit the per-tile budget: "<what> needs N bytes on one tile, more
+ * than the B bytes a tile gives one op (half of its M bytes of memory)". */
+int lw_fail_mem(struct lw *l, uint64_t need, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Builder error (sticky) -> node error. */
 int lw_check(struct lw *l);
 /* A new tensor of n elements; name "<node>/<what>". */

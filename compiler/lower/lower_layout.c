@@ -39,8 +39,7 @@ static int one_tile(struct lw *l, const struct ir_node *n, const int *ins,
 	for (int k = 0; k < nins; k++)
 		bytes += (uint64_t)ir_value_numel(&l->g->vals[ins[k]]) * ir_dtype_size(l->g->vals[ins[k]].dtype);
 	if (bytes > l->budget)
-		return lw_fail(l, "needs %llu bytes on one tile (this op is not split yet), more than the %llu a tile can give it",
-			       (unsigned long long)bytes, (unsigned long long)l->budget);
+		return lw_fail_mem(l, bytes, "the whole op (its inputs and output; it is not split over tiles)");
 	if (!odt)
 		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
 	tile = lw_pick_tile(l);
@@ -132,8 +131,10 @@ static int strided(struct lw *l, const struct ir_node *n, int rank,
 				hi += ext;
 		}
 		if ((uint64_t)((hi - lo + 1) + (r1 - r0) * inner) * es > l->budget)
-			return lw_fail(l, "a block of %lld rows reads %lld input elements, more than the %llu bytes a tile can give it",
-				       (long long)(r1 - r0), (long long)(hi - lo + 1), (unsigned long long)l->budget);
+			return lw_fail_mem(l, (uint64_t)((hi - lo + 1) + (r1 - r0) * inner) * es,
+					   "a block of %lld output rows (%lld elements) reading a span of %lld input elements",
+					   (long long)(r1 - r0), (long long)((r1 - r0) * inner),
+					   (long long)(hi - lo + 1));
 		if (lw_piece(l, n->in[0], (uint64_t)lo, (uint64_t)(hi - lo + 1), tile, &xch, &ops[0]))
 			return -1;
 		if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * inner), (uint64_t)(r1 * inner)))
@@ -268,8 +269,9 @@ static int pad(struct lw *l, const struct ir_node *n)
 	if (nb < 1)
 		nb = 1;
 	if ((uint64_t)((in_row + out_row) * (int64_t)es) * (uint64_t)((outer + nb - 1) / nb) > l->budget)
-		return lw_fail(l, "a padded row of %lld elements needs more than the %llu bytes a tile can give it",
-			       (long long)out_row, (unsigned long long)l->budget);
+		return lw_fail_mem(l, (uint64_t)((in_row + out_row) * (int64_t)es) * (uint64_t)((outer + nb - 1) / nb),
+				   "%lld padded rows of %lld elements (from %lld)", (long long)((outer + nb - 1) / nb),
+				   (long long)out_row, (long long)in_row);
 	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
@@ -383,8 +385,9 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 	/* columns per block: the table block, the indices and the result fit */
 	colmax = (int64_t)(l->budget / es) / (len + 2 * ni);
 	if (colmax < 1)
-		return lw_fail(l, "one column of the %lld-row table plus %lld indices needs more than the %llu bytes a tile can give it",
-			       (long long)len, (long long)ni, (unsigned long long)l->budget);
+		return lw_fail_mem(l, (uint64_t)(len + 2 * ni) * es,
+				   "one column of the %lld-row table with %lld indices and their results",
+				   (long long)len, (long long)ni);
 	nb = (inner + colmax - 1) / colmax;
 	if (nb < (int64_t)l->tiles && nb < inner)
 		nb = inner < (int64_t)l->tiles ? inner : (int64_t)l->tiles;
@@ -540,8 +543,9 @@ static int conv(struct lw *l, const struct ir_node *n)
 			 * more than REPLICATION times over the tiles */
 			int spread_ok = (double)blocks * (double)mem <= REPLICATION * unique;
 
-			if (mem < least)
-				least = mem;
+			/* what the best partition the search may pick needs */
+			if (blocks <= 64u * l->tiles && mem * per < least)
+				least = mem * per;
 			if (mem * per <= l->budget && blocks <= 64u * l->tiles &&
 			    (best_cost < 0 || (spread_ok && !best_ok) ||
 			     (!spread_ok && !best_ok && (double)blocks * (double)mem < best_total) ||
@@ -558,9 +562,8 @@ static int conv(struct lw *l, const struct ir_node *n)
 			break;
 	}
 	if (best_cost < 0)
-		return lw_fail(l, "convolution needs at least %llu bytes per tile (%lld input channels of %lld x %lld), more than the %llu a tile can give it",
-			       (unsigned long long)least, (long long)C, (long long)H, (long long)W,
-			       (unsigned long long)l->budget);
+		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld (blocks split the %lld output channels and %lld output rows, not the input channels)",
+				   (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH);
 	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)

@@ -77,7 +77,7 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 
 				if (home > mem)
 					mem = home;
-				if (mem < least)
+				if (blocks <= 64u * l->tiles && mem < least)
 					least = mem;
 				if (mem <= l->budget && blocks <= 64u * l->tiles &&
 				    (best_cost < 0 || (spread_ok && !best_ok) ||
@@ -98,10 +98,9 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 			break;
 	}
 	if (best_cost < 0)
-		return lw_fail(l, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld) needs at least %llu bytes per tile, more than the %llu a tile can give it",
-			       (long long)m->M, (long long)m->K, (long long)m->K, (long long)m->N,
-			       (long long)m->batch, (unsigned long long)least,
-			       (unsigned long long)l->budget);
+		return lw_fail_mem(l, least, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld), split as finely as it can be,",
+				   (long long)m->M, (long long)m->K, (long long)m->K, (long long)m->N,
+				   (long long)m->batch);
 	*m = best;
 	return 0;
 }

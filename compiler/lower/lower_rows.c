@@ -62,9 +62,9 @@ static int run_rows(struct lw *l, const struct ir_node *n, struct rowop *r)
 	if (nb < 1)
 		nb = 1;
 	if ((uint64_t)per_row_bytes * (uint64_t)r->align > l->budget)
-		return lw_fail(l, "one row of %lld elements needs %lld bytes, more than the %llu a tile can give it",
-			       (long long)r->in_row, (long long)per_row_bytes * r->align,
-			       (unsigned long long)l->budget);
+		return lw_fail_mem(l, (uint64_t)per_row_bytes * (uint64_t)r->align,
+				   "%s of %lld elements (rows are not split over tiles)",
+				   r->align > 1 ? "a group of rows" : "one row", (long long)r->in_row);
 	for (int k = 0; k < nouts; k++) {
 		const struct ir_value *o = &g->vals[n->out[k]];
 		uint32_t want = lw_dtype(o->dtype);

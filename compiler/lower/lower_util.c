@@ -42,6 +42,18 @@ int lw_fail(struct lw *l, const char *fmt, ...)
 	return ir_err(l->e, "%s", msg);
 }
 
+int lw_fail_mem(struct lw *l, uint64_t need, const char *fmt, ...)
+{
+	char what[IR_ERROR_LEN / 2];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return lw_fail(l, "%s needs %llu bytes on one tile, more than the %llu bytes a tile gives one op (half of its %u bytes of memory)",
+		       what, (unsigned long long)need, (unsigned long long)l->budget, l->tile_mem);
+}
+
 int lw_check(struct lw *l)
 {
 	const char *m = ipu_graph_error(l->gb);
