@@ -27,7 +27,7 @@ int ipuc_list_ops(FILE *out, int json)
 		fprintf(out, "%-28s %-6s %-6s %s\n", names[i], "yes",
 			ir_eval_supported(names[i]) ? "yes" : "no",
 			ipu_lower_supported(names[i]) ? "yes" : "no");
-	fprintf(out, "%d operators; opsets 7 to 17 of the default ONNX domain.\n", n);
+	fprintf(out, "%d operators; opsets 1 to 17 of the default ONNX domain (1 to 6 converted).\n", n);
 	fprintf(out, "Upsample is accepted and rewritten to Resize; Constant nodes become constants;\n"
 		     "ops with constant inputs are folded at compile time whether lowered or not.\n");
 	return 0;

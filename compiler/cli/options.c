@@ -190,7 +190,7 @@ const char *ipuc_usage(void)
 "usage: ipu-compile --input-model MODEL.onnx [options]\n"
 "       ipu-compile --config-yaml CONFIG.yaml [options]\n"
 "\n"
-"  --input-model FILE         ONNX model (opsets 7-17 of the default domain)\n"
+"  --input-model FILE         ONNX model (opsets 1-17 of the default domain)\n"
 "  -o, --output FILE          executable to write (default <model>.ipuef)\n"
 "  --input-shape N=d0,d1,...  static shape of input N (repeatable, or several\n"
 "                             space-separated after one flag)\n"

@@ -287,6 +287,16 @@ int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 
 		if (n->dead)
 			continue;
+		if (ir_attr_find(n, "legacy_axis")) {
+			int r = ir_legacy_broadcast(g, i, e);
+
+			if (r < 0)
+				return -1;
+			if (r > 0) {	/* infer the inserted node first */
+				i--;
+				continue;
+			}
+		}
 		if (ir_infer_node(g, i, e))
 			return -1;
 		for (int k = 0; k < n->nout; k++) {

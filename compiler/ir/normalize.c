@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * normalize.c - rewrites opset differences into the one internal form
- * (Documentation/compiler/guide.md, "Internal form"):
+ * (Documentation/compiler/guide.md, "Internal form"), after models of
+ * opsets 1 to 6 are brought to the opset-7 form (legacy.c):
  *  - Constant nodes become constant values;
  *  - attributes that later opsets turned into inputs become constant inputs:
  *    Slice (starts, ends, axes, steps < 10), Squeeze/Unsqueeze/Split and
@@ -215,6 +216,9 @@ static int is_reduce(const char *op)
 int ir_normalize(struct ir_graph *g, struct ir_error *e)
 {
 	int opset = g->opset;
+
+	if (ir_convert_legacy(g, e))
+		return -1;
 
 	for (int i = 0; i < g->nnodes; i++) {
 		struct ir_node *n = &g->nodes[i];

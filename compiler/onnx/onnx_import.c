@@ -295,8 +295,7 @@ static int check_order(struct ir_graph *g, struct ir_error *e)
 }
 
 static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
-			const char *base_dir, int assume_opset,
-			struct ir_error *e)
+			const char *base_dir, struct ir_error *e)
 {
 	const Onnx__GraphProto *gp = m->graph;
 	int opset = -1;
@@ -311,8 +310,6 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 	}
 	if (opset < 0)
 		opset = m->n_opset_import ? -1 : 1;
-	if (assume_opset && opset >= 1 && opset < ONNX_OPSET_MIN)
-		opset = assume_opset;
 	if (opset < ONNX_OPSET_MIN || opset > ONNX_OPSET_MAX)
 		return ir_err(e, "model imports opset %d of the default ONNX domain; supported are opsets %d to %d (convert the model, e.g. with onnx.version_converter)",
 			      opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
@@ -408,8 +405,7 @@ static char *dir_of(const char *path)
 }
 
 static struct ir_graph *load_buffer(const void *buf, size_t len,
-				    const char *base_dir, int assume_opset,
-				    struct ir_error *e)
+				    const char *base_dir, struct ir_error *e)
 {
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
 	struct ir_graph *g;
@@ -419,7 +415,7 @@ static struct ir_graph *load_buffer(const void *buf, size_t len,
 		return NULL;
 	}
 	g = ir_graph_new(e);
-	if (g && import_model(g, m, base_dir, assume_opset, e)) {
+	if (g && import_model(g, m, base_dir, e)) {
 		ir_graph_free(g);
 		g = NULL;
 	}
@@ -430,20 +426,13 @@ static struct ir_graph *load_buffer(const void *buf, size_t len,
 struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
 				  const char *base_dir, struct ir_error *e)
 {
-	return load_buffer(buf, len, base_dir, 0, e);
+	return load_buffer(buf, len, base_dir, e);
 }
 
 /* protobuf refuses messages over 2 GiB */
 #define ONNX_MAX_MODEL_BYTES (2ull << 30)
 
 struct ir_graph *onnx_load_file(const char *path, struct ir_error *e)
-{
-	return onnx_load_file_assume_opset(path, 0, e);
-}
-
-struct ir_graph *onnx_load_file_assume_opset(const char *path,
-					     int assume_opset,
-					     struct ir_error *e)
 {
 	unsigned char *buf;
 	struct stat st;
@@ -492,7 +481,7 @@ struct ir_graph *onnx_load_file_assume_opset(const char *path,
 		ir_err(e, "out of memory");
 		return NULL;
 	}
-	g = load_buffer(buf, size, dir, assume_opset, e);
+	g = load_buffer(buf, size, dir, e);
 	if (!g) {
 		char m[IR_ERROR_LEN];
 

@@ -129,30 +129,7 @@ void run_node_test(const char *dir, struct node_outcome *o)
 		goto done;
 	}
 	g = onnx_load_file(path, &e);
-	if (!g && strstr(e.msg, "imports opset")) {
-		/* ops whose definition is the same in opsets 1..7 */
-		static const char *const same[] = {
-			"GlobalAveragePool", "GlobalMaxPool", "Not", "Softplus",
-			"Softsign", "Elu", "HardSigmoid", "InstanceNormalization",
-			"Selu", "ReduceLogSum", NULL,
-		};
-		char keep[IR_ERROR_LEN];
-
-		snprintf(keep, sizeof(keep), "%s", e.msg);
-		g = onnx_load_file_assume_opset(path, 7, &e);
-		for (int i = 0; g && i < g->nnodes; i++) {
-			int ok = 0;
-
-			for (int k = 0; same[k]; k++)
-				ok |= !strcmp(same[k], g->nodes[i].op);
-			if (!ok) {
-				ir_graph_free(g);
-				g = NULL;
-				snprintf(e.msg, sizeof(e.msg), "%s", keep);
-			}
-		}
-		o->old_opset = g != NULL;
-	}
+	o->old_opset = g && g->opset < 7;
 	if (!g || ir_normalize(g, &e)) {
 		o->result = NODE_UNSUPPORTED;
 		snprintf(o->msg, sizeof(o->msg), "%s", e.msg);

@@ -21,7 +21,7 @@ enum node_result {
 struct node_outcome {
 	enum node_result result;
 	int shape_ok;		/* inference matched every output */
-	int old_opset;		/* opset < 7 read as 7 (unchanged ops only) */
+	int old_opset;		/* the model's opset is < 7 (converted) */
 	int frozen;		/* shape inputs had to be frozen as constants */
 	char msg[IR_ERROR_LEN];
 };

@@ -99,6 +99,65 @@ TEST(broadcast)
 	}
 }
 
+/*
+ * An opset-6 model: Add(A[2,3,4], B[3]) with broadcast = 1, axis = 1 lines B
+ * up with A's axis 1 (numpy broadcasting would refuse it), Reshape takes
+ * its shape as an attribute (opset < 5) and Cast a type name (opset < 6).
+ */
+TEST(legacy_opsets_converted)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t da[] = { 2, 3, 4 }, db[] = { 3 }, shape[] = { 6, 4 };
+	float bv[] = { 10, 20, 30 };
+	struct ir_error e = { "" };
+	struct ir_pipeline_opts po = { 0 };
+	struct ir_tensor in, out;
+	int x[2], y, r, c, ok;
+
+	g->opset = 6;
+	x[0] = input(g, "a", IR_F32, 3, da);
+	x[1] = cf32(g, "b", 1, db, bv);
+	y = node(g, "Add", x, 2, "y");
+	ir_attr_set_int(&g->nodes[0], "broadcast", 1, NULL);
+	ir_attr_set_int(&g->nodes[0], "axis", 1, NULL);
+	ir_attr_set_ints(&g->nodes[0], "consumed_inputs", (int64_t[]){ 0, 0 }, 2, NULL);
+	r = node(g, "Reshape", &y, 1, "r");
+	ir_attr_set_ints(&g->nodes[1], "shape", shape, 2, NULL);
+	c = node(g, "Cast", &r, 1, "c");
+	ir_attr_set_str(&g->nodes[2], "to", "DOUBLE", NULL);
+	ir_graph_add_output(g, c, NULL);
+	ok = ir_pipeline_run(g, &po, &e) == 0;
+	CHECK_MSG(ok, "%s", e.msg);
+	REQUIRE(ok);
+	ir_tensor_alloc(&in, IR_F32, 3, da, NULL);
+	fill(&in, 7);
+	ok = ir_eval_graph(g, &in, &out, &e) == 0;
+	CHECK_MSG(ok, "%s", e.msg);
+	REQUIRE(ok);
+	CHECK_EQ_INT(out.dtype, IR_F64);
+	CHECK_EQ_INT(out.rank, 2);
+	CHECK_EQ_INT(out.dims[0], 6);
+	for (int64_t i = 0; i < 24; i++)
+		CHECK_MSG(ir_get_f(out.data, IR_F64, (size_t)i) ==
+			  (double)(float)(ir_get_f(in.data, IR_F32, (size_t)i) + bv[(i / 4) % 3]),
+			  "element %lld", (long long)i);
+	ir_tensor_free(&in);
+	ir_tensor_free(&out);
+	ir_graph_free(g);
+
+	/* the same axis in an opset-7 model is not an opset-7 attribute:
+	 * numpy broadcasting of [2,3,4] with [3] is refused */
+	g = ir_graph_new(NULL);
+	g->opset = 7;
+	x[0] = input(g, "a", IR_F32, 3, da);
+	x[1] = cf32(g, "b", 1, db, bv);
+	y = node(g, "Add", x, 2, "y");
+	ir_attr_set_int(&g->nodes[0], "legacy_axis", 1, NULL);
+	ir_graph_add_output(g, y, NULL);
+	CHECK(ir_pipeline_run(g, &po, &e) == -1);
+	ir_graph_free(g);
+}
+
 TEST(slice_resolve)
 {
 	int64_t dims[] = { 10 }, st[] = { -3 }, en[] = { INT64_MAX }, start[1], step[1], cnt[1];
@@ -443,5 +502,6 @@ int main(int argc, char **argv)
 	RUN(identity_to_output_keeps_name);
 	RUN(export_roundtrip);
 	RUN(op_list_sorted_and_complete);
+	RUN(legacy_opsets_converted);
 	return TH_DONE();
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_onnx_device.c - the ONNX conformance runner: every node test of
- * Debian's libonnx-testdata compiled at the test's shapes for a 16-tile
- * target, run on the in-process device, outputs compared with the
- * expected ones.  Prints pass / wrong-result / unsupported counts and
- * writes the per-test table to $LOGDIR/onnx-node-device.txt.  Wrong
- * results must be 0 and passes must not drop below the record.
+ * test_onnx_device.c - the ONNX conformance runner: every test of Debian's
+ * libonnx-testdata in the node, pytorch-converted and pytorch-operator
+ * suites (the last two exported by PyTorch in opset 6, so converted on
+ * import) compiled at the test's shapes for a 16-tile target, run on the
+ * in-process device, outputs compared with the expected ones.  Prints
+ * pass / wrong-result / unsupported counts per suite and writes the
+ * per-test tables to $LOGDIR/onnx-SUITE-device.txt.  Wrong results must be
+ * 0 and passes must not drop below each suite's record.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -16,29 +18,42 @@
 #include "ipu/lower.h"
 #include "onnx_node_runner.h"
 
-#define MIN_PASS 570
-#define NODE_DIR "/usr/share/libonnx-testdata/data/node"
+#define DATA_DIR "/usr/share/libonnx-testdata/data"
 
-static int counts[5], have_data, frozen;
+struct suite {
+	const char *name;	/* folder under DATA_DIR */
+	int min_pass;		/* the record */
+	int counts[5], frozen, have_data;
+};
+
+static struct suite suites[] = {
+	{ "node", 594 },
+	{ "pytorch-converted", 68 },
+	{ "pytorch-operator", 28 },
+};
+#define NSUITES (sizeof(suites) / sizeof(suites[0]))
 
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void run_all(const char *filter)
+static void run_suite(struct suite *s, const char *filter)
 {
-	DIR *d = opendir(NODE_DIR);
+	char top[512], **names = NULL, path[4096];
+	DIR *d;
 	struct dirent *de;
-	char **names = NULL, path[4096];
 	size_t n = 0;
 	const char *logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "build/test-logs";
 	struct ipu_target t = { "ipu2", 16, 1u << 20 };
+	int *counts = s->counts;
 	FILE *table;
 
+	snprintf(top, sizeof(top), "%s/%s", DATA_DIR, s->name);
+	d = opendir(top);
 	if (!d)
 		return;
-	have_data = 1;
+	s->have_data = 1;
 	while ((de = readdir(d))) {
 		char **nn;
 
@@ -52,7 +67,7 @@ static void run_all(const char *filter)
 	}
 	closedir(d);
 	qsort(names, n, sizeof(*names), cmp);
-	snprintf(path, sizeof(path), "%s/onnx-node-device.txt", logdir);
+	snprintf(path, sizeof(path), "%s/onnx-%s-device.txt", logdir, s->name);
 	table = fopen(path, "w");
 	for (size_t i = 0; i < n; i++) {
 		char dir[4096];
@@ -62,10 +77,10 @@ static void run_all(const char *filter)
 			free(names[i]);
 			continue;
 		}
-		snprintf(dir, sizeof(dir), "%s/%s", NODE_DIR, names[i]);
+		snprintf(dir, sizeof(dir), "%s/%s", top, names[i]);
 		run_node_test_device(dir, &t, &o);
 		counts[o.result]++;
-		frozen += o.frozen && o.result == NODE_PASS;
+		s->frozen += o.frozen && o.result == NODE_PASS;
 		if (table)
 			fprintf(table, "%-12s %-60s %s%s\n", node_result_name(o.result), names[i],
 				o.frozen ? "[shape inputs frozen] " : "", o.msg);
@@ -76,30 +91,38 @@ static void run_all(const char *filter)
 	free(names);
 	if (table) {
 		fprintf(table, "pass %d (%d with shape inputs frozen), wrong %d, unsupported %d, no-data %d\n",
-			counts[0], frozen, counts[2] + counts[3], counts[1], counts[4]);
+			counts[0], s->frozen, counts[2] + counts[3], counts[1], counts[4]);
 		fclose(table);
 	}
-	printf("# device conformance: pass %d (%d with shape inputs frozen), wrong-result %d, unsupported %d, unreadable %d\n",
-	       counts[0], frozen, counts[2] + counts[3], counts[1], counts[4]);
+	printf("# device conformance, %s: pass %d (%d with shape inputs frozen), wrong-result %d, unsupported %d, unreadable %d\n",
+	       s->name, counts[0], s->frozen, counts[2] + counts[3], counts[1], counts[4]);
 }
 
 TEST(no_wrong_results)
 {
-	CHECK_EQ_INT(counts[NODE_WRONG_SHAPE] + counts[NODE_WRONG_VALUE], 0);
+	for (size_t i = 0; i < NSUITES; i++)
+		CHECK_MSG(suites[i].counts[NODE_WRONG_SHAPE] + suites[i].counts[NODE_WRONG_VALUE] == 0,
+			  "%s: %d wrong", suites[i].name,
+			  suites[i].counts[NODE_WRONG_SHAPE] + suites[i].counts[NODE_WRONG_VALUE]);
 }
 
 TEST(pass_count_not_below_record)
 {
-	CHECK_MSG(counts[NODE_PASS] >= MIN_PASS, "%d passing, recorded %d", counts[NODE_PASS], MIN_PASS);
+	for (size_t i = 0; i < NSUITES; i++)
+		CHECK_MSG(suites[i].counts[NODE_PASS] >= suites[i].min_pass, "%s: %d passing, recorded %d",
+			  suites[i].name, suites[i].counts[NODE_PASS], suites[i].min_pass);
 }
 
 int main(int argc, char **argv)
 {
 	/* argv[1]: a test name filter (runs those, prints each outcome) */
-	run_all(argc > 1 ? argv[1] : NULL);
-	if (!have_data) {
-		printf("# %s missing: install libonnx-testdata\n0 passed, 1 failed\n", NODE_DIR);
-		return 1;
+	for (size_t i = 0; i < NSUITES; i++) {
+		run_suite(&suites[i], argc > 1 ? argv[1] : NULL);
+		if (!suites[i].have_data) {
+			printf("# %s/%s missing: install libonnx-testdata\n0 passed, 1 failed\n",
+			       DATA_DIR, suites[i].name);
+			return 1;
+		}
 	}
 	if (argc > 1)
 		return 0;

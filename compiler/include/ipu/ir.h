@@ -214,6 +214,14 @@ void ir_attr_clear(struct ir_attr *a);
 int ir_attr_copy(struct ir_attr *dst, const struct ir_attr *src,
 		 struct ir_error *e);
 
+/* legacy.c: a model of opset 1 to 6 rewritten into the opset-7 form
+ * (ir_normalize calls it first). */
+int ir_convert_legacy(struct ir_graph *g, struct ir_error *e);
+/* legacy.c: a binary op's (or PRelu's) `legacy_axis`, an opset < 7 broadcast
+ * lined up from that axis of A, becomes an Unsqueeze of B inserted before
+ * the node (shape inference calls it once A's rank is known); returns 1 if
+ * a node was inserted at `node`, 0 if none was needed, -1 on error. */
+int ir_legacy_broadcast(struct ir_graph *g, int node, struct ir_error *e);
 /* normalize.c: opset differences -> internal form (see Documentation/compiler/guide.md). */
 int ir_normalize(struct ir_graph *g, struct ir_error *e);
 

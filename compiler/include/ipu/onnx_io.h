@@ -13,18 +13,13 @@
 
 #include "ipu/ir.h"
 
-#define ONNX_OPSET_MIN 7
+/* opsets below 7 are converted to the opset-7 form (compiler/ir/legacy.c) */
+#define ONNX_OPSET_MIN 1
 #define ONNX_OPSET_MAX 17
 
 /* Loads a model file; external data files are resolved relative to the
  * model's directory. */
 struct ir_graph *onnx_load_file(const char *path, struct ir_error *e);
-/* Like onnx_load_file, but a model importing an opset below ONNX_OPSET_MIN
- * is read as if it imported `assume_opset` (tests use this for ops whose
- * definition did not change between the two opsets). */
-struct ir_graph *onnx_load_file_assume_opset(const char *path,
-					     int assume_opset,
-					     struct ir_error *e);
 /* Loads a model from memory; base_dir (may be NULL: external data refused)
  * is where external data files live. */
 struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
