@@ -106,8 +106,13 @@ static int binary_arith(struct ir_graph *g, struct ir_node *n,
 {
 	int same = strcmp(n->op, "Pow") != 0;
 
+	/* none of these inputs is optional: an empty name is a broken model */
 	for (int k = 0; k < n->nin; k++)
-		if (ir_in(g, n, k) && numeric(g, n, k, e))
+		if (n->in[k] < 0)
+			return ir_node_err(e, g, n, "input %d is omitted (empty name), but %s needs every input",
+					   k, n->op);
+	for (int k = 0; k < n->nin; k++)
+		if (numeric(g, n, k, e))
 			return -1;
 	return bcast(g, n, 0, n->nin, 0, same, e);
 }
