@@ -200,6 +200,10 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		fprintf(err, "ipu-compile: give either input_model or model_fusion, not both\n");
 		return IPUC_EXIT_USAGE;
 	}
+	if (o->convert_version && !o->export_onnx && !o->output_model) {
+		fprintf(err, "ipu-compile: --convert-version sets the opset of the exported model: give --export-onnx FILE too\n");
+		return IPUC_EXIT_USAGE;
+	}
 	if (!o->nfusion && !o->model.input_model) {
 		fprintf(err, "ipu-compile: no model: give --input-model FILE or --config-yaml FILE (see --help)\n");
 		return IPUC_EXIT_USAGE;
@@ -265,7 +269,8 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 
 			if (!file)
 				goto oom;
-			if (onnx_save_file(graphs[i], file, &e)) {
+			if (o->convert_version ? onnx_save_file_opset(graphs[i], file, o->convert_version, &e) :
+			    onnx_save_file(graphs[i], file, &e)) {
 				print_error(err, e.msg);
 				free(file);
 				goto out;

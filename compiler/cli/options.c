@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipu/onnx_io.h"
 #include "options.h"
 
 #define IPU2_TILES 1472u
@@ -204,6 +205,7 @@ const char *ipuc_usage(void)
 "                             (ops that only move data fold at any size;\n"
 "                             -1: no limit; default 64 MiB)\n"
 "  --export-onnx FILE         write the converted, optimised ONNX model\n"
+"  --convert-version N        write it in opset N (7-17; default 17)\n"
 "  --config-yaml FILE         options as YAML (PopRT keys, model_fusion list)\n"
 "  --list-ops                 print the supported operators and exit\n"
 "  --check                    run once on the in-process device and compare\n"
@@ -249,14 +251,14 @@ static const char *const poprt_unsupported[] = {
 	"batches_per_step", "merge_if_with_same_cond", "manual_sharding_config",
 	"perf_tuner", "eightbitsio", "skip_passes", "passes", "infer_shape_ahead",
 	"use_external_data_format", "optimize_internal_exchange_code", "show",
-	"convert_version", "only_manual_sharding", "run",
+	"only_manual_sharding", "run",
 };
 
 enum {
 	O_HELP = 'h', O_VERBOSE = 'v', O_OUTPUT = 'o', O_LIST_OPS = 256, O_CHECK, O_JSON,
 	O_NO_FUSION, O_INPUT_MODEL, O_INPUT_SHAPE, O_BATCH_SIZE, O_BATCH_AXIS, O_PRECISION,
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
-	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_UNSUPPORTED,
+	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -280,6 +282,7 @@ static const struct option long_opts[] = {
 	OPT2("ipu-version", "ipu_version", required_argument, O_IPU_VERSION),
 	OPT2("max-tensor-size", "max_tensor_size", required_argument, O_MAX_TENSOR),
 	OPT2("export-onnx", "export_onnx", required_argument, O_EXPORT_ONNX),
+	OPT2("convert-version", "convert_version", required_argument, O_CONVERT_VERSION),
 	OPT2("config-yaml", "config_yaml", required_argument, O_CONFIG),
 	OPT2("output-dir", "output_dir", required_argument, O_OUTPUT_DIR),
 	OPT2("output-model", "output_model", required_argument, O_OUTPUT_MODEL),
@@ -394,6 +397,11 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		case O_EXPORT_ONNX:
 			if (setstr(&o->export_onnx, v, e))
 				return -1;
+			break;
+		case O_CONVERT_VERSION:
+			if (parse_int("convert-version", v, ONNX_EXPORT_OPSET_MIN, ONNX_OPSET_MAX, &x, e))
+				return -1;
+			o->convert_version = (int)x;
 			break;
 		case O_CONFIG:
 			if (setstr(&o->config_yaml, v, e) || ipuc_parse_yaml_file(v, o, e))

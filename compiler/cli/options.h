@@ -37,6 +37,7 @@ struct ipuc_options {
 	uint32_t tiles;
 	uint32_t tile_mem;		/* bytes */
 	int64_t max_tensor_size;	/* bytes, -1 unlimited, 0 default */
+	int convert_version;		/* opset of the exported ONNX (0: 17) */
 	int64_t batch_size;
 	int batch_axis;
 	char *skip_ops[IPUC_MAX_SKIP];

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "ipu/onnx_io.h"
 #include "options.h"
 
 struct ctx {
@@ -200,6 +201,12 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 		} else if (IS("export_popef") || IS("export_ipuef")) {
 			if (boolean(c, v, key, &o->export_popef))
 				return -1;
+		} else if (IS("convert_version")) {
+			if (integer(c, v, key, 0, &x))
+				return -1;
+			if (x < ONNX_EXPORT_OPSET_MIN || x > ONNX_OPSET_MAX)
+				return nerr(c, v, "convert_version takes an opset from 7 to 17: key ", key);
+			o->convert_version = (int)x;
 		} else if (IS("max_tensor_size")) {
 			if (integer(c, v, key, -1, &x))
 				return -1;

@@ -131,6 +131,18 @@ int ir_attr_set_int(struct ir_node *n, const char *name, int64_t v,
 	return 0;
 }
 
+int ir_attr_set_float(struct ir_node *n, const char *name, double v,
+		      struct ir_error *e)
+{
+	struct ir_attr *a = slot(n, name, e);
+
+	if (!a)
+		return -1;
+	a->type = IR_ATTR_FLOAT;
+	a->f = v;
+	return 0;
+}
+
 int ir_attr_set_str(struct ir_node *n, const char *name, const char *s,
 		    struct ir_error *e)
 {

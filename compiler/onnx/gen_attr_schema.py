@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """gen_attr_schema.py OUT.c - the attribute types of every default-domain ONNX
 operator, from the schemas of Debian's python3-onnx (every opset version):
-the importer refuses an attribute whose type the operator does not take."""
+the importer refuses an attribute whose type the operator does not take.
+Also every version of every operator with its attribute names: the exporter
+checks a model written in an older opset against them."""
 import sys
 
 import onnx.defs
@@ -24,3 +26,32 @@ with open(sys.argv[1], "w") as f:
             mask |= 1 << t
         f.write('\t{ "%s", "%s", 0x%xu },\n' % (op, name, mask))
     f.write("};\n\nconst unsigned onnx_attr_schema_count = %d;\n" % len(types))
+    # every version of every operator with its inputs, outputs, the tensor
+    # types each formal input/output takes and its attribute names, for
+    # writing a model in an older opset (--convert-version)
+    dtypes = {"float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5,
+              "int32": 6, "int64": 7, "string": 8, "bool": 9, "float16": 10,
+              "double": 11, "uint32": 12, "uint64": 13, "complex64": 14,
+              "complex128": 15, "bfloat16": 16}
+
+    def mask(formal):
+        m = 0
+        for t in formal.types:
+            if t.startswith("tensor(") and t[7:-1] in dtypes:
+                m |= 1 << dtypes[t[7:-1]]
+        return m
+
+    versions = sorted(((s.name, s.since_version, s.min_input, s.max_input,
+                        s.min_output, s.max_output, sorted(s.attributes),
+                        [mask(i) for i in s.inputs], [mask(o) for o in s.outputs])
+                       for s in onnx.defs.get_all_schemas_with_history()
+                       if s.domain in ("", "ai.onnx")), key=lambda v: v[:2])
+    for i, v in enumerate(versions):
+        f.write("static const unsigned in%d[] = { %s };\n" % (i, ", ".join("0x%xu" % m for m in v[7]) or "0"))
+        f.write("static const unsigned out%d[] = { %s };\n" % (i, ", ".join("0x%xu" % m for m in v[8]) or "0"))
+    f.write("\nconst struct onnx_op_version onnx_op_versions[] = {\n")
+    for i, (op, since, lo, hi, olo, ohi, attrs, ins, outs) in enumerate(versions):
+        f.write('\t{ "%s", %d, %d, %d, %d, %d, "|%s|", in%d, %d, out%d, %d },\n'
+                % (op, since, lo, min(hi, 1 << 30), olo, min(ohi, 1 << 30),
+                   "|".join(attrs), i, len(ins), i, len(outs)))
+    f.write("};\n\nconst unsigned onnx_op_version_count = %d;\n" % len(versions))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* onnx_export.c - IR graph -> ONNX ModelProto file (opset 17). */
+/* onnx_export.c - IR graph -> ONNX ModelProto file (opset 17 or the one
+ * asked for, forms converted by onnx_opset.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,16 +153,15 @@ static Onnx__AttributeProto *attr(struct pool *pl, const struct ir_attr *a)
 	return p;
 }
 
-/* Internal attributes (coerce2d, accumulate_f32) are not ONNX: they are
- * dropped (coerce2d is turned back into the opset-17 form by the caller's
- * documentation: export is for inspection). */
-static int internal_attr(const char *name)
+/* Internal attributes are not ONNX: they are dropped (onnx_to_opset wrote
+ * coerce2d's meaning into the opset's own form). */
+int onnx_internal_attr(const char *name)
 {
 	return !strcmp(name, "coerce2d") || !strcmp(name, "accumulate_f32");
 }
 
-int onnx_save_file(const struct ir_graph *g, const char *path,
-		   struct ir_error *e)
+static int write_model(const struct ir_graph *g, const char *path, int opset,
+		       struct ir_error *e)
 {
 	struct pool pl = { 0 };
 	Onnx__ModelProto m;
@@ -178,7 +178,7 @@ int onnx_save_file(const struct ir_graph *g, const char *path,
 	onnx__operator_set_id_proto__init(&ops);
 	ops.domain = "";
 	ops.has_version = 1;
-	ops.version = 17;
+	ops.version = opset;
 	m.has_ir_version = 1;
 	m.ir_version = 8;
 	m.producer_name = "ipu-compile";
@@ -235,7 +235,7 @@ int onnx_save_file(const struct ir_graph *g, const char *path,
 		for (int k = 0; k < n->nout; k++)
 			np->output[k] = g->vals[n->out[k]].name;
 		for (int k = 0; k < n->nattrs; k++) {
-			if (internal_attr(n->attrs[k].name) || n->attrs[k].type == IR_ATTR_GRAPH)
+			if (onnx_internal_attr(n->attrs[k].name) || n->attrs[k].type == IR_ATTR_GRAPH)
 				continue;
 			np->attribute[na] = attr(&pl, &n->attrs[k]);
 			if (!np->attribute[na])
@@ -284,5 +284,31 @@ oom:
 out:
 	free(buf);
 	pool_free(&pl);
+	return r;
+}
+
+int onnx_save_file(const struct ir_graph *g, const char *path,
+		   struct ir_error *e)
+{
+	struct ir_graph *c = onnx_to_opset(g, ONNX_OPSET_MAX, 0, e);
+	int r;
+
+	if (!c)
+		return -1;
+	r = write_model(c, path, ONNX_OPSET_MAX, e);
+	ir_graph_free(c);
+	return r;
+}
+
+int onnx_save_file_opset(const struct ir_graph *g, const char *path, int opset,
+			 struct ir_error *e)
+{
+	struct ir_graph *c = onnx_to_opset(g, opset, 1, e);
+	int r;
+
+	if (!c)
+		return -1;
+	r = write_model(c, path, opset, e);
+	ir_graph_free(c);
 	return r;
 }

@@ -76,6 +76,7 @@ TEST(bad_configs)
 	expect_yaml_error("precision: fp64\n", "precision 'fp64'");
 	expect_yaml_error("export_popef: maybe\n", "True or False");
 	expect_yaml_error("max_tensor_size: lots\n", "integer");
+	expect_yaml_error("convert_version: 6\n", "c.yaml:1: convert_version takes an opset from 7 to 17");
 	expect_yaml_error("input_shape: ['X=1,b']\n", "c.yaml:1:");
 	expect_yaml_error("a: [1, 2\n", "YAML syntax error");
 	expect_yaml_error("- 1\n- 2\n", "must be a mapping");
@@ -93,6 +94,7 @@ TEST(more_yaml_keys)
 		"fp16_skip_op_types: [Softmax, LayerNormalization]\n"
 		"target: tiles=16,tile-mem=256KiB\n"
 		"export_onnx: out.onnx\n"
+		"convert_version: 11\n"
 		"output: m.ipuef\n"
 		"check: false\n";
 	struct ipuc_options o;
@@ -107,6 +109,7 @@ TEST(more_yaml_keys)
 	CHECK_EQ_INT(o.tiles, 16);
 	CHECK_EQ_INT(o.tile_mem, 256 * 1024);
 	CHECK(!strcmp(o.output, "m.ipuef"));
+	CHECK_EQ_INT(o.convert_version, 11);
 	ipuc_options_free(&o);
 }
 
@@ -116,7 +119,7 @@ TEST(command_line)
 		"ipu-compile", "--input-model", "m.onnx", "--input-shape", "X=8,3,224,224",
 		"Y=8,10", "--batch-size=8", "--precision", "fp16", "--fp16_skip_op_types",
 		"Softmax,Gemm", "--ipu-version", "ipu2", "--target", "tiles=64,tile-mem=1MiB",
-		"--max-tensor-size", "-1", "--export-onnx", "o.onnx", "-o", "x.ipuef",
+		"--max-tensor-size", "-1", "--export-onnx", "o.onnx", "--convert_version", "13", "-o", "x.ipuef",
 		"--json", "--check", NULL,
 	};
 	struct ipuc_options o;
@@ -134,6 +137,7 @@ TEST(command_line)
 	CHECK_EQ_INT(o.tiles, 64);
 	CHECK_EQ_INT(o.tile_mem, 1 << 20);
 	CHECK_EQ_INT(o.max_tensor_size, -1);
+	CHECK_EQ_INT(o.convert_version, 13);
 	CHECK(o.json && o.check);
 	ipuc_options_free(&o);
 }
@@ -158,6 +162,7 @@ TEST(bad_arguments)
 	char *a5[] = { "c", "--fp16-skip-op-types", "Softmax,Frob" };
 	char *a6[] = { "c", "--input-shape" };
 	char *a7[] = { "c", "--precision", "fp8" };
+	char *a8[] = { "c", "--convert-version", "18" };
 
 	expect_arg_error(2, a1, "unknown option '--frobnicate'");
 	expect_arg_error(3, a2, "'0' is not a whole number from 1 to");
@@ -166,6 +171,7 @@ TEST(bad_arguments)
 	expect_arg_error(3, a5, "'Frob' is not a supported op type");
 	expect_arg_error(2, a6, "needs a value");
 	expect_arg_error(3, a7, "fp8");
+	expect_arg_error(3, a8, "'18' is not a whole number from 7 to 17");
 }
 
 /* The seed's models, built in C: model0 = Reshape(Add(X, Y), C=[2]),
@@ -297,6 +303,14 @@ TEST(driver_errors)
 	fclose(err);
 	CHECK_EQ_INT(rc, IPUC_EXIT_ERROR);
 	CHECK(strstr(errbuf, "cannot open model /nonexistent.onnx") != NULL);
+	free(o.export_onnx);
+	o.export_onnx = NULL;
+	o.convert_version = 11;
+	err = fmemopen(errbuf, sizeof(errbuf) - 1, "w");
+	rc = ipuc_run(&o, stdout, err);
+	fclose(err);
+	CHECK_EQ_INT(rc, IPUC_EXIT_USAGE);
+	CHECK_MSG(strstr(errbuf, "--convert-version sets the opset of the exported model") != NULL, "%s", errbuf);
 	ipuc_options_free(&o);
 }
 

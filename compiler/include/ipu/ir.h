@@ -205,6 +205,8 @@ const int64_t *ir_attr_ints(const struct ir_node *n, const char *name,
 			    size_t *count);
 int ir_attr_set_int(struct ir_node *n, const char *name, int64_t v,
 		    struct ir_error *e);
+int ir_attr_set_float(struct ir_node *n, const char *name, double v,
+		      struct ir_error *e);
 int ir_attr_set_str(struct ir_node *n, const char *name, const char *s,
 		    struct ir_error *e);
 int ir_attr_set_ints(struct ir_node *n, const char *name, const int64_t *v,

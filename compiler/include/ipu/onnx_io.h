@@ -16,6 +16,8 @@
 /* opsets below 7 are converted to the opset-7 form (compiler/ir/legacy.c) */
 #define ONNX_OPSET_MIN 1
 #define ONNX_OPSET_MAX 17
+/* below 7, binary ops broadcast differently: models are written from 7 on */
+#define ONNX_EXPORT_OPSET_MIN 7
 
 /* Loads a model file; external data files are resolved relative to the
  * model's directory. */
@@ -28,8 +30,15 @@ struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
  * (may be NULL) receives a malloc'ed copy of the tensor's name. */
 int onnx_load_tensor_file(const char *path, struct ir_tensor *t, char **name,
 			  struct ir_error *e);
-/* Writes the graph as an ONNX model (opset 17, default domain). */
+/* Writes the graph as an ONNX model (opset 17, default domain; an op newer
+ * than python3-onnx's schemas, such as Gelu, is written as it is). */
 int onnx_save_file(const struct ir_graph *g, const char *path,
 		   struct ir_error *e);
+/* Writes the graph in `opset` (ONNX_EXPORT_OPSET_MIN to ONNX_OPSET_MAX):
+ * inputs that are attributes in that opset move back into attributes, and
+ * every node must be an operator of that opset with its inputs and
+ * attributes, else the node is named in the error. */
+int onnx_save_file_opset(const struct ir_graph *g, const char *path, int opset,
+			 struct ir_error *e);
 
 #endif /* IPU_ONNX_IO_H */
