@@ -474,21 +474,38 @@ struct convplan {
 	int64_t pc, pr;		/* output-channel blocks, output-row blocks */
 };
 
-/* Bytes one block of the conv holds on its tile. */
-static uint64_t conv_block_mem(int64_t C, int64_t W, int64_t OH, int64_t OW, int64_t M,
+/* Bytes one block of the conv holds on its tile.  A grouped conv's blocks
+ * are whole groups (pc divides the group count), so a block reads only its
+ * groups' C / pc input channels. */
+static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int64_t OW, int64_t M,
 			       int64_t wrow, int64_t s, int64_t ext, int64_t H,
 			       const struct convplan *p, size_t es)
 {
 	int64_t cb = (M + p->pc - 1) / p->pc, rows = (OH + p->pr - 1) / p->pr;
-	int64_t in_rows = (rows - 1) * s + ext;
+	int64_t in_rows = (rows - 1) * s + ext, cin = G > 1 ? C / p->pc : C;
 
 	if (in_rows > H)
 		in_rows = H;
-	return (uint64_t)(C * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 ? 2 : 1) + cb) * es;
+	return (uint64_t)(cin * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 ? 2 : 1) + cb) * es;
 }
 
-/* Conv split over batch x output-channel blocks x output-row blocks
- * (rows only for 2-D).  A row block reads the input rows its windows
+/* The next count of output-channel blocks to try: powers of two, or for a
+ * grouped conv the next divisor of the group count (blocks of whole
+ * groups, 25 groups too). */
+static int64_t next_pc(int64_t pc, int64_t G, int64_t M)
+{
+	if (G > 1) {
+		int64_t d = pc + 1;
+
+		while (G % d)
+			d++;
+		return d;
+	}
+	return pc * 2 > M ? M : pc * 2;
+}
+
+/* Conv split over batch x output-channel blocks (whole groups when grouped)
+ * x output-row blocks (rows only for 2-D).  A row block reads the input rows its windows
  * touch, one copy per channel, and writes its rows of each channel back
  * with one copy per channel. */
 static int conv(struct lw *l, const struct ir_node *n)
@@ -530,9 +547,9 @@ static int conv(struct lw *l, const struct ir_node *n)
 	unique = (double)((N * img + M * wrow + N * M * orow) * (int64_t)es);
 	/* search the partition: channel blocks (whole groups when grouped),
 	 * row blocks (2-D only) */
-	for (c.pc = 1;; c.pc = c.pc * 2 > M ? M : c.pc * 2) {
+	for (c.pc = 1;; c.pc = next_pc(c.pc, G, M)) {
 		for (c.pr = 1;; c.pr = c.pr * 2 > OH ? OH : c.pr * 2) {
-			uint64_t mem = conv_block_mem(C, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
+			uint64_t mem = conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
 			uint64_t blocks = (uint64_t)(N * c.pc * c.pr);
 			uint64_t per = (blocks + l->tiles - 1) / l->tiles;
 			double work = (double)per * (double)((M + c.pc - 1) / c.pc) *
@@ -558,9 +575,13 @@ static int conv(struct lw *l, const struct ir_node *n)
 			if (c.pr == OH || nsp == 1)
 				break;
 		}
-		if (c.pc == M || G > 1)
+		if (c.pc == (G > 1 ? G : M))
 			break;
 	}
+	if (best_cost < 0 && G > 1)
+		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld in %lld groups (blocks split the %lld output channels by whole groups and %lld output rows, not the input channels of a group)",
+				   (long long)C, (long long)H, (long long)W, (long long)G, (long long)M,
+				   (long long)OH);
 	if (best_cost < 0)
 		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld (blocks split the %lld output channels and %lld output rows, not the input channels)",
 				   (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH);
@@ -576,37 +597,41 @@ static int conv(struct lw *l, const struct ir_node *n)
 	for (int64_t ic = 0; ic < best.pc; ic++)
 	for (int64_t ir = 0; ir < best.pr; ir++) {
 		int64_t c0 = M * ic / best.pc, c1 = M * (ic + 1) / best.pc, cb = c1 - c0;
+		/* a grouped block's groups and their input channels */
+		int64_t gb = G > 1 ? G / best.pc : G, ci0 = G > 1 ? C * ic / best.pc : 0;
+		int64_t cin = G > 1 ? C / best.pc : C;
 		int64_t o0 = OH * ir / best.pr, o1 = OH * (ir + 1) / best.pr, rows = o1 - o0;
 		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
 		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
 		uint32_t tile = lw_pick_tile(l);
 		struct ipu_slice ops[4];
 		uint32_t p[17] = {
-			1, (uint32_t)C, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
+			1, (uint32_t)cin, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
 			(uint32_t)KH, (uint32_t)KW,
 			(uint32_t)s_h, (uint32_t)win.s[nsp - 1],
 			(uint32_t)(r0c - r0), (uint32_t)win.pb[nsp - 1],
 			(uint32_t)(r1 - r1c), (uint32_t)win.pe[nsp - 1],
 			(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
-			(uint32_t)G, 0,
+			(uint32_t)gb, 0,
 		};
 
 		if (cb <= 0 || rows <= 0)
 			continue;
 		(void)pbm;
 		if (best.pr == 1 || hin == H) {
-			if (lw_piece(l, n->in[0], (uint64_t)(b * img), (uint64_t)img, tile, &xch, &ops[0]))
+			if (lw_piece(l, n->in[0], (uint64_t)(b * img + ci0 * H * W), (uint64_t)(cin * H * W),
+				     tile, &xch, &ops[0]))
 				return -1;
 		} else {
 			if (xt == IPU_GRAPH_INVALID && (xt = lw_value_tensor(l, n->in[0])) == IPU_GRAPH_INVALID)
 				return -1;
-			if (lw_temp(l, "rows", lw_dtype(x->dtype), (uint64_t)(C * hin * W), tile, &ops[0]))
+			if (lw_temp(l, "rows", lw_dtype(x->dtype), (uint64_t)(cin * hin * W), tile, &ops[0]))
 				return -1;
 			if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 				return lw_check(l);
-			for (int64_t ch = 0; ch < C; ch++)
+			for (int64_t ch = 0; ch < cin; ch++)
 				if (ipu_exchange_add(l->gb, xch,
-						     (struct ipu_slice){ xt, (uint64_t)(b * img + (ch * H + r0c) * W), (uint64_t)(hin * W) },
+						     (struct ipu_slice){ xt, (uint64_t)(b * img + ((ci0 + ch) * H + r0c) * W), (uint64_t)(hin * W) },
 						     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
 					return lw_check(l);
 		}

@@ -228,6 +228,26 @@ TEST(layout_folds_ignore_the_size_limit)
 	ir_graph_free(g);
 }
 
+/* A grouped conv (6 groups of 8 channels) whose every output row needs all
+ * 48 input channels of 3 rows of 128: only blocks of whole groups fit. */
+TEST(grouped_conv_split_by_groups)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 1, 48, 3, 128 }, dw[] = { 48, 8, 3, 3 }, db[] = { 48 };
+	int in[3], y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 31);
+	in[2] = cconst(g, "b", 1, db, 32);
+	y = node(g, "Conv", in, 3, "y");
+	ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
+	ir_attr_set_int(&g->nodes[0], "group", 6, NULL);
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 32, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 /* An image larger than a tile's budget: the conv is split over output
  * rows (with halo rows and per-block padding) as well as channels. */
 TEST(conv_row_split)
@@ -369,5 +389,6 @@ int main(int argc, char **argv)
 	RUN(fusion_switch);
 	RUN(too_big_names_the_op);
 	RUN(layout_folds_ignore_the_size_limit);
+	RUN(grouped_conv_split_by_groups);
 	return TH_DONE();
 }
