@@ -4,7 +4,8 @@
  * tiles.  The output's shape is coalesced with its operands' broadcast
  * strides (adjacent dims that are contiguous for every operand merge, dims
  * of size 1 drop), then split into blocks of whole rows of the first
- * coalesced dim, one block per tile.  Each block reads, for each operand,
+ * coalesced dim, one block per tile (more when the rows need it; a row too
+ * large for a tile is split the same way over the next dim).  Each block reads, for each operand,
  * the contiguous range its strides touch: local if already there, a frozen
  * copy for constants, otherwise an exchange copy before the compute set.
  */
@@ -106,6 +107,8 @@ struct ew {
 	int64_t dims[R];
 	int64_t st[MAXOP][R];	/* element strides of each operand */
 	int nops;
+	int64_t base[MAXOP];	/* a sub-view's first element of each operand */
+	int64_t obase;		/* and of the output */
 };
 
 /* Coalesces the output shape and the operands' broadcast strides. */
@@ -118,6 +121,9 @@ static void coalesce(const struct ir_graph *g, const struct ir_node *n,
 	int k2 = 0;
 
 	w->nops = nops;
+	w->obase = 0;
+	for (int k = 0; k < nops; k++)
+		w->base[k] = 0;
 	for (int i = 0; i < r; i++)
 		dims[i] = o->dims[i];
 	for (int k = 0; k < nops; k++) {
@@ -177,18 +183,19 @@ static int emit_block(struct lw *l, const struct ir_node *n, const struct ew *w,
 	ipu_step xch = *xchp;
 
 	(void)n;
-	if (ipu_graph_map(l->gb, out, tile, (uint64_t)(r0 * inner), (uint64_t)(r1 * inner)))
+	if (ipu_graph_map(l->gb, out, tile, (uint64_t)(w->obase + r0 * inner),
+			  (uint64_t)(w->obase + r1 * inner)))
 		return lw_check(l);
 	lw_account(l, tile, (uint64_t)((r1 - r0) * inner) * ipux_dtype_size(odt));
 	for (int k = 0; k < nops; k++) {
-		int64_t lo = r0 * w->st[k][0], hi = (r1 - 1) * w->st[k][0] + 1;
+		int64_t lo = w->base[k] + r0 * w->st[k][0], hi = lo + (r1 - r0 - 1) * w->st[k][0] + 1;
 
 		for (int i = 1; i < w->rank; i++)
 			hi += (w->dims[i] - 1) * w->st[k][i];
 		if (lw_piece(l, ins[k], (uint64_t)lo, (uint64_t)(hi - lo), tile, &xch, &ops[k]))
 			return -1;
 	}
-	ops[nops] = (struct ipu_slice){ out, (uint64_t)(r0 * inner), (uint64_t)((r1 - r0) * inner) };
+	ops[nops] = (struct ipu_slice){ out, (uint64_t)(w->obase + r0 * inner), (uint64_t)((r1 - r0) * inner) };
 	if (codelet == IPUX_CL_UNARY) {
 		memcpy(params, up, 3 * sizeof(uint32_t));
 		np = 3;
@@ -209,6 +216,79 @@ static int emit_block(struct lw *l, const struct ir_node *n, const struct ew *w,
 	return 0;
 }
 
+/* Bytes one row of the view's first dim needs on a tile: its output and
+ * the operand ranges it reads. */
+static uint64_t row_bytes(const struct ir_graph *g, const struct ew *w, const int *ins,
+			  int nops, uint32_t odt)
+{
+	uint64_t inner = 1, b;
+
+	for (int i = 1; i < w->rank; i++)
+		inner *= (uint64_t)w->dims[i];
+	b = inner * ipux_dtype_size(odt);
+	for (int k = 0; k < nops; k++) {
+		uint64_t span = 1;
+
+		for (int i = 1; i < w->rank; i++)
+			span += (uint64_t)((w->dims[i] - 1) * w->st[k][i]);
+		b += span * ir_dtype_size(g->vals[ins[k]].dtype);
+	}
+	return b;
+}
+
+/* The view's rows in blocks over the tiles, as many blocks as the budget
+ * needs; when one row is more than a tile can hold, each row is spread the
+ * same way over its next dim. */
+static int spread(struct lw *l, const struct ir_node *n, const struct ew *w, uint32_t codelet,
+		  uint32_t op, const uint32_t *up, const int *ins, int nops, ipu_tensor out,
+		  uint32_t odt, uint32_t cs, ipu_step *xch)
+{
+	int64_t rows = w->dims[0], inner = 1, total, nb;
+	uint64_t rb = row_bytes(l->g, w, ins, nops, odt);
+
+	for (int i = 1; i < w->rank; i++)
+		inner *= w->dims[i];
+	total = rows * inner;
+	if (rb > l->budget && w->rank > 1) {
+		struct ew sub = *w;
+
+		sub.rank = w->rank - 1;
+		memmove(sub.dims, w->dims + 1, (size_t)sub.rank * sizeof(sub.dims[0]));
+		for (int k = 0; k < nops; k++)
+			memmove(sub.st[k], w->st[k] + 1, (size_t)sub.rank * sizeof(sub.st[k][0]));
+		for (int64_t i = 0; i < rows; i++) {
+			for (int k = 0; k < nops; k++)
+				sub.base[k] = w->base[k] + i * w->st[k][0];
+			sub.obase = w->obase + i * inner;
+			if (spread(l, n, &sub, codelet, op, up, ins, nops, out, odt, cs, xch))
+				return -1;
+		}
+		return 0;
+	}
+	if (rb > l->budget)
+		return lw_fail_mem(l, rb, "one element with its operands");
+	nb = (total + MIN_BLOCK - 1) / MIN_BLOCK;
+	if (nb > (int64_t)l->tiles)
+		nb = l->tiles;
+	/* at least as many blocks as the rows' bytes need */
+	if ((uint64_t)nb < ((uint64_t)rows * rb + l->budget - 1) / l->budget)
+		nb = (int64_t)(((uint64_t)rows * rb + l->budget - 1) / l->budget);
+	if (nb > rows)
+		nb = rows;
+	if (nb < 1)
+		nb = 1;
+	for (int64_t b = 0; b < nb; b++) {
+		int64_t r0 = rows * b / nb, r1 = rows * (b + 1) / nb;
+
+		if (r1 <= r0)
+			continue;
+		if (emit_block(l, n, w, codelet, op, up, ins, nops, out, odt, cs, r0, r1, inner,
+			       lw_pick_tile(l), xch))
+			return -1;
+	}
+	return 0;
+}
+
 int lw_elementwise(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -217,7 +297,7 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 	int ins[MAXOP], nops;
 	struct ew w;
 	int64_t total = ir_value_numel(o), inner = 1, rows;
-	uint32_t nblocks, cs;
+	uint32_t cs;
 	ipu_tensor out;
 	ipu_step xch = IPU_GRAPH_INVALID;
 	uint32_t up[3];
@@ -261,13 +341,6 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 	for (int i = 1; i < w.rank; i++)
 		inner *= w.dims[i];
 	rows = w.dims[0];
-	nblocks = (uint32_t)((total + MIN_BLOCK - 1) / MIN_BLOCK);
-	if (nblocks > l->tiles)
-		nblocks = l->tiles;
-	if (nblocks > rows)
-		nblocks = (uint32_t)rows;
-	if (nblocks < 1)
-		nblocks = 1;
 	out = lw_tensor(l, o->name, odt, (uint64_t)total);
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
@@ -290,7 +363,8 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 			if (ok)
 				lead = k;
 		}
-		if (lead >= 0) {
+		/* following the lead is only for rows a tile can hold */
+		if (lead >= 0 && row_bytes(g, &w, ins, nops, odt) <= l->budget) {
 			uint32_t tile, off, k2 = 0;
 			uint64_t b0, b1;
 
@@ -308,15 +382,8 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 			return 1;
 		}
 	}
-	for (uint32_t b = 0; b < nblocks; b++) {
-		int64_t r0 = rows * b / nblocks, r1 = rows * (b + 1) / nblocks;
-		uint32_t tile = lw_pick_tile(l);
-
-		if (r1 <= r0)
-			continue;
-		if (emit_block(l, n, &w, codelet, op, up, ins, nops, out, odt, cs, r0, r1, inner, tile, &xch))
-			return -1;
-	}
+	if (spread(l, n, &w, codelet, op, up, ins, nops, out, odt, cs, &xch))
+		return -1;
 	if (lw_emit(l, xch, cs))
 		return -1;
 	return 1;

@@ -74,6 +74,12 @@ ipu_tensor lw_value_tensor(struct lw *l, int v);
 int lw_emit(struct lw *l, ipu_step xch, uint32_t cs);
 uint32_t lw_f32bits(double v);
 
+/* lower_copy_gather.c: the strided copy out[...] = in[off + sum idx_k *
+ * st_k] of node n (output dims `shape`, leading 1s dropped) in blocks of
+ * output rows that gather only the input runs they need. */
+int lw_strided_gather(struct lw *l, const struct ir_node *n, int rank,
+		      const int64_t *shape, int64_t off, const int64_t *st);
+
 /* Per-family lowering: 1 if handled, 0 if not this family, -1 error. */
 int lw_elementwise(struct lw *l, const struct ir_node *n);
 int lw_matmul(struct lw *l, const struct ir_node *n);

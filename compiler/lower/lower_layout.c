@@ -107,6 +107,15 @@ static int strided(struct lw *l, const struct ir_node *n, int rank,
 		nb = (int64_t)l->tiles * 64;
 	if (nb < 1)
 		nb = 1;
+	{
+		/* the widest block's input span; too wide: gather its runs */
+		int64_t rows = (shape[0] + nb - 1) / nb, span = 1;
+
+		for (int i = 0; i < rank; i++)
+			span += ((i == 0 ? rows : shape[i]) - 1) * (st[i] < 0 ? -st[i] : st[i]);
+		if ((uint64_t)(span + rows * inner) * es > l->budget)
+			return lw_strided_gather(l, n, rank, shape, off, st);
+	}
 	out = lw_tensor(l, o->name, odt, (uint64_t)total);
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)

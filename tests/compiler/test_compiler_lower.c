@@ -304,6 +304,75 @@ TEST(transpose_split)
 }
 
 /* A Pad too large for one tile: split over the unpadded leading dims. */
+/* NCHW -> NHWC of 2 x 24 x 16 x 16 on tiles giving an op 8 KiB: one
+ * output row (a pixel's 24 channels) touches the whole image, so blocks
+ * gather the channel runs they need; in fp32 and fp16, and NHWC -> NCHW. */
+TEST(transpose_gathers_runs)
+{
+	static const int64_t perms[2][4] = { { 0, 2, 3, 1 }, { 0, 3, 1, 2 } };
+	int64_t dx[] = { 2, 24, 16, 16 };
+	char rep[2048];
+
+	for (int fp16 = 0; fp16 < 2; fp16++)
+		for (int k = 0; k < 2; k++) {
+			struct ir_graph *g = ir_graph_new(NULL);
+			int x, y, t;
+
+			x = input(g, "x", IR_F32, 4, dx);
+			t = node(g, "Transpose", &x, 1, "t");
+			ir_attr_set_ints(&g->nodes[0], "perm", perms[k], 4, NULL);
+			y = node(g, "Neg", &t, 1, "y");
+			ir_graph_add_output(g, y, NULL);
+			CHECK_MSG(check(g, fp16, 16, 16 * 1024, rep, sizeof(rep)) == 0, "perm %d fp16 %d: %s",
+				  k, fp16, rep);
+			ir_graph_free(g);
+		}
+}
+
+static int ints_const(struct ir_graph *g, const char *name, const int64_t *v, int64_t n)
+{
+	struct ir_tensor t;
+	int c = ir_value_add(g, name, NULL);
+
+	ir_tensor_alloc(&t, IR_I64, 1, &n, NULL);
+	memcpy(t.data, v, (size_t)n * sizeof(int64_t));
+	ir_value_set_const(&g->vals[c], &t);
+	return c;
+}
+
+/* Tensors whose rows of the first dim are each larger than a tile: a batch
+ * of 2 images of 48 x 40 x 40 plus a per-channel bias (the Add after a
+ * convolution lowered as a matmul), and a strided Slice of a batch of 4
+ * (a strided 1x1 convolution's input), on tiles giving an op 32 KiB. */
+TEST(rows_larger_than_a_tile)
+{
+	int64_t dx[] = { 2, 48, 40, 40 }, db[] = { 48, 1, 1 }, ds[] = { 4, 16, 40, 40 };
+	static const int64_t st[] = { 0, 0 }, en[] = { 40, 40 }, ax[] = { 2, 3 }, sp[] = { 2, 2 };
+	struct ir_graph *g = ir_graph_new(NULL);
+	int in[5], a, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "b", 3, db, 41);
+	a = node(g, "Add", in, 2, "a");
+	y = node(g, "Relu", &a, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 128, 64 * 1024, rep, sizeof(rep)) == 0, "add: %s", rep);
+	ir_graph_free(g);
+
+	g = ir_graph_new(NULL);
+	in[0] = input(g, "x", IR_F32, 4, ds);
+	in[1] = ints_const(g, "starts", st, 2);
+	in[2] = ints_const(g, "ends", en, 2);
+	in[3] = ints_const(g, "axes", ax, 2);
+	in[4] = ints_const(g, "steps", sp, 2);
+	a = node(g, "Slice", in, 5, "s");
+	y = node(g, "Neg", &a, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 64, 64 * 1024, rep, sizeof(rep)) == 0, "slice: %s", rep);
+	ir_graph_free(g);
+}
+
 TEST(pad_split)
 {
 	struct ir_graph *g = ir_graph_new(NULL);
@@ -390,5 +459,7 @@ int main(int argc, char **argv)
 	RUN(too_big_names_the_op);
 	RUN(layout_folds_ignore_the_size_limit);
 	RUN(grouped_conv_split_by_groups);
+	RUN(transpose_gathers_runs);
+	RUN(rows_larger_than_a_tile);
 	return TH_DONE();
 }
