@@ -329,6 +329,25 @@ TEST(transpose_gathers_runs)
 		}
 }
 
+/* A stride-2 3x3 conv of an even height without padding never reads the
+ * last input row: one row block takes the rows it reads, not the image. */
+TEST(conv_skips_unread_rows)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 1, 4, 12, 12 }, dw[] = { 6, 4, 3, 3 };
+	int in[2], y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 51);
+	y = node(g, "Conv", in, 2, "y");
+	ir_attr_set_ints(&g->nodes[0], "strides", (int64_t[]){ 2, 2 }, 2, NULL);
+	ir_graph_add_output(g, y, NULL);
+	/* one tile: a single block of all rows */
+	CHECK_MSG(check(g, 0, 1, 1 << 20, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 static int ints_const(struct ir_graph *g, const char *name, const int64_t *v, int64_t n)
 {
 	struct ir_tensor t;
@@ -461,5 +480,6 @@ int main(int argc, char **argv)
 	RUN(grouped_conv_split_by_groups);
 	RUN(transpose_gathers_runs);
 	RUN(rows_larger_than_a_tile);
+	RUN(conv_skips_unread_rows);
 	return TH_DONE();
 }
