@@ -680,6 +680,53 @@ static int conv(struct lw *l, const struct ir_node *n)
 	return post != IPU_GRAPH_INVALID && lw_emit(l, post, IPU_GRAPH_INVALID) ? -1 : 1;
 }
 
+/* 2-D pooling of images too large for a tile: each image in blocks of
+ * output rows, each reading the input rows its windows touch, with the
+ * image's own top and end padding where the block reaches them. */
+static int pool_rows(struct lw *l, const struct ir_node *n, const struct ir_window *win,
+		     const int64_t *pe, int is_max, int cip, int64_t NC, int64_t H, int64_t W,
+		     int64_t OH, int64_t OW, ipu_tensor out, uint32_t cs, ipu_step *xch)
+{
+	const struct ir_value *x = &l->g->vals[n->in[0]];
+	size_t es = ir_dtype_size(x->dtype);
+	int64_t s = win->s[0], ext = win->d[0] * (win->k[0] - 1) + 1, rows;
+
+	/* output rows per block: their input rows and the rows themselves */
+	rows = (int64_t)(l->budget / es - (uint64_t)(ext * W)) / (s * W + OW);
+	if ((uint64_t)((ext + s) * W + OW) * es > l->budget || rows < 1)
+		return lw_fail_mem(l, (uint64_t)((ext + s) * W + OW) * es,
+				   "one output row of a pooling window %lld rows high over rows of %lld elements",
+				   (long long)ext, (long long)W);
+	if (rows > OH)
+		rows = OH;
+	for (int64_t c = 0; c < NC; c++)
+	for (int64_t o0 = 0; o0 < OH; o0 += rows) {
+		int64_t o1 = o0 + rows > OH ? OH : o0 + rows;
+		int64_t r0 = o0 * s - win->pb[0], r1 = (o1 - 1) * s - win->pb[0] + ext;
+		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1;
+		uint32_t tile = lw_pick_tile(l);
+		uint64_t ob = (uint64_t)((c * OH + o0) * OW), oc = (uint64_t)((o1 - o0) * OW);
+		struct ipu_slice ops[2];
+		uint32_t p[15] = {
+			is_max ? IPUX_POOL_MAX : IPUX_POOL_AVG, 1, (uint32_t)(r1c - r0c), (uint32_t)W,
+			(uint32_t)win->k[0], (uint32_t)win->k[1], (uint32_t)s, (uint32_t)win->s[1],
+			(uint32_t)(r0c - r0), (uint32_t)win->pb[1], (uint32_t)(r1 - r1c), (uint32_t)pe[1],
+			(uint32_t)win->d[0], (uint32_t)win->d[1], cip ? IPUX_POOL_COUNT_PAD : 0,
+		};
+
+		if (lw_piece(l, n->in[0], (uint64_t)((c * H + r0c) * W), (uint64_t)((r1c - r0c) * W), tile,
+			     xch, &ops[0]))
+			return -1;
+		if (ipu_graph_map(l->gb, out, tile, ob, ob + oc))
+			return lw_check(l);
+		lw_account(l, tile, oc * es);
+		ops[1] = (struct ipu_slice){ out, ob, oc };
+		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_POOL2D, ops, 2, p, 15))
+			return lw_check(l);
+	}
+	return 0;
+}
+
 static int pool(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -689,6 +736,7 @@ static int pool(struct lw *l, const struct ir_node *n)
 	int cip = (int)ir_attr_int(n, "count_include_pad", 0);
 	struct ir_window win;
 	int64_t NC = x->dims[0] * x->dims[1], H, W, OH, OW, nb, pe[2];
+	uint64_t img;
 	uint32_t cs, odt = lw_dtype(o->dtype);
 	ipu_step xch = IPU_GRAPH_INVALID;
 	ipu_tensor out;
@@ -712,7 +760,11 @@ static int pool(struct lw *l, const struct ir_node *n)
 
 		pe[i] = need > win.pe[i] ? need : win.pe[i];
 	}
+	img = (uint64_t)(H * W + OH * OW) * ir_dtype_size(x->dtype);
 	nb = (int64_t)l->tiles;
+	/* at least as many blocks of whole images as their bytes need */
+	if ((uint64_t)nb < ((uint64_t)NC * img + l->budget - 1) / l->budget)
+		nb = (int64_t)(((uint64_t)NC * img + l->budget - 1) / l->budget);
 	if (nb > NC)
 		nb = NC;
 	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
@@ -720,6 +772,16 @@ static int pool(struct lw *l, const struct ir_node *n)
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
+	/* 1-D images stay whole (one row: nothing to split by rows), and so
+	 * do images whose single output row is already too large while the
+	 * image fits a tile's memory */
+	if (img > l->budget && nsp == 2 &&
+	    ((uint64_t)((win.d[0] * (win.k[0] - 1) + 1 + win.s[0]) * W + OW) * ir_dtype_size(x->dtype) <=
+	     l->budget || img > l->tile_mem)) {
+		if (pool_rows(l, n, &win, pe, is_max, cip, NC, H, W, OH, OW, out, cs, &xch))
+			return -1;
+		return lw_emit(l, xch, cs) ? -1 : 1;
+	}
 	for (int64_t b = 0; b < nb; b++) {
 		int64_t r0 = NC * b / nb, r1 = NC * (b + 1) / nb;
 		uint32_t tile = lw_pick_tile(l);

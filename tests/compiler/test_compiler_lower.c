@@ -348,6 +348,34 @@ TEST(conv_skips_unread_rows)
 	ir_graph_free(g);
 }
 
+/* Images of 160 x 160 on tiles giving an op 32 KiB: pooling splits each
+ * image over output rows (max with padding, average counting the padding,
+ * ceil_mode). */
+TEST(pool_rows_of_large_images)
+{
+	int64_t dx[] = { 1, 2, 160, 160 };
+	char rep[2048];
+
+	for (int k = 0; k < 3; k++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int x, y;
+
+		x = input(g, "x", IR_F32, 4, dx);
+		y = node(g, k == 1 ? "AveragePool" : "MaxPool", &x, 1, "y");
+		ir_attr_set_ints(&g->nodes[0], "kernel_shape", (int64_t[]){ 3, 3 }, 2, NULL);
+		ir_attr_set_ints(&g->nodes[0], "strides", (int64_t[]){ 2, 2 }, 2, NULL);
+		if (k < 2)
+			ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
+		if (k == 1)
+			ir_attr_set_int(&g->nodes[0], "count_include_pad", 1, NULL);
+		if (k == 2)
+			ir_attr_set_int(&g->nodes[0], "ceil_mode", 1, NULL);
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, k == 2, 16, 64 * 1024, rep, sizeof(rep)) == 0, "case %d: %s", k, rep);
+		ir_graph_free(g);
+	}
+}
+
 static int ints_const(struct ir_graph *g, const char *name, const int64_t *v, int64_t n)
 {
 	struct ir_tensor t;
@@ -481,5 +509,6 @@ int main(int argc, char **argv)
 	RUN(transpose_gathers_runs);
 	RUN(rows_larger_than_a_tile);
 	RUN(conv_skips_unread_rows);
+	RUN(pool_rows_of_large_images);
 	return TH_DONE();
 }
