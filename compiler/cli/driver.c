@@ -76,6 +76,25 @@ static char *replace_ext(const char *path, const char *suffix)
 	return p;
 }
 
+/* Anchors of types the device has no arithmetic for are converted by the
+ * wide-types pass (float64 -> float32, int16/uint16 -> int32): say so, the
+ * caller converts at the host boundary. */
+static void warn_wide_anchors(const struct ir_graph *g, const char *path)
+{
+	for (int k = 0; k < g->ninputs + g->noutputs; k++) {
+		int in = k < g->ninputs;
+		const struct ir_value *v = &g->vals[in ? g->inputs[k] : g->outputs[k - g->ninputs]];
+		const char *to = v->dtype == IR_F64 ? "float32" :
+				 v->dtype == IR_I16 || v->dtype == IR_U16 ? "int32" : NULL;
+		char buf[4 * 256 + 1];
+
+		if (to)
+			fprintf(stderr, "ipu-compile: warning: %s: graph %s '%s' is %s, which the device does not compute in: the executable %s %s (convert at the host boundary)\n",
+				path, in ? "input" : "output", cli_safe(v->name, buf, sizeof(buf)),
+				ir_dtype_name(v->dtype), in ? "takes" : "gives", to);
+	}
+}
+
 static int compile_model(const struct ipuc_options *o, const struct ipuc_model *m,
 			 const char *cfgdir, const char *precision,
 			 struct ir_graph **out, struct ir_graph **ref32,
@@ -104,6 +123,7 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	g = onnx_load_file(path, e);
 	if (!g)
 		return -1;
+	warn_wide_anchors(g, path);
 	if (ir_pipeline_run(g, &po, e)) {
 		char msg[IR_ERROR_LEN];
 

@@ -96,6 +96,14 @@ int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
 	STEP("infer+fold", ir_infer(g, &io, e));
 	STEP("declared-outputs", check_declared_outputs(g, &io, e));
 	STEP("softmax-form", canonical_softmax(g, e));
+	{
+		int r = ir_pass_wide_types(g, e);
+
+		if (r < 0)
+			return -1;
+		if (r)
+			STEP("wide-types+infer", ir_infer(g, &io, e) ? -1 : r);
+	}
 	STEP("identity", ir_pass_identity(g, e));
 	if (!o->no_fusion) {
 		STEP("fuse-conv-bn", ir_pass_fuse_conv_bn(g, e));

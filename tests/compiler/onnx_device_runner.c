@@ -6,6 +6,7 @@
  * static-shape compiler needs as constants) are frozen when the first
  * attempt asks for them.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,43 @@ static int compile(struct ir_graph *g, struct ir_tensor *in, int nin, int freeze
 	return ir_pipeline_run(g, &po, e);
 }
 
+/* The type the compiler gives a value of type dt (the wide-types pass:
+ * float64 -> float32, int16/uint16 -> int32). */
+static int device_type(int dt)
+{
+	return dt == IR_F64 ? IR_F32 : dt == IR_I16 || dt == IR_U16 ? IR_I32 : dt;
+}
+
+/* Converts t to dtype dt, as a caller does at the host boundary; 1 if a
+ * value does not fit dt (the test then cannot run converted). */
+static int convert(struct ir_tensor *t, int dt, struct ir_error *e)
+{
+	struct ir_tensor c;
+	int64_t n = ir_numel(t->rank, t->dims);
+
+	if (t->dtype == dt)
+		return 0;
+	for (int64_t i = 0; i < n; i++) {
+		double v = ir_get_f(t->data, t->dtype, (size_t)i);
+
+		if (dt == IR_F32 && isfinite(v) && fabs(v) > FLT_MAX) {
+			ir_err(e, "input value %g is outside float32's range (float64 is computed in float32)", v);
+			return 1;
+		}
+	}
+	if (ir_tensor_alloc(&c, dt, t->rank, t->dims, e))
+		return -1;
+	for (int64_t i = 0; i < n; i++) {
+		if (ir_dtype_is_float(dt))
+			ir_set_f(c.data, dt, (size_t)i, ir_get_f(t->data, t->dtype, (size_t)i));
+		else
+			ir_set_i(c.data, dt, (size_t)i, ir_get_i(t->data, t->dtype, (size_t)i));
+	}
+	ir_tensor_free(t);
+	*t = c;
+	return 0;
+}
+
 /* A first attempt failed because a graph input must be a constant. */
 static int needs_const(const char *msg)
 {
@@ -174,7 +212,7 @@ void run_node_test_device(const char *dir, const struct ipu_target *t, struct no
 	for (int i = 0; i < nout; i++) {
 		const struct ir_value *v = &g->vals[g->outputs[i]];
 
-		if (v->dtype != want[i].dtype || v->rank != want[i].rank ||
+		if (v->dtype != device_type(want[i].dtype) || v->rank != want[i].rank ||
 		    memcmp(v->dims, want[i].dims, (size_t)v->rank * sizeof(int64_t))) {
 			o->result = NODE_WRONG_SHAPE;
 			snprintf(o->msg, sizeof(o->msg), "output %d: inferred type/shape differs", i);
@@ -197,9 +235,17 @@ void run_node_test_device(const char *dir, const struct ipu_target *t, struct no
 			if (an[a].direction != IPUEF_INPUT)
 				continue;
 			for (int i = 0; i < nin; i++)
-				if (names[i] && !strcmp(names[i], an[a].name))
+				if (names[i] && !strcmp(names[i], an[a].name)) {
+					int r = convert(&in[i], device_type(in[i].dtype), &e);
+
+					if (r) {
+						o->result = r > 0 ? NODE_UNSUPPORTED : NODE_NO_DATA;
+						snprintf(o->msg, sizeof(o->msg), "%s", e.msg);
+						goto done;
+					}
 					ipu_stream_submit(d, an[a].stream_id, in[i].data,
 							  ir_tensor_bytes(&in[i]), 0);
+				}
 		}
 		for (int i = 0; i < nout; i++) {
 			const struct ir_value *v = &g->vals[g->outputs[i]];

@@ -134,11 +134,12 @@ TEST(legacy_opsets_converted)
 	ok = ir_eval_graph(g, &in, &out, &e) == 0;
 	CHECK_MSG(ok, "%s", e.msg);
 	REQUIRE(ok);
-	CHECK_EQ_INT(out.dtype, IR_F64);
+	/* DOUBLE, computed in float32 (the wide-types pass) */
+	CHECK_EQ_INT(out.dtype, IR_F32);
 	CHECK_EQ_INT(out.rank, 2);
 	CHECK_EQ_INT(out.dims[0], 6);
 	for (int64_t i = 0; i < 24; i++)
-		CHECK_MSG(ir_get_f(out.data, IR_F64, (size_t)i) ==
+		CHECK_MSG(ir_get_f(out.data, IR_F32, (size_t)i) ==
 			  (double)(float)(ir_get_f(in.data, IR_F32, (size_t)i) + bv[(i / 4) % 3]),
 			  "element %lld", (long long)i);
 	ir_tensor_free(&in);
@@ -155,6 +156,56 @@ TEST(legacy_opsets_converted)
 	ir_attr_set_int(&g->nodes[0], "legacy_axis", 1, NULL);
 	ir_graph_add_output(g, y, NULL);
 	CHECK(ir_pipeline_run(g, &po, &e) == -1);
+	ir_graph_free(g);
+}
+
+/* float64 and int16 have no device arithmetic: the pipeline computes them
+ * in float32 and int32, anchors included; Cast targets and constants
+ * follow. */
+TEST(wide_types_converted)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t d[] = { 4 };
+	struct ir_error e = { "" };
+	struct ir_pipeline_opts po = { 0 };
+	struct ir_tensor in, out, c;
+	int x[2], y, z, ok;
+
+	x[0] = input(g, "x", IR_F64, 1, d);
+	ir_tensor_alloc(&c, IR_F64, 1, d, NULL);
+	for (int i = 0; i < 4; i++)
+		ir_set_f(c.data, IR_F64, (size_t)i, 1.5 * i);
+	x[1] = ir_value_add(g, "c", NULL);
+	ir_value_set_const(&g->vals[x[1]], &c);
+	y = node(g, "Mul", x, 2, "y");
+	z = node(g, "Cast", &y, 1, "z");
+	ir_attr_set_int(&g->nodes[1], "to", IR_I16, NULL);
+	ir_graph_add_output(g, z, NULL);
+	ir_graph_add_output(g, y, NULL);
+	ok = ir_pipeline_run(g, &po, &e) == 0;
+	CHECK_MSG(ok, "%s", e.msg);
+	REQUIRE(ok);
+	CHECK_EQ_INT(g->vals[g->inputs[0]].dtype, IR_F32);
+	CHECK_EQ_INT(g->vals[g->outputs[0]].dtype, IR_I32);
+	CHECK_EQ_INT(g->vals[g->outputs[1]].dtype, IR_F32);
+	ir_tensor_alloc(&in, IR_F32, 1, d, NULL);
+	for (int i = 0; i < 4; i++)
+		ir_set_f(in.data, IR_F32, (size_t)i, 2.0 + i);
+	{
+		struct ir_tensor outs[2];
+
+		ok = ir_eval_graph(g, &in, outs, &e) == 0;
+		CHECK_MSG(ok, "%s", e.msg);
+		REQUIRE(ok);
+		for (int i = 0; i < 4; i++) {
+			CHECK_EQ_INT(ir_get_i(outs[0].data, outs[0].dtype, (size_t)i), (int)((2.0 + i) * 1.5 * i));
+			CHECK(ir_get_f(outs[1].data, outs[1].dtype, (size_t)i) == (2.0 + i) * 1.5 * i);
+		}
+		out = outs[0];
+		ir_tensor_free(&outs[1]);
+	}
+	ir_tensor_free(&in);
+	ir_tensor_free(&out);
 	ir_graph_free(g);
 }
 
@@ -503,5 +554,6 @@ int main(int argc, char **argv)
 	RUN(export_roundtrip);
 	RUN(op_list_sorted_and_complete);
 	RUN(legacy_opsets_converted);
+	RUN(wide_types_converted);
 	return TH_DONE();
 }

@@ -23,6 +23,9 @@ int ir_pass_fuse_matmul_add(struct ir_graph *g, struct ir_error *e);
 int ir_pass_fuse_conv_bn(struct ir_graph *g, struct ir_error *e);
 /* int64 constants used as gather indices become int32 (when they fit). */
 int ir_pass_int64_to_int32(struct ir_graph *g, struct ir_error *e);
+/* wide_types.c: float64 -> float32, int16/uint16 -> int32 everywhere
+ * (anchors included); returns the number of rewrites. */
+int ir_pass_wide_types(struct ir_graph *g, struct ir_error *e);
 
 struct ir_fp16_opts {
 	const char *const *skip_ops;	/* op types kept in float32 */
