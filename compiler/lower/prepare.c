@@ -7,6 +7,7 @@
  *   Cast to bool -> Not(Equal(x, 0))
  *   LayerNormalization without bias -> zero bias
  *   Reduce with empty axes and noop_with_empty_axes -> Identity
+ *   Gather of one constant index from run-time data -> Slice + Reshape
  * then refolds constants (transposed weights, scaled biases) and drops dead
  * nodes.
  */
@@ -269,6 +270,8 @@ int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e
 			continue;
 		if (!strcmp(n->op, "Gemm"))
 			r = gemm(g, &i, e);
+		else if (!strcmp(n->op, "Gather"))
+			r = lp_gather_slice(g, &i, e);
 		else if (!strcmp(n->op, "BatchNormalization"))
 			r = batchnorm(g, &i, e);
 		else if ((!strcmp(n->op, "Sum") || !strcmp(n->op, "Max") || !strcmp(n->op, "Min") ||

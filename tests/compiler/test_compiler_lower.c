@@ -376,6 +376,33 @@ TEST(pool_rows_of_large_images)
 	}
 }
 
+/* The class token of a 40-token sequence of 256 (x[:, 0], a Gather of one
+ * constant index) on tiles giving an op 8 KiB, and the last token as a
+ * 1-element index vector: slices, not the whole sequence on one tile. */
+TEST(gather_one_index_of_runtime_data)
+{
+	int64_t dx[] = { 1, 40, 256 }, one = 1;
+	char rep[2048];
+
+	for (int k = 0; k < 2; k++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		struct ir_tensor t;
+		int in[2], y, z;
+
+		in[0] = input(g, "x", IR_F32, 3, dx);
+		in[1] = ir_value_add(g, "i", NULL);
+		ir_tensor_alloc(&t, IR_I64, k, &one, NULL);
+		ir_set_i(t.data, IR_I64, 0, k ? -1 : 0);
+		ir_value_set_const(&g->vals[in[1]], &t);
+		y = node(g, "Gather", in, 2, "y");
+		ir_attr_set_int(&g->nodes[0], "axis", 1, NULL);
+		z = node(g, "Neg", &y, 1, "z");
+		ir_graph_add_output(g, z, NULL);
+		CHECK_MSG(check(g, 0, 16, 16 * 1024, rep, sizeof(rep)) == 0, "case %d: %s", k, rep);
+		ir_graph_free(g);
+	}
+}
+
 static int ints_const(struct ir_graph *g, const char *name, const int64_t *v, int64_t n)
 {
 	struct ir_tensor t;
@@ -510,5 +537,6 @@ int main(int argc, char **argv)
 	RUN(rows_larger_than_a_tile);
 	RUN(conv_skips_unread_rows);
 	RUN(pool_rows_of_large_images);
+	RUN(gather_one_index_of_runtime_data);
 	return TH_DONE();
 }
