@@ -1,85 +1,17 @@
 #!/usr/bin/python3
-# Build model0.onnx and model1.onnx of the model-fusion example,
-# exactly as the seed's compile.py does (opset 11), in the current
-# directory (or the directory given as the first argument).
+# Build model0.onnx and model1.onnx of the model-fusion example with the
+# seed's own model code (compile.py's create_onnx, opset 11), in the
+# current directory (or the directory given as the first argument), and
+# the run.py inputs as .npy files for ipu-run.
 #
 # Needs Debian's python3-onnx and python3-numpy: run with /usr/bin/python3.
-# Copyright of the model definitions: (c) 2023 Graphcore Ltd. (IPU Inference Toolkit documentation).
 import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, checker, helper, mapping
 
-
-def create_model0(opset_version=11):
-    g0_dtype = TensorProto.FLOAT
-    g0_add = helper.make_node("Add", ["X", "Y"], ["Z"])
-    g0_reshape = helper.make_node("Reshape", ["Z", "C"], ["O"])
-    g0 = helper.make_graph(
-        [g0_add, g0_reshape],
-        'graph',
-        [
-            helper.make_tensor_value_info("X", g0_dtype, (1, 2)),
-            helper.make_tensor_value_info("Y", g0_dtype, (1, 2)),
-        ],
-        [
-            helper.make_tensor_value_info("O", g0_dtype, (2,)),
-        ],
-    )
-
-    g0_const_type = TensorProto.INT64
-    g0_const = helper.make_tensor(
-        "C",
-        g0_const_type,
-        (1,),
-        vals=np.array([2], dtype=mapping.TENSOR_TYPE_TO_NP_TYPE[g0_const_type])
-        .flatten()
-        .tobytes(),
-        raw=True,
-    )
-    g0.initializer.append(g0_const)
-    m0 = helper.make_model(g0, opset_imports=[helper.make_opsetid("", opset_version)])
-    checker.check_model(m0)
-    return m0
-
-
-def create_model1(opset_version=11):
-    g1_dtype = TensorProto.FLOAT16
-    g1_concat = helper.make_node("Concat", ["X", "C"], ["O"], axis=1)
-    g1 = helper.make_graph(
-        [g1_concat],
-        'graph',
-        [
-            helper.make_tensor_value_info("X", g1_dtype, (1, 1)),
-        ],
-        [
-            helper.make_tensor_value_info("O", g1_dtype, (1, 3)),
-        ],
-    )
-
-    g1_const = helper.make_tensor(
-        "C",
-        g1_dtype,
-        (1, 2),
-        vals=np.array([[1.5, 2.0]], dtype=mapping.TENSOR_TYPE_TO_NP_TYPE[g1_dtype])
-        .flatten()
-        .tobytes(),
-        raw=True,
-    )
-    g1.initializer.append(g1_const)
-    m1 = helper.make_model(g1, opset_imports=[helper.make_opsetid("", opset_version)])
-    checker.check_model(m1)
-    return m1
-
-
-def create_onnx(opset):
-    model0 = create_model0(opset)
-    model1 = create_model1(opset)
-
-    onnx.save(model0, "model0.onnx")
-    onnx.save(model1, "model1.onnx")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compile import create_onnx  # noqa: E402  (the seed's script, beside this one)
 
 
 def write_inputs():
@@ -90,7 +22,7 @@ def write_inputs():
 
 
 if __name__ == '__main__':
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("--"):
         os.chdir(sys.argv[1])
     create_onnx(opset=11)
     if "--no-inputs" not in sys.argv:

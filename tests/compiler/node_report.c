@@ -1,45 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* node_report.c - runs every node test under a directory and prints one
  * line per test: "<result> <test> <message>" plus totals. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx_node_runner.h"
 
-static int cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "/usr/share/libonnx-testdata/data/node";
-	DIR *d = opendir(root);
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0;
+	char **names;
+	long n = node_list_dir(root, &names);
 	int counts[5] = { 0 }, frozen = 0;
 
-	if (!d) {
+	if (n < 0) {
 		perror(root);
 		return 1;
 	}
-	while ((de = readdir(d))) {
-		char **nn;
-
-		if (de->d_name[0] == '.')
-			continue;
-		nn = realloc(names, (n + 1) * sizeof(*names));
-		if (!nn)
-			return 1;
-		names = nn;
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp);
-	for (size_t i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		char dir[4096];
 		struct node_outcome o;
 

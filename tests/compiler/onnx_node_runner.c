@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* onnx_node_runner.c - see onnx_node_runner.h. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,44 @@
 #include "onnx_node_runner.h"
 
 #define MAXT 32
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+long node_list_dir(const char *dir, char ***out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char **nn;
+
+		if (de->d_name[0] == '.')
+			continue;
+		nn = realloc(names, (n + 1) * sizeof(*names));
+		if (!nn || !(nn[n] = strdup(de->d_name))) {
+			names = nn ? nn : names;
+			while (n)
+				free(names[--n]);
+			free(names);
+			closedir(d);
+			return -1;
+		}
+		names = nn;
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	*out = names;
+	return (long)n;
+}
 
 const char *node_result_name(enum node_result r)
 {

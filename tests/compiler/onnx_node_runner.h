@@ -34,4 +34,12 @@ void run_node_test_device(const char *dir, const struct ipu_target *t,
 			  struct node_outcome *o);
 const char *node_result_name(enum node_result r);
 
+/*
+ * The entries of folder `dir` (dot-files left out) sorted by name, as
+ * malloc'ed strings in a malloc'ed array (free each, then the array).
+ * Returns the count, or -1 if the folder cannot be opened or memory runs
+ * out (nothing is left allocated then).
+ */
+long node_list_dir(const char *dir, char ***names);
+
 #endif

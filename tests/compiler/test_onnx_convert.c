@@ -10,7 +10,6 @@
  * opset is refused with a message; a written model must give the expected
  * outputs.  Per-case table: $LOGDIR/onnx-convert.txt.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +32,6 @@ static const int min_pass[NOPSETS] = { 474, 558, 617, 648 };
 static int written_pass[NOPSETS], refused[NOPSETS], wrong[NOPSETS], other[NOPSETS];
 static int have_data, silent;
 static char tmpdir[64];
-
-static int cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* The test's model optimised at the test's input shapes (NULL: the front
  * end does not take it). */
@@ -144,30 +138,15 @@ static void run_all(void)
 	snprintf(path, sizeof(path), "%s/onnx-convert.txt", logdir);
 	table = fopen(path, "w");
 	for (size_t s = 0; s < sizeof(suites) / sizeof(suites[0]); s++) {
-		char top[512], **names = NULL;
-		struct dirent *de;
-		size_t n = 0;
-		DIR *d;
+		char top[512], **names;
+		long n;
 
 		snprintf(top, sizeof(top), "%s/%s", DATA_DIR, suites[s]);
-		d = opendir(top);
-		if (!d)
+		n = node_list_dir(top, &names);
+		if (n < 0)
 			continue;
 		have_data++;
-		while ((de = readdir(d))) {
-			char **nn;
-
-			if (de->d_name[0] == '.')
-				continue;
-			nn = realloc(names, (n + 1) * sizeof(*names));
-			if (!nn)
-				break;
-			names = nn;
-			names[n++] = strdup(de->d_name);
-		}
-		closedir(d);
-		qsort(names, n, sizeof(*names), cmp);
-		for (size_t i = 0; i < n; i++) {
+		for (long i = 0; i < n; i++) {
 			if (names[i])
 				run_one(suites[s], names[i], table);
 			free(names[i]);

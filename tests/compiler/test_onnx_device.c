@@ -9,7 +9,6 @@
  * per-test tables to $LOGDIR/onnx-SUITE-device.txt.  Wrong results must be
  * 0 and passes must not drop below each suite's record.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,43 +32,23 @@ static struct suite suites[] = {
 };
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
 
-static int cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void run_suite(struct suite *s, const char *filter)
 {
-	char top[512], **names = NULL, path[4096];
-	DIR *d;
-	struct dirent *de;
-	size_t n = 0;
+	char top[512], **names, path[4096];
+	long n;
 	const char *logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "build/test-logs";
 	struct ipu_target t = { "ipu2", 16, 1u << 20 };
 	int *counts = s->counts;
 	FILE *table;
 
 	snprintf(top, sizeof(top), "%s/%s", DATA_DIR, s->name);
-	d = opendir(top);
-	if (!d)
+	n = node_list_dir(top, &names);
+	if (n < 0)
 		return;
 	s->have_data = 1;
-	while ((de = readdir(d))) {
-		char **nn;
-
-		if (de->d_name[0] == '.')
-			continue;
-		nn = realloc(names, (n + 1) * sizeof(*names));
-		if (!nn)
-			break;
-		names = nn;
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp);
 	snprintf(path, sizeof(path), "%s/onnx-%s-device.txt", logdir, s->name);
 	table = fopen(path, "w");
-	for (size_t i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		char dir[4096];
 		struct node_outcome o;
 

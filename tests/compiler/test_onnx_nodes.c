@@ -9,7 +9,6 @@
  * pytorch-converted and pytorch-operator suites (opset 6 models, converted
  * on import) go through the same runner, tables onnx-SUITE-front.txt.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +45,6 @@ struct tally {
 	int op_seen[NOPS];
 	int total;
 };
-
-static int cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Op types of a test's model (the original, before normalisation). */
 static void note_ops(const char *dir, struct tally *t, int passed)
@@ -95,34 +89,19 @@ static void run_suite(struct suite *s)
 {
 	char top[512], path[4096];
 	const char *logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "build/test-logs";
-	DIR *d;
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0;
+	char **names;
+	long n;
 	FILE *table;
 
 	snprintf(top, sizeof(top), "%s/../%s", NODE_DIR, s->name);
-	d = opendir(top);
-	if (!d) {
+	n = node_list_dir(top, &names);
+	if (n < 0) {
 		s->counts[NODE_NO_DATA]++;
 		return;
 	}
-	while ((de = readdir(d))) {
-		char **nn;
-
-		if (de->d_name[0] == '.')
-			continue;
-		nn = realloc(names, (n + 1) * sizeof(*names));
-		if (!nn)
-			break;
-		names = nn;
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp);
 	snprintf(path, sizeof(path), "%s/onnx-%s-front.txt", logdir, s->name);
 	table = fopen(path, "w");
-	for (size_t i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		char dir[4096];
 		struct node_outcome o;
 
@@ -139,7 +118,7 @@ static void run_suite(struct suite *s)
 	free(names);
 	if (table)
 		fclose(table);
-	printf("# %s: %zu tests, pass %d, unsupported %d, wrong-shape %d, wrong-value %d, unreadable data %d\n",
+	printf("# %s: %ld tests, pass %d, unsupported %d, wrong-shape %d, wrong-value %d, unreadable data %d\n",
 	       s->name, n, s->counts[0], s->counts[1], s->counts[2], s->counts[3], s->counts[4]);
 }
 
@@ -159,33 +138,18 @@ TEST(pytorch_suites)
 
 static void run_all(void)
 {
-	DIR *d = opendir(NODE_DIR);
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0;
+	char **names;
+	long n = node_list_dir(NODE_DIR, &names);
 	const char *logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "build/test-logs";
 	char path[4096];
 	FILE *table;
 
-	if (!d)
+	if (n < 0)
 		return;
 	have_data = 1;
-	while ((de = readdir(d))) {
-		char **nn;
-
-		if (de->d_name[0] == '.')
-			continue;
-		nn = realloc(names, (n + 1) * sizeof(*names));
-		if (!nn)
-			break;
-		names = nn;
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp);
 	snprintf(path, sizeof(path), "%s/onnx-node-front.txt", logdir);
 	table = fopen(path, "w");
-	for (size_t i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		char dir[4096];
 		struct node_outcome o;
 
