@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/*
+ * http.c - the KServe v2 / Triton HTTP endpoints over libmicrohttpd:
+ *
+ *   GET  /v2/health/live, /v2/health/ready, /v2
+ *   GET  /v2/models/M[/versions/V]            metadata
+ *   GET  /v2/models/M[/versions/V]/ready
+ *   GET  /v2/models/M[/versions/V]/config     the effective configuration
+ *   POST /v2/models/M[/versions/V]/infer      JSON and binary tensors
+ *   POST /v2/repository/index
+ *   POST /v2/repository/models/M/load, .../unload
+ *
+ * One thread per connection (libmicrohttpd's), so a request waits for its
+ * result on its own thread while the scheduler batches it with others; a
+ * slow client holds only its own thread, up to the connection timeout.
+ * Every error is a JSON {"error": "..."} with a 4xx/5xx status.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "http.h"
+
+struct conn {
+	char *body;
+	size_t len, cap;
+	int too_large;
+	int counted;
+};
+
+static enum MHD_Result send_body(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+				 char *body, size_t len, const char *type, size_t json_len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result rc;
+	char n[32];
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (json_len != len) {
+		snprintf(n, sizeof(n), "%zu", json_len);
+		MHD_add_response_header(r, "Inference-Header-Content-Length", n);
+	}
+	if (atomic_load(&h->draining))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	if (status >= 100 && status < 600)
+		atomic_fetch_add(&h->answered[status / 100], 1);
+	return rc;
+}
+
+static enum MHD_Result send_json(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+				 json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+
+	json_decref(j);
+	if (!text)
+		return MHD_NO;
+	return send_body(h, c, status, text, strlen(text), "application/json", strlen(text));
+}
+
+static enum MHD_Result send_error(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+				  const char *msg)
+{
+	if (h->log_verbose)
+		fprintf(stderr, "ipu-serve: %u: %s\n", status, msg);
+	return send_json(h, c, status, json_pack("{s:s}", "error", msg));
+}
+
+/* "M", "M/versions/V" with a tail; NULL tail if the path ends there. */
+struct route {
+	char model[512];
+	int64_t version;		/* -1: not given */
+	const char *tail;		/* after "M[/versions/V]", "" or "/ready" ... */
+};
+
+static int parse_model_path(const char *p, struct route *rt, char *err, size_t errlen)
+{
+	const char *slash = strchr(p, '/');
+	size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+	rt->version = -1;
+	if (!n || n >= sizeof(rt->model)) {
+		snprintf(err, errlen, "no model name in the path");
+		return -1;
+	}
+	memcpy(rt->model, p, n);
+	rt->model[n] = 0;
+	p += n;
+	if (!strncmp(p, "/versions/", 10)) {
+		char *end;
+		long long v;
+
+		p += 10;
+		if (*p < '0' || *p > '9') {
+			snprintf(err, errlen, "version must be a whole number");
+			return -1;
+		}
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (errno || (*end && *end != '/')) {
+			snprintf(err, errlen, "version must be a whole number");
+			return -1;
+		}
+		rt->version = v;
+		p = end;
+	}
+	rt->tail = p;
+	return 0;
+}
+
+static json_t *tensor_meta(const struct ipurt_tensor *t, uint32_t bdim, int batched)
+{
+	json_t *shape = json_array();
+	uint32_t d;
+
+	for (d = 0; shape && d < t->rank; d++)
+		json_array_append_new(shape, json_integer(batched && d == bdim ? -1 : (json_int_t)t->dims[d]));
+	return json_pack("{s:s,s:s,s:o}", "name", t->name, "datatype", srv_dtype_to_v2(t->dtype),
+			 "shape", shape);
+}
+
+static enum MHD_Result model_metadata(struct srv_http *h, struct MHD_Connection *c,
+				      const struct route *rt, int config)
+{
+	struct srv_model *vers[SRV_MAX_VERSIONS], *m;
+	struct ipurt_tensor io[SRV_MAX_IO];
+	uint32_t bdim[SRV_MAX_IO], nin, i, nv;
+	char err[SRV_ERR], v[32];
+	json_t *j, *versions, *ins, *outs;
+	int nio;
+
+	m = srv_repo_get(h->repo, rt->model, rt->version, err, sizeof(err));
+	if (!m)
+		return send_error(h, c, 404, err);
+	nio = ipurt_runner_io(srv_model_runner(m), -1, 0, io, bdim, SRV_MAX_IO, &nin);
+	versions = json_array();
+	nv = srv_repo_versions(h->repo, rt->model, vers, SRV_MAX_VERSIONS);
+	for (i = 0; i < nv; i++) {
+		snprintf(v, sizeof(v), "%lld", (long long)vers[i]->version);
+		json_array_append_new(versions, json_string(v));
+		srv_repo_put(h->repo, vers[i]);
+	}
+	ins = json_array();
+	outs = json_array();
+	for (i = 0; nio > 0 && i < (uint32_t)nio; i++)
+		json_array_append_new(i < nin ? ins : outs,
+				      tensor_meta(&io[i], bdim[i], m->max_batch && bdim[i] != IPUEF_NO_BATCH_DIM));
+	if (!config) {
+		j = json_pack("{s:s,s:o,s:s,s:o,s:o}", "name", m->name, "versions", versions, "platform",
+			      "ipu_ipuef", "inputs", ins, "outputs", outs);
+	} else {
+		json_t *dyn = NULL, *pol;
+
+		json_decref(versions);
+		if (m->cfg.dynamic_batching) {
+			json_t *pref = json_array();
+
+			for (i = 0; i < m->cfg.num_preferred; i++)
+				json_array_append_new(pref, json_integer((json_int_t)m->cfg.preferred[i]));
+			dyn = json_pack("{s:o,s:I,s:{s:I}}", "preferred_batch_size", pref,
+					"max_queue_delay_microseconds", (json_int_t)m->cfg.max_queue_delay_us,
+					"default_queue_policy", "max_queue_size", (json_int_t)m->max_queue);
+		}
+		if (m->cfg.policy == SRV_POLICY_ALL) {
+			pol = json_pack("{s:{}}", "all");
+		} else if (m->cfg.policy == SRV_POLICY_LATEST) {
+			pol = json_pack("{s:{s:i}}", "latest", "num_versions", (int)m->cfg.latest_n);
+		} else {
+			json_t *l = json_array();
+
+			for (i = 0; i < m->cfg.num_versions; i++)
+				json_array_append_new(l, json_integer((json_int_t)m->cfg.versions[i]));
+			pol = json_pack("{s:{s:o}}", "specific", "versions", l);
+		}
+		j = json_pack("{s:s,s:s,s:I,s:[{s:i,s:s}],s:o,s:o,s:o,s:b,s:I}", "name", m->name,
+			      "platform", "ipu_ipuef", "max_batch_size", (json_int_t)m->max_batch,
+			      "instance_group", "count", (int)m->num_instances, "kind", "KIND_IPU",
+			      "version_policy", pol, "input", ins, "output", outs, "fused", m->fused,
+			      "max_queue_size", (json_int_t)m->max_queue);
+		if (j && dyn)
+			json_object_set_new(j, "dynamic_batching", dyn);
+		else
+			json_decref(dyn);
+	}
+	srv_repo_put(h->repo, m);
+	return send_json(h, c, 200, j);
+}
+
+static unsigned status_of_runtime(int rc)
+{
+	switch (rc) {
+	case IPURT_E_NAME:
+	case IPURT_E_DTYPE:
+	case IPURT_E_SHAPE:
+	case IPURT_E_MISSING:
+	case IPURT_E_BATCH:
+	case IPURT_E_INVAL:
+		return 400;
+	case IPURT_E_BUSY:
+	case IPURT_E_CLOSED:
+		return 503;
+	case IPURT_E_TIMEOUT:
+	case IPURT_E_CANCELLED:
+		return 504;
+	default:
+		return 500;
+	}
+}
+
+static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const struct route *rt,
+			     struct conn *cn)
+{
+	const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
+	size_t json_len = cn->len, len = 0, jl = 0;
+	struct srv_request *req;
+	struct srv_model *m;
+	char err[SRV_ERR], *out = NULL;
+	int rc;
+
+	if (hl) {
+		unsigned long long v;
+		char *end;
+
+		errno = 0;
+		v = strtoull(hl, &end, 10);
+		if (*hl < '0' || *hl > '9' || *end || errno || v > cn->len) {
+			snprintf(err, sizeof(err),
+				 "Inference-Header-Content-Length '%.40s' is not a length within the body (%zu bytes)",
+				 hl, cn->len);
+			return send_error(h, c, 400, err);
+		}
+		json_len = (size_t)v;
+	}
+	m = srv_repo_get(h->repo, rt->model, rt->version, err, sizeof(err));
+	if (!m)
+		return send_error(h, c, 404, err);
+	req = srv_request_new();
+	if (!req) {
+		srv_repo_put(h->repo, m);
+		return send_error(h, c, 500, "out of memory");
+	}
+	rc = srv_request_parse(m, cn->body ? cn->body : "", cn->len, json_len, req, err, sizeof(err));
+	if (!rc)
+		rc = srv_model_submit(m, req, err, sizeof(err));
+	if (rc) {
+		srv_request_free(req);
+		srv_repo_put(h->repo, m);
+		return send_error(h, c, (unsigned)rc, err);
+	}
+	srv_model_wait(m, req);
+	if (req->status) {
+		char msg[SRV_ERR + 64];
+
+		snprintf(msg, sizeof(msg), "%s: %s", ipurt_err_name(req->status), req->err);
+		rc = (int)status_of_runtime(req->status);
+		srv_request_free(req);
+		srv_repo_put(h->repo, m);
+		return send_error(h, c, (unsigned)rc, msg);
+	}
+	rc = srv_response_build(m, req, &out, &len, &jl, err, sizeof(err));
+	srv_request_free(req);
+	srv_repo_put(h->repo, m);
+	if (rc)
+		return send_error(h, c, (unsigned)rc, err);
+	return send_body(h, c, 200, out, len, jl == len ? "application/json" : "application/octet-stream",
+			 jl);
+}
+
+static enum MHD_Result repository(struct srv_http *h, struct MHD_Connection *c, const char *p,
+				  struct conn *cn)
+{
+	char err[SRV_ERR];
+	int rc;
+
+	if (!strcmp(p, "index")) {
+		json_t *body = cn->len ? json_loadb(cn->body, cn->len, 0, NULL) : NULL;
+		int ready = json_is_true(json_object_get(body, "ready"));
+		char *text;
+
+		if (cn->len && !json_is_object(body)) {
+			json_decref(body);
+			return send_error(h, c, 400, "the index request body must be a JSON object");
+		}
+		json_decref(body);
+		text = srv_repo_index_json(h->repo, ready);
+		if (!text)
+			return send_error(h, c, 500, "out of memory");
+		return send_body(h, c, 200, text, strlen(text), "application/json", strlen(text));
+	}
+	if (!strncmp(p, "models/", 7)) {
+		const char *name = p + 7, *slash = strrchr(name, '/');
+		char model[512];
+
+		if (!slash || slash == name || (size_t)(slash - name) >= sizeof(model) ||
+		    (strcmp(slash, "/load") && strcmp(slash, "/unload")))
+			return send_error(h, c, 404, "use /v2/repository/models/MODEL/load or .../unload");
+		memcpy(model, name, (size_t)(slash - name));
+		model[slash - name] = 0;
+		if (!h->explicit_control)
+			return send_error(h, c, 403,
+					  "model control is off: start ipu-serve with --model-control-mode=explicit "
+					  "to load and unload models through the API");
+		if (cn->len) {
+			json_t *body = json_loadb(cn->body, cn->len, 0, NULL);
+			int ok = json_is_object(body);
+
+			json_decref(body);
+			if (!ok)
+				return send_error(h, c, 400, "the request body must be a JSON object");
+		}
+		rc = !strcmp(slash, "/load") ? srv_repo_load(h->repo, model, err, sizeof(err))
+					     : srv_repo_unload(h->repo, model, err, sizeof(err));
+		if (rc)
+			return send_error(h, c, (unsigned)rc, err);
+		return send_body(h, c, 200, strdup(""), 0, "application/json", 0);
+	}
+	return send_error(h, c, 404, "unknown repository endpoint");
+}
+
+static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const char *url,
+			     const char *method, struct conn *cn)
+{
+	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+	struct route rt;
+	char err[SRV_ERR];
+
+	if (!strcmp(url, "/v2/health/live"))
+		return get ? send_json(h, c, 200, json_pack("{s:b}", "live", 1))
+			   : send_error(h, c, 405, "use GET");
+	if (!strcmp(url, "/v2/health/ready")) {
+		int ready = !atomic_load(&h->draining);
+
+		if (!get)
+			return send_error(h, c, 405, "use GET");
+		return send_json(h, c, ready ? 200 : 503, json_pack("{s:b}", "ready", ready));
+	}
+	if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
+		if (!get)
+			return send_error(h, c, 405, "use GET");
+		return send_json(h, c, 200,
+				 json_pack("{s:s,s:s,s:[s,s]}", "name", "ipu-serve", "version",
+					   IPU_STACK_VERSION, "extensions", "binary_tensor_data",
+					   "model_repository"));
+	}
+	if (!strncmp(url, "/v2/repository/", 15)) {
+		if (!post)
+			return send_error(h, c, 405, "use POST");
+		return repository(h, c, url + 15, cn);
+	}
+	if (!strncmp(url, "/v2/models/", 11)) {
+		if (parse_model_path(url + 11, &rt, err, sizeof(err)))
+			return send_error(h, c, 400, err);
+		if (!strcmp(rt.tail, "/infer")) {
+			if (!post)
+				return send_error(h, c, 405, "use POST for infer");
+			if (atomic_load(&h->draining))
+				return send_error(h, c, 503, "the server is shutting down");
+			return infer(h, c, &rt, cn);
+		}
+		if (!get)
+			return send_error(h, c, 405, "use GET");
+		if (!*rt.tail || !strcmp(rt.tail, "/"))
+			return model_metadata(h, c, &rt, 0);
+		if (!strcmp(rt.tail, "/config"))
+			return model_metadata(h, c, &rt, 1);
+		if (!strcmp(rt.tail, "/ready")) {
+			struct srv_model *m = srv_repo_get(h->repo, rt.model, rt.version, err, sizeof(err));
+
+			if (!m)
+				return send_error(h, c, 400, err);
+			srv_repo_put(h->repo, m);
+			return send_json(h, c, 200, json_pack("{s:s,s:b}", "name", rt.model, "ready", 1));
+		}
+	}
+	return send_error(h, c, 404, "no such endpoint (see Documentation/serving.md)");
+}
+
+static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const char *url,
+				   const char *method, const char *version, const char *upload,
+				   size_t *upload_size, void **con_cls)
+{
+	struct srv_http *h = cls;
+	struct conn *cn = *con_cls;
+	char err[SRV_ERR];
+
+	(void)version;
+	if (!cn) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+		cn = calloc(1, sizeof(*cn));
+		if (!cn)
+			return MHD_NO;
+		*con_cls = cn;
+		cn->counted = 1;
+		atomic_fetch_add(&h->inflight, 1);
+		if (cl && strtoull(cl, NULL, 10) > h->max_body) {
+			snprintf(err, sizeof(err), "request body of %.30s bytes exceeds the limit of %zu "
+				 "(--max-body-size)", cl, h->max_body);
+			return send_error(h, c, 413, err);
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+
+		*upload_size = 0;
+		if (cn->too_large || cn->len + n > h->max_body) {
+			cn->too_large = 1; /* chunked: discard the rest, answer at the end */
+			return MHD_YES;
+		}
+		if (cn->len + n > cn->cap) {
+			size_t cap = cn->cap ? cn->cap : 16384;
+			char *b;
+
+			while (cap < cn->len + n)
+				cap *= 2;
+			if (cap > h->max_body)
+				cap = h->max_body;
+			b = realloc(cn->body, cap);
+			if (!b)
+				return MHD_NO;
+			cn->body = b;
+			cn->cap = cap;
+		}
+		memcpy(cn->body + cn->len, upload, n);
+		cn->len += n;
+		return MHD_YES;
+	}
+	if (cn->too_large) {
+		snprintf(err, sizeof(err), "request body exceeds the limit of %zu bytes (--max-body-size)",
+			 h->max_body);
+		return send_error(h, c, 413, err);
+	}
+	return route(h, c, url, method, cn);
+}
+
+static void api_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			  enum MHD_RequestTerminationCode toe)
+{
+	struct srv_http *h = cls;
+	struct conn *cn = *con_cls;
+
+	(void)c;
+	(void)toe;
+	if (!cn)
+		return;
+	if (cn->counted)
+		atomic_fetch_sub(&h->inflight, 1);
+	free(cn->body);
+	free(cn);
+	*con_cls = NULL;
+}
+
+static enum MHD_Result metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
+				       const char *method, const char *version, const char *upload,
+				       size_t *upload_size, void **con_cls)
+{
+	struct srv_http *h = cls;
+	static const char marker;
+	char *page;
+	size_t len;
+
+	(void)version;
+	(void)upload;
+	if (!*con_cls) {
+		*con_cls = (void *)&marker; /* the first call only sees the headers */
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(url, "/metrics"))
+		return send_error(h, c, 404, "metrics are at /metrics");
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return send_error(h, c, 405, "use GET");
+	page = srv_metrics_page(h->repo, &len);
+	if (!page)
+		return send_error(h, c, 500, "out of memory");
+	return send_body(h, c, 200, page, len, "text/plain; version=0.0.4; charset=utf-8", len);
+}
+
+static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCallback fn, void *cls,
+				MHD_RequestCompletedCallback done, unsigned timeout, int *bound,
+				char *err, size_t errlen)
+{
+	struct sockaddr_in sa;
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *info;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		snprintf(err, errlen, "'%s' is not an IPv4 address", addr);
+		return NULL;
+	}
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+			     (uint16_t)port, NULL, NULL, fn, cls,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+			     MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+			     done ? MHD_OPTION_NOTIFY_COMPLETED : MHD_OPTION_END, done, cls,
+			     MHD_OPTION_END);
+	if (!d) {
+		snprintf(err, errlen, "cannot listen on %s:%d (in use? see the message above)", addr, port);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	*bound = info ? (int)info->port : port;
+	return d;
+}
+
+int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_port,
+		   unsigned connection_timeout_s, struct MHD_Daemon **api,
+		   struct MHD_Daemon **metrics, int *api_port_out, int *metrics_port_out,
+		   char *err, size_t errlen)
+{
+	*metrics = NULL;
+	*api = start(addr, port, api_handler, h, api_completed, connection_timeout_s, api_port_out,
+		     err, errlen);
+	if (!*api)
+		return -1;
+	if (metrics_port < 0)
+		return 0;
+	*metrics = start(addr, metrics_port, metrics_handler, h, NULL, connection_timeout_s,
+			 metrics_port_out, err, errlen);
+	if (!*metrics) {
+		MHD_stop_daemon(*api);
+		*api = NULL;
+		return -1;
+	}
+	return 0;
+}

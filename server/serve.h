@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.h - the parts of ipu-serve and how they meet.
+ *
+ *   repository.c   the model repository (Triton layout), versions, load and
+ *                  unload; hands out counted references to loaded versions
+ *   model_config.c config.yaml (Triton's field names) read with libyaml
+ *   scheduler.c    one queue per model version, one worker per instance
+ *                  (a ModelRunner on its own device), dynamic batching
+ *   batch.c        merging requests along the batch dimension and splitting
+ *                  the results back
+ *   infer_request.c / infer_response.c  the v2 protocol's infer bodies
+ *                  (JSON and the binary tensor data extension) via jansson
+ *   http.c         the endpoints over libmicrohttpd
+ *   metrics.c      Prometheus' text format
+ *   main.c         options, start, SIGTERM drain
+ */
+#ifndef IPU_SERVE_H
+#define IPU_SERVE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipu/runtime.h"
+
+#define SRV_MAX_IO 64
+#define SRV_ERR 512
+#define SRV_MAX_VERSIONS 64
+#define SRV_MAX_PREFERRED 16
+
+/* ------------------------------------------------------------------ */
+/* config.yaml                                                          */
+/* ------------------------------------------------------------------ */
+
+enum srv_version_policy {
+	SRV_POLICY_LATEST = 0,
+	SRV_POLICY_ALL = 1,
+	SRV_POLICY_SPECIFIC = 2,
+};
+
+struct srv_model_config {
+	int has_max_batch_size;
+	int64_t max_batch_size;		/* Triton: 0 = no batching */
+	int dynamic_batching;		/* the block is present */
+	uint64_t preferred[SRV_MAX_PREFERRED];
+	uint32_t num_preferred;
+	uint64_t max_queue_delay_us;
+	int has_max_queue_size;
+	uint64_t max_queue_size;
+	uint32_t instance_count;	/* sum over instance_group */
+	enum srv_version_policy policy;
+	uint32_t latest_n;
+	int64_t versions[SRV_MAX_VERSIONS];
+	uint32_t num_versions;
+};
+
+void srv_model_config_init(struct srv_model_config *c);
+/*
+ * Read <dir>/config.yaml if it exists (absent: defaults, returns 0).
+ * `model` is the folder's name; a `name:` field must equal it.
+ */
+int srv_model_config_read(const char *dir, const char *model, struct srv_model_config *c,
+			  char *err, size_t errlen);
+/* Same from a YAML text (for the tests). */
+int srv_model_config_parse(const char *text, size_t len, const char *model,
+			   struct srv_model_config *c, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Protocol data types                                                  */
+/* ------------------------------------------------------------------ */
+
+/* "FP32", "INT64", ... for an enum ipurt_dtype, or NULL. */
+const char *srv_dtype_to_v2(uint32_t dt);
+/* IPURT_DT_INVALID if the runtime has no such type. */
+uint32_t srv_dtype_from_v2(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Requests                                                             */
+/* ------------------------------------------------------------------ */
+
+struct srv_model;
+
+/* One infer request from parse to response. */
+struct srv_request {
+	char *id;			/* the client's "id", or NULL */
+	int subgraph;			/* fused models: K of graphK/..., else -1 */
+	uint64_t rows;			/* along the batch dim; 0: unbatched model */
+	uint32_t nin, nout;		/* all outputs of the subgraph are computed */
+	struct ipurt_tensor in[SRV_MAX_IO], out[SRV_MAX_IO];
+	uint32_t in_bdim[SRV_MAX_IO], out_bdim[SRV_MAX_IO];
+	void *in_owned[SRV_MAX_IO];	/* JSON-decoded inputs; binary ones point into the body */
+	/* what the client asked back: out index, binary or JSON */
+	uint32_t nreq;
+	uint32_t req_out[SRV_MAX_IO];
+	int req_binary[SRV_MAX_IO];
+	int binary_default;
+
+	/* scheduling */
+	struct srv_request *next;
+	uint64_t t_enqueue_ns, t_start_ns, t_done_ns;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+	int status;			/* 0 or a negative ipurt code */
+	char err[SRV_ERR];
+};
+
+/* Monotonic time in nanoseconds. */
+uint64_t srv_now_ns(void);
+
+struct srv_request *srv_request_new(void);
+void srv_request_free(struct srv_request *r);
+
+/*
+ * Fill req from an infer body: json_len bytes of JSON, then the binary
+ * tensor data (total len).  Validates names, datatypes and shapes against
+ * the model and allocates the outputs.  On failure returns an HTTP status
+ * (400 ...) with the message in err.
+ */
+int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t json_len,
+		      struct srv_request *req, char *err, size_t errlen);
+
+/*
+ * The response body of a finished request: JSON only, or the JSON header
+ * followed by binary outputs (*json_len < *len then).  Returns 0 or an
+ * HTTP status with err.  *out is malloc'd.
+ */
+int srv_response_build(struct srv_model *m, const struct srv_request *req, char **out,
+		       size_t *len, size_t *json_len, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Models and their schedulers                                          */
+/* ------------------------------------------------------------------ */
+
+#define SRV_HIST_BUCKETS 14
+
+struct srv_metrics {
+	uint64_t success, failure;	/* requests */
+	uint64_t inferences;		/* rows (or requests of an unbatched model) */
+	uint64_t executions;		/* runs of the runner (batches) */
+	uint64_t queue_ns, compute_ns, request_ns;
+	uint64_t modelled_cycles;
+	uint64_t hist[SRV_HIST_BUCKETS + 1];	/* request duration, last = +Inf */
+	double hist_sum_s;
+	uint64_t batch_rows_max;	/* the largest batch formed */
+};
+
+extern const double srv_hist_bounds[SRV_HIST_BUCKETS];
+
+struct srv_instance;
+
+/* One loaded version of a model. */
+struct srv_model {
+	char *name;
+	int64_t version;
+	char *path;
+	struct ipuef_file *file;
+	struct srv_model_config cfg;
+	int fused;
+	uint32_t batch_dim;		/* IPURT_NO_BATCHING_DIM: not batched */
+	uint64_t compiled_batch;
+	uint64_t max_batch;		/* effective max_batch_size (0: none) */
+	uint64_t max_queue;
+	/* every batched anchor has the same rows: requests can be merged */
+	int mergeable;
+
+	uint32_t num_instances;
+	struct srv_instance *inst;
+
+	pthread_mutex_t lock;		/* queue, metrics, refs */
+	pthread_cond_t cond;
+	struct srv_request *head, *tail;
+	uint32_t queued;
+	uint32_t executing;
+	int stopping;
+	int forming;			/* a worker is gathering a batch */
+	uint32_t forming_n;		/* requests in that batch so far */
+	int refs;
+	struct srv_metrics met;
+	int log_verbose;
+};
+
+struct srv_load_opts {
+	const char *device;		/* NULL: in-process, sized to the model */
+	struct ipurt_device_manager *dm;/* shared when a device list is given */
+	uint64_t exec_timeout_ns;
+	uint64_t default_max_queue;
+	int log_verbose;
+};
+
+/* Open a version and start its instances. */
+int srv_model_create(const char *name, int64_t version, const char *path,
+		     const struct srv_model_config *cfg, const struct srv_load_opts *o,
+		     struct srv_model **out, char *err, size_t errlen);
+/* Stop its workers (after the queue drained) and free it. */
+void srv_model_destroy(struct srv_model *m);
+/* A runner of the model, for metadata (instance 0). */
+struct ipurt_runner *srv_model_runner(struct srv_model *m);
+
+/*
+ * Queue a parsed request; 503 if the queue is full, 0 when queued.
+ * srv_model_wait blocks until the request is done.
+ */
+int srv_model_submit(struct srv_model *m, struct srv_request *req, char *err, size_t errlen);
+void srv_model_wait(struct srv_model *m, struct srv_request *req);
+/* Copy of the metrics and gauges under the lock. */
+void srv_model_metrics(struct srv_model *m, struct srv_metrics *out, uint32_t *queued,
+		       uint32_t *executing);
+
+/* ------------------------------------------------------------------ */
+/* Repository                                                           */
+/* ------------------------------------------------------------------ */
+
+struct srv_repo;
+
+enum srv_state {
+	SRV_UNAVAILABLE = 0,
+	SRV_LOADING = 1,
+	SRV_READY = 2,
+	SRV_UNLOADING = 3,
+};
+const char *srv_state_name(enum srv_state s);
+
+int srv_repo_create(const char *dir, const struct srv_load_opts *o, struct srv_repo **out,
+		    char *err, size_t errlen);
+void srv_repo_destroy(struct srv_repo *r);
+/* Load (or reload) a model's versions; 0 or an HTTP status with err. */
+int srv_repo_load(struct srv_repo *r, const char *name, char *err, size_t errlen);
+int srv_repo_unload(struct srv_repo *r, const char *name, char *err, size_t errlen);
+/* Every model folder of the repository. */
+int srv_repo_load_all(struct srv_repo *r, char *err, size_t errlen);
+/*
+ * A counted reference to a loaded version (version < 0: the highest
+ * loaded), or NULL with a 404 message.  Release with srv_repo_put.
+ */
+struct srv_model *srv_repo_get(struct srv_repo *r, const char *name, int64_t version,
+			       char *err, size_t errlen);
+void srv_repo_put(struct srv_repo *r, struct srv_model *m);
+/* The loaded versions of a model, ascending (references; put each). */
+uint32_t srv_repo_versions(struct srv_repo *r, const char *name, struct srv_model **out,
+			   uint32_t max);
+
+/* The index (every folder, with state and reason) as a JSON array text. */
+char *srv_repo_index_json(struct srv_repo *r, int ready_only);
+/* Every loaded version, for the metrics page (references; put each). */
+uint32_t srv_repo_all(struct srv_repo *r, struct srv_model **out, uint32_t max);
+
+/* ------------------------------------------------------------------ */
+/* Metrics                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The Prometheus text page (malloc'd) of every loaded version. */
+char *srv_metrics_page(struct srv_repo *r, size_t *len);
+
+#endif /* IPU_SERVE_H */

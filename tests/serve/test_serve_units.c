@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_serve_units.c - ipu-serve's pieces without HTTP: config.yaml with
+ * Triton's fields (and its refusals, naming field and line), merging and
+ * splitting batches along any dimension against an index-by-index
+ * reference, the v2 datatype names.  Runs under ASan+UBSan in make check.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "harness.h"
+#include "serve.h"
+
+static int parse(const char *y, struct srv_model_config *c, char *err)
+{
+	return srv_model_config_parse(y, strlen(y), "m", c, err, SRV_ERR);
+}
+
+TEST(config_full)
+{
+	struct srv_model_config c;
+	char err[SRV_ERR];
+	const char *y =
+		"name: m\n"
+		"backend: ipu\n"
+		"max_batch_size: 16\n"
+		"dynamic_batching:\n"
+		"  preferred_batch_size: [4, 8]\n"
+		"  max_queue_delay_microseconds: 500\n"
+		"  default_queue_policy: { max_queue_size: 7 }\n"
+		"instance_group:\n"
+		"  - count: 2\n"
+		"    kind: KIND_AUTO\n"
+		"  - { count: 1 }\n"
+		"version_policy: { specific: { versions: [3, 1] } }\n";
+
+	REQUIRE(parse(y, &c, err) == 0);
+	CHECK(c.has_max_batch_size && c.max_batch_size == 16);
+	CHECK(c.dynamic_batching);
+	CHECK_EQ_INT(c.num_preferred, 2);
+	CHECK_EQ_INT(c.preferred[1], 8);
+	CHECK_EQ_INT(c.max_queue_delay_us, 500);
+	CHECK(c.has_max_queue_size && c.max_queue_size == 7);
+	CHECK_EQ_INT(c.instance_count, 3);
+	CHECK_EQ_INT(c.policy, SRV_POLICY_SPECIFIC);
+	CHECK_EQ_INT(c.num_versions, 2);
+	CHECK_EQ_INT(c.versions[0], 3);
+}
+
+TEST(config_defaults)
+{
+	struct srv_model_config c;
+	char err[SRV_ERR];
+
+	REQUIRE(parse("", &c, err) == 0);
+	CHECK(!c.has_max_batch_size && !c.dynamic_batching);
+	CHECK_EQ_INT(c.instance_count, 1);
+	CHECK_EQ_INT(c.policy, SRV_POLICY_LATEST);
+	CHECK_EQ_INT(c.latest_n, 1);
+	REQUIRE(parse("dynamic_batching:\nversion_policy: { all: {} }\n", &c, err) == 0);
+	CHECK(c.dynamic_batching);
+	CHECK_EQ_INT(c.policy, SRV_POLICY_ALL);
+	REQUIRE(parse("version_policy:\n  latest:\n    num_versions: 3\n", &c, err) == 0);
+	CHECK_EQ_INT(c.latest_n, 3);
+}
+
+TEST(config_refusals)
+{
+	static const struct {
+		const char *yaml, *msg;
+	} cases[] = {
+		{ "max_batch_sise: 4\n", "line 1: unknown field 'max_batch_sise'" },
+		{ "max_batch_size: -1\n", "max_batch_size must be a whole number" },
+		{ "max_batch_size: 4x\n", "got '4x'" },
+		{ "max_batch_size: 99999999999999999999999\n", "whole number" },
+		{ "name: other\n", "differs from the model's folder 'm'" },
+		{ "backend: onnxruntime\n", "ipu-serve runs .ipuef models" },
+		{ "dynamic_batching: 5\n", "dynamic_batching must be a mapping" },
+		{ "dynamic_batching: { preferred_batch_size: [0] }\n", "at least 1" },
+		{ "dynamic_batching: { delay: 1 }\n", "dynamic_batching: unknown field 'delay'" },
+		{ "instance_group: [ { count: 0 } ]\n", "count must be at least 1" },
+		{ "instance_group: [ { kind: KIND_GPU } ]\n", "KIND_GPU" },
+		{ "instance_group: { count: 1 }\n", "instance_group must be a list" },
+		{ "version_policy: { newest: {} }\n", "unknown policy 'newest'" },
+		{ "version_policy: { latest: {}, all: {} }\n", "exactly one" },
+		{ "version_policy: { specific: { versions: [] } }\n", "needs versions" },
+		{ "a: [\n", "line" },
+		{ "- 1\n- 2\n", "must be a mapping" },
+	};
+	struct srv_model_config c;
+	char err[SRV_ERR];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = 0;
+		CHECK_MSG(parse(cases[i].yaml, &c, err) != 0, "accepted: %s", cases[i].yaml);
+		CHECK_MSG(strstr(err, cases[i].msg) != NULL, "'%s' -> '%s', want '%s'", cases[i].yaml,
+			  err, cases[i].msg);
+	}
+}
+
+TEST(batch_roundtrip_any_dim)
+{
+	/* rank-3 tensors [2, 4, 3] with rows along dim 0, 1 or 2 */
+	static const uint64_t rows[] = { 1, 3, 2, 5 };
+	uint32_t bd, n = 4, j;
+
+	for (bd = 0; bd < 3; bd++) {
+		uint64_t total = 0, off, base[3] = { 2, 4, 3 };
+		struct ipurt_tensor parts[4], merged;
+		int32_t *m;
+
+		for (j = 0; j < n; j++)
+			total += rows[j];
+		memset(&merged, 0, sizeof(merged));
+		merged.dtype = IPURT_DT_I32;
+		merged.rank = 3;
+		memcpy(merged.dims, base, sizeof(base));
+		merged.dims[bd] = total;
+		m = calloc(srv_tensor_bytes(&merged) / 4, 4);
+		REQUIRE(m);
+		for (j = 0; j < n; j++) {
+			uint64_t i, cnt;
+
+			parts[j] = merged;
+			parts[j].dims[bd] = rows[j];
+			cnt = srv_tensor_bytes(&parts[j]) / 4;
+			parts[j].data = malloc(cnt * 4);
+			REQUIRE(parts[j].data);
+			for (i = 0; i < cnt; i++)
+				((int32_t *)parts[j].data)[i] = (int32_t)(j * 1000000 + i);
+		}
+		for (j = 0, off = 0; j < n; off += rows[j], j++)
+			srv_batch_gather(m, total, off, &parts[j], bd);
+		/* reference: element (a, b, c) of the merged tensor by coordinates */
+		{
+			uint64_t a, b, c, idx = 0, bad = 0;
+
+			for (a = 0; a < merged.dims[0]; a++)
+				for (b = 0; b < merged.dims[1]; b++)
+					for (c = 0; c < merged.dims[2]; c++, idx++) {
+						uint64_t co[3] = { a, b, c }, r = co[bd], p = 0, pi;
+
+						while (r >= rows[p])
+							r -= rows[p++];
+						co[bd] = r;
+						pi = (co[0] * parts[p].dims[1] + co[1]) * parts[p].dims[2] + co[2];
+						bad += m[idx] != (int32_t)(p * 1000000 + pi);
+					}
+			CHECK_MSG(bad == 0, "dim %u: %llu elements misplaced", bd, (unsigned long long)bad);
+		}
+		/* and back: scatter into fresh buffers gives each part its own values */
+		for (j = 0, off = 0; j < n; off += rows[j], j++) {
+			struct ipurt_tensor back = parts[j];
+			uint64_t cnt = srv_tensor_bytes(&back) / 4, i;
+
+			back.data = calloc(cnt, 4);
+			REQUIRE(back.data);
+			srv_batch_scatter(m, total, off, &back, bd);
+			for (i = 0; i < cnt; i++)
+				if (((int32_t *)back.data)[i] != ((int32_t *)parts[j].data)[i])
+					break;
+			CHECK_MSG(i == cnt, "dim %u part %u differs at %llu", bd, j, (unsigned long long)i);
+			free(back.data);
+			free(parts[j].data);
+		}
+		free(m);
+	}
+}
+
+TEST(dtype_names)
+{
+	uint32_t dt;
+
+	for (dt = 1; dt < IPURT_DT_COUNT; dt++) {
+		const char *n = srv_dtype_to_v2(dt);
+
+		REQUIRE(n);
+		CHECK_EQ_INT(srv_dtype_from_v2(n), dt);
+	}
+	CHECK_EQ_INT(srv_dtype_from_v2("FP64"), IPURT_DT_INVALID);
+	CHECK_EQ_INT(srv_dtype_from_v2("BYTES"), IPURT_DT_INVALID);
+	CHECK_EQ_INT(srv_dtype_from_v2("fp32"), IPURT_DT_INVALID);
+	CHECK(srv_dtype_to_v2(0) == NULL);
+}
+
+int main(int argc, char **argv)
+{
+	TH_INIT(argc, argv);
+	RUN(config_full);
+	RUN(config_defaults);
+	RUN(config_refusals);
+	RUN(batch_roundtrip_any_dim);
+	RUN(dtype_names);
+	return TH_DONE();
+}
