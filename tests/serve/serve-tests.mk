@@ -15,3 +15,9 @@ $(BUILD)/tests/serve/test_serve_units: $(BUILD)/tests/serve/test_serve_units.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_units
+
+# Debian's Prometheus scrapes ipu-serve; counters read back through its API.
+.PHONY: check-serve-prometheus
+check-serve-prometheus: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_prometheus.py
+CHECKS += ;make -s check-serve-prometheus;
