@@ -21,3 +21,7 @@ TESTS += $(BUILD)/tests/serve/test_serve_units
 check-serve-prometheus: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_prometheus.py
 CHECKS += ;make -s check-serve-prometheus;
+
+# The same end-to-end run against the ASan+UBSan build of ipu-serve (its
+# HTTP, JSON and batching paths, and no leak at the SIGTERM exit).
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
