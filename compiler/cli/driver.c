@@ -203,7 +203,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
 	struct ipu_target t = { o->ipu_version, o->tiles, o->tile_mem, o->batch_axis,
 				(uint32_t)o->batch_size, o->verbose ? err : NULL,
-				o->max_tensor_size };
+				o->max_tensor_size, o->no_memory_reuse };
 	struct ipu_graph_stats st;
 
 	if (o->help) {

@@ -72,18 +72,23 @@ void ipuc_json_model(FILE *f, const char *path, const char *precision,
 
 void ipuc_json_stats(FILE *f, const struct ipu_graph_stats *s, uint32_t tiles)
 {
-	fprintf(f, "{\"tiles\": %u, \"tiles_used\": %u, \"mem_max\": %llu, \"mem_max_tile\": %u, \"mem_mean\": %llu, \"mem_total\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"copies\": %u, \"exchange_bytes\": %llu, \"streams\": %u, \"image_bytes\": %zu}",
+	fprintf(f, "{\"tiles\": %u, \"tiles_used\": %u, \"mem_max\": %llu, \"mem_max_tile\": %u, \"mem_mean\": %llu, \"mem_total\": %llu, \"memory_reuse\": %s, \"mem_max_no_reuse\": %llu, \"mem_max_no_reuse_tile\": %u, \"mem_total_no_reuse\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"copies\": %u, \"exchange_bytes\": %llu, \"streams\": %u, \"image_bytes\": %zu}",
 		tiles, s->tiles_used, (unsigned long long)s->mem_max, s->mem_max_tile,
 		(unsigned long long)(s->tiles_used ? s->mem_total / s->tiles_used : 0),
-		(unsigned long long)s->mem_total, s->compute_sets, s->vertices, s->exchanges,
+		(unsigned long long)s->mem_total, s->memory_reuse ? "true" : "false",
+		(unsigned long long)s->mem_max_no_reuse, s->mem_max_no_reuse_tile,
+		(unsigned long long)s->mem_total_no_reuse, s->compute_sets, s->vertices, s->exchanges,
 		s->copies, (unsigned long long)s->exchange_bytes, s->streams, s->image_bytes);
 }
 
 void ipuc_print_stats(FILE *f, const char *exe, const struct ipu_graph_stats *s,
 		      uint32_t tiles)
 {
-	fprintf(f, "ipu-compile: wrote %s (%zu bytes): %u of %u tiles, memory per tile max %llu (tile %u) mean %llu bytes, %u compute sets, %u vertices, %u exchanges moving %llu bytes\n",
+	fprintf(f, "ipu-compile: wrote %s (%zu bytes): %u of %u tiles, memory per tile max %llu (tile %u) mean %llu bytes (%s: max %llu mean %llu), %u compute sets, %u vertices, %u exchanges moving %llu bytes\n",
 		exe, s->image_bytes, s->tiles_used, tiles, (unsigned long long)s->mem_max, s->mem_max_tile,
 		(unsigned long long)(s->tiles_used ? s->mem_total / s->tiles_used : 0),
+		s->memory_reuse ? "with memory reuse; without" : "no memory reuse",
+		(unsigned long long)s->mem_max_no_reuse,
+		(unsigned long long)(s->tiles_used ? s->mem_total_no_reuse / s->tiles_used : 0),
 		s->compute_sets, s->vertices, s->exchanges, (unsigned long long)s->exchange_bytes);
 }

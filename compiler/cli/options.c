@@ -212,6 +212,9 @@ const char *ipuc_usage(void)
 "                             with the reference evaluator\n"
 "  --json                     print a JSON summary on stdout\n"
 "  --no-fusion                skip the fusion passes\n"
+"  --no-memory-reuse          give every tensor its own tile memory for the\n"
+"                             whole run (default: tensors whose values are\n"
+"                             not needed at the same time share memory)\n"
 "  -v, --verbose              per-pass statistics on stderr\n"
 "  --output-dir DIR           PopRT: folder for the outputs (created)\n"
 "  --output-model FILE        PopRT: write the converted ONNX model (in DIR)\n"
@@ -256,7 +259,7 @@ static const char *const poprt_unsupported[] = {
 
 enum {
 	O_HELP = 'h', O_VERBOSE = 'v', O_OUTPUT = 'o', O_LIST_OPS = 256, O_CHECK, O_JSON,
-	O_NO_FUSION, O_INPUT_MODEL, O_INPUT_SHAPE, O_BATCH_SIZE, O_BATCH_AXIS, O_PRECISION,
+	O_NO_FUSION, O_NO_MEMORY_REUSE, O_INPUT_MODEL, O_INPUT_SHAPE, O_BATCH_SIZE, O_BATCH_AXIS, O_PRECISION,
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED,
 };
@@ -274,6 +277,7 @@ static const struct option long_opts[] = {
 	{ "target", required_argument, NULL, O_TARGET },
 	OPT2("list-ops", "list_ops", no_argument, O_LIST_OPS),
 	OPT2("no-fusion", "no_fusion", no_argument, O_NO_FUSION),
+	OPT2("no-memory-reuse", "no_memory_reuse", no_argument, O_NO_MEMORY_REUSE),
 	OPT2("input-model", "input_model", required_argument, O_INPUT_MODEL),
 	OPT2("input-shape", "input_shape", required_argument, O_INPUT_SHAPE),
 	OPT2("batch-size", "batch_size", required_argument, O_BATCH_SIZE),
@@ -342,6 +346,7 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		case O_JSON: o->json = 1; break;
 		case O_VERBOSE: o->verbose = 1; break;
 		case O_NO_FUSION: o->no_fusion = 1; break;
+		case O_NO_MEMORY_REUSE: o->no_memory_reuse = 1; break;
 		case O_EXPORT_POPEF: o->export_popef = 1; break;
 		case O_INPUT_MODEL:
 			if (setstr(&o->model.input_model, v, e))

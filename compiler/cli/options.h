@@ -43,6 +43,7 @@ struct ipuc_options {
 	char *skip_ops[IPUC_MAX_SKIP];
 	int nskip;
 	int list_ops, check, json, help, version, verbose, no_fusion;
+	int no_memory_reuse;
 };
 
 void ipuc_options_init(struct ipuc_options *o);

@@ -124,6 +124,11 @@ int ipu_graph_fail(struct ipu_graph *g, const char *fmt, ...)
 	return g_fail(g, "%s", buf);
 }
 
+void ipu_graph_set_memory_reuse(struct ipu_graph *g, int on)
+{
+	g->reuse = !!on;
+}
+
 const char *ipu_graph_error(const struct ipu_graph *g)
 {
 	return g ? g->error : "no graph (out of memory)";

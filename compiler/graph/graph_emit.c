@@ -2,9 +2,8 @@
 /*
  * graph_emit.c - lay out tile memory and write the executable image.
  *
- * Memory layout is a per-tile bump allocation in tensor creation order,
- * each piece aligned to 16 bytes (vector loads) or its element size.  The
- * image is verified with the engine's own verifier before it is returned,
+ * Tile memory is laid out by graph_alloc.c (with or without reuse by
+ * liveness).  The image is verified with the engine's own verifier before it is returned,
  * so a builder bug surfaces here with the verifier's message rather than
  * on the device.
  */
@@ -13,9 +12,7 @@
 #include <string.h>
 
 #include "ipu/engine.h"
-#include "graph_internal.h"
-
-#define PIECE_ALIGN 16u
+#include "graph_alloc.h"
 
 struct buf {
 	uint8_t *p;
@@ -39,49 +36,6 @@ static int buf_add(struct ipu_graph *g, struct buf *b, const void *data, size_t 
 	if (len)
 		memcpy(b->p + b->n, data, len);
 	b->n += len;
-	return 0;
-}
-
-static int layout_memory(struct ipu_graph *g, uint64_t *used, struct ipu_graph_stats *st)
-{
-	uint32_t i, j;
-
-	for (i = 0; i < g->n_tensors; i++) {
-		struct g_tensor *t = &g->tensors[i];
-		uint64_t mapped = 0;
-
-		for (j = 0; j < t->niv; j++)
-			mapped += t->iv[j].end - t->iv[j].begin;
-		if (mapped != t->elems)
-			return g_fail(g, "tensor '%s': %llu of %llu elements are not mapped to a tile",
-				      t->name, (unsigned long long)(t->elems - mapped),
-				      (unsigned long long)t->elems);
-		for (j = 0; j < t->niv; j++) {
-			struct g_interval *iv = &t->iv[j];
-			uint64_t align = t->esize > PIECE_ALIGN ? t->esize : PIECE_ALIGN;
-			uint64_t off = (used[iv->tile] + align - 1) / align * align;
-			uint64_t bytes = (iv->end - iv->begin) * t->esize;
-
-			if (off + bytes > g->tile_mem)
-				return g_fail(g,
-					      "tile %u out of memory: tensor '%s' elements [%llu, %llu) need %llu bytes at offset %llu, tile has %u",
-					      iv->tile, t->name, (unsigned long long)iv->begin,
-					      (unsigned long long)iv->end, (unsigned long long)bytes,
-					      (unsigned long long)off, g->tile_mem);
-			iv->offset = (uint32_t)off;
-			used[iv->tile] = off + bytes;
-		}
-	}
-	for (i = 0; i < g->num_tiles; i++) {
-		if (!used[i])
-			continue;
-		st->tiles_used++;
-		st->mem_total += used[i];
-		if (used[i] > st->mem_max) {
-			st->mem_max = used[i];
-			st->mem_max_tile = i;
-		}
-	}
 	return 0;
 }
 
@@ -170,7 +124,6 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 	struct buf sec[NSEC + 1] = { { 0 } };
 	struct buf img = { 0 };
 	struct ipu_graph_stats st = { 0 };
-	uint64_t *used = NULL;
 	uint32_t *vorder = NULL;
 	uint32_t i, j, max_tile = 0, nsec = 0;
 	uint64_t tile_mem;
@@ -182,17 +135,17 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 		return -1;
 	if (!g->n_programs)
 		return g_fail(g, "no programs: add at least one with ipu_graph_add_program");
-	used = calloc(g->num_tiles, sizeof(*used));
 	vorder = malloc((g->n_vertices ? g->n_vertices : 1) * 2 * sizeof(*vorder));
-	if (!used || !vorder) {
+	if (!vorder) {
 		g_fail(g, "out of memory");
 		goto out;
 	}
-	if (layout_memory(g, used, &st))
+	if (g_layout(g, &st))
 		goto out;
-	for (i = 0; i < g->num_tiles; i++)
-		if (used[i])
-			max_tile = i;
+	for (i = 0; i < g->n_tensors; i++)
+		for (j = 0; j < g->tensors[i].niv; j++)
+			if (g->tensors[i].iv[j].tile > max_tile)
+				max_tile = g->tensors[i].iv[j].tile;
 
 	/* streams */
 	for (i = 0; i < g->n_streams; i++) {
@@ -422,7 +375,6 @@ out:
 	for (i = 0; i <= NSEC; i++)
 		free(sec[i].p);
 	free(img.p);
-	free(used);
 	free(vorder);
 	return rc;
 }

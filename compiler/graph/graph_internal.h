@@ -71,6 +71,7 @@ struct g_step {
 
 struct ipu_graph {
 	uint32_t num_tiles, tile_mem;
+	int reuse;		/* ipu_graph_set_memory_reuse */
 	char *error;
 
 	G_ARRAY(struct g_tensor, tensors);

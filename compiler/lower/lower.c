@@ -255,6 +255,8 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 
 	if (!used)
 		return ir_err(e, "out of memory");
+	/* values move only through streams, so tensors may share memory */
+	ipu_graph_set_memory_reuse(gb, !t->no_memory_reuse);
 	main_seq = ipu_step_sequence(gb);
 	if (main_seq == IPU_GRAPH_INVALID)
 		goto builder;
@@ -433,9 +435,10 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 	md.programs = &prog;
 	md.anchors = ipu_lower_anchors(&info, &md.num_anchors);
 	snprintf(summary, sizeof(summary),
-		 "{\"tiles_used\": %u, \"mem_max\": %llu, \"mem_total\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"exchange_bytes\": %llu}",
+		 "{\"tiles_used\": %u, \"mem_max\": %llu, \"mem_total\": %llu, \"mem_max_no_reuse\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"exchange_bytes\": %llu}",
 		 info.stats.tiles_used, (unsigned long long)info.stats.mem_max,
-		 (unsigned long long)info.stats.mem_total, info.stats.compute_sets,
+		 (unsigned long long)info.stats.mem_total,
+		 (unsigned long long)info.stats.mem_max_no_reuse, info.stats.compute_sets,
 		 info.stats.vertices, info.stats.exchanges,
 		 (unsigned long long)info.stats.exchange_bytes);
 	if (ipuef_writer_create(&w, err, sizeof(err)) ||

@@ -23,7 +23,11 @@ its message and counted as refused, not passed: --allow-refused lists the
 models whose refusal is known (the full set); any other refusal, and every
 wrong result, fails.
 
-Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE]
+With --compare-no-reuse every case is also compiled with
+--no-memory-reuse and its output must be bit-identical to the one with
+memory reuse.
+
+Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE] [--compare-no-reuse]
 Prints one line per case and ends with "zoo: N passed, N failed".
 """
 import argparse
@@ -169,11 +173,29 @@ def case(a, name, path, prec, ref, bound):
         return r
     mem = re.search(r"memory per tile max (\d+)", log)
     r["peak_tile_bytes"] = int(mem.group(1)) if mem else None
+    mem = re.search(r"without: max (\d+)", log)
+    r["peak_tile_bytes_no_reuse"] = int(mem.group(1)) if mem else None
     rc, log = run([os.path.join(a.bin, "ipu-run"), exe, "--input", "x=" + x, "--output",
                    "y=" + out, "--iterations", "0"], a.timeout)
     if rc:
         r.update(status="wrong", message="ipu-run failed: " + log.strip()[-300:])
         return r
+    if a.compare_no_reuse:
+        # memory reuse must not change a single bit of the result
+        exe2, out2 = exe + ".no-reuse", out + ".no-reuse.npy"
+        rc, log = run([os.path.join(a.bin, "ipu-compile"), path, "--precision", prec, "-o", exe2,
+                       "--no-memory-reuse"], a.timeout)
+        if not rc:
+            rc, log = run([os.path.join(a.bin, "ipu-run"), exe2, "--input", "x=" + x,
+                           "--output", "y=" + out2, "--iterations", "0"], a.timeout)
+        if rc:
+            r["same_without_reuse"] = "not compiled/run without reuse: " + log.strip()[-200:]
+        else:
+            r["same_without_reuse"] = bool(np.load(out).tobytes() == np.load(out2).tobytes())
+            os.unlink(exe2)
+            if not r["same_without_reuse"]:
+                r.update(status="wrong", message="the output differs from the one compiled with --no-memory-reuse")
+                return r
     got = np.load(out).astype(np.float64)
     if got.shape != ref.shape:
         r.update(status="wrong", message="shape %s, torch %s" % (got.shape, ref.shape))
@@ -198,6 +220,8 @@ def main():
                     help="comma-separated model names whose refusal is known")
     ap.add_argument("--log", default="")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--compare-no-reuse", action="store_true",
+                    help="also compile with --no-memory-reuse and require a bit-identical output")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     torch.set_num_threads(1)
@@ -213,10 +237,12 @@ def main():
             ok = r["status"] == "pass" or (r["status"] == "refused" and name in allowed)
             npass += ok
             nfail += not ok
-            detail = ("err %.2e (tolerance %g%s), compile %.2f s, peak tile %s bytes" %
+            detail = ("err %.2e (tolerance %g%s), compile %.2f s, peak tile %s bytes (%s without reuse)%s" %
                       (r["err"], TOL[prec],
                        "; fp16 storage in torch: %.2e" % r["fp16_bound"] if "fp16_bound" in r else "",
-                       r["compile_s"], r["peak_tile_bytes"])
+                       r["compile_s"], r["peak_tile_bytes"], r["peak_tile_bytes_no_reuse"],
+                       ", bit-identical without reuse" if r.get("same_without_reuse") is True else
+                       (", without reuse: %s" % r["same_without_reuse"]) if "same_without_reuse" in r else "")
                       if "err" in r else r.get("message", ""))
             print("%s - %s %s: %s: %s" % ("ok" if ok else "not ok", name, prec, r["status"], detail),
                   flush=True)
@@ -224,12 +250,12 @@ def main():
         with open(a.log, "w") as f:
             f.write("# model zoo (%s set): ipu-compile + ipu-run vs PyTorch %s, torchvision %s\n"
                     % (a.set, torch.__version__, torchvision.__version__))
-            f.write("# %-22s %-5s %-8s %10s %12s %10s %10s\n" % (
-                "model", "prec", "status", "compile s", "peak tile B", "err", "fp16 emu"))
+            f.write("# %-22s %-5s %-8s %10s %12s %12s %10s %10s\n" % (
+                "model", "prec", "status", "compile s", "peak tile B", "no reuse B", "err", "fp16 emu"))
             for r in results:
-                f.write("%-24s %-5s %-8s %10s %12s %10s %10s %s\n" % (
+                f.write("%-24s %-5s %-8s %10s %12s %12s %10s %10s %s\n" % (
                     r["model"], r["precision"], r["status"], r["compile_s"],
-                    r.get("peak_tile_bytes") or "-",
+                    r.get("peak_tile_bytes") or "-", r.get("peak_tile_bytes_no_reuse") or "-",
                     "%.2e" % r["err"] if "err" in r else "-",
                     "%.2e" % r["fp16_bound"] if "fp16_bound" in r else "-",
                     r.get("message", "") if r["status"] != "pass" else ""))

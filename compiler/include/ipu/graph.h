@@ -45,6 +45,21 @@ void ipu_graph_target(const struct ipu_graph *g, uint32_t *num_tiles, uint32_t *
 /* Record an error (for layers built on the builder); returns -1. */
 int ipu_graph_fail(struct ipu_graph *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Memory reuse by liveness (off by default).  Off, every mapped piece of
+ * every tensor has its own bytes for as long as the executable is loaded,
+ * so a host may read or write any tensor between runs.  On, pieces whose
+ * values are never needed at the same time share memory, and only these
+ * keep their bytes from run to run: tensors with an initial value, pieces
+ * a program reads before it writes them in the same run (they also keep
+ * what the host or a previous run left there), pieces used by more than
+ * one program, and pieces no step uses.  Any other piece holds its value
+ * only from the step that writes it to the last step that reads it; a
+ * program that moves data only through streams computes the same results
+ * either way.  Everything used inside a Repeat or a Switch is live for the
+ * whole loop or switch.
+ */
+void ipu_graph_set_memory_reuse(struct ipu_graph *g, int on);
 /* First error message, or NULL if every call so far succeeded. */
 const char *ipu_graph_error(const struct ipu_graph *g);
 
@@ -136,8 +151,12 @@ int ipu_graph_add_program(struct ipu_graph *g, ipu_step root);
 struct ipu_graph_stats {
 	uint32_t tiles_used;
 	uint64_t mem_max;	/* bytes on the fullest tile */
-	uint64_t mem_total;	/* bytes over all tiles */
+	uint64_t mem_total;	/* bytes over all tiles (sum of per-tile peaks) */
 	uint32_t mem_max_tile;
+	/* The same without memory reuse (equal to the above when it is off). */
+	uint64_t mem_max_no_reuse, mem_total_no_reuse;
+	uint32_t mem_max_no_reuse_tile;
+	int memory_reuse;
 	uint32_t compute_sets, vertices, exchanges, copies, steps, streams;
 	uint64_t exchange_bytes;	/* sum of copy bytes */
 	size_t image_bytes;
@@ -146,7 +165,8 @@ struct ipu_graph_stats {
 /*
  * Lay out memory and write the executable image (malloc'd, caller frees).
  * Fails with a message if a tensor is unmapped, a tile overflows (naming the
- * tile, the tensor and the bytes needed) or the image does not verify.
+ * tile, the bytes needed and, with reuse, the bytes live at once and the
+ * largest tensor live then) or the image does not verify.
  */
 int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 		      struct ipu_graph_stats *stats);

@@ -22,6 +22,8 @@ struct ipu_target {
 	int64_t fold_limit;		/* bytes a constant fold of the lowering's
 					 * own rewrites may create (0: 64 MiB,
 					 * -1: no limit), as --max-tensor-size */
+	int no_memory_reuse;		/* 1: every tensor keeps its own tile
+					 * memory (ipu_graph_set_memory_reuse) */
 };
 
 #include "ipu/graph.h"
