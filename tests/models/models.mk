@@ -16,7 +16,8 @@ CHECKS += ;tests/models/run-models.sh --san;
 # and a transformer encoder from Debian's python3-torch/python3-torchvision,
 # random weights, fixed seeds, exported to ONNX, compiled in fp32 and fp16,
 # run on the in-process device and compared with PyTorch.  check-zoo (part
-# of make check, about 30 s) runs small inputs; check-zoo-full the usual
+# of make check, about 30 s; each case also compiled with --no-memory-reuse
+# and required to give a bit-identical output) runs small inputs; check-zoo-full the usual
 # 224 x 224 and larger networks (minutes; the networks listed in
 # ZOO_KNOWN_REFUSED are still refused by the compiler and reported as such).
 ZOO_KNOWN_REFUSED := wide_resnet50_2,vgg11,densenet121,convnext_tiny,vit_b_16
@@ -24,7 +25,7 @@ ZOO_KNOWN_REFUSED := wide_resnet50_2,vgg11,densenet121,convnext_tiny,vit_b_16
 check-zoo: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	@mkdir -p $(BUILD)/test-logs
 	nice /usr/bin/python3 tests/models/zoo.py --bin $(BUILD)/bin --work $(BUILD)/zoo \
-		--log $(BUILD)/test-logs/zoo-results.txt
+		--compare-no-reuse --log $(BUILD)/test-logs/zoo-results.txt
 check-zoo-full: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	@mkdir -p $(BUILD)/test-logs
 	nice /usr/bin/python3 tests/models/zoo.py --bin $(BUILD)/bin --work $(BUILD)/zoo-full \
