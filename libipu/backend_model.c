@@ -706,6 +706,28 @@ static int model_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_pro
 	return ipu_engine_cs_profile(M(d)->eng, cs, out);
 }
 
+static int model_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx)
+{
+	struct model_dev *m = M(d);
+	int rc = 0;
+
+	/* the device thread reads the hook unlocked: it takes the lock before
+	 * each run, so a hook set while idle is seen by the next run whole */
+	pthread_mutex_lock(&m->lock);
+	if (m->busy || m->runs_count || m->aborting)
+		rc = IPU_E_BUSY;
+	else
+		ipu_engine_set_trace(m->eng, fn, ctx);
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
+static int model_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t index,
+				struct ipu_superstep_cost *out)
+{
+	return ipu_engine_superstep_cost(M(d)->eng, kind, index, out);
+}
+
 const struct ipu_backend_ops ipu_model_backend = {
 	.name = "model",
 	.open = model_open,
@@ -723,5 +745,7 @@ const struct ipu_backend_ops ipu_model_backend = {
 	.reset = model_reset,
 	.counters = model_counters,
 	.cs_profile = model_cs_profile,
+	.set_trace = model_set_trace,
+	.superstep_cost = model_superstep_cost,
 	.set_run_handler = model_set_run_handler,
 };

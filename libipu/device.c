@@ -175,6 +175,21 @@ int ipu_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out
 	return d->ops->cs_profile(d, cs, out);
 }
 
+int ipu_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx)
+{
+	if (!d->ops->set_trace)
+		return IPU_E_INVAL;
+	return d->ops->set_trace(d, fn, ctx);
+}
+
+int ipu_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t index,
+		       struct ipu_superstep_cost *out)
+{
+	if (!d->ops->superstep_cost)
+		return IPU_E_INVAL;
+	return d->ops->superstep_cost(d, kind, index, out);
+}
+
 const char *ipu_strerror(int err)
 {
 	switch (err) {

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +30,7 @@ struct ipurt_runner {
 	struct ipurt_queue_manager *qm;
 	uint32_t main_prog;
 	int index_anchor;		/* anchor of kind INDEX, or -1 */
+	_Atomic uint64_t next_id;	/* of the next request (on_request) */
 };
 
 /* How one tensor maps onto its anchor's runs. */
@@ -54,6 +56,8 @@ struct ipurt_future {
 	uint32_t nb, nruns;
 	uint8_t *scratch;
 	int32_t index;
+	uint64_t id;			/* for on_request */
+	int started;
 };
 
 void ipurt_config_init(struct ipurt_config *c)
@@ -95,6 +99,29 @@ static void move_rows(const struct binding *b, uint32_t run, uint8_t *chunk, int
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The QueueManager handed one of f's runs to the device. */
+static void run_dispatched(void *ctx, void *tag)
+{
+	struct ipurt_runner *r = ctx;
+	struct ipurt_future *f = tag;
+	int first;
+
+	pthread_mutex_lock(&f->lock);
+	first = !f->started;
+	f->started = 1;
+	pthread_mutex_unlock(&f->lock);
+	if (first)
+		r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_STARTED, now_ns(), 0);
+}
+
 static void run_done(void *ctx, void *tag, int status, const char *msg)
 {
 	struct ipurt_future *f = tag;
@@ -118,6 +145,10 @@ static void run_done(void *ctx, void *tag, int status, const char *msg)
 							  run * b->outer * b->bc * b->inner, 1);
 			}
 		}
+		/* before done: a waiter may free f as soon as it sees it */
+		if (f->r->cfg.on_request)
+			f->r->cfg.on_request(f->r->cfg.on_request_ctx, f->id, IPURT_REQ_DONE, now_ns(),
+					     f->status);
 		f->done = 1;
 		pthread_cond_broadcast(&f->cv);
 	}
@@ -175,8 +206,8 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 	for (i = 0; i < r->m->num_anchors; i++)
 		if (r->m->anchors[i].kind == IPUEF_ANCHOR_INDEX)
 			r->index_anchor = (int)i;
-	return ipurt_session_create_queue_manager(r->s, r->cfg.ring_buffer_size, run_done, r,
-						  &r->qm, err, errlen);
+	return rt_qm_create(r->s, r->cfg.ring_buffer_size, run_done,
+			    r->cfg.on_request ? run_dispatched : NULL, r, &r->qm, err, errlen);
 }
 
 int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_config *cfg,
@@ -583,9 +614,14 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 		return rc;
 	}
 	f->remaining = f->nruns;
+	f->id = atomic_fetch_add(&r->next_id, 1);
+	if (r->cfg.on_request)
+		r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_QUEUED, now_ns(), 0);
 	rc = enqueue_runs(r, f);
 	if (rc) {
 		/* nothing was queued: no completion will ever come for it */
+		if (r->cfg.on_request)
+			r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_DONE, now_ns(), rc);
 		f->remaining = 0;
 		ipurt_future_free(f);
 		rt_errf(err, errlen, "out of memory queuing the request");

@@ -51,6 +51,7 @@ struct ipurt_queue_manager {
 	pthread_mutex_t flock;		/* feeder's step, recovery */
 	_Atomic uint64_t gen;
 	ipurt_run_done_fn done;
+	rt_run_dispatched_fn dispatched;	/* NULL: not wanted */
 	void *done_ctx;
 	pthread_t feeder;
 	int threads;
@@ -102,6 +103,9 @@ static void *feeder_main(void *arg)
 			/* in the FIFO before the run can finish: the handler pairs them */
 			pthread_mutex_lock(&qm->ilock);
 			rc = ipu_run(qm->dev, qm->main_prog, &t->seq);
+			/* under ilock: the run cannot be reported done before this */
+			if (!rc && qm->dispatched)
+				qm->dispatched(qm->done_ctx, t->tag);
 			if (!rc) {
 				t->next = NULL;
 				if (qm->tail)
@@ -158,6 +162,13 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 				       struct ipurt_queue_manager **out, char *err,
 				       size_t errlen)
 {
+	return rt_qm_create(s, depth, done, NULL, done_ctx, out, err, errlen);
+}
+
+int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done,
+		 rt_run_dispatched_fn dispatched, void *done_ctx,
+		 struct ipurt_queue_manager **out, char *err, size_t errlen)
+{
 	const struct ipuef_file *f = ipurt_session_file(s);
 	struct ipurt_queue_manager *qm;
 	int prog = ipurt_executable_program(ipurt_session_executable(s), "main");
@@ -184,6 +195,7 @@ int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 	qm->main_prog = (uint32_t)prog;
 	qm->depth = depth;
 	qm->done = done;
+	qm->dispatched = dispatched;
 	qm->done_ctx = done_ctx;
 	pthread_mutex_init(&qm->plock, NULL);
 	pthread_mutex_init(&qm->flock, NULL);

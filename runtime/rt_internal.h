@@ -13,4 +13,13 @@
 /* "f32[16,784]" */
 void rt_shape_str(uint32_t dtype, uint32_t rank, const uint64_t *dims, char *buf, size_t len);
 
+/*
+ * A QueueManager that also reports each run as it is handed to the device
+ * (from its feeder thread, before the run can be reported done).
+ */
+typedef void (*rt_run_dispatched_fn)(void *ctx, void *run_tag);
+int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done,
+		 rt_run_dispatched_fn dispatched, void *done_ctx,
+		 struct ipurt_queue_manager **out, char *err, size_t errlen);
+
 #endif /* IPU_RT_INTERNAL_H */

@@ -20,10 +20,13 @@ $(RUNTIME_LIB): $(RUNTIME_OBJS)
 
 # The CLIs share tools/lib/cli.h (options, exit codes, safe names);
 # ipu-run writes its --json report with jansson.
+# A tool's other files: TOOL_OBJS_<name>.
 CFLAGS_runtime_tools_ := -Itools/lib
+TOOL_OBJS_ipu-run := $(BUILD)/runtime/tools/ipu_run_trace.o
+$(BUILD)/bin/ipu-run: $(TOOL_OBJS_ipu-run)
 $(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(TOOL_OBJS_$*) $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(LDLIBS_BASE)
 
 LIBS += $(RUNTIME_LIB)
 PROGRAMS += $(RUNTIME_PROGRAMS)

@@ -44,9 +44,9 @@ $(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 
-$(VM_DIR)/bin/ipu-run: $(BUILD)/runtime/tools/ipu-run.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
+$(VM_DIR)/bin/ipu-run: $(BUILD)/runtime/tools/ipu-run.o $(TOOL_OBJS_ipu-run) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -static -pthread -o $@ $< $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(VM_LDLIBS)
+	$(CC) -static -pthread -o $@ $< $(TOOL_OBJS_ipu-run) $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(VM_LDLIBS)
 
 # End-to-end data, made on the host: the graph-builder MLP with the
 # in-process device's outputs (e2e_ref), and ONNX node-test models compiled

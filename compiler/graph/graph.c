@@ -64,6 +64,7 @@ struct ipu_graph *ipu_graph_create(uint32_t num_tiles, uint32_t tile_mem)
 		return NULL;
 	g->num_tiles = num_tiles;
 	g->tile_mem = tile_mem;
+	g->origin = IPU_GRAPH_INVALID;
 	if (num_tiles == 0 || num_tiles > IPUX_MAX_TILES || tile_mem == 0 ||
 	    tile_mem % 64 || tile_mem > IPUX_MAX_TILE_MEM)
 		g_fail(g, "bad target: %u tiles (1..%u) of %u bytes (multiple of 64, <= %u)",
@@ -90,6 +91,12 @@ void ipu_graph_destroy(struct ipu_graph *g)
 		free(g->streams[i].name);
 	for (i = 0; i < g->n_steps; i++)
 		free(g->steps[i].kids);
+	for (i = 0; i < g->n_origins; i++) {
+		free(g->origins[i].node);
+		free(g->origins[i].op);
+	}
+	free(g->origins);
+	free(g->cs_origin);
 	free(g->tensors);
 	free(g->cs_names);
 	free(g->vertices);
@@ -343,8 +350,9 @@ int g_check_slice(struct ipu_graph *g, struct ipu_slice s, const char *what)
 
 uint32_t ipu_graph_add_compute_set(struct ipu_graph *g, const char *name)
 {
-	if (g->error || G_PUSH(g, cs_names))
+	if (g->error || G_PUSH(g, cs_names) || G_PUSH(g, cs_origin))
 		return IPU_GRAPH_INVALID;
+	g->cs_origin[g->n_cs_origin++] = g->origin;
 	g->cs_names[g->n_cs_names] = g_strdup(g, name);
 	if (!g->cs_names[g->n_cs_names])
 		return IPU_GRAPH_INVALID;

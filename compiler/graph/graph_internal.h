@@ -46,6 +46,12 @@ struct g_copy {
 struct g_exchange {
 	uint32_t *idx;		/* indices into g->copies, in order */
 	uint32_t n, cap;
+	uint32_t origin;	/* into g->origins, or IPU_GRAPH_INVALID */
+};
+
+/* A node of the user's model that supersteps came from (profiles). */
+struct g_origin {
+	char *node, *op;
 };
 
 struct g_stream {
@@ -86,6 +92,9 @@ struct ipu_graph {
 	G_ARRAY(struct ipu_slice, sc_slices);
 	G_ARRAY(struct g_step, steps);
 	G_ARRAY(uint32_t, programs);
+	G_ARRAY(struct g_origin, origins);
+	G_ARRAY(uint32_t, cs_origin);	/* per compute set */
+	uint32_t origin;		/* of new supersteps, or IPU_GRAPH_INVALID */
 };
 
 /* Grow a G_ARRAY to hold one more element; 0 or -1 (error recorded). */

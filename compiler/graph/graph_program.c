@@ -65,6 +65,7 @@ ipu_step ipu_step_exchange(struct ipu_graph *g)
 		return IPU_GRAPH_INVALID;
 	x = &g->exchanges[g->n_exchanges];
 	memset(x, 0, sizeof(*x));
+	x->origin = g->origin;
 	g->n_exchanges++;
 	return new_step(g, IPUX_STEP_EXCHANGE, g->n_exchanges - 1, 0);
 }

@@ -196,6 +196,13 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		if (trace)
 			for (uint32_t k = 0; k < t->tiles; k++)
 				before += used[k];
+		{
+			char oname[IPUEF_MAX_NAME + 64];
+
+			snprintf(oname, sizeof(oname), "%s%s", prefix, g->nodes[i].name);
+			if (ipu_graph_set_origin(gb, oname, g->nodes[i].op))
+				goto builder;
+		}
 		if (lower_node(&l, &g->nodes[i]))
 			goto out;
 		if (t->progress && g->nnodes >= 50 && (i + 1) % (g->nnodes / 10) == 0)
@@ -208,6 +215,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		}
 	}
 	l.node = NULL;
+	ipu_graph_set_origin(gb, NULL, NULL);
 	for (int i = 0; i < g->noutputs; i++) {
 		const struct ir_value *v = &g->vals[g->outputs[i]];
 		uint32_t dt = lw_dtype(v->dtype), sid;
@@ -378,6 +386,8 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		goto out;
 	}
 	r = build(gb, prepared, n, t, &scr, &info->anchors_priv, image, len, &info->stats, e);
+	if (!r)
+		r = lw_debug_blob(gb, &info->stats, &info->debug, &info->debug_len, e);
 out:
 	for (int k = 0; k < 64; k++)
 		ir_graph_free(prepared[k]);
@@ -393,6 +403,7 @@ out:
 void ipu_lower_info_free(struct ipu_lower_info *info)
 {
 	anchors_free(&info->anchors_priv);
+	free(info->debug);
 	memset(info, 0, sizeof(*info));
 }
 
@@ -445,6 +456,8 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 	    ipuef_writer_set_metadata(w, &md, err, sizeof(err)) ||
 	    ipuef_writer_set_executable(w, image, len, err, sizeof(err)) ||
 	    ipuef_writer_add_opaque(w, "ipu-compile", "1", summary, strlen(summary), err, sizeof(err)) ||
+	    ipuef_writer_add_opaque(w, IPUEF_DEBUG_BLOB, IPUEF_DEBUG_VERSION, info.debug,
+				    info.debug_len, err, sizeof(err)) ||
 	    ipuef_writer_write_file(w, out_path, err, sizeof(err))) {
 		ir_err(e, "writing %s: %s", out_path, err);
 		goto out;

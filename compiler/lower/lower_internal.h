@@ -104,4 +104,9 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
  * Slice + Reshape (0 and nothing done when it does not apply). */
 int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e);
 
+/* lower_debug.c: the .ipuef debug blob's payload for the compiled builder
+ * gb (malloc'd): each compute set's and exchange's model node. */
+int lw_debug_blob(const struct ipu_graph *gb, const struct ipu_graph_stats *st, void **out,
+		  size_t *len, struct ir_error *e);
+
 #endif

@@ -276,3 +276,40 @@ int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
 	out->vertices = p->nvertices;
 	return 0;
 }
+
+void ipu_engine_set_trace(struct ipu_engine *e, ipu_trace_fn fn, void *ctx)
+{
+	e->trace_ctx = ctx;
+	e->trace = fn;
+}
+
+int ipu_engine_superstep_cost(const struct ipu_engine *e, uint32_t kind, uint32_t index,
+			      struct ipu_superstep_cost *out)
+{
+	const struct ipu_exe *x = e->exe;
+
+	if (!x)
+		return IPU_E_NOT_LOADED;
+	out->bytes = 0;
+	switch (kind) {
+	case IPUX_STEP_EXECUTE:
+		if (index >= x->ncss)
+			return IPU_E_INVAL;
+		out->cycles = x->csplan[index].cycles;
+		return 0;
+	case IPUX_STEP_EXCHANGE:
+		if (index >= x->nxchs)
+			return IPU_E_INVAL;
+		out->cycles = x->xchplan[index].cycles;
+		out->bytes = x->xchplan[index].bytes;
+		return 0;
+	case IPUX_STEP_STREAM_COPY:
+		if (index >= x->nscs)
+			return IPU_E_INVAL;
+		out->cycles = x->sc_cycles[index];
+		out->bytes = x->streams[x->scs[index].stream].buffer_bytes;
+		return 0;
+	default:
+		return IPU_E_INVAL;
+	}
+}

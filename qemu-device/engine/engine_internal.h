@@ -124,6 +124,9 @@ struct ipu_engine {
 	_Atomic uint64_t *cs_exec;	/* per compute set executions */
 	atomic_int abort_req;
 	_Atomic uint64_t ctr[C_NUM];
+	ipu_trace_fn trace;		/* NULL: no per-step events */
+	void *trace_ctx;
+	uint32_t trace_prog;		/* program being run, for its events */
 };
 
 /* Interpreter entry (exec.c). */

@@ -139,6 +139,12 @@ static void run_exchange(struct ipu_engine *e, uint32_t xi)
 	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
 }
 
+static void add_sync(struct ipu_engine *e)
+{
+	atomic_fetch_add_explicit(&e->ctr[C_SYNC_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -147,7 +153,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int run_stream_copy(struct ipu_engine *e, uint32_t sci, char *err, size_t errlen)
+static int run_stream_copy(struct ipu_engine *e, uint32_t sci, int *was_stalled,
+			   char *err, size_t errlen)
 {
 	const struct ipu_exe *x = e->exe;
 	const struct ipux_stream_copy *sc = &x->scs[sci];
@@ -165,6 +172,7 @@ static int run_stream_copy(struct ipu_engine *e, uint32_t sci, char *err, size_t
 			      &e->segs[x->sc_seg_first[sci]], sc->num_regions,
 			      st->buffer_bytes, &stalled);
 	t1 = now_ns();
+	*was_stalled = stalled;
 	if (stalled) {
 		atomic_fetch_add_explicit(&e->ctr[C_STALLS], 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->ctr[C_STALL_NS], t1 - t0, memory_order_relaxed);
@@ -185,6 +193,37 @@ static int run_stream_copy(struct ipu_engine *e, uint32_t sci, char *err, size_t
 	return 0;
 }
 
+/* The event of leaf step si, which ran from t0 until now. */
+static void trace_step(struct ipu_engine *e, uint32_t si, uint64_t t0, int stalled)
+{
+	const struct ipu_exe *x = e->exe;
+	const struct ipux_step *s = &x->steps[si];
+	struct ipu_step_event ev = {
+		.program = e->trace_prog, .step = si, .kind = s->kind,
+		.flags = stalled ? IPU_TRACE_STALLED : 0, .index = s->a, .start_ns = t0,
+	};
+
+	switch (s->kind) {
+	case IPUX_STEP_EXECUTE:
+		ev.cycles = x->csplan[s->a].cycles;
+		break;
+	case IPUX_STEP_EXCHANGE:
+		ev.cycles = x->xchplan[s->a].cycles;
+		ev.bytes = x->xchplan[s->a].bytes;
+		break;
+	case IPUX_STEP_STREAM_COPY:
+		ev.cycles = x->sc_cycles[s->a];
+		ev.stream = x->scs[s->a].stream;
+		ev.bytes = x->streams[ev.stream].buffer_bytes;
+		break;
+	default:
+		ev.cycles = IPU_COST_SYNC;
+		break;
+	}
+	ev.end_ns = now_ns();
+	e->trace(e->trace_ctx, &ev);
+}
+
 static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 {
 	const struct ipu_exe *x = e->exe;
@@ -197,6 +236,23 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 		return IPU_E_CANCELLED;
 	}
 	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 1, memory_order_relaxed);
+	if (e->trace && (s->kind == IPUX_STEP_EXECUTE || s->kind == IPUX_STEP_EXCHANGE ||
+			 s->kind == IPUX_STEP_STREAM_COPY || s->kind == IPUX_STEP_SYNC)) {
+		uint64_t t0 = now_ns();
+		int stalled = 0;
+
+		if (s->kind == IPUX_STEP_EXECUTE)
+			rc = run_compute_set(e, s->a, err, errlen);
+		else if (s->kind == IPUX_STEP_EXCHANGE)
+			run_exchange(e, s->a);
+		else if (s->kind == IPUX_STEP_STREAM_COPY)
+			rc = run_stream_copy(e, s->a, &stalled, err, errlen);
+		else
+			add_sync(e);
+		if (!rc)
+			trace_step(e, si, t0, stalled);
+		return rc;
+	}
 	switch (s->kind) {
 	case IPUX_STEP_SEQUENCE:
 		for (i = 0; i < s->b && !rc; i++)
@@ -207,8 +263,11 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 	case IPUX_STEP_EXCHANGE:
 		run_exchange(e, s->a);
 		return 0;
-	case IPUX_STEP_STREAM_COPY:
-		return run_stream_copy(e, s->a, err, errlen);
+	case IPUX_STEP_STREAM_COPY: {
+		int stalled;
+
+		return run_stream_copy(e, s->a, &stalled, err, errlen);
+	}
 	case IPUX_STEP_REPEAT:
 		for (i = 0; i < s->a && !rc; i++)
 			rc = run_step(e, s->b, err, errlen);
@@ -222,8 +281,7 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 		return run_step(e, x->children[s->c + (uint32_t)sel], err, errlen);
 	}
 	case IPUX_STEP_SYNC:
-		atomic_fetch_add_explicit(&e->ctr[C_SYNC_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
-		atomic_fetch_add_explicit(&e->ctr[C_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
+		add_sync(e);
 		return 0;
 	default: /* unreachable after verification */
 		ipu_errf(err, errlen, "step %u: unknown kind %u", si, s->kind);
@@ -244,7 +302,26 @@ int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err, size_t errl
 			 prog, e->exe->nprograms);
 		return IPU_E_PROGRAM;
 	}
-	rc = run_step(e, e->exe->programs[prog], err, errlen);
+	if (e->trace) {
+		struct ipu_engine_counters c0, c1;
+		struct ipu_step_event ev = { .program = prog, .step = e->exe->programs[prog],
+					     .kind = IPU_TRACE_PROGRAM };
+
+		e->trace_prog = prog;
+		ipu_engine_counters(e, &c0);
+		ev.start_ns = now_ns();
+		rc = run_step(e, e->exe->programs[prog], err, errlen);
+		ev.end_ns = now_ns();
+		ipu_engine_counters(e, &c1);
+		ev.status = rc;
+		ev.cycles = c1.cycles - c0.cycles;
+		ev.bytes = (c1.exchange_bytes - c0.exchange_bytes) +
+			   (c1.stream_bytes_in - c0.stream_bytes_in) +
+			   (c1.stream_bytes_out - c0.stream_bytes_out);
+		e->trace(e->trace_ctx, &ev);
+	} else {
+		rc = run_step(e, e->exe->programs[prog], err, errlen);
+	}
 	if (rc)
 		atomic_fetch_add_explicit(&e->ctr[C_ERRORS], 1, memory_order_relaxed);
 	else

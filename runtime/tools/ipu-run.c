@@ -16,6 +16,7 @@
 #include "ipu/half.h"
 #include "ipu/npy.h"
 #include "ipu/runtime.h"
+#include "ipu_run_trace.h"
 
 #define MAX_IO 64
 
@@ -34,6 +35,7 @@ struct opts {
 	uint64_t seed;
 	int json, subgraph, no_validate;
 	uint64_t timeout_ms;
+	const char *profile;
 };
 
 static void usage(FILE *f)
@@ -64,6 +66,12 @@ static void usage(FILE *f)
 		"                        T ms (0..86400000, default 0: wait forever)\n"
 		"  --no-validate         do not require every input/output (validate_io_params)\n"
 		"  --json                print one JSON object instead of text\n"
+		"  --profile FILE.json   write a trace of the run in the Chrome trace event\n"
+		"                        format (open it in https://ui.perfetto.dev or\n"
+		"                        chrome://tracing): every program step on the\n"
+		"                        modelled device, the same steps in host wall\n"
+		"                        time, and each request's life; keep --iterations\n"
+		"                        small, every step of every request is recorded\n"
 		"  --help, --version     this text; the version\n"
 		"\n"
 		"MODEL may be '-' or a pipe: it is read once.  Names from the model are\n"
@@ -104,6 +112,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "no-validate", no_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "profile", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -151,6 +160,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'V': o->no_validate = 1; break;
 		case 'j': o->json = 1; break;
+		case 'P': o->profile = optarg; break;
 		case 'h': usage(stdout); exit(CLI_EXIT_OK);
 		case 'v': cli_print_version("ipu-run"); exit(CLI_EXIT_OK);
 		case ':':
@@ -280,6 +290,10 @@ int main(int argc, char **argv)
 	json_t *json = NULL, *jin = NULL, *jout = NULL;
 	struct modelled mod = { 0 };
 	uint32_t a;
+	struct run_trace *trace = NULL;
+	struct ipu_engine_counters tc0;
+	int trace_steps = 0;
+	uint64_t ph0;
 
 	memset(arrays, 0, sizeof(arrays));
 	if (parse_args(argc, argv, &o))
@@ -295,14 +309,28 @@ int main(int argc, char **argv)
 		for (i = 0; i < o.nout; i++)
 			if (cli_check_output(stderr, "ipu-run", o.out[i].path, inputs, k))
 				return CLI_EXIT_FAILURE;
+		if (o.profile && cli_check_output(stderr, "ipu-run", o.profile, inputs, k))
+			return CLI_EXIT_FAILURE;
+	}
+	if (o.profile) {
+		trace = run_trace_create();
+		if (!trace) {
+			fprintf(stderr, "ipu-run: out of memory\n");
+			return CLI_EXIT_FAILURE;
+		}
 	}
 	ipurt_config_init(&cfg);
 	cfg.device = o.device;
 	cfg.timeout_ns = o.timeout_ms * 1000000ull;
 	cfg.ring_buffer_size = 64;
+	if (trace) {
+		cfg.on_request = run_trace_request;
+		cfg.on_request_ctx = trace;
+	}
 	/* read once: the model may be a pipe or standard input */
 	if (ipuef_open(!strcmp(o.model, "-") ? "/dev/stdin" : o.model, &file, err, sizeof(err))) {
 		fprintf(stderr, "ipu-run: %s\n", err);
+		run_trace_destroy(trace);
 		return CLI_EXIT_FAILURE;
 	}
 	m = ipuef_metadata(file);
@@ -333,6 +361,7 @@ int main(int argc, char **argv)
 	if (ipurt_runner_create_from(file, &cfg, &r, err, sizeof(err))) {
 		fprintf(stderr, "ipu-run: %s: %s\n", o.model, err);
 		ipuef_close(file);
+		run_trace_destroy(trace);
 		return CLI_EXIT_FAILURE;
 	}
 	m = ipuef_metadata(ipurt_runner_file(r));
@@ -419,6 +448,16 @@ int main(int argc, char **argv)
 			t->data = arr->data;
 		}
 	}
+	if (trace) {
+		struct ipu_device *dev = ipurt_runner_device(r);
+
+		memset(&tc0, 0, sizeof(tc0));
+		if (ipu_counters(dev, &tc0) || ipu_set_trace(dev, run_trace_step, trace))
+			fprintf(stderr, "ipu-run: note: this device gives no per-step events (only the in-process model device does); the profile has the requests only\n");
+		else
+			trace_steps = 1;
+	}
+	ph0 = run_trace_now();
 	{
 		double t0 = now();
 		struct ipu_engine_counters c0, c1;
@@ -429,6 +468,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		first_ms = (now() - t0) * 1e3;
+		if (trace)
+			run_trace_phase(trace, "first request", ph0, run_trace_now());
 		/* modelled cycles do not depend on data: one request tells all */
 		if (have && !ipu_counters(ipurt_runner_device(r), &c1)) {
 			mod.total = c1.cycles - c0.cycles;
@@ -452,6 +493,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		t0 = now();
+		ph0 = run_trace_now();
 		for (k = 0; k < o.iterations; k++) {
 			double s = now();
 
@@ -464,11 +506,14 @@ int main(int argc, char **argv)
 			lat[k] = now() - s;
 		}
 		rps1 = o.iterations / (now() - t0);
+		if (trace)
+			run_trace_phase(trace, "latency run (1 in flight)", ph0, run_trace_now());
 		qsort(lat, o.iterations, sizeof(*lat), cmp_double);
 		p50 = lat[o.iterations / 2] * 1e6;
 		p99 = lat[(o.iterations * 99) / 100 < o.iterations ? (o.iterations * 99) / 100 : o.iterations - 1] * 1e6;
 		/* many in flight: the same buffers are fine, outputs are identical */
 		t0 = now();
+		ph0 = run_trace_now();
 		for (k = 0; o.inflight > 1 && k < o.iterations; k++) {
 			unsigned slot = k % o.inflight;
 
@@ -490,7 +535,38 @@ int main(int argc, char **argv)
 			}
 		}
 		rpsn = o.inflight > 1 ? o.iterations / (now() - t0) : rps1;
+		if (trace && o.inflight > 1) {
+			char pn[64];
+
+			snprintf(pn, sizeof(pn), "throughput run (%u in flight)", o.inflight);
+			run_trace_phase(trace, pn, ph0, run_trace_now());
+		}
 		free(fs);
+	}
+	if (trace) {
+		struct run_trace_info ti = { o.model, file, ipurt_runner_device(r), clock_ghz(m->ipu_version),
+					     trace_steps, { 0 } };
+		char note[256], sp[512];
+
+		if (trace_steps) {
+			struct ipu_engine_counters c1;
+
+			ipu_set_trace(ipurt_runner_device(r), NULL, NULL);
+			if (!ipu_counters(ipurt_runner_device(r), &c1)) {
+#define D(f) ti.counters.f = c1.f - tc0.f
+				D(programs_run); D(steps); D(compute_sets); D(vertices); D(cycles);
+				D(compute_cycles); D(exchange_cycles); D(sync_cycles); D(stream_cycles);
+				D(exchange_bytes); D(stream_bytes_in); D(stream_bytes_out);
+				D(stream_copies); D(stream_stalls); D(stall_ns); D(errors);
+#undef D
+			}
+		}
+		if (run_trace_write(trace, o.profile, &ti, note, sizeof(note), err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: %s\n", cli_safe(err, sp, sizeof(sp)));
+			goto out;
+		}
+		if (*note)
+			fprintf(stderr, "ipu-run: note: %s\n", note);
 	}
 	/* report */
 	if (o.json) {
@@ -584,6 +660,8 @@ int main(int argc, char **argv)
 		json_object_set_new(json, "requests_per_s_1", json_real(rps1));
 		json_object_set_new(json, "requests_per_s_inflight", json_real(rpsn));
 		json_object_set_new(json, "inflight", json_integer(o.inflight));
+		if (o.profile)
+			json_object_set_new(json, "profile", json_string(o.profile));
 		if (mod.valid) {
 			json_object_set_new(json, "modelled_cycles_per_request", json_integer((json_int_t)mod.total));
 			json_object_set_new(json, "modelled_us_per_request", json_real(mod.total / (mod.ghz * 1e3)));
@@ -614,6 +692,12 @@ int main(int argc, char **argv)
 		else if (o.iterations)
 			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight)\n",
 			       p50, p99, o.iterations, rps1);
+		if (o.profile) {
+			char sp[512];
+
+			printf("profile written to %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+			       cli_safe(o.profile, sp, sizeof(sp)));
+		}
 	}
 	rc = 0;
 out:
@@ -623,5 +707,6 @@ out:
 		ipurt_npy_free(&arrays[i]);
 	ipurt_runner_destroy(r);
 	ipuef_close(file);
+	run_trace_destroy(trace);
 	return rc;
 }

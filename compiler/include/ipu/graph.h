@@ -146,6 +146,21 @@ ipu_step ipu_step_sync(struct ipu_graph *g, enum ipux_sync_kind kind);
 /* Register `root` as the next program; returns its index. */
 int ipu_graph_add_program(struct ipu_graph *g, ipu_step root);
 
+/* --- provenance ---------------------------------------------------------- */
+
+/*
+ * Compute sets and exchanges created from now on come from node `node`
+ * (operator `op`) of the user's model; node NULL: from none.  Profiles
+ * and reports use it to speak in the model's names.
+ */
+int ipu_graph_set_origin(struct ipu_graph *g, const char *node, const char *op);
+uint32_t ipu_graph_num_origins(const struct ipu_graph *g);
+/* Node name of origin i (and its operator in *op), NULL if out of range. */
+const char *ipu_graph_origin(const struct ipu_graph *g, uint32_t i, const char **op);
+/* Origin of compute set cs / exchange x, or IPU_GRAPH_INVALID. */
+uint32_t ipu_graph_cs_origin(const struct ipu_graph *g, uint32_t cs);
+uint32_t ipu_graph_exchange_origin(const struct ipu_graph *g, uint32_t x);
+
 /* --- output ------------------------------------------------------------ */
 
 struct ipu_graph_stats {

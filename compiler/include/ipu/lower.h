@@ -44,6 +44,9 @@ struct ipu_lower_anchors {
 struct ipu_lower_info {
 	struct ipu_graph_stats stats;
 	struct ipu_lower_anchors anchors_priv;
+	/* payload of the .ipuef debug blob (IPUEF_DEBUG_BLOB), malloc'd */
+	void *debug;
+	size_t debug_len;
 };
 
 /* Lowers to an executable image (malloc'd) without writing a file; the

@@ -141,6 +141,16 @@ int ipu_reset(struct ipu_device *d);
 int ipu_counters(struct ipu_device *d, struct ipu_engine_counters *out);
 /* Per compute set profile (model backend). */
 int ipu_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
+/*
+ * Per-step events of the programs that run from now on (model backend;
+ * struct ipu_step_event in ipu/engine.h), delivered on the device's thread;
+ * fn NULL stops them.  IPU_E_BUSY while a run is queued or running,
+ * IPU_E_INVAL on a backend without them (/dev/ipuN).
+ */
+int ipu_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx);
+/* Modelled cost of one superstep of the loaded executable (model backend). */
+int ipu_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t index,
+		       struct ipu_superstep_cost *out);
 
 /* Human-readable description of an error code. */
 const char *ipu_strerror(int err);

@@ -255,6 +255,46 @@ const struct ipuef_opaque *ipuef_opaque(const struct ipuef_file *f,
 uint64_t ipuef_anchor_bytes(const struct ipuef_anchor *a);
 
 /* ------------------------------------------------------------------ */
+/* Debug information (optional)                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Which node of the user's model each compute set and exchange of the
+ * executable came from, so profiles speak in the model's names.  Stored
+ * in an Opaque blob named IPUEF_DEBUG_BLOB (payload layout in
+ * Documentation/runtime/ipuef-format.md); a file without it is complete.
+ */
+#define IPUEF_DEBUG_BLOB "ipu-compile/debug"
+#define IPUEF_DEBUG_VERSION "1"
+#define IPUEF_DEBUG_NONE 0xffffffffu	/* a superstep of no node */
+#define IPUEF_DEBUG_MAX 16777216u	/* nodes, compute sets, exchanges */
+
+struct ipuef_debug_node {
+	const char *name;		/* the node's name in the model */
+	const char *op;			/* its operator type, e.g. "Conv" */
+};
+
+struct ipuef_debug {
+	uint32_t num_nodes;
+	const struct ipuef_debug_node *nodes;
+	uint32_t num_compute_sets;
+	const uint32_t *cs_node;	/* per compute set: node index or NONE */
+	uint32_t num_exchanges;
+	const uint32_t *xch_node;	/* per exchange: node index or NONE */
+};
+
+/* The payload of the blob (malloc'd, caller frees); checks names and indices. */
+int ipuef_debug_encode(const struct ipuef_debug *d, void **out, size_t *len, char *err,
+		       size_t errlen);
+/* Decode a payload: IPUEF_E_OPAQUE / IPUEF_E_STRING / IPUEF_E_LIMIT if malformed. */
+int ipuef_debug_decode(const void *data, size_t len, struct ipuef_debug **out, char *err,
+		       size_t errlen);
+/* The file's debug information: 0 with *out NULL when it has none. */
+int ipuef_debug_read(const struct ipuef_file *f, struct ipuef_debug **out, char *err,
+		     size_t errlen);
+void ipuef_debug_free(struct ipuef_debug *d);
+
+/* ------------------------------------------------------------------ */
 /* Writer                                                               */
 /* ------------------------------------------------------------------ */
 

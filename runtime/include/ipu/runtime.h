@@ -193,6 +193,21 @@ void ipurt_qm_recover(struct ipurt_queue_manager *qm);
 
 #define IPURT_NO_BATCHING_DIM 0xffffffffu
 
+/* The life of one request, for profiles (ipurt_config.on_request). */
+enum ipurt_request_event {
+	IPURT_REQ_QUEUED = 0,	/* accepted by execute / execute_async */
+	IPURT_REQ_STARTED = 1,	/* its first device run handed to the device */
+	IPURT_REQ_DONE = 2,	/* finished (status: its result) */
+};
+
+/*
+ * id counts the runner's requests from 0; t_ns is CLOCK_MONOTONIC.  Called
+ * from the caller's thread (QUEUED) and the runtime's threads (the others);
+ * must not block or call into the runner.
+ */
+typedef void (*ipurt_request_fn)(void *ctx, uint64_t id, enum ipurt_request_event ev,
+				 uint64_t t_ns, int status);
+
 struct ipurt_config {
 	/* a request not done after this long fails with IPURT_E_TIMEOUT and
 	 * the pipeline is recovered; 0 waits forever */
@@ -211,6 +226,9 @@ struct ipurt_config {
 	 * tile memory and version), then any /dev/ipuN */
 	const char *device;
 	struct ipurt_device_manager *dm;	/* NULL: a private one */
+	/* optional observer of every request's life (NULL: none) */
+	ipurt_request_fn on_request;
+	void *on_request_ctx;
 };
 
 /* Defaults: timeout 0, validate on, no batching dim, 16 rings, wait none. */

@@ -147,6 +147,41 @@ struct ipu_cs_profile {
 	uint32_t vertices;
 };
 
+/*
+ * One superstep as it ran, for profiles (ipu_engine_set_trace).  Leaf
+ * steps only (Execute, Exchange, StreamCopy, Sync); Sequence, Repeat and
+ * Switch are visible through the leaves they run.  After the last step of
+ * a program one more event with kind IPU_TRACE_PROGRAM covers the whole
+ * run.
+ */
+#define IPU_TRACE_PROGRAM 0u		/* kind of the end-of-program event */
+#define IPU_TRACE_STALLED 1u		/* flags: a stream copy waited for the host */
+
+struct ipu_step_event {
+	uint32_t program;		/* program index */
+	uint32_t step;			/* index in STEPS (the root for a program) */
+	uint16_t kind;			/* IPUX_STEP_* or IPU_TRACE_PROGRAM */
+	uint16_t flags;			/* IPU_TRACE_STALLED */
+	uint32_t index;			/* compute set, exchange, stream copy, sync kind */
+	uint32_t stream;		/* stream copies: the stream */
+	int32_t status;			/* program event: its result (0 or ipu_err) */
+	uint64_t cycles;		/* modelled, exactly as added to the counters */
+	uint64_t bytes;			/* exchange / stream copy: bytes moved */
+	uint64_t start_ns, end_ns;	/* host CLOCK_MONOTONIC wall time */
+};
+
+/*
+ * Called on the thread running the program, after each traced step; must
+ * not call into the engine.  Costs two clock reads per step while set.
+ */
+typedef void (*ipu_trace_fn)(void *ctx, const struct ipu_step_event *ev);
+
+/* Modelled cost of one superstep of the loaded executable, whether or not it ran. */
+struct ipu_superstep_cost {
+	uint64_t cycles;		/* as a run adds to the counters */
+	uint64_t bytes;			/* exchange / stream copy: bytes moved */
+};
+
 /* Information about the loaded executable. */
 struct ipu_exe_info {
 	uint32_t num_tiles;
@@ -221,6 +256,20 @@ void ipu_engine_reset_counters(struct ipu_engine *e);
 /* Profile of compute set `cs`; IPU_E_INVAL if out of range. */
 int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
 			  struct ipu_cs_profile *out);
+
+/*
+ * Report every step of the programs that run from now on to fn (NULL:
+ * stop).  Set it while no program runs (the run reads it unlocked).
+ */
+void ipu_engine_set_trace(struct ipu_engine *e, ipu_trace_fn fn, void *ctx);
+/*
+ * Modelled cost of compute set, exchange or stream copy `index` (kind
+ * IPUX_STEP_EXECUTE / EXCHANGE / STREAM_COPY) of the loaded executable;
+ * IPU_E_NOT_LOADED, or IPU_E_INVAL for another kind or an index out of
+ * range.
+ */
+int ipu_engine_superstep_cost(const struct ipu_engine *e, uint32_t kind, uint32_t index,
+			      struct ipu_superstep_cost *out);
 
 /* The checksum an image's header must hold (len >= header size). */
 uint32_t ipu_exe_checksum(const void *image, size_t len);

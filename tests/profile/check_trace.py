@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""Validates an `ipu-run --profile` trace against the Chrome trace event
+format's rules and against the same run's own figures.
+
+usage: check_trace.py TRACE.json RUN.json MODEL.onnx|- [--no-debug]
+
+RUN.json is `ipu-run --json` of the same run (its modelled cycles per
+request come from the engine's counters around one request, a path
+independent of the per-step events).  MODEL.onnx gives the node names the
+trace must speak in; with --no-debug the model had no debug blob and steps
+must be named by index.  Prints what it checked; exits 1 on the first
+failure."""
+import json
+import sys
+from collections import defaultdict
+
+EPS_US = 1e-6  # float rounding of microsecond timestamps
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def nested_and_ordered(events, what):
+    """X events of one track: in time order, each either inside the
+    enclosing open one or after it (a proper tree)."""
+    stack = []
+    last_ts = -1.0
+    for e in events:
+        ts, end = e["ts"], e["ts"] + e["dur"]
+        check(e["dur"] >= 0, f"{what}: negative duration in {e}")
+        check(ts >= last_ts - EPS_US, f"{what}: {e['name']} at {ts} before the previous event ({last_ts})")
+        last_ts = ts
+        while stack and stack[-1] <= ts + EPS_US:
+            stack.pop()
+        if stack:
+            check(end <= stack[-1] + EPS_US, f"{what}: {e['name']} [{ts}, {end}] overlaps its parent ending {stack[-1]}")
+        stack.append(end)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    no_debug = "--no-debug" in sys.argv
+    trace_path, run_path, model_path = args
+    with open(trace_path) as f:
+        trace = json.load(f)  # well-formed, or this raises
+    run = json.load(open(run_path))
+    check(isinstance(trace, dict) and isinstance(trace.get("traceEvents"), list), "no traceEvents list")
+    evs = trace["traceEvents"]
+    other = trace["otherData"]
+    ctr = other["engine_counters"]
+    print(f"ok - well-formed JSON, {len(evs)} events")
+
+    for e in evs:
+        check(e.get("ph") in ("M", "X", "b", "e"), f"unexpected phase in {e}")
+        check(isinstance(e.get("pid"), int), f"no pid in {e}")
+        if e["ph"] != "M":
+            check(isinstance(e.get("ts"), (int, float)) and e["ts"] >= 0, f"bad ts in {e}")
+            check(isinstance(e.get("name"), str) and e["name"], f"no name in {e}")
+        if e["ph"] == "X":
+            check(isinstance(e.get("tid"), int) and isinstance(e.get("dur"), (int, float)), f"bad X event {e}")
+    names = {(e["pid"], e.get("tid", 0)): e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"].endswith("_name")}
+    check(any("modelled" in n for n in names.values()), "no modelled device track named")
+    print("ok - every event has the fields its phase needs; tracks named:", sorted(names.values()))
+
+    tracks = defaultdict(list)
+    for e in evs:
+        if e["ph"] == "X":
+            tracks[(e["pid"], e["tid"])].append(e)
+    for key, tev in tracks.items():
+        nested_and_ordered(tev, f"track {names.get(key, key)}")
+    print(f"ok - {len(tracks)} tracks of complete events in time order and properly nested")
+
+    dev = tracks[(1, 1)]
+    host = tracks[(2, 1)]
+    programs = [e for e in dev if e["cat"] == "program"]
+    steps = [e for e in dev if e["cat"] != "program"]
+    check(programs and steps, "no programs or steps on the modelled device track")
+    check(len(programs) == ctr["programs_run"], f"{len(programs)} program events, counters say {ctr['programs_run']}")
+    check(len(host) == len(dev), f"host track has {len(host)} events, device track {len(dev)}")
+    # every step lies inside a program run, on both tracks
+    for tev in (dev, host):
+        end = -1.0
+        for e in tev:
+            if e["cat"] == "program":
+                end = e["ts"] + e["dur"]
+            else:
+                check(e["ts"] + e["dur"] <= end + EPS_US, f"step {e['name']} outside any program run")
+    print(f"ok - {len(programs)} program runs enclose all {len(steps)} steps, on both tracks")
+
+    ghz = other["clock_ghz"]
+    by_cat = defaultdict(int)
+    for e in steps:
+        c = e["args"]["cycles"]
+        by_cat[e["cat"]] += c
+        check(abs(e["dur"] - c / (ghz * 1e3)) < 1e-6 * max(1.0, e["dur"]), f"{e['name']}: duration {e['dur']} us is not {c} cycles at {ghz} GHz")
+    check(by_cat["compute"] == ctr["compute_cycles"], f"compute sets sum to {by_cat['compute']} cycles, the counters say {ctr['compute_cycles']}")
+    check(by_cat["exchange"] == ctr["exchange_cycles"], f"exchanges: {by_cat['exchange']} vs {ctr['exchange_cycles']}")
+    check(by_cat["stream"] == ctr["stream_cycles"], f"stream copies: {by_cat['stream']} vs {ctr['stream_cycles']}")
+    check(by_cat["sync"] == ctr["sync_cycles"], f"syncs: {by_cat['sync']} vs {ctr['sync_cycles']}")
+    check(sum(p["args"]["cycles"] for p in programs) == ctr["cycles"], "program cycles do not add up to the counters")
+    ncs = sum(1 for e in steps if e["cat"] == "compute")
+    check(ncs == ctr["compute_sets"], f"{ncs} compute-set events, counters say {ctr['compute_sets']}")
+    xbytes = sum(e["args"]["bytes"] for e in steps if e["cat"] == "exchange")
+    check(xbytes == ctr["exchange_bytes"], f"exchange bytes {xbytes} vs {ctr['exchange_bytes']}")
+    print(f"ok - modelled compute sets sum to {by_cat['compute']} cycles = the engine's counters (and exchange, stream, sync, bytes)")
+
+    # an independent path: ipu-run's per-request figures (counters around one request)
+    per_req = run["modelled_breakdown_cycles"]
+    nreq = ctr["programs_run"]
+    check(by_cat["compute"] == per_req["compute"] * nreq, f"{nreq} requests x {per_req['compute']} compute cycles != {by_cat['compute']}")
+    check(ctr["cycles"] == run["modelled_cycles_per_request"] * nreq, "total cycles != requests x modelled cycles per request")
+    last = programs[-1]
+    check(abs(last["ts"] + last["dur"] - nreq * run["modelled_us_per_request"]) < 1e-3, "modelled timeline does not end at requests x modelled us per request")
+    print(f"ok - {nreq} requests x ipu-run's modelled {per_req['compute']} compute cycles per request = the trace's sum")
+
+    # requests: queued -> running -> done, one per device run
+    reqs = defaultdict(list)
+    for e in evs:
+        if e["ph"] in "be" and e.get("cat") == "request":
+            reqs[e["id"]].append(e)
+    expect_req = 1 + run["iterations"] * (2 if run["inflight"] > 1 else 1)
+    check(len(reqs) == expect_req, f"{len(reqs)} requests in the trace, ipu-run ran {expect_req}")
+    for rid, seq in reqs.items():
+        shape = [(e["ph"], e["name"].split(" ")[0]) for e in seq]
+        check(shape == [("b", "request"), ("b", "queued"), ("e", "queued"), ("b", "running"), ("e", "running"), ("e", "request")],
+              f"request {rid}: events {shape}")
+        ts = [e["ts"] for e in seq]
+        check(ts == sorted(ts), f"request {rid}: events out of order {ts}")
+        check(seq[-1]["args"]["status"] == 0, f"request {rid} failed")
+    print(f"ok - {len(reqs)} requests, each queued then running then done, in time order")
+
+    computes = [e for e in steps if e["cat"] == "compute"]
+    if no_debug:
+        check(all(e["name"].startswith("compute set ") and "node" not in e["args"] for e in computes), "steps of a model without debug info must be named by index")
+        check(not other["debug_info"], "debug_info claimed without a debug blob")
+        print("ok - without debug information the steps are named by index")
+        return
+    import onnx
+    onnx_names = {n.name for n in onnx.load(model_path).graph.node}
+    check(other["debug_info"], "the trace says the model had no debug information")
+    seen = set()
+    for e in computes:
+        node = e["args"].get("node")
+        check(node is not None and e["name"] == node, f"compute set {e['args']['compute_set']} has no node name")
+        base = node.split("/")[0]
+        check(base in onnx_names, f"node '{node}' is not a node of the ONNX model")
+        seen.add(base)
+    for e in steps:
+        if e["cat"] == "exchange" and "node" in e["args"]:
+            check(e["args"]["node"].split("/")[0] in onnx_names, f"exchange node {e['args']['node']} unknown")
+    missing = {"stem_conv", "block_conv", "classifier", "probabilities"} - seen
+    check(not missing, f"compute nodes missing from the trace: {missing}")
+    print(f"ok - every compute set named by its ONNX node ({len(seen)} of {len(onnx_names)} nodes have compute sets: {sorted(seen)})")
+
+
+if __name__ == "__main__":
+    main()
