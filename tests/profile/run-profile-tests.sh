@@ -49,7 +49,7 @@ else
 fi
 
 # a model without the debug blob (the graph builder's own): steps by index, and a note
-build/tests/modelrunner/gen_models "$dir" >/dev/null 2>&1
+${BUILD:-build}/tests/modelrunner/gen_models "$dir" >/dev/null 2>&1
 if $BIN/ipu-run "$dir/affine.ipuef" --iterations 2 --inflight 2 --profile "$dir/a.json" --json >"$dir/a.run" 2>"$dir/a.err" &&
 	grep -q "no debug information" "$dir/a.err" &&
 	$PY tests/profile/check_trace.py "$dir/a.json" "$dir/a.run" - --no-debug >"$dir/check2.txt"; then
