@@ -144,6 +144,14 @@ static void print_error(FILE *err, const char *msg)
 	fprintf(err, "ipu-compile: error: %s\n", cli_safe(msg, buf, sizeof(buf)));
 }
 
+/* Ends the --json object of a failed compilation: tail, then the error. */
+static void json_fail(FILE *out, const char *tail, const char *msg)
+{
+	fprintf(out, "%s, \"error\": ", tail);
+	ipuc_json_string(out, msg);
+	fprintf(out, "}\n");
+}
+
 /* The export path of model i (NULL when no ONNX is exported). */
 static char *export_path(const struct ipuc_options *o, const char *outdir, int n, int i)
 {
@@ -263,9 +271,11 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		rc = IPUC_EXIT_ERROR;
 		goto out;
 	}
+	/* the target as the .ipuef records it; custom: not that IPU's geometry */
 	if (o->json)
-		fprintf(out, "{\"target\": {\"ipu_version\": \"%s\", \"tiles\": %u, \"tile_mem\": %u}, \"models\": [",
-			o->ipu_version ? o->ipu_version : "custom", o->tiles, o->tile_mem);
+		fprintf(out, "{\"target\": {\"ipu_version\": \"%s\", \"tiles\": %u, \"tile_mem\": %u, \"custom\": %s}, \"models\": [",
+			o->ipu_version ? o->ipu_version : "ipu2", o->tiles, o->tile_mem,
+			o->tiles != IPU2_TILES || o->tile_mem != IPU2_TILE_MEM ? "true" : "false");
 	for (int i = 0; i < n; i++) {
 		const char *prec = models[i].precision ? models[i].precision :
 				   o->model.precision ? o->model.precision : "fp32";
@@ -276,7 +286,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 				  &graphs[i], &refs[i], &paths[i], &e)) {
 			print_error(err, e.msg);
 			if (o->json)
-				fprintf(out, "]}\n");
+				json_fail(out, "], \"executable\": null", e.msg);
 			goto out;
 		}
 		if (o->json) {
@@ -314,30 +324,29 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		if (c < 0) {
 			print_error(err, e.msg);
 			if (o->json)
-				fprintf(out, ", \"executable\": null}\n");
+				json_fail(out, ", \"executable\": null, \"check\": null", e.msg);
 			rc = IPUC_EXIT_ERROR;
 			goto out;
 		}
 		if (c > 0) {
 			fprintf(err, "ipu-compile: error: --check: the device's results differ from the reference evaluator\n");
 			if (o->json)
-				fprintf(out, ", \"executable\": null, \"check\": false}\n");
+				json_fail(out, ", \"executable\": null, \"check\": false",
+					  "--check: the device's results differ from the reference evaluator");
 			rc = IPUC_EXIT_ERROR;
 			goto out;
 		}
 	}
 	if (ipu_lower_write(graphs, n, &t, exe, &st, &e)) {
 		print_error(err, e.msg);
-		if (o->json) {
-			fprintf(out, ", \"executable\": null, \"error\": ");
-			ipuc_json_string(out, e.msg);
-			fprintf(out, "}\n");
-		}
+		if (o->json)
+			json_fail(out, o->check ? ", \"executable\": null, \"check\": true" : ", \"executable\": null",
+				  e.msg);
 		rc = ipu_lower_available() ? IPUC_EXIT_ERROR : IPUC_EXIT_NO_LOWERING;
 		goto out;
 	}
 	if (o->json) {
-		fprintf(out, ", \"executable\": ");
+		fprintf(out, ", \"check\": %s, \"executable\": ", o->check ? "true" : "null");
 		ipuc_json_string(out, exe);
 		fprintf(out, ", \"summary\": ");
 		ipuc_json_stats(out, &st, o->tiles);

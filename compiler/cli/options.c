@@ -10,9 +10,6 @@
 #include "ipu/onnx_io.h"
 #include "options.h"
 
-#define IPU2_TILES 1472u
-#define IPU2_TILE_MEM (624u * 1024u)
-
 void ipuc_options_init(struct ipuc_options *o)
 {
 	memset(o, 0, sizeof(*o));

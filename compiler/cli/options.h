@@ -11,6 +11,9 @@
 
 #include "ipu/ir.h"
 
+/* The geometry of ipu2 and ipu21 (GC200, Bow): the default target. */
+#define IPU2_TILES 1472u
+#define IPU2_TILE_MEM (624u * 1024u)
 #define IPUC_MAX_SHAPES 64
 #define IPUC_MAX_MODELS 64
 #define IPUC_MAX_SKIP 64

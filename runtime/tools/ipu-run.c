@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * ipu-run - run an .ipuef model: inputs from .npy files (or generated from
- * a seed, and said so), outputs to .npy files or summarised, then latency
- * (p50/p99) and throughput with 1 and with many requests in flight.
+ * a seed, and said so), outputs to .npy files or summarised, the modelled
+ * device time, then a benchmark (ipu_run_bench.c): latency statistics and
+ * throughput with 1 and with many requests in flight, and a trace of it
+ * all on request (ipu_run_trace.c).
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -13,9 +15,11 @@
 #include <time.h>
 
 #include "cli.h"
+#include "ipu/file_atomic.h"
 #include "ipu/half.h"
 #include "ipu/npy.h"
 #include "ipu/runtime.h"
+#include "ipu_run_bench.h"
 #include "ipu_run_trace.h"
 
 #define MAX_IO 64
@@ -30,7 +34,9 @@ struct opts {
 	const char *device;
 	struct named in[MAX_IO], out[MAX_IO];
 	int nin, nout;
-	unsigned iterations, inflight;
+	unsigned iterations, inflight, warmup;
+	double duration;
+	const char *export_times;
 	uint64_t batch;
 	uint64_t seed;
 	int json, subgraph, no_validate;
@@ -54,10 +60,14 @@ static void usage(FILE *f)
 		"                        not given are generated (seeded random) and said so\n"
 		"  --output NAME=FILE    write output NAME to a .npy file (repeatable); other\n"
 		"                        outputs are summarised\n"
-		"  --iterations N        timed requests after the first (0..100000000,\n"
-		"                        default 100, 0: none)\n"
-		"  --inflight N          requests in flight for the throughput run (1..4096,\n"
-		"                        default 16)\n"
+		"  --warmup N            untimed requests after the first, before timing\n"
+		"                        (0..1000000, default 5)\n"
+		"  --iterations N        timed requests (0..100000000, default 100, 0: none;\n"
+		"                        with --duration: at least N)\n"
+		"  --duration S          time requests for at least S seconds (0.001..86400)\n"
+		"  --inflight N          requests in flight for the throughput run, which\n"
+		"                        runs as many requests as the latency run (1..4096,\n"
+		"                        default 16; 1: no throughput run)\n"
 		"  --batch-size B        run B samples per request (dynamic batch sizing\n"
 		"                        along the model's batch dimension; 1..2147483648)\n"
 		"  --subgraph K          fused models: run subgraph K (graphK/... anchors)\n"
@@ -66,6 +76,7 @@ static void usage(FILE *f)
 		"                        T ms (0..86400000, default 0: wait forever)\n"
 		"  --no-validate         do not require every input/output (validate_io_params)\n"
 		"  --json                print one JSON object instead of text\n"
+		"  --export-times FILE.json  write every timed request's start and latency\n"
 		"  --profile FILE.json   write a trace of the run in the Chrome trace event\n"
 		"                        format (open it in https://ui.perfetto.dev or\n"
 		"                        chrome://tracing): every program step on the\n"
@@ -113,15 +124,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-validate", no_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "profile", required_argument, NULL, 'P' },
+		{ "warmup", required_argument, NULL, 'W' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "export-times", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, li;
+	int c, li, iterations_given = 0;
 	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
 	o->iterations = 100;
+	o->warmup = 5;
 	o->inflight = 16;
 	o->seed = 1;
 	o->subgraph = -1;
@@ -135,6 +150,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (cli_parse_u64("ipu-run", "iterations", optarg, 0, 100000000, &v))
 				return -1;
 			o->iterations = (unsigned)v;
+			iterations_given |= 1;
 			break;
 		case 'f':
 			if (cli_parse_u64("ipu-run", "inflight", optarg, 1, 4096, &v))
@@ -161,6 +177,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'V': o->no_validate = 1; break;
 		case 'j': o->json = 1; break;
 		case 'P': o->profile = optarg; break;
+		case 'E': o->export_times = optarg; break;
+		case 'W':
+			if (cli_parse_u64("ipu-run", "warmup", optarg, 0, 1000000, &v))
+				return -1;
+			o->warmup = (unsigned)v;
+			break;
+		case 'D': {
+			char *end;
+
+			o->duration = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->duration >= 0.001 && o->duration <= 86400)) {
+				fprintf(stderr, "ipu-run: --duration takes seconds from 0.001 to 86400, got '%s'\n",
+					optarg);
+				return -1;
+			}
+			iterations_given |= 2;
+			break;
+		}
 		case 'h': usage(stdout); exit(CLI_EXIT_OK);
 		case 'v': cli_print_version("ipu-run"); exit(CLI_EXIT_OK);
 		case ':':
@@ -178,6 +212,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return -1;
 	}
 	o->model = argv[optind];
+	/* a duration alone: as many requests as fit, at least one */
+	if (iterations_given == 2)
+		o->iterations = 1;
 	return 0;
 }
 
@@ -255,11 +292,35 @@ static json_t *shape_json(const struct ipurt_npy *a)
 	return j;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* Every timed request of the latency run, for one's own statistics. */
+static int export_times(const char *path, const struct bench_result *b, char *err, size_t errlen)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	json_t *j = json_object(), *a = json_array();
+	char *text = NULL;
+	size_t k;
+	int rc = -1;
 
-	return x < y ? -1 : x > y;
+	if (!j || !a) {
+		json_decref(a);
+		goto out;
+	}
+	json_object_set_new(j, "requests", a);
+	json_object_set_new(j, "elapsed_us", json_real(b->elapsed * 1e6));
+	for (k = 0; k < b->n; k++)
+		if (json_array_append_new(a, json_pack("{s:f,s:f}", "start_us", b->start[k] * 1e6,
+							"latency_us", b->lat[k] * 1e6)))
+			goto out;
+	text = json_dumps(j, JSON_COMPACT);
+	if (!text)
+		goto out;
+	rc = ipurt_write_file_atomic(path, text, strlen(text), err, errlen);
+	free(text);
+	json_decref(j);
+	return rc;
+out:
+	snprintf(err, errlen, "out of memory writing %s", path);
+	json_decref(j);
+	return -1;
 }
 
 /* The modelled device's time per request (engine counters, cost-model.md). */
@@ -285,7 +346,11 @@ int main(int argc, char **argv)
 	struct ipurt_npy arrays[2 * MAX_IO];
 	struct ipurt_tensor tin[MAX_IO], tout[MAX_IO];
 	int generated[MAX_IO] = { 0 }, fused = 0, nin = 0, nout = 0, rc = 1, i, j;
-	double *lat = NULL, first_ms = 0, p50 = 0, p99 = 0, rps1 = 0, rpsn = 0;
+	double first_ms = 0;
+	struct bench_result bench = { 0 };
+	struct step_sums sums = { 0 };
+	uint64_t samples = 1;		/* rows of the request's first batched input */
+	int samples_dim = -1;
 	char err[512];
 	json_t *json = NULL, *jin = NULL, *jout = NULL;
 	struct modelled mod = { 0 };
@@ -310,6 +375,8 @@ int main(int argc, char **argv)
 			if (cli_check_output(stderr, "ipu-run", o.out[i].path, inputs, k))
 				return CLI_EXIT_FAILURE;
 		if (o.profile && cli_check_output(stderr, "ipu-run", o.profile, inputs, k))
+			return CLI_EXIT_FAILURE;
+		if (o.export_times && cli_check_output(stderr, "ipu-run", o.export_times, inputs, k))
 			return CLI_EXIT_FAILURE;
 	}
 	if (o.profile) {
@@ -441,6 +508,11 @@ int main(int argc, char **argv)
 					generated[nin - 1] = 1;
 				}
 			}
+			if (k < nio_in && samples_dim < 0 && bdim[k] != IPUEF_NO_BATCH_DIM &&
+			    bdim[k] < arr->rank) {
+				samples_dim = (int)bdim[k];
+				samples = arr->dims[bdim[k]];
+			}
 			*t = io[k];
 			t->dtype = arr->dtype;
 			t->rank = arr->rank;
@@ -448,15 +520,14 @@ int main(int argc, char **argv)
 			t->data = arr->data;
 		}
 	}
-	if (trace) {
-		struct ipu_device *dev = ipurt_runner_device(r);
-
-		memset(&tc0, 0, sizeof(tc0));
-		if (ipu_counters(dev, &tc0) || ipu_set_trace(dev, run_trace_step, trace))
-			fprintf(stderr, "ipu-run: note: this device gives no per-step events (only the in-process model device does); the profile has the requests only\n");
-		else
-			trace_steps = 1;
-	}
+	/* per-step events: the host time split, and the profile */
+	sums.trace = trace;
+	memset(&tc0, 0, sizeof(tc0));
+	if (!ipu_counters(ipurt_runner_device(r), &tc0) &&
+	    !step_sums_attach(&sums, ipurt_runner_device(r)))
+		trace_steps = 1;
+	else if (trace)
+		fprintf(stderr, "ipu-run: note: this device gives no per-step events (only the in-process model device does); the profile has the requests only\n");
 	ph0 = run_trace_now();
 	{
 		double t0 = now();
@@ -481,67 +552,20 @@ int main(int argc, char **argv)
 			mod.valid = 1;
 		}
 	}
-	if (o.iterations) {
-		struct ipurt_future **fs = calloc(o.inflight, sizeof(*fs));
-		unsigned k;
-		double t0;
+	{
+		struct bench_opts bo = { o.warmup, o.iterations, o.duration, o.inflight };
 
-		lat = malloc(o.iterations * sizeof(*lat));
-		if (!lat || !fs) {
-			free(fs);
-			fprintf(stderr, "ipu-run: out of memory\n");
+		if (bench_run(r, tin, (uint32_t)nin, tout, (uint32_t)nout, &bo, trace_steps ? &sums : NULL,
+			      trace, &bench, err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: %s\n", err);
 			goto out;
 		}
-		t0 = now();
-		ph0 = run_trace_now();
-		for (k = 0; k < o.iterations; k++) {
-			double s = now();
+		if (o.export_times && export_times(o.export_times, &bench, err, sizeof(err))) {
+			char sp[512];
 
-			if (ipurt_runner_execute(r, tin, (uint32_t)nin, tout, (uint32_t)nout, err,
-						 sizeof(err))) {
-				fprintf(stderr, "ipu-run: %s\n", err);
-				free(fs);
-				goto out;
-			}
-			lat[k] = now() - s;
+			fprintf(stderr, "ipu-run: %s\n", cli_safe(err, sp, sizeof(sp)));
+			goto out;
 		}
-		rps1 = o.iterations / (now() - t0);
-		if (trace)
-			run_trace_phase(trace, "latency run (1 in flight)", ph0, run_trace_now());
-		qsort(lat, o.iterations, sizeof(*lat), cmp_double);
-		p50 = lat[o.iterations / 2] * 1e6;
-		p99 = lat[(o.iterations * 99) / 100 < o.iterations ? (o.iterations * 99) / 100 : o.iterations - 1] * 1e6;
-		/* many in flight: the same buffers are fine, outputs are identical */
-		t0 = now();
-		ph0 = run_trace_now();
-		for (k = 0; o.inflight > 1 && k < o.iterations; k++) {
-			unsigned slot = k % o.inflight;
-
-			if (fs[slot]) {
-				ipurt_future_wait(fs[slot], -1, err, sizeof(err));
-				ipurt_future_free(fs[slot]);
-				fs[slot] = NULL;
-			}
-			if (ipurt_runner_execute_async(r, tin, (uint32_t)nin, tout, (uint32_t)nout,
-						       &fs[slot], err, sizeof(err))) {
-				fprintf(stderr, "ipu-run: %s\n", err);
-				break;
-			}
-		}
-		for (k = 0; k < o.inflight; k++) {
-			if (fs[k]) {
-				ipurt_future_wait(fs[k], -1, err, sizeof(err));
-				ipurt_future_free(fs[k]);
-			}
-		}
-		rpsn = o.inflight > 1 ? o.iterations / (now() - t0) : rps1;
-		if (trace && o.inflight > 1) {
-			char pn[64];
-
-			snprintf(pn, sizeof(pn), "throughput run (%u in flight)", o.inflight);
-			run_trace_phase(trace, pn, ph0, run_trace_now());
-		}
-		free(fs);
 	}
 	if (trace) {
 		struct run_trace_info ti = { o.model, file, ipurt_runner_device(r), clock_ghz(m->ipu_version),
@@ -551,7 +575,8 @@ int main(int argc, char **argv)
 		if (trace_steps) {
 			struct ipu_engine_counters c1;
 
-			ipu_set_trace(ipurt_runner_device(r), NULL, NULL);
+			step_sums_detach(&sums, ipurt_runner_device(r));
+			trace_steps = 0;
 			if (!ipu_counters(ipurt_runner_device(r), &c1)) {
 #define D(f) ti.counters.f = c1.f - tc0.f
 				D(programs_run); D(steps); D(compute_sets); D(vertices); D(cycles);
@@ -653,13 +678,38 @@ int main(int argc, char **argv)
 		printf("%s\n", n > 8 ? " ..." : "");
 	}
 	if (o.json) {
+		const struct lat_stats *st = &bench.st;
+
 		json_object_set_new(json, "first_request_ms", json_real(first_ms));
-		json_object_set_new(json, "iterations", json_integer(o.iterations));
-		json_object_set_new(json, "latency_p50_us", json_real(p50));
-		json_object_set_new(json, "latency_p99_us", json_real(p99));
-		json_object_set_new(json, "requests_per_s_1", json_real(rps1));
-		json_object_set_new(json, "requests_per_s_inflight", json_real(rpsn));
+		json_object_set_new(json, "warmup", json_integer(bench.n ? o.warmup : 0));
+		json_object_set_new(json, "iterations", json_integer((json_int_t)bench.n));
+		if (o.duration > 0)
+			json_object_set_new(json, "duration_s", json_real(o.duration));
+		json_object_set_new(json, "elapsed_s", json_real(bench.elapsed));
+		json_object_set_new(json, "latency_us",
+				    bench.n ? json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "min", st->min * 1e6,
+							"mean", st->mean * 1e6, "median", st->median * 1e6,
+							"p90", st->p90 * 1e6, "p95", st->p95 * 1e6,
+							"p99", st->p99 * 1e6, "max", st->max * 1e6)
+					    : json_null());
+		json_object_set_new(json, "latency_p50_us", json_real(st->median * 1e6));
+		json_object_set_new(json, "latency_p99_us", json_real(st->p99 * 1e6));
+		json_object_set_new(json, "requests_per_s_1", json_real(bench.rps1));
+		json_object_set_new(json, "requests_per_s_inflight", json_real(bench.rpsn));
+		json_object_set_new(json, "samples_per_request", json_integer((json_int_t)samples));
+		json_object_set_new(json, "samples_per_s_1", json_real(bench.rps1 * (double)samples));
+		json_object_set_new(json, "samples_per_s_inflight", json_real(bench.rpsn * (double)samples));
 		json_object_set_new(json, "inflight", json_integer(o.inflight));
+		json_object_set_new(json, "host_time_per_request_us",
+				    bench.have_split ?
+				    json_pack("{s:f,s:f,s:f,s:f}", "input_copy", bench.input_copy * 1e6,
+					      "device_run", bench.device_run * 1e6,
+					      "output_copy", bench.output_copy * 1e6,
+					      "runtime", (st->mean - bench.input_copy - bench.device_run -
+							  bench.output_copy) * 1e6)
+				    : json_null());
+		if (o.export_times)
+			json_object_set_new(json, "export_times", json_string(o.export_times));
 		if (o.profile)
 			json_object_set_new(json, "profile", json_string(o.profile));
 		if (mod.valid) {
@@ -685,13 +735,32 @@ int main(int argc, char **argv)
 			       (unsigned long long)mod.compute, (unsigned long long)mod.exchange,
 			       (unsigned long long)mod.sync, (unsigned long long)mod.stream,
 			       mod.total ? mod.ghz * 1e9 / (double)mod.total : 0.0);
-		printf("first request %.2f ms (includes warm-up)\n", first_ms);
-		if (o.iterations && o.inflight > 1)
-			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight), %.0f req/s (%u in flight)\n",
-			       p50, p99, o.iterations, rps1, rpsn, o.inflight);
-		else if (o.iterations)
-			printf("latency p50 %.1f us, p99 %.1f us over %u requests; throughput %.0f req/s (1 in flight)\n",
-			       p50, p99, o.iterations, rps1);
+		printf("first request %.2f ms (cold: includes the device's first run)\n", first_ms);
+		if (bench.n) {
+			const struct lat_stats *st = &bench.st;
+			char b[7][32], e[32];
+
+			printf("latency over %zu requests in %s (1 in flight, after %u warm-up): min %s, mean %s, median %s, p90 %s, p95 %s, p99 %s, max %s\n",
+			       bench.n, fmt_seconds(bench.elapsed, e, sizeof(e)), o.warmup,
+			       fmt_seconds(st->min, b[0], 32), fmt_seconds(st->mean, b[1], 32),
+			       fmt_seconds(st->median, b[2], 32), fmt_seconds(st->p90, b[3], 32),
+			       fmt_seconds(st->p95, b[4], 32), fmt_seconds(st->p99, b[5], 32),
+			       fmt_seconds(st->max, b[6], 32));
+			printf("throughput %.0f req/s = %.0f samples/s (1 in flight)", bench.rps1,
+			       bench.rps1 * (double)samples);
+			if (o.inflight > 1)
+				printf(", %.0f req/s = %.0f samples/s (%u in flight)", bench.rpsn,
+				       bench.rpsn * (double)samples, o.inflight);
+			printf("; %llu sample%s per request\n", (unsigned long long)samples,
+			       samples == 1 ? "" : "s");
+			if (bench.have_split)
+				printf("host time per request: input copy %s, device run %s, output copy %s, runtime %s (mean of the latency run)\n",
+				       fmt_seconds(bench.input_copy, b[0], 32),
+				       fmt_seconds(bench.device_run, b[1], 32),
+				       fmt_seconds(bench.output_copy, b[2], 32),
+				       fmt_seconds(st->mean - bench.input_copy - bench.device_run -
+						   bench.output_copy, b[3], 32));
+		}
 		if (o.profile) {
 			char sp[512];
 
@@ -702,7 +771,9 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	json_decref(json);
-	free(lat);
+	bench_result_free(&bench);
+	if (trace_steps)
+		step_sums_detach(&sums, ipurt_runner_device(r));
 	for (i = 0; i < 2 * MAX_IO; i++)
 		ipurt_npy_free(&arrays[i]);
 	ipurt_runner_destroy(r);

@@ -24,7 +24,7 @@ x = np.load('$dir/x.npy'); y = np.load('$dir/y.npy')
 assert y.dtype == np.float32 and y.shape == (8, 3), (y.dtype, y.shape)
 assert np.array_equal(y, x * 2 + np.array([10, 20, 30], np.float32)), y
 "; then ok "affine from .npy matches numpy"; else ko "affine from .npy matches numpy"; cat "$dir/out.txt"; fi
-grep -q "(from file)" "$dir/out.txt" && grep -q "latency p50" "$dir/out.txt" && ok "text report" || ko "text report"
+grep -q "(from file)" "$dir/out.txt" && grep -q "^latency over 3 requests" "$dir/out.txt" && ok "text report" || ko "text report"
 
 # generated inputs are announced
 $BIN/ipu-run "$dir/affine.ipuef" --iterations 0 >"$dir/gen.txt" 2>&1

@@ -125,7 +125,7 @@ def main():
     for e in evs:
         if e["ph"] in "be" and e.get("cat") == "request":
             reqs[e["id"]].append(e)
-    expect_req = 1 + run["iterations"] * (2 if run["inflight"] > 1 else 1)
+    expect_req = 1 + run["warmup"] + run["iterations"] * (2 if run["inflight"] > 1 else 1)
     check(len(reqs) == expect_req, f"{len(reqs)} requests in the trace, ipu-run ran {expect_req}")
     for rid, seq in reqs.items():
         shape = [(e["ph"], e["name"].split(" ")[0]) for e in seq]

@@ -1,5 +1,7 @@
-# Profiles of the modelled IPU: the .ipuef debug blob's codec (unit test,
-# ASan+UBSan in make check) and ipu-run --profile end to end.
+# Profiles of the modelled IPU and ipu-run as a benchmark: the .ipuef debug
+# blob's codec and the engine/runtime hooks (unit tests, ASan+UBSan in make
+# check), ipu-run --profile, its statistics against the request times it
+# measured, ipu-compile --json (run-profile-tests.sh).
 $(BUILD)/tests/profile/test_profile_blob: $(BUILD)/tests/profile/test_profile_blob.o \
 		$(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
 	@mkdir -p $(dir $@)

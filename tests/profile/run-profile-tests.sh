@@ -59,6 +59,66 @@ else
 	ko "trace of a model without debug information"
 fi
 
+# the benchmark: --json statistics against the request times it measured
+# (--export-times) and the runtime's own request events (--profile)
+if $BIN/ipu-run "$dir/cnn.ipuef" --iterations 40 --warmup 3 --inflight 4 --json --export-times "$dir/times.json" \
+	--profile "$dir/b.json" >"$dir/b.run" 2>"$dir/b.err" &&
+	$PY tests/profile/check_bench.py "$dir/b.run" "$dir/times.json" "$dir/b.json" >"$dir/check3.txt"; then
+	sed 's/^/    /' "$dir/check3.txt"
+	ok "--json statistics match the measured request times"
+else
+	cat "$dir/b.err" "$dir/check3.txt" 2>/dev/null
+	ko "--json statistics match the measured request times"
+fi
+# a duration: at least that long, at least --iterations requests; alone: at least one
+if $BIN/ipu-run "$dir/cnn.ipuef" --duration 0.2 --iterations 5 --inflight 1 --json >"$dir/d.run" 2>/dev/null &&
+	$BIN/ipu-run "$dir/cnn.ipuef" --duration 0.05 --warmup 0 --json >"$dir/d2.run" 2>/dev/null &&
+	$PY -c "
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert a['elapsed_s'] >= 0.2 and a['iterations'] >= 5 and a['duration_s'] == 0.2, a
+assert a['requests_per_s_inflight'] == a['requests_per_s_1'], a
+assert b['elapsed_s'] >= 0.05 and b['iterations'] >= 1 and b['warmup'] == 0, b
+assert isinstance(a['inputs'][0]['shape'], list) and a['inputs'][0]['shape'] == [2, 3, 16, 16], a['inputs']
+" "$dir/d.run" "$dir/d2.run"; then ok "--duration runs at least that long"; else ko "--duration runs at least that long"; fi
+# text: one throughput line, units that scale; no timing with --iterations 0
+$BIN/ipu-run "$dir/cnn.ipuef" --iterations 20 --inflight 1 >"$dir/t1x.txt" 2>&1
+[ "$(grep -c "^throughput" "$dir/t1x.txt")" -eq 1 ] && ! grep -q "in flight), .*in flight)" "$dir/t1x.txt" &&
+	grep -Eq "^latency over 20 requests .*min [0-9.]+ (ns|us|ms|s), mean .*p99 [0-9.]+ (ns|us|ms|s), max" "$dir/t1x.txt" &&
+	grep -Eq "^throughput [0-9]+ req/s = [0-9]+ samples/s \(1 in flight\); 2 samples per request" "$dir/t1x.txt" &&
+	grep -q "^host time per request: input copy" "$dir/t1x.txt" &&
+	ok "text report with --inflight 1" || { cat "$dir/t1x.txt"; ko "text report with --inflight 1"; }
+$BIN/ipu-run "$dir/cnn.ipuef" --iterations 0 --json >"$dir/z.run" 2>/dev/null &&
+	$PY -c "import json, sys; j = json.load(open(sys.argv[1])); assert j['latency_us'] is None and j['iterations'] == 0, j" "$dir/z.run" &&
+	ok "--iterations 0 times nothing" || ko "--iterations 0 times nothing"
+bad=0
+for a in "--duration 0" "--duration 1e9" "--duration x" "--warmup -1" "--warmup 1000001"; do
+	$BIN/ipu-run "$dir/cnn.ipuef" $a >/dev/null 2>"$dir/e0"; rc=$?
+	[ $rc -eq 2 ] && [ -s "$dir/e0" ] || { bad=1; echo "    '$a' gave $rc"; }
+done
+[ $bad -eq 0 ] && ok "bad --duration / --warmup values exit 2 with a message" || ko "bad --duration / --warmup values"
+
+# ipu-compile --json: the target the .ipuef records, the --check result, an error field
+$BIN/ipu-compile --input-model "$dir/cnn.onnx" -o "$dir/j1.ipuef" --json --check --target tiles=16,tile-mem=256KiB >"$dir/j1" 2>/dev/null
+$BIN/ipu-compile --input-model "$dir/cnn.onnx" -o "$dir/j2.ipuef" --json --target tiles=1,tile-mem=1KiB >"$dir/j2" 2>/dev/null; rc2=$?
+$BIN/ipu-compile --input-model "$dir/none.onnx" --json >"$dir/j3" 2>/dev/null; rc3=$?
+if [ $rc2 -eq 1 ] && [ $rc3 -eq 1 ] && $PY -c "
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+assert a['target'] == {'ipu_version': 'ipu2', 'tiles': 16, 'tile_mem': 262144, 'custom': True}, a['target']
+assert a['check'] is True and a['executable'].endswith('j1.ipuef') and 'error' not in a, a
+assert b['executable'] is None and 'does not fit' in b['error'], b
+assert c['executable'] is None and 'none.onnx' in c['error'] and c['target']['custom'] is False, c
+import subprocess
+out = subprocess.run([sys.argv[4], sys.argv[5] + '/j1.ipuef'], capture_output=True, text=True).stdout
+assert 'Target:            ipu2, 16 tiles' in out, out
+" "$dir/j1" "$dir/j2" "$dir/j3" "$BIN/ipuef-dump" "$dir"; then
+	ok "ipu-compile --json: target as recorded, check result, error field"
+else
+	cat "$dir/j1" "$dir/j2" "$dir/j3"
+	ko "ipu-compile --json: target as recorded, check result, error field"
+fi
+
 # refusals: the profile may not replace the model; a missing value
 cp "$dir/cnn.ipuef" "$dir/keep.ipuef"
 $BIN/ipu-run "$dir/cnn.ipuef" --iterations 0 --profile "$dir/cnn.ipuef" >/dev/null 2>"$dir/e1"; rc=$?
