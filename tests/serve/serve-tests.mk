@@ -25,3 +25,32 @@ CHECKS += ;make -s check-serve-prometheus;
 # The same end-to-end run against the ASan+UBSan build of ipu-serve (its
 # HTTP, JSON and batching paths, and no leak at the SIGTERM exit).
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
+
+# ipu-serve in the test VM on the PCIe devices /dev/ipu0 and /dev/ipu1,
+# asked by busybox wget from inside the guest (tests/serve/test_serve_vm.py).
+.PHONY: check-serve-vm
+check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \
+		$(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_vm.py $(KMOD)
+
+# libFuzzer on the infer body parser and response builder (clang; the
+# server's parsing sources instrumented, the runtime's libraries linked
+# as built), seeded by tests/serve/fuzz-corpus.
+SERVE_FUZZ := build/fuzz/fuzz_serve_request
+SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
+	server/batch.c server/scheduler.c server/model_config.c
+$(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
+		$(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -std=c11 \
+		-D_GNU_SOURCE -Wall -Wextra -Werror -Iruntime/include -Ilibipu/include \
+		-Iqemu-device/engine/include -Iserver -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
+		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -lm
+
+.PHONY: fuzz-serve-check fuzz-serve
+fuzz-serve-check: $(SERVE_FUZZ)
+	scripts/fuzz-run $(SERVE_FUZZ) 200000 tests/serve/fuzz-corpus -max_len=4096 -timeout=10
+fuzz-serve: $(SERVE_FUZZ)
+	scripts/fuzz-run --explore $(SERVE_FUZZ) 600 tests/serve/fuzz-corpus -max_len=4096 -timeout=10
+fuzz: fuzz-serve
+CHECKS += ;make -s fuzz-serve-check;
