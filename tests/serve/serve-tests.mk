@@ -26,13 +26,6 @@ CHECKS += ;make -s check-serve-prometheus;
 # HTTP, JSON and batching paths, and no leak at the SIGTERM exit).
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 
-# ipu-serve in the test VM on the PCIe devices /dev/ipu0 and /dev/ipu1,
-# asked by busybox wget from inside the guest (tests/serve/test_serve_vm.py).
-.PHONY: check-serve-vm
-check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \
-		$(BUILD)/tests/modelrunner/gen_models
-	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_vm.py $(KMOD)
-
 # libFuzzer on the infer body parser and response builder (clang; the
 # server's parsing sources instrumented, the runtime's libraries linked
 # as built), seeded by tests/serve/fuzz-corpus.

@@ -470,6 +470,40 @@ def main():
         rc = s.stop()
         T.check("explicit-mode server exits 0 on SIGTERM", lambda: rc == 0)
 
+    # several instances on the devices named by --device
+    repo2 = tmp / "repo2"
+    add_model(repo2, "affine", models["affine"], config=(
+        "max_batch_size: 8\ninstance_group: [ { count: 1 }, { count: 1, kind: KIND_IPU } ]\n"))
+    two = "model:tiles=16,tile_mem=256k;model:tiles=16,tile_mem=256k"
+    with Server(repo2, "--device", two, "--connection-timeout", "1", "--log-verbose", "2") as s:
+        u = s.url
+
+        def instances():
+            j = json.loads(http("GET", u + "/v2/models/affine/config")[2])
+            assert j["instance_group"] == [{"count": 2, "kind": "KIND_IPU"}], j
+            xs = [rng.uniform(-50, 50, (1 + i % 8, 3)).astype(np.float32) for i in range(24)]
+            with concurrent.futures.ThreadPoolExecutor(12) as ex:
+                res = list(ex.map(lambda x: infer_json(u, "affine", {"X": x}), xs))
+            for x, (st, hdr, raw) in zip(xs, res):
+                assert st == 200 and np.array_equal(decode(hdr, raw)[1]["Y"], affine_ref(x)), raw
+            m = metrics(s.metrics_url)
+            assert metric(m, "ipu_inference_exec_count", "affine") == 24
+            assert metric(m, "ipu_inference_count", "affine") == sum(len(x) for x in xs)
+        T.check("two instances on two --device devices: 24 concurrent requests, each its own answer",
+                instances)
+
+        def idle_timeout():
+            import socket
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+            c.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n")  # never finished
+            t0 = time.monotonic()
+            assert c.recv(4096) == b"", "a stalled request must be dropped, not answered"
+            c.close()
+            assert time.monotonic() - t0 < 25
+        T.check("--connection-timeout closes a stalled connection", idle_timeout)
+        rc = s.stop()
+        T.check("exit 0 after serving on named devices", lambda: rc == 0)
+
     # start-up refusals
     def startup_errors():
         bad = tmp / "badrepo"
@@ -480,7 +514,14 @@ def main():
         r = subprocess.run([str(Server.__init__.__globals__["SERVE"]), "--http-port", "0"],
                            capture_output=True, timeout=60)
         assert r.returncode == 2 and b"--model-repository" in r.stderr, r.stderr
-    T.check("start-up: bad config exits 1 naming the field; no repository exits 2", startup_errors)
+        few = tmp / "fewrepo"
+        add_model(few, "m", models["affine"], config="instance_group: [ { count: 3 } ]\n")
+        r = subprocess.run([str(Server.__init__.__globals__["SERVE"]), "--model-repository", str(few),
+                            "--http-port", "0", "--device", two], capture_output=True, timeout=60)
+        assert r.returncode == 1 and b"instance 3 of 3" in r.stderr and b"fewer free devices" in r.stderr, \
+            r.stderr
+    T.check("start-up: bad config exits 1 naming the field, too few devices exit 1, no repository exits 2",
+            startup_errors)
 
     import shutil
     shutil.rmtree(tmp, ignore_errors=True)
