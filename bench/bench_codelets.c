@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_codelets.c - single-thread throughput of the MATMUL codelet
- * (every instruction-set level the host has) and of a few other codelets,
- * beside single-threaded OpenBLAS sgemm.  Usage: bench_codelets [seconds]
+ * bench_codelets.c - single-thread throughput of the MATMUL and CONV2D
+ * codelets (every instruction-set level the host has) and of a few other
+ * codelets, beside single-threaded OpenBLAS sgemm (for CONV2D: im2col +
+ * sgemm on the same shape).  Usage: bench_codelets [seconds]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -97,6 +98,132 @@ static double bench_blas(const struct bcase *c, double secs)
 	return flops * reps / t * 1e-9;
 }
 
+
+/* ------------------------------------------------------------ CONV2D */
+
+struct cbench {
+	const char *name;
+	uint32_t p[17];	/* CONV2D params, groups 1 */
+};
+
+static uint32_t conv_od(uint32_t in, uint32_t pa, uint32_t pb, uint32_t k,
+			uint32_t s, uint32_t d)
+{
+	return (in + pa + pb - d * (k - 1) - 1) / s + 1;
+}
+
+/* GFLOP/s of one CONV2D vertex (with bias) at `level`, direct or im2col. */
+static double bench_conv(const struct cbench *b, int level, int im2col,
+			 double secs)
+{
+	const uint32_t *p = b->p;
+	uint32_t OH = conv_od(p[2], p[9], p[11], p[5], p[7], p[13]);
+	uint32_t OW = conv_od(p[3], p[10], p[12], p[6], p[8], p[14]);
+	uint32_t cnt[4] = { p[0] * p[1] * p[2] * p[3], p[4] * p[1] * p[5] * p[6],
+			    p[0] * p[4] * OH * OW, p[4] };
+	const struct ipu_codelet *c = ipu_codelet_get(IPUX_CL_CONV2D);
+	struct ipux_operand ops[4];
+	struct ipu_vertex_ctx v;
+	size_t off = 0, i;
+	uint8_t *mem;
+	char why[256];
+	double t0, t, flops = 2.0 * cnt[2] * p[1] * p[5] * p[6];
+	long reps = 0;
+
+	for (i = 0; i < 4; i++) {
+		ops[i] = (struct ipux_operand){ (uint32_t)off, cnt[i], IPUX_DT_F32, { 0 } };
+		off += ((size_t)cnt[i] * 4 + 63) & ~(size_t)63;
+	}
+	mem = aligned_alloc(64, off);
+	for (i = 0; i < off / 4; i++)
+		((float *)mem)[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+	v = (struct ipu_vertex_ctx){ NULL, ops, p, 4, 17 };
+	if (c->check(&v, why, sizeof(why))) {
+		printf("%s: check failed: %s\n", b->name, why);
+		free(mem);
+		return 0;
+	}
+	v.mem = mem;
+	ipu_conv_run_level(&v, level, im2col);
+	t0 = now();
+	do {
+		ipu_conv_run_level(&v, level, im2col);
+		reps++;
+		t = now() - t0;
+	} while (t < secs);
+	free(mem);
+	return flops * reps / t * 1e-9;
+}
+
+/* The same convolution as im2col (timed) + OpenBLAS sgemm, as MLAS does. */
+static double bench_conv_blas(const struct cbench *b, double secs)
+{
+	const uint32_t *p = b->p;
+	uint32_t OH = conv_od(p[2], p[9], p[11], p[5], p[7], p[13]);
+	uint32_t OW = conv_od(p[3], p[10], p[12], p[6], p[8], p[14]);
+	size_t K = (size_t)p[1] * p[5] * p[6], N = (size_t)OH * OW, M = p[4];
+	float *in = calloc((size_t)p[1] * p[2] * p[3], 4), *w = calloc(M * K, 4);
+	float *col = calloc(K * N, 4), *out = calloc(M * N, 4);
+	double t0 = 0, t, flops = 2.0 * M * N * K;
+	long reps = 0;
+
+	do {
+		size_t k, oh, ow;
+
+		if (reps == 1)
+			t0 = now();
+		for (k = 0; k < K; k++) {
+			size_t ic = k / (p[5] * p[6]), kh = k / p[6] % p[5], kw = k % p[6];
+
+			for (oh = 0; oh < OH; oh++)
+				for (ow = 0; ow < OW; ow++) {
+					long ih = (long)(oh * p[7] + kh * p[13]) - (long)p[9];
+					long iw = (long)(ow * p[8] + kw * p[14]) - (long)p[10];
+
+					col[k * N + oh * OW + ow] =
+						ih < 0 || ih >= (long)p[2] || iw < 0 || iw >= (long)p[3]
+						? 0 : in[(ic * p[2] + (size_t)ih) * p[3] + (size_t)iw];
+				}
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
+			    (int)K, 1, w, (int)K, col, (int)N, 0, out, (int)N);
+		reps++;
+		t = reps > 1 ? now() - t0 : 0;
+	} while (t < secs);
+	free(in);
+	free(w);
+	free(col);
+	free(out);
+	return flops * (reps - 1) / t * 1e-9;
+}
+
+static void bench_convs(double secs, int maxl)
+{
+	/* per-tile vertices of ResNet-18 b1 as ipu-compile splits it, and whole layers */
+	static const struct cbench cb[] = {
+		{ "r18 512x7x7 ->4 3x3", { 1, 512, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
+		{ "r18 256x14x14 ->8 3x3", { 1, 256, 14, 14, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
+		{ "r18 256x14x14 ->8 3x3 s2", { 1, 256, 14, 14, 8, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, 1, 0 } },
+		{ "r18 3x19x224 ->16 7x7 s2", { 1, 3, 19, 224, 16, 7, 7, 2, 2, 0, 3, 0, 3, 1, 1, 1, 0 } },
+		{ "r18 128x9x28 ->16 3x3", { 1, 128, 9, 28, 16, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0 } },
+		{ "r18 64x9x56 ->32 3x3", { 1, 64, 9, 56, 32, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0 } },
+		{ "layer 64x56x56 ->64 3x3", { 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
+		{ "layer 256x14x14 ->256 3x3", { 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
+	};
+	static const char *const lname[] = { "generic", "avx2", "avx512" };
+	size_t i;
+	int l;
+
+	printf("\nCONV2D f32 with bias, single thread, GFLOP/s: direct engine per level, "
+	       "im2col path (best level), im2col + OpenBLAS sgemm\n");
+	for (i = 0; i < sizeof(cb) / sizeof(cb[0]); i++) {
+		printf("%-27s", cb[i].name);
+		for (l = 0; l <= maxl; l++)
+			printf("  %s %6.1f", lname[l], bench_conv(&cb[i], l, 0, secs));
+		printf("  im2col %6.1f", bench_conv(&cb[i], maxl, 1, secs));
+		printf("  openblas %6.1f\n", bench_conv_blas(&cb[i], secs));
+	}
+}
 
 /* ------------------------------------------------------------ others */
 
@@ -225,6 +352,7 @@ int main(int argc, char **argv)
 			printf("  openblas-sgemm %6.1f", bench_blas(c, secs));
 		printf("\n");
 	}
+	bench_convs(secs, maxl);
 	bench_others(secs);
 	return 0;
 }

@@ -223,8 +223,8 @@ static int conv_one(struct ct_rng *r, const struct conv_case *c)
 	uint32_t nin = N * Cin * H * W, nw = Cout * cig * kH * kW, nout = N * Cout * OH * OW;
 	struct ct_tile t;
 	uint32_t I, Wt, O, B = 0, i, n, oc, oh, ow, ic, kh, kw;
-	double *want = ct_dalloc(nout), *mag = ct_dalloc(nout);
-	int bad = 0;
+	double *want = ct_dalloc(nout), *mag = ct_dalloc(nout), *init = ct_dalloc(nout);
+	int bad = 0, var, maxl = ipu_mm_max_level();
 
 	ct_init(&t, ((size_t)nin + nw + nout + Cout) * 4 + 4096);
 	I = ct_op(&t, c->idt, nin);
@@ -272,24 +272,48 @@ static int conv_one(struct ct_rng *r, const struct conv_case *c)
 					want[oi] = s;
 					mag[oi] = m;
 				}
-	i = (uint32_t)ct_run(&t, IPUX_CL_CONV2D);
-	CHECK_EQ_INT((int)i, 0);
-	for (i = 0; i < nout; i++) {
-		double g = ct_get(&t, O, i);
-		double tol = c->odt == IPUX_DT_F16
-				     ? 2e-3 * fabs(want[i]) + 2e-3 * mag[i] + 1e-4
-				     : 1e-6 * mag[i] + 1e-7;
+	for (i = 0; i < nout; i++)
+		init[i] = ct_get(&t, O, i);
+	/*
+	 * The table's run() (best level, direct engine), then every level of
+	 * the direct engine and of the im2col path, each from the same out.
+	 */
+	for (var = -1; var < 2 * (maxl + 1); var++) {
+		int level = var / 2, im2col = var % 2;
 
-		if (!(fabs(g - want[i]) <= tol)) {
-			if (bad < 3)
-				fprintf(stderr, "  CONV2D N%u Cin%u %ux%u Cout%u k%ux%u s%u,%u p%u,%u,%u,%u d%u,%u g%u f%u dt%u/%u b%u: [%u] got %.9g want %.9g\n",
-					N, Cin, H, W, Cout, kH, kW, sH, sW, pt, pl, pb, pr, dH, dW, G, flags,
-					c->idt, c->odt, c->bias, i, g, want[i]);
-			bad++;
+		for (i = 0; i < nout; i++)
+			ct_set(&t, O, i, init[i]);
+		if (var < 0) {
+			i = (uint32_t)ct_run(&t, IPUX_CL_CONV2D);
+			CHECK_EQ_INT((int)i, 0);
+		} else {
+			struct ipu_vertex_ctx v = ct_ctx(&t, 1);
+
+			ct_poison_gaps(&t, 1);
+			ipu_conv_run_level(&v, level, im2col);
+			ct_poison_gaps(&t, 0);
+			CHECK(ct_guards_ok(&t));
+		}
+		for (i = 0; i < nout; i++) {
+			double g = ct_get(&t, O, i);
+			double tol = c->odt == IPUX_DT_F16
+					     ? 2e-3 * fabs(want[i]) + 2e-3 * mag[i] + 1e-4
+					     : 1e-6 * mag[i] + 1e-7;
+
+			if (!(fabs(g - want[i]) <= tol)) {
+				if (bad < 3)
+					fprintf(stderr, "  CONV2D N%u Cin%u %ux%u Cout%u k%ux%u s%u,%u p%u,%u,%u,%u d%u,%u g%u f%u dt%u/%u b%u L%d%s: [%u] got %.9g want %.9g\n",
+						N, Cin, H, W, Cout, kH, kW, sH, sW, pt, pl, pb, pr, dH, dW, G, flags,
+						c->idt, c->odt, c->bias, var < 0 ? maxl : level,
+						var < 0 ? "" : im2col ? " im2col" : " direct",
+						i, g, want[i]);
+				bad++;
+			}
 		}
 	}
 	free(want);
 	free(mag);
+	free(init);
 	ct_free(&t);
 	return bad;
 }
@@ -342,6 +366,40 @@ TEST(conv2d_big)
 	c.idt = IPUX_DT_F16;
 	c.odt = IPUX_DT_F16;
 	CHECK_EQ_INT(conv_one(&r, &c), 0);
+}
+
+TEST(conv2d_direct_blocking)
+{
+	/*
+	 * Shapes of a ResNet-18 split over tiles (few output channels, many
+	 * input channels: several channel chunks), stride-2 phase planes with
+	 * uneven padding, several row bands, every row-tile remainder, and
+	 * shapes too wide for the direct engine's scratch (im2col fallback).
+	 */
+	static const uint32_t sh[][17] = {
+		{ 1, 512, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+		{ 1, 256, 14, 14, 8, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, 1, 0 },
+		{ 1, 3, 19, 40, 16, 7, 7, 2, 2, 0, 3, 0, 3, 1, 1, 1, 0 },
+		{ 1, 64, 9, 56, 32, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1 },
+		{ 2, 6, 40, 30, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+		{ 1, 4, 9, 11, 7, 3, 2, 3, 2, 2, 0, 1, 1, 2, 3, 1, 0 },
+		{ 1, 10, 6, 6, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1 },
+		{ 1, 2, 3, 6000, 9, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0 },
+		{ 1, 1, 2, 1200, 1, 1, 1100, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0 },
+	};
+	struct ct_rng r = { 18 };
+	uint32_t i, f;
+
+	for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++)
+		for (f = 0; f < 3; f++) {
+			struct conv_case c;
+
+			memcpy(c.p, sh[i], sizeof(c.p));
+			c.idt = f == 1 ? IPUX_DT_F16 : IPUX_DT_F32;
+			c.odt = f == 2 ? IPUX_DT_F16 : IPUX_DT_F32;
+			c.bias = f != 1;
+			CHECK_EQ_INT(conv_one(&r, &c), 0);
+		}
 }
 
 TEST(conv2d_check)
@@ -418,6 +476,7 @@ int main(int argc, char **argv)
 	RUN(conv2d_check);
 	RUN(conv2d_random);
 	RUN(conv2d_big);
+	RUN(conv2d_direct_blocking);
 	printf("# %d checks\n", th_g.checks);
 	return TH_DONE();
 }

@@ -2,15 +2,19 @@
 /*
  * conv.c - CONV2D: grouped, strided, dilated, padded 2-D convolution.
  *
- * Runs on the MATMUL engine: for each image n and group g,
+ * Runs as a direct convolution over zero-padded phase planes of the input
+ * (conv_direct.c).  Shapes whose single band of output rows does not fit
+ * that engine's fixed scratch run on the MATMUL engine instead: for each
+ * image n and group g,
  *   out[n][g] [Cout/g][OH*OW] (+)= weight[g] [Cout/g][K] x im2col [K][OH*OW]
- * with K = Cin/g * kH * kW.  The im2col matrix is never materialised: the
- * matmul's B-packing step gathers it panel by panel (mm_impl.h).
+ * with K = Cin/g * kH * kW, the im2col matrix gathered panel by panel by
+ * the matmul's B-packing step (mm_impl.h), never materialised whole.
  */
 #include "cl_opt.h"
 #include "cl_common.h"
 #include "matmul.h"
 #include "mm_args.h"
+#include "conv_args.h"
 
 enum {
 	P_N, P_CIN, P_H, P_W, P_COUT, P_KH, P_KW, P_SH, P_SW, P_PT, P_PL, P_PB,
@@ -137,7 +141,8 @@ static uint64_t conv_cost(const struct ipu_vertex_ctx *v)
 	       cl_cost_stream(v->ops[2].count, v->ops[2].dtype, 1);
 }
 
-static int conv_run(const struct ipu_vertex_ctx *v)
+/* The im2col path: out = bias, then the matmul engine accumulates. */
+static void conv_run_im2col(const struct ipu_vertex_ctx *v, int level)
 {
 	const uint32_t *p = v->params;
 	struct conv_dims d;
@@ -204,8 +209,49 @@ static int conv_run(const struct ipu_vertex_ctx *v)
 	g.trans_b = 0;
 	g.accumulate = acc;
 	g.conv = &cv;
-	ipu_mm_exec(&g, ipu_mm_max_level());
+	ipu_mm_exec(&g, level);
+}
+
+
+int ipu_conv_run_level(const struct ipu_vertex_ctx *v, int level, int im2col)
+{
+	const uint32_t *p = v->params;
+	struct conv_dims d;
+	struct conv_args a;
+
+	conv_out_dims(p, &d);
+	a.in = IPU_OP_PTR(v, 0, const void);
+	a.w = IPU_OP_PTR(v, 1, const void);
+	a.out = IPU_OP_PTR(v, 2, void);
+	a.bias = v->num_ops == 4 ? IPU_OP_PTR(v, 3, const void) : NULL;
+	a.in_f16 = v->ops[0].dtype == IPUX_DT_F16;
+	a.out_f16 = v->ops[2].dtype == IPUX_DT_F16;
+	a.bias_f16 = v->num_ops == 4 && v->ops[3].dtype == IPUX_DT_F16;
+	a.accumulate = !!(p[P_FLAGS] & IPUX_CONV_ACCUMULATE);
+	a.N = p[P_N];
+	a.G = p[P_G];
+	a.cin_g = d.cin_g;
+	a.cout_g = d.cout_g;
+	a.H = p[P_H];
+	a.W = p[P_W];
+	a.OH = d.OH;
+	a.OW = d.OW;
+	a.kH = p[P_KH];
+	a.kW = p[P_KW];
+	a.sH = p[P_SH];
+	a.sW = p[P_SW];
+	a.pt = p[P_PT];
+	a.pl = p[P_PL];
+	a.dH = p[P_DH];
+	a.dW = p[P_DW];
+	if (im2col || ipu_conv_direct(&a, level))
+		conv_run_im2col(v, level);
 	return 0;
+}
+
+static int conv_run(const struct ipu_vertex_ctx *v)
+{
+	return ipu_conv_run_level(v, ipu_mm_max_level(), 0);
 }
 
 const struct ipu_codelet ipu_cl_conv2d = {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * matmul.h - internal entry points of the MATMUL codelet, for tests and
- * benchmarks that exercise every instruction-set level.
+ * matmul.h - internal entry points of the MATMUL and CONV2D codelets, for
+ * tests and benchmarks that exercise every instruction-set level.
  */
 #ifndef IPU_CL_MATMUL_H
 #define IPU_CL_MATMUL_H
@@ -12,5 +12,11 @@
 int ipu_mm_max_level(void);
 /* Run a checked MATMUL vertex with the kernels of `level` (clamped). */
 int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level);
+/*
+ * Run a checked CONV2D vertex with the kernels of `level`: the direct
+ * engine, or with im2col != 0 the matmul engine's im2col path (which the
+ * direct engine falls back to for rows too wide for its scratch).
+ */
+int ipu_conv_run_level(const struct ipu_vertex_ctx *v, int level, int im2col);
 
 #endif /* IPU_CL_MATMUL_H */

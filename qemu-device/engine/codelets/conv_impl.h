@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conv_impl.h - the direct convolution driver and micro-kernels,
+ * instantiated once per instruction-set level by conv_direct.c (see
+ * conv_args.h for the method).  Before including, define:
+ *
+ *   CD_SUFFIX   name suffix of the generated functions
+ *   CD_TARGET   function attribute list (e.g. target("avx2,fma,f16c"))
+ *   CD_VL       floats per vector register (4, 8 or 16)
+ *   CD_MR_T     rows of the tall register tile (CD_MR_T x 2 vectors)
+ *   CD_MR_W     rows of the wide register tile (CD_MR_W x 4 vectors),
+ *               used when the vertex has at most CD_MR_W output channels
+ *   CD_F16C     1 to convert f16 with the F16C instructions
+ *
+ * Every output is the f32 sum over its taps in a fixed order (input
+ * channel chunks of the band in order, taps in weight order within a
+ * chunk), so results depend only on the level, never on threads.
+ */
+
+#define CD_CAT2(a, b) a##_##b
+#define CD_CAT(a, b) CD_CAT2(a, b)
+#define CD_FN(name) CD_CAT(name, CD_SUFFIX)
+
+typedef float CD_FN(vf) __attribute__((vector_size(CD_VL * 4)));
+
+/* n f16 (src stride 1) to f32. */
+CD_TARGET static void CD_FN(h2f)(float *dst, const uint16_t *src, size_t n)
+{
+	size_t i = 0;
+
+#if CD_F16C
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+						  (const __m128i *)(src + i))));
+#endif
+	for (; i < n; i++)
+		dst[i] = cl_h2f(src[i]);
+}
+
+/*
+ * c[i][0..nv*VL) (+)= sum_k a[i*lda + k] * b[koff[k] + 0..nv*VL) for
+ * i < mr.  Inlined with constant mr and nv, so the accumulators are
+ * registers.
+ */
+CD_TARGET CD_CONTRACT static inline __attribute__((always_inline)) void
+CD_FN(tile)(size_t kc, const float *a, size_t lda, const float *b,
+	    const uint32_t *koff, float *c, size_t ldc, int load,
+	    const size_t mr, const size_t nv)
+{
+	typedef CD_FN(vf) vf;
+	vf acc[CD_MR_T][4];
+	size_t i, j, k;
+
+	CD_UNROLL
+	for (i = 0; i < mr; i++) {
+		CD_UNROLL
+		for (j = 0; j < nv; j++)
+			acc[i][j] = (vf){ 0 };
+	}
+	for (k = 0; k < kc; k++) {
+		const float *bk = b + koff[k];
+		vf bv[4];
+
+		CD_UNROLL
+		for (j = 0; j < nv; j++)
+			memcpy(&bv[j], bk + j * CD_VL, sizeof(vf));
+		CD_UNROLL
+		for (i = 0; i < mr; i++) {
+			float av = a[i * lda + k];
+
+			CD_UNROLL
+			for (j = 0; j < nv; j++)
+				acc[i][j] += av * bv[j];
+		}
+	}
+	CD_UNROLL
+	for (i = 0; i < mr; i++) {
+		float *row = c + i * ldc;
+
+		CD_UNROLL
+		for (j = 0; j < nv; j++) {
+			if (load) {
+				vf old;
+
+				memcpy(&old, row + j * CD_VL, sizeof(vf));
+				acc[i][j] += old;
+			}
+			memcpy(row + j * CD_VL, &acc[i][j], sizeof(vf));
+		}
+	}
+}
+
+#define CD_TILE_CASE(m, v)                                                   \
+	case m:                                                              \
+		for (jr = 0; jr < nw; jr += (v) * CD_VL)                     \
+			CD_FN(tile)(kc, a, lda, b + jr, koff, c + jr, ldc, \
+				    load, m, v);                             \
+		return
+
+/* One row block of mr channels over all nw (a multiple of NR) columns. */
+CD_TARGET static void CD_FN(rows_t)(size_t mr, size_t kc, const float *a,
+				    size_t lda, const float *b,
+				    const uint32_t *koff, float *c, size_t ldc,
+				    size_t nw, int load)
+{
+	size_t jr;
+
+	switch (mr) {
+#if CD_MR_T >= 8
+	CD_TILE_CASE(8, 2);
+	CD_TILE_CASE(7, 2);
+#endif
+	CD_TILE_CASE(6, 2);
+	CD_TILE_CASE(5, 2);
+	CD_TILE_CASE(4, 2);
+	CD_TILE_CASE(3, 2);
+	CD_TILE_CASE(2, 2);
+	default:
+	CD_TILE_CASE(1, 2);
+	}
+}
+
+CD_TARGET static void CD_FN(rows_w)(size_t mr, size_t kc, const float *a,
+				    size_t lda, const float *b,
+				    const uint32_t *koff, float *c, size_t ldc,
+				    size_t nw, int load)
+{
+	size_t jr;
+
+	switch (mr) {
+#if CD_MR_W >= 4
+	CD_TILE_CASE(4, 4);
+#endif
+	CD_TILE_CASE(3, 4);
+	CD_TILE_CASE(2, 4);
+	default:
+	CD_TILE_CASE(1, 4);
+	}
+}
+
+#undef CD_TILE_CASE
+
+/*
+ * Copy the input rows of one band of output rows, channels [ic0, ic0+icc)
+ * of image n, group g, into the phase planes (zero outside the input).
+ * Rows are short (7 to 60 floats): inline loops, not memcpy/memset calls.
+ */
+CD_TARGET CD_NO_LIBCALLS static void CD_FN(fill)(const struct conv_args *c,
+				  const struct cd_plan *pl, float *bp,
+				  size_t n, size_t g, size_t ic0, size_t icc,
+				  size_t oh0)
+{
+	size_t sH = c->sH, sW = c->sW, icl, py, px, i, j;
+	size_t cin = c->G * c->cin_g;
+
+	for (icl = 0; icl < icc; icl++) {
+		size_t plane0 = ((n * cin + g * c->cin_g + ic0 + icl) * c->H) * c->W;
+
+		for (py = 0; py < sH; py++)
+			for (px = 0; px < sW; px++) {
+				float *pp = bp + ((icl * sH + py) * sW + px) * pl->ps;
+				/* plane columns j reading input columns [0, W) */
+				size_t jlo = px >= c->pl ? 0
+					     : (c->pl - px + sW - 1) / sW;
+				size_t jhi = c->W + c->pl > px
+					     ? (c->W + c->pl - px + sW - 1) / sW : 0;
+
+				if (jhi > pl->wq)
+					jhi = pl->wq;
+				if (jlo > jhi)
+					jlo = jhi;
+				for (i = 0; i < pl->rq; i++) {
+					float *d = pp + i * pl->wq;
+					int64_t ih = (int64_t)((oh0 + i) * sH + py) -
+						     (int64_t)c->pt;
+
+					if (ih < 0 || ih >= (int64_t)c->H) {
+						for (j = 0; j < pl->wq; j++)
+							d[j] = 0;
+						continue;
+					}
+					for (j = 0; j < jlo; j++)
+						d[j] = 0;
+					if (jhi > jlo) {
+						size_t s0 = plane0 + (size_t)ih * c->W +
+							    jlo * sW + px - c->pl;
+
+						if (c->in_f16) {
+							const uint16_t *s = (const uint16_t *)c->in + s0;
+
+							if (sW == 1)
+								CD_FN(h2f)(d + jlo, s, jhi - jlo);
+							else
+								for (j = jlo; j < jhi; j++)
+									d[j] = cl_h2f(s[(j - jlo) * sW]);
+						} else {
+							const float *s = (const float *)c->in + s0;
+
+							if (sW == 1)
+								for (j = jlo; j < jhi; j++)
+									d[j] = s[j - jlo];
+							else
+								for (j = jlo; j < jhi; j++)
+									d[j] = s[(j - jlo) * sW];
+						}
+					}
+					for (j = jhi; j < pl->wq; j++)
+						d[j] = 0;
+				}
+			}
+	}
+}
+
+/*
+ * Weight rows [m0, m0+mr) x taps [k0, k0+kc) of group g as f32 rows of
+ * stride *lda: read in place when f32, converted into ap when f16.
+ */
+CD_TARGET static const float *CD_FN(weights)(const struct conv_args *c,
+					     float *ap, size_t g, size_t m0,
+					     size_t mr, size_t k0, size_t kc,
+					     size_t *lda)
+{
+	size_t K = c->cin_g * c->kH * c->kW, i;
+	size_t s = (g * c->cout_g + m0) * K + k0;
+
+	if (!c->in_f16) {
+		*lda = K;
+		return (const float *)c->w + s;
+	}
+	for (i = 0; i < mr; i++)
+		CD_FN(h2f)(ap + i * kc, (const uint16_t *)c->w + s + i * K, kc);
+	*lda = kc;
+	return ap;
+}
+
+CD_TARGET static int CD_FN(run)(const struct conv_args *c)
+{
+	_Alignas(64) float bp[CD_BP];
+	_Alignas(64) float cs[CD_CS];
+	_Alignas(64) float ap[CD_MR_T * CD_KT];
+	uint32_t koff[CD_KT];
+	struct cd_plan pl;
+	size_t M = c->cout_g, taps = c->kH * c->kW, n, g, oh0, ic0, i, k;
+	size_t cout = c->G * M, icl, kh, kw;
+
+	if (cd_plan(c, CD_VL, CD_MR_T, CD_MR_W, &pl))
+		return -1;
+	/* plane offset of each tap of a chunk (a shorter chunk: a prefix) */
+	k = 0;
+	for (icl = 0; icl < pl.icb; icl++)
+		for (kh = 0; kh < c->kH; kh++)
+			for (kw = 0; kw < c->kW; kw++) {
+				size_t ry = kh * c->dH, rx = kw * c->dW;
+
+				koff[k++] = (uint32_t)(((icl * c->sH + ry % c->sH) * c->sW +
+							rx % c->sW) * pl.ps +
+						       ry / c->sH * pl.wq + rx / c->sW);
+			}
+	for (n = 0; n < c->N; n++)
+		for (g = 0; g < c->G; g++)
+			for (oh0 = 0; oh0 < c->OH; oh0 += pl.bh) {
+				size_t bh = c->OH - oh0 < pl.bh ? c->OH - oh0 : pl.bh;
+				size_t nw = cd_round_up(bh * pl.wq, pl.nr), r, m, ow;
+
+				for (ic0 = 0; ic0 < c->cin_g; ic0 += pl.icb) {
+					size_t icc = c->cin_g - ic0 < pl.icb ? c->cin_g - ic0 : pl.icb;
+					size_t kc = icc * taps, filled = icc * c->sH * c->sW * pl.ps;
+					size_t need = cd_need(&pl, c, icc, nw);
+
+					CD_FN(fill)(c, &pl, bp, n, g, ic0, icc, oh0);
+					for (i = filled; i < need; i++)
+						bp[i] = 0;
+					for (m = 0; m < M; m += pl.mr) {
+						size_t mr = M - m < pl.mr ? M - m : pl.mr, lda;
+						const float *a = CD_FN(weights)(c, ap, g, m, mr,
+										ic0 * taps, kc, &lda);
+
+						if (pl.nv == 4)
+							CD_FN(rows_w)(mr, kc, a, lda, bp, koff,
+								      cs + m * nw, nw, nw, ic0 > 0);
+						else
+							CD_FN(rows_t)(mr, kc, a, lda, bp, koff,
+								      cs + m * nw, nw, nw, ic0 > 0);
+					}
+				}
+				for (m = 0; m < M; m++) {
+					size_t oc = g * M + m;
+					int base = c->accumulate || c->bias;
+					float b = c->bias ? (c->bias_f16
+						? cl_h2f(((const uint16_t *)c->bias)[oc])
+						: ((const float *)c->bias)[oc]) : 0.0f;
+
+					for (r = 0; r < bh; r++) {
+						size_t o = ((n * cout + oc) * c->OH + oh0 + r) * c->OW;
+						const float *s = cs + m * nw + r * pl.wq;
+
+						if (c->out_f16) {
+							uint16_t *d = (uint16_t *)c->out + o;
+
+							for (ow = 0; ow < c->OW; ow++) {
+								float x = c->accumulate ? cl_h2f(d[ow]) + b : b;
+
+								d[ow] = cl_f2h(base ? x + s[ow] : s[ow]);
+							}
+						} else {
+							float *d = (float *)c->out + o;
+
+							if (!base)
+								for (ow = 0; ow < c->OW; ow++)
+									d[ow] = s[ow];
+							else if (c->accumulate)
+								for (ow = 0; ow < c->OW; ow++)
+									d[ow] = (d[ow] + b) + s[ow];
+							else
+								for (ow = 0; ow < c->OW; ow++)
+									d[ow] = b + s[ow];
+						}
+					}
+				}
+			}
+	return 0;
+}
+
+#undef CD_SUFFIX
+#undef CD_TARGET
+#undef CD_VL
+#undef CD_MR_T
+#undef CD_MR_W
+#undef CD_F16C
