@@ -3,7 +3,7 @@
 # mlp-example, results compared with ipu-run's.
 .PHONY: check-serve
 check-serve: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \
-		$(BUILD)/tests/modelrunner/gen_models
+		$(BUILD)/bin/ipu-compile $(BUILD)/tests/modelrunner/gen_models
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve.py
 CHECKS += ;make -s check-serve;
 

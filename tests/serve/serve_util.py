@@ -66,6 +66,16 @@ def build_models(d):
     return {p.stem: p for p in d.glob("*.ipuef")}
 
 
+def build_cnn(d, batch=8):
+    """The CNN of bench/serve_cnn.py ([B,1,28,28] -> [B,10]) compiled by
+    ipu-compile with a batch of `batch`."""
+    d = pathlib.Path(d)
+    d.mkdir(parents=True, exist_ok=True)
+    run(["/usr/bin/python3", ROOT / "bench" / "serve_cnn.py", d / "cnn.onnx"])
+    run([BIN / "ipu-compile", "--input-model", d / "cnn.onnx", "--batch-size", batch, "-o", d / "cnn.ipuef"])
+    return d / "cnn.ipuef"
+
+
 def add_model(repo, name, ipuef, version=1, config=None):
     vdir = pathlib.Path(repo) / name / str(version)
     vdir.mkdir(parents=True, exist_ok=True)

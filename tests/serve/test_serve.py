@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_util import (Server, Tally, add_model, build_models, decode, http,  # noqa: E402
-                        infer_json, ipu_run, metric, metrics)
+from serve_util import (Server, Tally, add_model, build_cnn, build_models, decode,  # noqa: E402
+                        http, infer_json, ipu_run, metric, metrics)
 
 try:
     import requests
@@ -69,6 +69,10 @@ def main():
     add_model(repo, "scale", models["scale_dim1"], config=(
         "max_batch_size: 12\ndynamic_batching: { max_queue_delay_microseconds: 2000000 }\n"))
     add_model(repo, "fused", models["fused"])
+    cnn = build_cnn(tmp / "cnn")
+    add_model(repo, "cnn", cnn, config=(
+        "max_batch_size: 8\ndynamic_batching:\n  max_queue_delay_microseconds: 2000000\n"
+        "  preferred_batch_size: [8]\n"))
     add_model(repo, "queue1", models["affine"], config=(
         "max_batch_size: 4\n"
         "dynamic_batching:\n  max_queue_delay_microseconds: 3000000\n"
@@ -248,6 +252,20 @@ def main():
             print(f"   16 requests ran in {int(d['ipu_inference_exec_count'])} executions")
         T.check("dynamic batching: executions < requests, each gets its own rows bit-exactly", batching)
 
+        def batching_cnn():
+            # a CNN compiled by ipu-compile: eight one-image requests merged
+            imgs = rng.uniform(-1, 1, (8, 1, 28, 28)).astype(np.float32)
+            ref = ipu_run(cnn, {"x": imgs}, ["y"], tmp)["y"]
+            with concurrent.futures.ThreadPoolExecutor(8) as ex:
+                res = list(ex.map(lambda i: infer_json(u, "cnn", {"x": imgs[i:i + 1]}), range(8)))
+            for i, (st, hdr, raw) in enumerate(res):
+                assert st == 200, raw
+                assert np.array_equal(decode(hdr, raw)[1]["y"], ref[i:i + 1]), i
+            m = metrics(s.metrics_url)
+            assert metric(m, "ipu_inference_count", "cnn") == 8
+            assert metric(m, "ipu_inference_exec_count", "cnn") < 8
+        T.check("CNN (ipu-compile), batched one-image requests: bit-identical to ipu-run", batching_cnn)
+
         def batching_dim1():
             # batch along dim 1 of [2, B, 3]: merged rows interleave inside each outer slice
             xs = [rng.uniform(-4, 4, (2, b, 3)).astype(np.float32) for b in (1, 2, 3, 1, 2, 3)]
@@ -413,7 +431,7 @@ def main():
             idx = {e["name"]: e for e in json.loads(raw)}
             assert st == 200 and idx["mlp"]["state"] == "READY" and idx["mlp"]["version"] == "1", idx
             assert idx["affine"]["state"] == "UNAVAILABLE" and "version" not in idx["affine"], idx
-            assert set(idx) == {"mlp", "mlp_batched", "affine", "scale", "fused", "queue1"}, idx
+            assert set(idx) == {"mlp", "mlp_batched", "affine", "scale", "fused", "queue1", "cnn"}, idx
             st, _, raw = http("POST", u + "/v2/repository/index", {"ready": True})
             assert [e["name"] for e in json.loads(raw)] == ["mlp"], raw
         T.check("repository index", index)
