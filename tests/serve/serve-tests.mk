@@ -47,3 +47,11 @@ fuzz-serve: $(SERVE_FUZZ)
 	scripts/fuzz-run --explore $(SERVE_FUZZ) 600 tests/serve/fuzz-corpus -max_len=4096 -timeout=10
 fuzz: fuzz-serve
 CHECKS += ;make -s fuzz-serve-check;
+
+# ipu-serve in the test VM on the PCIe devices /dev/ipu0 and /dev/ipu1,
+# asked by busybox wget from inside the guest (tests/serve/test_serve_vm.py).
+.PHONY: check-serve-vm
+check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \
+		$(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_vm.py $(KMOD)
+CHECKS += ;make -s check-serve-vm;
