@@ -400,6 +400,18 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 			}
 			/* the body outlives the request: the device reads it in place */
 			t->data = (void *)(body + bin_at);
+			if (t->dtype == IPURT_DT_BOOL) {
+				const uint8_t *b = t->data;
+				uint64_t e;
+
+				for (e = 0; e < bytes; e++) {
+					if (b[e] > 1) {
+						bad(err, errlen, "input '%s': BOOL element %llu is %u, not 0 or 1",
+						    name, (unsigned long long)e, b[e]);
+						goto out;
+					}
+				}
+			}
 			bin_at += bytes;
 			continue;
 		}

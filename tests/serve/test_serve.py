@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_util import (Server, Tally, add_model, build_cnn, build_models, decode,  # noqa: E402
-                        http, infer_json, ipu_run, metric, metrics)
+from serve_util import (BIN, Server, Tally, add_model, build_cnn, build_models,  # noqa: E402
+                        decode, http, infer_json, ipu_run, metric, metrics, run)
 
 try:
     import requests
@@ -69,6 +69,10 @@ def main():
     add_model(repo, "scale", models["scale_dim1"], config=(
         "max_batch_size: 12\ndynamic_batching: { max_queue_delay_microseconds: 2000000 }\n"))
     add_model(repo, "fused", models["fused"])
+    types_onnx = tmp / "types.onnx"
+    run(["/usr/bin/python3", pathlib.Path(__file__).resolve().parent / "types_model.py", types_onnx])
+    run([BIN / "ipu-compile", "--input-model", types_onnx, "--batch-size", "4", "-o", tmp / "types.ipuef"])
+    add_model(repo, "types", tmp / "types.ipuef")
     cnn = build_cnn(tmp / "cnn")
     add_model(repo, "cnn", cnn, config=(
         "max_batch_size: 8\ndynamic_batching:\n  max_queue_delay_microseconds: 2000000\n"
@@ -222,6 +226,55 @@ def main():
             st, _, raw = infer_json(u, "fused", {"graph1/X": g1x, "graph0/X": g0x})
             assert st == 400 and "no input 'graph0/X' in this subgraph" in json.loads(raw)["error"], raw
         T.check("fused model: the subgraph chosen by its inputs, results equal ipu-run's", fused_infer)
+
+        def datatypes():
+            # every datatype in JSON and as binary data, against numpy and ipu-run
+            ins = {"B": np.array([[True, False, True], [False, False, True]]),
+                   "I": np.array([[1, -2, 2**30 - 1], [-2**30, 7, 0]], np.int32),
+                   "L": np.array([[2**61 + 1, -3, 5], [-2**61, 9, 2**40]], np.int64),
+                   "U": np.array([[0, 255, 7], [128, 1, 2]], np.uint8),
+                   "S": np.array([[-128, 127, 0], [-1, 1, 5]], np.int8)}
+            want = {"NB": ~ins["B"], "I2": ins["I"] * 2, "L2": ins["L"] * 2,
+                    "UF": ins["U"].astype(np.float32), "SF": ins["S"].astype(np.float32)}
+            ref = ipu_run(tmp / "types.ipuef", ins, list(want), tmp, ["--batch-size", "2"])
+            st, hdr, raw = infer_json(u, "types", ins)
+            assert st == 200, raw
+            j, out = decode(hdr, raw)
+            assert [o["datatype"] for o in j["outputs"]] == ["BOOL", "INT32", "INT64", "FP32", "FP32"], j
+            for k, v in want.items():
+                assert out[k].dtype == v.dtype and np.array_equal(out[k], ref[k]), k
+                # the device computes int64 in 32 bits (compiler's wide-types pass):
+                # ipu-run is the oracle there, numpy for the rest
+                assert k == "L2" or np.array_equal(out[k], v), k
+            # all binary, both ways
+            dt = {"B": "BOOL", "I": "INT32", "L": "INT64", "U": "UINT8", "S": "INT8"}
+            hdrj = json.dumps({"inputs": [{"name": k, "datatype": dt[k], "shape": [2, 3],
+                                           "parameters": {"binary_data_size": v.nbytes}} for k, v in ins.items()],
+                               "parameters": {"binary_data_output": True}}).encode()
+            body = hdrj + b"".join(v.tobytes() for v in ins.values())
+            st, rh, raw = http("POST", u + "/v2/models/types/infer", body,
+                               {"Inference-Header-Content-Length": str(len(hdrj))})
+            assert st == 200, raw
+            out = decode(rh, raw)[1]
+            for k, v in want.items():
+                assert np.array_equal(out[k], ref[k]), k
+            # a BOOL byte that is neither 0 nor 1
+            bad = bytearray(body)
+            bad[len(hdrj) + 1] = 2
+            st, _, raw = http("POST", u + "/v2/models/types/infer", bytes(bad),
+                              {"Inference-Header-Content-Length": str(len(hdrj))})
+            assert st == 400 and "BOOL element 1 is 2" in json.loads(raw)["error"], raw
+            # JSON values out of range or of the wrong kind
+            base = {k: {"name": k, "datatype": dt[k], "shape": [2, 3], "data": v.ravel().tolist()}
+                    for k, v in ins.items()}
+            for k, val, msg in (("S", 128, "out of range for INT8"), ("U", -1, "out of range for UINT8"),
+                                ("I", 2**31, "out of range for INT32"), ("B", 1, "not true or false"),
+                                ("I", 1.5, "not a whole number")):
+                t = dict(base)
+                t[k] = dict(base[k], data=[val] + base[k]["data"][1:])
+                st, _, raw = http("POST", u + "/v2/models/types/infer", {"inputs": list(t.values())})
+                assert st == 400 and msg in json.loads(raw)["error"], (k, raw)
+        T.check("every datatype (BOOL, INT8/32/64, UINT8) in JSON and binary; range checks", datatypes)
 
         def requested_outputs():
             st, _, raw = http("POST", u + "/v2/models/fused/infer", {
@@ -431,7 +484,8 @@ def main():
             idx = {e["name"]: e for e in json.loads(raw)}
             assert st == 200 and idx["mlp"]["state"] == "READY" and idx["mlp"]["version"] == "1", idx
             assert idx["affine"]["state"] == "UNAVAILABLE" and "version" not in idx["affine"], idx
-            assert set(idx) == {"mlp", "mlp_batched", "affine", "scale", "fused", "queue1", "cnn"}, idx
+            assert set(idx) == {"mlp", "mlp_batched", "affine", "scale", "fused", "queue1", "cnn",
+                                "types"}, idx
             st, _, raw = http("POST", u + "/v2/repository/index", {"ready": True})
             assert [e["name"] for e in json.loads(raw)] == ["mlp"], raw
         T.check("repository index", index)
