@@ -9,12 +9,13 @@ COMPILER_PB_C := $(COMPILER_GEN)/onnx/onnx.pb-c.c
 COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
 COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
 
-COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli
+COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli \
+	compiler/report
 COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/%.o)
 COMPILER_LIB := $(BUILD)/libipucompiler.a
-COMPILER_LDLIBS := -lprotobuf-c -lyaml -lm
+COMPILER_LDLIBS := -lprotobuf-c -lyaml -ljansson -lm
 # The lowering uses the graph builder, the .ipuef writer and (--check) the
 # in-process device; those fragments are included after this one, hence
 # the literal paths.
@@ -32,6 +33,16 @@ CFLAGS_compiler_eval_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_passes_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS) -Itools/lib
 CFLAGS_compiler_lower_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_report_ := $(COMPILER_CPPFLAGS)
+
+# The --report page (HTML, CSS, JavaScript in one file) as C strings.
+COMPILER_PAGE_C := $(COMPILER_GEN)/report/report_page.c
+COMPILER_PAGE_O := $(COMPILER_GEN)/report/report_page.o
+$(COMPILER_PAGE_C): compiler/report/report_page.html compiler/report/gen_page.py
+	@mkdir -p $(dir $@)
+	/usr/bin/python3 compiler/report/gen_page.py $< $@.tmp && mv $@.tmp $@
+$(COMPILER_PAGE_O): $(COMPILER_PAGE_C)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(COMPILER_PB_C) $(COMPILER_PB_H) &: $(ONNX_PROTO)
 	@test -n "$(ONNX_PROTO)" || { echo "onnx.proto not found: install libonnx-dev (make deps)"; exit 1; }
@@ -54,7 +65,7 @@ $(COMPILER_PB_O): $(COMPILER_PB_C) $(COMPILER_PB_H)
 
 $(COMPILER_OBJS): $(COMPILER_PB_H)
 
-$(COMPILER_LIB): $(COMPILER_OBJS) $(COMPILER_PB_O) $(COMPILER_SCHEMA_O)
+$(COMPILER_LIB): $(COMPILER_OBJS) $(COMPILER_PB_O) $(COMPILER_SCHEMA_O) $(COMPILER_PAGE_O)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 

@@ -12,6 +12,7 @@
 #include "ipu/onnx_io.h"
 #include "ipu/passes.h"
 #include "json_summary.h"
+#include "report/report.h"
 #include "list_ops.h"
 
 /* dir/name unless name is absolute or dir is NULL/empty. */
@@ -185,6 +186,12 @@ static int check_outputs(FILE *err, const struct ipuc_options *o,
 		inputs[k++] = o->config_yaml;
 	if (exe)
 		rc = cli_check_output(err, "ipu-compile", exe, inputs, (unsigned)k);
+	if (!rc && o->report)
+		rc = cli_check_output(err, "ipu-compile", o->report, inputs, (unsigned)k);
+	if (!rc && o->report && exe && !strcmp(o->report, exe)) {
+		fprintf(err, "ipu-compile: the executable and the report are both %s\n", exe);
+		rc = -1;
+	}
 	for (i = 0; !rc && i < n; i++) {
 		char *x = export_path(o, outdir, n, i);
 
@@ -213,6 +220,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 				(uint32_t)o->batch_size, o->verbose ? err : NULL,
 				o->max_tensor_size, o->no_memory_reuse };
 	struct ipu_graph_stats st;
+	struct ipuc_report rep;
 
 	if (o->help) {
 		fputs(ipuc_usage(), out);
@@ -249,7 +257,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			strerror(errno));
 		goto out;
 	}
-	want_exe = o->output || o->export_popef == 1 || o->check ||
+	want_exe = o->output || o->export_popef == 1 || o->check || o->report ||
 		   (o->export_popef == -1 && !o->export_onnx && !o->output_model);
 	if (want_exe) {
 		if (o->output) {
@@ -337,6 +345,16 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			goto out;
 		}
 	}
+	if (o->report) {
+		/* the report looks at the builder of the executable written */
+		rep.path = o->report;
+		rep.title = n > 1 ? "fused models" : paths[0];
+		rep.ipu_version = o->ipu_version ? o->ipu_version : "ipu2";
+		rep.custom = o->tiles != IPU2_TILES || o->tile_mem != IPU2_TILE_MEM;
+		rep.clock_ghz = !strcmp(rep.ipu_version, "ipu21") ? 1.85 : 1.33;
+		t.inspect = ipuc_report_inspect;
+		t.inspect_ctx = &rep;
+	}
 	if (ipu_lower_write(graphs, n, &t, exe, &st, &e)) {
 		print_error(err, e.msg);
 		if (o->json)
@@ -348,6 +366,10 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	if (o->json) {
 		fprintf(out, ", \"check\": %s, \"executable\": ", o->check ? "true" : "null");
 		ipuc_json_string(out, exe);
+		if (o->report) {
+			fprintf(out, ", \"report\": ");
+			ipuc_json_string(out, o->report);
+		}
 		fprintf(out, ", \"summary\": ");
 		ipuc_json_stats(out, &st, o->tiles);
 		fprintf(out, "}\n");

@@ -36,6 +36,7 @@ void ipuc_options_free(struct ipuc_options *o)
 	free(o->output_dir);
 	free(o->output_model);
 	free(o->export_onnx);
+	free(o->report);
 	free(o->config_yaml);
 	free(o->ipu_version);
 	for (int i = 0; i < o->nskip; i++)
@@ -202,6 +203,10 @@ const char *ipuc_usage(void)
 "                             (ops that only move data fold at any size;\n"
 "                             -1: no limit; default 64 MiB)\n"
 "  --export-onnx FILE         write the converted, optimised ONNX model\n"
+"  --report FILE.html         write a compile report: one self-contained page\n"
+"                             (tile memory heat map, modelled cycles per ONNX\n"
+"                             node and op type, exchange volume, memory over\n"
+"                             the program, the biggest tensors)\n"
 "  --convert-version N        write it in opset N (7-17; default 17)\n"
 "  --config-yaml FILE         options as YAML (PopRT keys, model_fusion list)\n"
 "  --list-ops                 print the supported operators and exit\n"
@@ -258,7 +263,7 @@ enum {
 	O_HELP = 'h', O_VERBOSE = 'v', O_OUTPUT = 'o', O_LIST_OPS = 256, O_CHECK, O_JSON,
 	O_NO_FUSION, O_NO_MEMORY_REUSE, O_INPUT_MODEL, O_INPUT_SHAPE, O_BATCH_SIZE, O_BATCH_AXIS, O_PRECISION,
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
-	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED,
+	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -272,6 +277,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "precision", required_argument, NULL, O_PRECISION },
 	{ "target", required_argument, NULL, O_TARGET },
+	{ "report", required_argument, NULL, O_REPORT },
 	OPT2("list-ops", "list_ops", no_argument, O_LIST_OPS),
 	OPT2("no-fusion", "no_fusion", no_argument, O_NO_FUSION),
 	OPT2("no-memory-reuse", "no_memory_reuse", no_argument, O_NO_MEMORY_REUSE),
@@ -395,6 +401,10 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 			if (parse_int("max-tensor-size", v, -1, INT64_MAX, &x, e))
 				return -1;
 			o->max_tensor_size = x;
+			break;
+		case O_REPORT:
+			if (setstr(&o->report, v, e))
+				return -1;
 			break;
 		case O_EXPORT_ONNX:
 			if (setstr(&o->export_onnx, v, e))

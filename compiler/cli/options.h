@@ -35,6 +35,7 @@ struct ipuc_options {
 	char *output_model;		/* PopRT: converted ONNX name */
 	int export_popef;		/* -1 unset */
 	char *export_onnx;
+	char *report;		/* --report FILE.html */
 	char *config_yaml;
 	char *ipu_version;		/* "ipu2" / "ipu21" */
 	uint32_t tiles;

@@ -388,6 +388,8 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 	r = build(gb, prepared, n, t, &scr, &info->anchors_priv, image, len, &info->stats, e);
 	if (!r)
 		r = lw_debug_blob(gb, &info->stats, &info->debug, &info->debug_len, e);
+	if (!r && t->inspect && t->inspect(t->inspect_ctx, gb, *image, *len, &info->stats, e))
+		r = -1;
 out:
 	for (int k = 0; k < 64; k++)
 		ir_graph_free(prepared[k]);

@@ -44,6 +44,17 @@ def nested_and_ordered(events, what):
         stack.append(end)
 
 
+def onnx_node_of(name, onnx_names):
+    """The ONNX node a lowered node came from: itself, or NAME/Op... for
+    the pieces of one the compiler split (ONNX names may hold '/')."""
+    if name in onnx_names:
+        return name
+    for i in range(len(name) - 1, 0, -1):
+        if name[i] == "/" and name[:i] in onnx_names:
+            return name[:i]
+    return None
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     no_debug = "--no-debug" in sys.argv
@@ -149,12 +160,12 @@ def main():
     for e in computes:
         node = e["args"].get("node")
         check(node is not None and e["name"] == node, f"compute set {e['args']['compute_set']} has no node name")
-        base = node.split("/")[0]
-        check(base in onnx_names, f"node '{node}' is not a node of the ONNX model")
+        base = onnx_node_of(node, onnx_names)
+        check(base, f"node '{node}' is not a node of the ONNX model")
         seen.add(base)
     for e in steps:
         if e["cat"] == "exchange" and "node" in e["args"]:
-            check(e["args"]["node"].split("/")[0] in onnx_names, f"exchange node {e['args']['node']} unknown")
+            check(onnx_node_of(e["args"]["node"], onnx_names), f"exchange node {e['args']['node']} unknown")
     missing = {"stem_conv", "block_conv", "classifier", "probabilities"} - seen
     check(not missing, f"compute nodes missing from the trace: {missing}")
     print(f"ok - every compute set named by its ONNX node ({len(seen)} of {len(onnx_names)} nodes have compute sets: {sorted(seen)})")

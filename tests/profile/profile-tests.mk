@@ -28,3 +28,9 @@ check-tsan-profile:
 	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/profile/test_profile_hooks
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/profile/test_profile_hooks
 CHECKS += ;make -s check-tsan-profile;
+
+# ipu-compile --report rendered by headless chromium (deps/profile.txt)
+.PHONY: check-report
+check-report: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	BUILD=$(BUILD) tests/profile/run-report-tests.sh
+CHECKS += ;make -s check-report;

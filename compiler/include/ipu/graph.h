@@ -186,6 +186,21 @@ struct ipu_graph_stats {
 int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 		      struct ipu_graph_stats *stats);
 
+/* --- inspection (reports) ------------------------------------------------ */
+
+uint32_t ipu_graph_num_tensors(const struct ipu_graph *g);
+/* Name of tensor t, NULL if there is none. */
+const char *ipu_graph_tensor_name(const struct ipu_graph *g, ipu_tensor t);
+/* After compile: per tile (num_tiles entries) the highest byte used: 0 or -1. */
+int ipu_graph_tile_usage(const struct ipu_graph *g, uint64_t *peak);
+/*
+ * After compile: bytes live on all tiles together at each position of the
+ * programs' flattened steps (the allocator's liveness; tensors live for the
+ * whole program counted everywhere).  *bytes is malloc'd (caller frees),
+ * *n positions.  0, or -1 with the builder's error set.
+ */
+int ipu_graph_memory_timeline(struct ipu_graph *g, uint64_t **bytes, uint32_t *n);
+
 /* Where piece k of t's mapping ended up (after compile): 0 or -1. */
 int ipu_graph_tensor_location(const struct ipu_graph *g, ipu_tensor t, uint32_t k,
 			      uint32_t *tile, uint64_t *begin, uint64_t *end,

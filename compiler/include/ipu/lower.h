@@ -6,9 +6,13 @@
 #ifndef IPU_LOWER_H
 #define IPU_LOWER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ipu/ir.h"
+
+struct ipu_graph;
+struct ipu_graph_stats;
 
 struct ipu_target {
 	const char *ipu_version;	/* "ipu2", "ipu21" or NULL (custom) */
@@ -24,6 +28,12 @@ struct ipu_target {
 					 * -1: no limit), as --max-tensor-size */
 	int no_memory_reuse;		/* 1: every tensor keeps its own tile
 					 * memory (ipu_graph_set_memory_reuse) */
+	/* Called with the compiled builder, its image and summary before
+	 * they are freed (compile reports); non-zero fails the lowering with
+	 * the message it put in e.  NULL: none. */
+	int (*inspect)(void *ctx, struct ipu_graph *gb, const void *image, size_t len,
+		       const struct ipu_graph_stats *st, struct ir_error *e);
+	void *inspect_ctx;
 };
 
 #include "ipu/graph.h"
