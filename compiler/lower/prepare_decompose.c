@@ -1041,11 +1041,13 @@ static int conv1x1(struct ir_graph *g, int *pi, struct ir_error *e)
 		    (cur = lp_add_node(g, &pos, name, "Reshape", in, 2, e)) < 0)
 			return -1;
 	}
-	wv = &g->vals[g->nodes[pos].in[1]];
 	{
 		int64_t d[2] = { M, C };
+		int wi = g->nodes[pos].in[1];
 
+		/* adding a value may move g->vals: index it afresh after */
 		wm = ir_value_add_unique(g, "c1_weight", e);
+		wv = &g->vals[wi];
 		if (wm < 0 || ir_tensor_alloc(&t, wv->dtype, 2, d, e))
 			return -1;
 		memcpy(t.data, wv->data, ir_tensor_bytes(&t));
@@ -1056,11 +1058,10 @@ static int conv1x1(struct ir_graph *g, int *pi, struct ir_error *e)
 	if ((mm = lp_add_node(g, &pos, name, "MatMul", in, 2, e)) < 0)
 		return -1;
 	if (bias >= 0) {
-		const struct ir_value *bv = &g->vals[bias];
 		int64_t d[2] = { M, 1 };
 
 		bm = ir_value_add_unique(g, "c1_bias", e);
-		if (bm < 0 || ir_tensor_alloc(&t, bv->dtype, 2, d, e))
+		if (bm < 0 || ir_tensor_alloc(&t, g->vals[bias].dtype, 2, d, e))
 			return -1;
 		memcpy(t.data, g->vals[bias].data, ir_tensor_bytes(&t));
 		ir_value_set_const(&g->vals[bm], &t);
