@@ -55,3 +55,14 @@ check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin
 		$(BUILD)/tests/modelrunner/gen_models
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_vm.py $(KMOD)
 CHECKS += ;make -s check-serve-vm;
+
+# The end-to-end run once more with ipu-serve built under ThreadSanitizer
+# (HTTP threads, workers, repository references); a race report stops the
+# server (halt_on_error) and fails the run.
+.PHONY: check-serve-tsan
+check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu-compile \
+		$(BUILD)/tests/modelrunner/gen_models
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/bin/ipu-serve
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve.py
+CHECKS += ;make -s check-serve-tsan;

@@ -25,7 +25,8 @@ BUILD = pathlib.Path(os.environ.get("BUILD", ROOT / "build"))
 if not BUILD.is_absolute():
     BUILD = ROOT / BUILD
 BIN = BUILD / "bin"
-SERVE = BIN / "ipu-serve"
+# SERVE_BIN: another build of the server (e.g. ThreadSanitizer's) with this build's tools
+SERVE = pathlib.Path(os.environ.get("SERVE_BIN", BIN / "ipu-serve"))
 
 
 class Tally:
@@ -147,7 +148,12 @@ class Server:
         return self
 
     def __exit__(self, *exc):
+        died = self.proc.poll()
         self.kill()
+        if died not in (None, 0):
+            # a sanitizer's report or a crash is in the log: show it
+            print(f"ipu-serve exited {died}; the end of its log:")
+            print("\n".join(self.text().splitlines()[-60:]), flush=True)
         os.unlink(self.log.name)
 
 
