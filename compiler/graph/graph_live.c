@@ -6,10 +6,12 @@
  * The programs' step trees are flattened into positions: every Execute,
  * Exchange and StreamCopy reached (a step reached twice gets two), and a
  * Switch's read of its selector.  A piece is live from the first to the
- * last position that touches it.  Everything inside a Repeat body or a
- * Switch is live for the whole loop or switch (the outermost one), since
- * an iteration reads what the previous one wrote and the case that runs is
- * only known at run time.
+ * last position that touches it.  Everything used inside a Repeat body is
+ * live for the whole loop (the outermost one), since an iteration reads
+ * what the previous one wrote.  A Switch's cases are laid out one after
+ * the other: a run executes a subsequence of the positions, so pieces used
+ * only in different cases may share memory, and a piece used before and
+ * in a case stays live through the cases before it.
  *
  * Memory shared by two pieces may hold the other one's bytes when a piece
  * is read, so a piece keeps its memory to itself for the whole program
@@ -32,7 +34,7 @@
 #include "graph_alloc.h"
 #include "ipu/codelet.h"
 
-#define NCOV 4			/* written ranges remembered per piece */
+#define NCOV 6			/* written ranges remembered per piece */
 #define MAX_DEPTH 64		/* the format's step nesting limit */
 #define NO_PROGRAM UINT32_MAX
 #define MANY_PROGRAMS (UINT32_MAX - 1)
@@ -43,6 +45,11 @@
 struct cov {
 	uint32_t b[NCOV], e[NCOV];
 	uint32_t n;
+};
+
+/* A write of elements [b, e) of piece p, applied when its step ends. */
+struct pending {
+	uint32_t p, b, e;
 };
 
 struct walk {
@@ -57,6 +64,9 @@ struct walk {
 	int scoped;		/* inside a Repeat or Switch */
 	uint32_t scope_first, scope_last;
 	uint32_t program;
+	struct pending *wr;	/* the current step's writes */
+	size_t nwr, capwr;
+	int oom;
 };
 
 enum { RD = 1, WR = 2 };
@@ -163,9 +173,52 @@ static void touch(struct walk *w, struct ipu_slice s, int rw)
 			w->prog[p] = MANY_PROGRAMS;
 		if ((rw & RD) && !covered(&w->cov[p], b, e))
 			w->pinned[p] = 1;
-		if (rw & WR)
-			cover(&w->cov[p], b, e);
+		if (rw & WR) {
+			if (w->nwr == w->capwr) {
+				size_t cap = w->capwr ? w->capwr * 2 : 1024;
+				struct pending *n = realloc(w->wr, cap * sizeof(*n));
+
+				if (!n) {
+					w->oom = 1;
+					continue;
+				}
+				w->wr = n;
+				w->capwr = cap;
+			}
+			w->wr[w->nwr++] = (struct pending){ p, b, e };
+		}
 	}
+}
+
+static int cmp_pending(const void *x, const void *y)
+{
+	const struct pending *a = x, *b = y;
+
+	if (a->p != b->p)
+		return a->p < b->p ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+/* Applies the step's writes, merged first: a step often writes one piece
+ * in many small runs (rows of blocks) that only together cover it. */
+static void apply_writes(struct walk *w)
+{
+	size_t i = 0;
+
+	if (!w->nwr)
+		return;
+	qsort(w->wr, w->nwr, sizeof(*w->wr), cmp_pending);
+	while (i < w->nwr) {
+		struct pending r = w->wr[i++];
+
+		while (i < w->nwr && w->wr[i].p == r.p && w->wr[i].b <= r.e) {
+			if (w->wr[i].e > r.e)
+				r.e = w->wr[i].e;
+			i++;
+		}
+		cover(&w->cov[r.p], r.b, r.e);
+	}
+	w->nwr = 0;
 }
 
 static void leaf(struct walk *w, const struct g_step *s)
@@ -257,7 +310,7 @@ static int walk(struct walk *w, uint32_t si)
 	struct cov *saved = NULL;
 	size_t bytes = (size_t)w->lv->npieces * sizeof(*w->cov);
 
-	if ((s->kind == IPUX_STEP_REPEAT || s->kind == IPUX_STEP_SWITCH) && outer) {
+	if (s->kind == IPUX_STEP_REPEAT && outer) {
 		w->scoped = 1;
 		w->scope_first = w->pos;
 		w->scope_last = w->pos + (uint32_t)w->size[si] - 1;
@@ -267,7 +320,11 @@ static int walk(struct walk *w, uint32_t si)
 	switch (s->kind) {
 	case IPUX_STEP_EXECUTE: case IPUX_STEP_EXCHANGE: case IPUX_STEP_STREAM_COPY:
 		leaf(w, s);
+		apply_writes(w);
 		w->pos++;
+		if (w->oom)
+			r = g_fail(w->g, "out of memory for the liveness of %u tensor pieces",
+				   w->lv->npieces);
 		break;
 	case IPUX_STEP_SEQUENCE:
 		for (uint32_t i = 0; i < s->nkids && !r; i++)
@@ -302,7 +359,7 @@ static int walk(struct walk *w, uint32_t si)
 	default:
 		break;
 	}
-	if ((s->kind == IPUX_STEP_REPEAT || s->kind == IPUX_STEP_SWITCH) && outer)
+	if (s->kind == IPUX_STEP_REPEAT && outer)
 		w->scoped = 0;
 	return r;
 }
@@ -409,6 +466,7 @@ out:
 	free(w.size);
 	free(w.cs_first);
 	free(w.cs_vtx);
+	free(w.wr);
 	if (r)
 		ga_live_free(lv);
 	return r;

@@ -363,29 +363,43 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		if (!prepared[k] || ipu_lower_prepare(prepared[k], t->fold_limit, e))
 			goto out;
 	}
-	/* pass 1: measure the temporaries' peak per tile and dtype */
-	scr.measure = 1;
-	gb = ipu_graph_create(t->tiles, t->tile_mem);
-	if (!gb) {
-		ir_err(e, "out of memory");
-		goto out;
+	if (!t->no_memory_reuse) {
+		/* every temporary is a tensor of its own: once its op has run,
+		 * the builder's reuse by liveness gives its memory to later
+		 * tensors of any dtype (smaller peaks than the scratch, and one
+		 * pass) */
+		gb = ipu_graph_create(t->tiles, t->tile_mem);
+		if (!gb) {
+			ir_err(e, "out of memory");
+			goto out;
+		}
+		r = build(gb, prepared, n, t, NULL, &info->anchors_priv, image, len, &info->stats, e);
+	} else {
+		/* without reuse: pass 1 measures the temporaries' peak per
+		 * tile and dtype */
+		scr.measure = 1;
+		gb = ipu_graph_create(t->tiles, t->tile_mem);
+		if (!gb) {
+			ir_err(e, "out of memory");
+			goto out;
+		}
+		r = build(gb, prepared, n, t, &scr, &trial, NULL, NULL, NULL, e);
+		anchors_free(&trial);
+		ipu_graph_destroy(gb);
+		gb = NULL;
+		if (r)
+			goto out;
+		r = -1;
+		/* pass 2: the same decisions, temporaries in the shared scratch */
+		scr.measure = 0;
+		memset(scr.top, 0, slots * sizeof(uint64_t));
+		gb = ipu_graph_create(t->tiles, t->tile_mem);
+		if (!gb) {
+			ir_err(e, "out of memory");
+			goto out;
+		}
+		r = build(gb, prepared, n, t, &scr, &info->anchors_priv, image, len, &info->stats, e);
 	}
-	r = build(gb, prepared, n, t, &scr, &trial, NULL, NULL, NULL, e);
-	anchors_free(&trial);
-	ipu_graph_destroy(gb);
-	gb = NULL;
-	if (r)
-		goto out;
-	r = -1;
-	/* pass 2: the same decisions, temporaries in the shared scratch */
-	scr.measure = 0;
-	memset(scr.top, 0, slots * sizeof(uint64_t));
-	gb = ipu_graph_create(t->tiles, t->tile_mem);
-	if (!gb) {
-		ir_err(e, "out of memory");
-		goto out;
-	}
-	r = build(gb, prepared, n, t, &scr, &info->anchors_priv, image, len, &info->stats, e);
 	if (!r)
 		r = lw_debug_blob(gb, &info->stats, &info->debug, &info->debug_len, e);
 	if (!r && t->inspect && t->inspect(t->inspect_ctx, gb, *image, *len, &info->stats, e))

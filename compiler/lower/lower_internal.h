@@ -12,7 +12,9 @@
  * reuses the same per-tile, per-dtype scratch tensors.  The lowering runs
  * twice: the first pass (measure) allocates each temporary as its own
  * tensor and records the peak per tile and dtype; the second allocates
- * those peaks once and hands out slices of them. */
+ * those peaks once and hands out slices of them.  With memory reuse (the
+ * default) there is no scratch: every temporary is its own tensor and the
+ * graph builder's liveness shares its memory once the op has run. */
 struct lw_scratch {
 	uint64_t *top;		/* [tile * IPUX_DT_COUNT + dt] elements in use */
 	uint64_t *peak;		/* same indexing: the most any op used */

@@ -5,7 +5,8 @@
  * liveness rules on small programs (where each tensor lands), and a
  * property test: seeded random programs (elementwise compute sets,
  * exchanges, stream copies, Repeat and Switch, in-place updates, reads of
- * tensors no step wrote, constants) compiled with and without reuse and
+ * tensors no step wrote, tensors written by many small copies, constants)
+ * compiled with and without reuse and
  * run on the in-process device must give bit-identical outputs over
  * several runs.
  */
@@ -257,13 +258,14 @@ TEST(chain_shares_dead_tensors)
 
 /* Which tensors must keep their memory: constants, tensors read before
  * written (an accumulator across runs), tensors of two programs, a value
- * written in a Switch case and read after it, tensors used in a loop. */
+ * written in a Switch case and read after it; tensors used in a loop live
+ * through it; tensors of different Switch cases share. */
 TEST(pinned_and_scoped_tensors)
 {
 	struct ipu_graph *g = ipu_graph_create(TILES, TILE_MEM);
-	ipu_tensor x, c, acc, shared, q, t1, t2, late, idx;
+	ipu_tensor x, c, acc, shared, q, t1, t2, late, idx, v1, v2, u1, u2;
 	uint32_t in, sel, cs;
-	ipu_step seq, seq2, cases[1], body, dflt;
+	ipu_step seq, seq2, cases[2], body, dflt;
 	float ones[N];
 	uint64_t one = 1;
 	void *img = NULL;
@@ -282,6 +284,10 @@ TEST(pinned_and_scoped_tensors)
 	t1 = tensor(g, "t1", 0);
 	t2 = tensor(g, "t2", 0);
 	late = tensor(g, "late", 0);
+	v1 = tensor(g, "v1", 0);
+	v2 = tensor(g, "v2", 0);
+	u1 = tensor(g, "u1", 0);
+	u2 = tensor(g, "u2", 0);
 	idx = ipu_graph_add_tensor(g, "idx", IPUX_DT_I32, 1, &one);
 	ipu_graph_map_tile(g, idx, 0);
 	in = ipu_graph_add_stream(g, "x", IPUX_STREAM_H2D, N * 4);
@@ -297,8 +303,18 @@ TEST(pinned_and_scoped_tensors)
 	cases[0] = ipu_step_sequence(g);
 	exec_new(g, cases[0], "q", &cs);
 	unary(g, cs, IPUX_UN_TANH, x, q);
+	/* v1, v2 only in case 0, u1, u2 only in case 1: one of them runs */
+	exec_new(g, cases[0], "v1", &cs);
+	binary(g, cs, IPUX_BIN_ADD, x, x, v1);
+	exec_new(g, cases[0], "v2", &cs);
+	binary(g, cs, IPUX_BIN_MUL, v1, v1, v2);
+	cases[1] = ipu_step_sequence(g);
+	exec_new(g, cases[1], "u1", &cs);
+	binary(g, cs, IPUX_BIN_MUL, x, x, u1);
+	exec_new(g, cases[1], "u2", &cs);
+	binary(g, cs, IPUX_BIN_ADD, u1, x, u2);
 	dflt = ipu_step_sequence(g);
-	ipu_step_append(g, seq, ipu_step_switch(g, idx, cases, 1, dflt));
+	ipu_step_append(g, seq, ipu_step_switch(g, idx, cases, 2, dflt));
 	exec_new(g, seq, "read q", &cs);
 	binary(g, cs, IPUX_BIN_ADD, q, x, t2);
 	/* t1 is used in a loop whose body also writes t2 */
@@ -329,8 +345,66 @@ TEST(pinned_and_scoped_tensors)
 		 * memory; late is born after both x and t1 died */
 		CHECK(!share(g, t1, x) && !share(g, t1, t2));
 		CHECK(share(g, late, x) || share(g, late, t1));
+		CHECK(share(g, v1, u1) || share(g, v1, u2) || share(g, v2, u1) || share(g, v2, u2));
+		CHECK(!share(g, v1, x) && !share(g, u1, x) && !share(g, v1, v2) && !share(g, u1, u2));
 	}
 	free(img);
+	ipu_graph_destroy(g);
+}
+
+static int is_pinned(const struct ga_live *lv, ipu_tensor t, uint32_t k)
+{
+	uint32_t p = lv->base[t] + k;
+
+	return lv->first[p] == GA_PINNED_FIRST && lv->last[p] == GA_PINNED_LAST;
+}
+
+/* A tensor written by one exchange in many small runs is written when all
+ * runs together cover it, and read before written where one run is
+ * missing. */
+TEST(runs_cover_only_together)
+{
+	struct ipu_graph *g = ipu_graph_create(TILES, TILE_MEM);
+	ipu_tensor x, full, gap, y;
+	uint32_t in, out, cs;
+	ipu_step seq, xs;
+	struct ga_live lv;
+
+	REQUIRE(g);
+	x = tensor(g, "x", 0);
+	full = tensor(g, "full", 1);
+	gap = tensor(g, "gap", 1);
+	y = tensor(g, "y", 1);
+	in = ipu_graph_add_stream(g, "x", IPUX_STREAM_H2D, N * 4);
+	out = ipu_graph_add_stream(g, "y", IPUX_STREAM_D2H, N * 4);
+	seq = ipu_step_sequence(g);
+	ipu_step_append(g, seq, ipu_step_stream_copy(g, in, &(struct ipu_slice){ x, 0, N }, 1));
+	xs = ipu_step_exchange(g);
+	for (uint32_t k = 0; k < N / 2; k++) {
+		/* odd runs first, then even ones: no single run or prefix
+		 * covers a piece */
+		uint32_t r = k < N / 4 ? 2 * k + 1 : 2 * (k - N / 4);
+
+		ipu_exchange_add(g, xs, (struct ipu_slice){ x, r * 2, 2 },
+				 (struct ipu_slice){ full, r * 2, 2 });
+		if (r != 5)
+			ipu_exchange_add(g, xs, (struct ipu_slice){ x, r * 2, 2 },
+					 (struct ipu_slice){ gap, r * 2, 2 });
+	}
+	ipu_step_append(g, seq, xs);
+	exec_new(g, seq, "y", &cs);
+	binary(g, cs, IPUX_BIN_ADD, full, gap, y);
+	ipu_step_append(g, seq, ipu_step_stream_copy(g, out, &(struct ipu_slice){ y, 0, N }, 1));
+	ipu_graph_add_program(g, seq);
+	REQUIRE(ga_liveness(g, &lv) == 0);
+	for (uint32_t k = 0; k < TILES; k++) {
+		CHECK_MSG(!is_pinned(&lv, full, k), "piece %u", k);
+		/* elements 10 and 11 are in the first piece */
+		CHECK_MSG(is_pinned(&lv, gap, k) == (k == 0), "piece %u", k);
+		CHECK_EQ_INT(lv.first[lv.base[full] + k], 1);
+		CHECK_EQ_INT(lv.last[lv.base[full] + k], 2);
+	}
+	ga_live_free(&lv);
 	ipu_graph_destroy(g);
 }
 
@@ -395,6 +469,7 @@ TEST(out_of_memory_names_the_live_bytes)
 #define NIN 2			/* input streams */
 #define NOUT 3			/* output streams */
 #define RUNS 3
+#define PROGRAMS 150
 
 struct gen {
 	struct ipu_graph *g;
@@ -454,7 +529,30 @@ static void gen_block(struct gen *x, ipu_step seq, int depth)
 			else
 				binary(x->g, cs, ops[rnd(&x->s, 4)], a, b, d);
 			mark_written(x, d);
-		} else if (kind < 7) {
+		} else if (kind == 6) {
+			/* one exchange writing a tensor in runs of 4 elements in a
+			 * shuffled order, some runs left out: only all of them
+			 * together cover it */
+			ipu_step xs = ipu_step_exchange(x->g);
+			ipu_tensor src = x->t[rnd(&x->s, NT)], dst = x->t[rnd(&x->s, NT)];
+			uint32_t order[N / 4], skip = rnd(&x->s, 2) ? rnd(&x->s, N / 4) : N;
+
+			for (uint32_t k = 0; k < N / 4; k++)
+				order[k] = k;
+			for (uint32_t k = N / 4 - 1; k > 0; k--) {
+				uint32_t j = rnd(&x->s, k + 1), t = order[k];
+
+				order[k] = order[j];
+				order[j] = t;
+			}
+			for (uint32_t k = 0; k < N / 4 && src != dst; k++)
+				if (order[k] != skip)
+					ipu_exchange_add(x->g, xs, (struct ipu_slice){ src, order[k] * 4, 4 },
+							 (struct ipu_slice){ dst, order[k] * 4, 4 });
+			ipu_step_append(x->g, seq, xs);
+			if (src != dst && skip == N)
+				mark_written(x, dst);
+		} else if (kind < 6) {
 			/* an exchange of one or two whole tensors, any mapping */
 			ipu_step xs = ipu_step_exchange(x->g);
 			uint32_t ncopies = 1 + rnd(&x->s, 2);
@@ -593,7 +691,7 @@ TEST(random_programs_same_results_with_reuse)
 	int differ = 0, shared = 0;
 
 	REQUIRE(ipu_open("model:tiles=4,tile_mem=64k,workers=2", &d, err, sizeof(err)) == 0);
-	for (uint64_t seed = 1; seed <= 150; seed++) {
+	for (uint64_t seed = 1; seed <= PROGRAMS; seed++) {
 		struct ipu_graph *g0 = gen_program(seed, 0), *g1 = gen_program(seed, 1);
 		struct ipu_graph_stats s0, s1;
 
@@ -612,10 +710,10 @@ TEST(random_programs_same_results_with_reuse)
 		ipu_graph_destroy(g0);
 		ipu_graph_destroy(g1);
 	}
-	printf("# 150 random programs: %d differ; reuse saved memory in %d, %llu of %llu bytes\n",
-	       differ, shared, (unsigned long long)saved, (unsigned long long)total);
+	printf("# %d random programs: %d differ; reuse saved memory in %d, %llu of %llu bytes\n",
+	       PROGRAMS, differ, shared, (unsigned long long)saved, (unsigned long long)total);
 	/* the generator must give the allocator something to share */
-	CHECK(shared > 75);
+	CHECK(shared > PROGRAMS / 2);
 	ipu_close(d);
 }
 
@@ -628,6 +726,7 @@ int main(int argc, char **argv)
 	RUN(place_random_never_overlaps);
 	RUN(chain_shares_dead_tensors);
 	RUN(pinned_and_scoped_tensors);
+	RUN(runs_cover_only_together);
 	RUN(liveness_refuses_cycles);
 	RUN(out_of_memory_names_the_live_bytes);
 	RUN(random_programs_same_results_with_reuse);

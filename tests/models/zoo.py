@@ -27,7 +27,10 @@ With --compare-no-reuse every case is also compiled with
 --no-memory-reuse and its output must be bit-identical to the one with
 memory reuse.
 
-Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE] [--compare-no-reuse]
+--batch N exports every model with batch size N (default 1).
+
+Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE] [--batch N]
+              [--only NAME,...] [--allow-refused NAME,...] [--compare-no-reuse]
 Prints one line per case and ends with "zoo: N passed, N failed".
 """
 import argparse
@@ -102,6 +105,7 @@ FULL = [
     ("convnext_tiny", lambda: torchvision.models.convnext_tiny(), (1, 3, 224, 224)),
     ("vit_b_16", lambda: torchvision.models.vit_b_16(), (1, 3, 224, 224)),
     ("encoder_d256_seq128", lambda: Encoder(256, 4, 4), (1, 128, 256)),
+    ("encoder_bert_base", lambda: Encoder(768, 12, 12), (1, 128, 768)),
 ]
 
 
@@ -185,6 +189,11 @@ def case(a, name, path, prec, ref, bound):
         exe2, out2 = exe + ".no-reuse", out + ".no-reuse.npy"
         rc, log = run([os.path.join(a.bin, "ipu-compile"), path, "--precision", prec, "-o", exe2,
                        "--no-memory-reuse"], a.timeout)
+        mem = re.search(r"memory per tile max (\d+)", log)
+        if mem:
+            # the peak of the executable without reuse (temporaries in a
+            # per-tile scratch), rather than this one's tensors unshared
+            r["peak_tile_bytes_no_reuse"] = int(mem.group(1))
         if not rc:
             rc, log = run([os.path.join(a.bin, "ipu-run"), exe2, "--input", "x=" + x,
                            "--output", "y=" + out2, "--iterations", "0"], a.timeout)
@@ -220,6 +229,7 @@ def main():
                     help="comma-separated model names whose refusal is known")
     ap.add_argument("--log", default="")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--batch", type=int, default=1, help="batch size of every model's input")
     ap.add_argument("--compare-no-reuse", action="store_true",
                     help="also compile with --no-memory-reuse and require a bit-identical output")
     a = ap.parse_args()
@@ -230,6 +240,7 @@ def main():
     for i, (name, ctor, shape) in enumerate(QUICK if a.set == "quick" else FULL):
         if a.only and name not in a.only.split(","):
             continue
+        shape = (a.batch,) + tuple(shape[1:])
         path, ref, ref16, bound = build(name, ctor, shape, a.work, 1000 + i)
         for prec in ("fp32", "fp16"):
             r = case(a, name, path, prec, ref if prec == "fp32" else ref16, bound)
@@ -248,8 +259,8 @@ def main():
                   flush=True)
     if a.log:
         with open(a.log, "w") as f:
-            f.write("# model zoo (%s set): ipu-compile + ipu-run vs PyTorch %s, torchvision %s\n"
-                    % (a.set, torch.__version__, torchvision.__version__))
+            f.write("# model zoo (%s set, batch %d): ipu-compile + ipu-run vs PyTorch %s, torchvision %s\n"
+                    % (a.set, a.batch, torch.__version__, torchvision.__version__))
             f.write("# %-22s %-5s %-8s %10s %12s %12s %10s %10s\n" % (
                 "model", "prec", "status", "compile s", "peak tile B", "no reuse B", "err", "fp16 emu"))
             for r in results:

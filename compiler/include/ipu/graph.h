@@ -56,8 +56,7 @@ int ipu_graph_fail(struct ipu_graph *g, const char *fmt, ...)
  * one program, and pieces no step uses.  Any other piece holds its value
  * only from the step that writes it to the last step that reads it; a
  * program that moves data only through streams computes the same results
- * either way.  Everything used inside a Repeat or a Switch is live for the
- * whole loop or switch.
+ * either way.  Everything used inside a Repeat is live for the whole loop.
  */
 void ipu_graph_set_memory_reuse(struct ipu_graph *g, int on);
 /* First error message, or NULL if every call so far succeeded. */
