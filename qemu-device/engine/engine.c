@@ -10,11 +10,42 @@
 
 #include "engine_internal.h"
 
+/* IPU_ENGINE_ISA, if set, else the host's best variant. */
+static int pick_isa(uint32_t *isa, char *err, size_t errlen)
+{
+	const char *want = getenv("IPU_ENGINE_ISA");
+	uint32_t host = ipu_isa_host(), i;
+
+	*isa = host;
+	if (!want || !*want)
+		return 0;
+	for (i = 0; i < IPU_ISA_COUNT; i++)
+		if (!strcmp(want, ipu_isa_name(i)))
+			break;
+	if (i == IPU_ISA_COUNT || i > host) {
+		char have[64] = "auto";
+		uint32_t j;
+
+		for (j = IPU_ISA_GENERIC; j <= host; j++) {
+			strcat(have, ", ");
+			strcat(have, ipu_isa_name(j));
+		}
+		ipu_errf(err, errlen, "IPU_ENGINE_ISA=%.32s: %s; this host supports %s",
+			 want, i == IPU_ISA_COUNT ? "unknown kernel variant"
+						  : "the CPU lacks it", have);
+		return IPU_E_INVAL;
+	}
+	if (i != IPU_ISA_AUTO)
+		*isa = i;
+	return 0;
+}
+
 int ipu_engine_create(const struct ipu_engine_config *cfg,
 		      const struct ipu_stream_ops *streams,
 		      struct ipu_engine **out, char *err, size_t errlen)
 {
 	struct ipu_engine *e;
+	uint32_t isa;
 	int rc;
 
 	*out = NULL;
@@ -27,12 +58,16 @@ int ipu_engine_create(const struct ipu_engine_config *cfg,
 			 IPU_TILE_ALIGN, IPUX_MAX_TILE_MEM);
 		return IPU_E_INVAL;
 	}
+	rc = pick_isa(&isa, err, errlen);
+	if (rc)
+		return rc;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		ipu_errf(err, errlen, "out of memory");
 		return IPU_E_NOMEM;
 	}
 	e->cfg = *cfg;
+	e->isa = isa;
 	if (streams)
 		e->sops = *streams;
 	rc = ipu_pool_create(cfg->workers, &e->pool);
@@ -104,6 +139,7 @@ static int bind_memory(struct ipu_engine *e)
 		e->vctx[i].params = x->nparams ? &x->params[v->first_param] : NULL;
 		e->vctx[i].num_ops = v->num_operands;
 		e->vctx[i].num_params = v->num_params;
+		e->vctx[i].isa = e->isa;
 	}
 	for (i = 0; i < x->nscs; i++) {
 		const struct ipux_stream_copy *sc = &x->scs[i];
@@ -312,4 +348,9 @@ int ipu_engine_superstep_cost(const struct ipu_engine *e, uint32_t kind, uint32_
 	default:
 		return IPU_E_INVAL;
 	}
+}
+
+uint32_t ipu_engine_isa(const struct ipu_engine *e)
+{
+	return e->isa;
 }

@@ -113,6 +113,7 @@ enum ipu_counter_id {
 
 struct ipu_engine {
 	struct ipu_engine_config cfg;
+	uint32_t isa;			/* enum ipu_isa, resolved */
 	struct ipu_stream_ops sops;
 	struct ipu_pool *pool;
 	struct ipu_exe *exe;

@@ -318,6 +318,7 @@ static int check_vertex(struct ipu_exe *x, uint32_t vi, char *err, size_t errlen
 	ctx.params = x->nparams ? &x->params[v->first_param] : NULL;
 	ctx.num_ops = v->num_operands;
 	ctx.num_params = v->num_params;
+	ctx.isa = IPU_ISA_AUTO;
 	why[0] = 0;
 	rc = cl->check(&ctx, why, sizeof(why));
 	if (rc) {

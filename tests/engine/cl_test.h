@@ -160,6 +160,7 @@ static inline struct ipu_vertex_ctx ct_ctx(struct ct_tile *t, int with_mem)
 	v.params = t->params;
 	v.num_ops = t->nops;
 	v.num_params = t->nparams;
+	v.isa = IPU_ISA_AUTO;
 	return v;
 }
 

@@ -204,6 +204,104 @@ TEST(matmul_check)
 }
 
 
+/* ------------------------------------------------------------ variants */
+
+static int isa_engine(const char *env, uint32_t *isa, char *err, size_t len)
+{
+	struct ipu_engine_config cfg = { 1, 65536, 1 };
+	struct ipu_engine *e;
+	int rc;
+
+	if (env)
+		setenv("IPU_ENGINE_ISA", env, 1);
+	else
+		unsetenv("IPU_ENGINE_ISA");
+	err[0] = 0;
+	rc = ipu_engine_create(&cfg, NULL, &e, err, len);
+	if (!rc) {
+		*isa = ipu_engine_isa(e);
+		ipu_engine_destroy(e);
+	}
+	unsetenv("IPU_ENGINE_ISA");
+	return rc;
+}
+
+TEST(isa_chosen_at_engine_creation)
+{
+	uint32_t host = ipu_isa_host(), isa = 0, i;
+	char err[256];
+
+	CHECK(host >= IPU_ISA_GENERIC && host < IPU_ISA_COUNT);
+	CHECK_EQ_INT((int)host, ipu_mm_max_level() + IPU_ISA_GENERIC);
+	CHECK_EQ_INT(isa_engine(NULL, &isa, err, sizeof(err)), 0);
+	CHECK_EQ_INT((int)isa, (int)host);
+	CHECK_EQ_INT(isa_engine("auto", &isa, err, sizeof(err)), 0);
+	CHECK_EQ_INT((int)isa, (int)host);
+	/* every variant the host has can be forced; the others are refused */
+	for (i = IPU_ISA_GENERIC; i < IPU_ISA_COUNT; i++) {
+		int rc = isa_engine(ipu_isa_name(i), &isa, err, sizeof(err));
+
+		if (i <= host) {
+			CHECK_EQ_INT(rc, 0);
+			CHECK_EQ_INT((int)isa, (int)i);
+		} else {
+			CHECK_EQ_INT(rc, IPU_E_INVAL);
+			CHECK(strstr(err, "the CPU lacks it") != NULL);
+		}
+	}
+	CHECK_EQ_INT(isa_engine("sse9", &isa, err, sizeof(err)), IPU_E_INVAL);
+	CHECK(strstr(err, "IPU_ENGINE_ISA=sse9: unknown kernel variant; this host supports auto, generic") != NULL);
+	CHECK(ipu_isa_name(IPU_ISA_COUNT) == NULL);
+}
+
+TEST(isa_of_vertex_selects_kernels)
+{
+	/*
+	 * The codelet table's run() follows the vertex's isa: forcing generic
+	 * gives exactly ipu_mm_run_level(level 0), and AUTO the host's best.
+	 */
+	struct ct_rng r = { 77 };
+	struct ct_tile t;
+	uint32_t A, B, C, i, n = 40 * 50;
+	const struct ipu_codelet *cl = ipu_codelet_get(IPUX_CL_MATMUL);
+	float *got = malloc(n * sizeof(float));
+	struct ipu_vertex_ctx v;
+	int level;
+
+	CHECK(got != NULL);
+	ct_init(&t, (40 * 300 + 300 * 50 + 40 * 50) * 4 + 4096);
+	A = ct_op(&t, IPUX_DT_F32, 40 * 300);
+	B = ct_op(&t, IPUX_DT_F32, 300 * 50);
+	C = ct_op(&t, IPUX_DT_F32, n);
+	ct_p(&t, 1);
+	ct_p(&t, 40);
+	ct_p(&t, 50);
+	ct_p(&t, 300);
+	ct_p(&t, 0);
+	ct_fill_rand(&t, &r, A, -1, 1);
+	ct_fill_rand(&t, &r, B, -1, 1);
+	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), 0);
+	v = ct_ctx(&t, 1);
+	for (level = 0; level <= ipu_mm_max_level(); level++) {
+		ipu_mm_run_level(&v, level);
+		memcpy(got, ct_ptr(&t, C), n * sizeof(float));
+		memset(ct_ptr(&t, C), 0, n * sizeof(float));
+		v.isa = (uint32_t)level + IPU_ISA_GENERIC;
+		CHECK_EQ_INT(cl->run(&v), 0);
+		CHECK(memcmp(got, ct_ptr(&t, C), n * sizeof(float)) == 0);
+		if (level == ipu_mm_max_level()) {
+			memset(ct_ptr(&t, C), 0, n * sizeof(float));
+			v.isa = IPU_ISA_AUTO;
+			CHECK_EQ_INT(cl->run(&v), 0);
+			CHECK(memcmp(got, ct_ptr(&t, C), n * sizeof(float)) == 0);
+		}
+	}
+	for (i = 0; i < n; i++)
+		CHECK(got[i] == got[i]);
+	free(got);
+	ct_free(&t);
+}
+
 /* ------------------------------------------------------------ CONV2D */
 
 struct conv_case {
@@ -477,6 +575,8 @@ int main(int argc, char **argv)
 	RUN(conv2d_random);
 	RUN(conv2d_big);
 	RUN(conv2d_direct_blocking);
+	RUN(isa_chosen_at_engine_creation);
+	RUN(isa_of_vertex_selects_kernels);
 	printf("# %d checks\n", th_g.checks);
 	return TH_DONE();
 }

@@ -251,7 +251,7 @@ int ipu_conv_run_level(const struct ipu_vertex_ctx *v, int level, int im2col)
 
 static int conv_run(const struct ipu_vertex_ctx *v)
 {
-	return ipu_conv_run_level(v, ipu_mm_max_level(), 0);
+	return ipu_conv_run_level(v, ipu_mm_level(v), 0);
 }
 
 const struct ipu_codelet ipu_cl_conv2d = {

@@ -80,6 +80,28 @@ int ipu_mm_max_level(void)
 	return 0;
 }
 
+uint32_t ipu_isa_host(void)
+{
+	return (uint32_t)ipu_mm_max_level() + IPU_ISA_GENERIC;
+}
+
+const char *ipu_isa_name(uint32_t isa)
+{
+	static const char *const names[IPU_ISA_COUNT] = {
+		"auto", "generic", "avx2", "avx512"
+	};
+
+	return isa < IPU_ISA_COUNT ? names[isa] : NULL;
+}
+
+int ipu_mm_level(const struct ipu_vertex_ctx *v)
+{
+	int host = ipu_mm_max_level();
+	int want = v->isa == IPU_ISA_AUTO ? host : (int)v->isa - IPU_ISA_GENERIC;
+
+	return want < host ? want : host;
+}
+
 static const char *const mm_what[] = { "A", "B", "C" };
 static const char *const mm_dim[] = { "batch", "M", "N", "K" };
 
@@ -357,7 +379,7 @@ int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level)
 
 static int matmul_run(const struct ipu_vertex_ctx *v)
 {
-	return ipu_mm_run_level(v, ipu_mm_max_level());
+	return ipu_mm_run_level(v, ipu_mm_level(v));
 }
 
 const struct ipu_codelet ipu_cl_matmul = {

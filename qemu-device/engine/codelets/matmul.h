@@ -10,6 +10,8 @@
 
 /* Highest level the host supports: 0 generic, 1 AVX2+FMA, 2 AVX-512. */
 int ipu_mm_max_level(void);
+/* The level of v->isa (enum ipu_isa; AUTO: the host's best), clamped. */
+int ipu_mm_level(const struct ipu_vertex_ctx *v);
 /* Run a checked MATMUL vertex with the kernels of `level` (clamped). */
 int ipu_mm_run_level(const struct ipu_vertex_ctx *v, int level);
 /*

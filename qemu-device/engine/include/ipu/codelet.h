@@ -218,6 +218,20 @@ enum ipu_fault {
 	IPU_FAULT_INDEX = 1,	/* gather index out of range */
 };
 
+/*
+ * Kernel variants of MATMUL and CONV2D.  The engine picks one when it is
+ * created (the best the host CPU supports, or IPU_ENGINE_ISA, see
+ * ipu_engine_create) and hands it to every vertex; all variants compute
+ * the same sums in the same order but may differ in the last bits (FMA).
+ */
+enum ipu_isa {
+	IPU_ISA_AUTO = 0,	/* the best the host CPU supports */
+	IPU_ISA_GENERIC = 1,	/* portable C (SSE2-class vectors on x86-64) */
+	IPU_ISA_AVX2 = 2,	/* AVX2 + FMA + F16C */
+	IPU_ISA_AVX512 = 3,	/* AVX-512F (+ AVX2, FMA, F16C) */
+	IPU_ISA_COUNT
+};
+
 /* A vertex as the codelet sees it at run time. */
 struct ipu_vertex_ctx {
 	uint8_t *mem;			/* base of the vertex's tile memory */
@@ -225,7 +239,13 @@ struct ipu_vertex_ctx {
 	const uint32_t *params;		/* num_params u32 params */
 	uint32_t num_ops;
 	uint32_t num_params;
+	uint32_t isa;			/* enum ipu_isa (AUTO if 0) */
 };
+
+/* The best variant the host CPU supports (never IPU_ISA_AUTO). */
+uint32_t ipu_isa_host(void);
+/* "auto", "generic", "avx2", "avx512"; NULL for an unknown value. */
+const char *ipu_isa_name(uint32_t isa);
 
 /* Typed pointer to operand i. */
 #define IPU_OP_PTR(ctx, i, type) ((type *)((ctx)->mem + (ctx)->ops[(i)].offset))

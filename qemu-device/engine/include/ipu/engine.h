@@ -199,6 +199,13 @@ struct ipu_engine;
 /*
  * Create an engine for a device of cfg->num_tiles tiles of cfg->tile_mem
  * bytes.  Returns 0 or a negative ipu_err; on error writes a reason to err.
+ *
+ * The MATMUL/CONV2D kernel variant (enum ipu_isa in ipu/codelet.h) is
+ * chosen here, once: the best the host CPU supports, or the one named by
+ * the environment variable IPU_ENGINE_ISA (generic, avx2, avx512 or auto),
+ * e.g. to compare results with a host that lacks AVX-512.  A name the
+ * engine does not know, or a variant the CPU cannot run, is refused
+ * (IPU_E_INVAL) with a message listing what this host supports.
  */
 int ipu_engine_create(const struct ipu_engine_config *cfg,
 		      const struct ipu_stream_ops *streams,
@@ -225,6 +232,9 @@ int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info);
 /* Direction and buffer size of stream `s` of the loaded executable. */
 int ipu_engine_stream_info(const struct ipu_engine *e, uint32_t s, uint32_t *dir,
 			   uint32_t *buffer_bytes);
+/* The kernel variant the engine runs (never IPU_ISA_AUTO). */
+uint32_t ipu_engine_isa(const struct ipu_engine *e);
+
 /* Drop the loaded executable and its tile memory (no-op if none). */
 void ipu_engine_unload(struct ipu_engine *e);
 
