@@ -32,6 +32,12 @@ struct ipu_tile_group {
 struct ipu_cs_plan {
 	uint32_t *order;		/* vertex indices grouped by tile */
 	struct ipu_tile_group *groups;
+	/*
+	 * Groups by decreasing modelled cost: the order workers take them in,
+	 * so the last items taken are the cheapest and the threads finish
+	 * together (longest processing time first).
+	 */
+	uint32_t *sched;
 	uint32_t ngroups;
 	uint32_t cycles;		/* modelled cycles of one execution */
 	uint32_t nvertices;

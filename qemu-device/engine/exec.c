@@ -45,6 +45,14 @@ static void cs_item(void *ctxp, uint32_t item, uint32_t worker)
 	}
 }
 
+/* Pool item i is the i-th group of the cost-ordered schedule. */
+static void cs_sched_item(void *ctxp, uint32_t item, uint32_t worker)
+{
+	struct cs_job *job = ctxp;
+
+	cs_item(ctxp, job->plan->sched[item], worker);
+}
+
 static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t errlen)
 {
 	const struct ipu_cs_plan *plan = &e->exe->csplan[cs];
@@ -59,7 +67,7 @@ static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t 
 		for (g = 0; g < plan->ngroups; g++)
 			cs_item(&job, g, 0);
 	} else {
-		ipu_pool_run(e->pool, plan->ngroups, cs_item, &job);
+		ipu_pool_run(e->pool, plan->ngroups, cs_sched_item, &job);
 	}
 	atomic_fetch_add_explicit(&e->cs_exec[cs], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->ctr[C_CS], 1, memory_order_relaxed);

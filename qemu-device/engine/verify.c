@@ -385,6 +385,45 @@ static int group_by_tile(const uint32_t *tiles, uint32_t first, uint32_t n,
 	return 0;
 }
 
+struct group_cost {
+	uint64_t cost;
+	uint32_t group;
+};
+
+static int cmp_group_cost(const void *a, const void *b)
+{
+	const struct group_cost *x = a, *y = b;
+
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
+/* p->sched: p's groups by decreasing cost (ties in tile order). */
+static int plan_schedule(const struct ipu_exe *x, struct ipu_cs_plan *p)
+{
+	struct group_cost *gc;
+	uint32_t g, i;
+
+	p->sched = malloc((p->ngroups ? p->ngroups : 1) * sizeof(*p->sched));
+	gc = malloc((p->ngroups ? p->ngroups : 1) * sizeof(*gc));
+	if (!p->sched || !gc) {
+		free(gc);
+		return IPU_E_NOMEM;
+	}
+	for (g = 0; g < p->ngroups; g++) {
+		gc[g].cost = 0;
+		gc[g].group = g;
+		for (i = 0; i < p->groups[g].count; i++)
+			gc[g].cost += x->vcost[p->order[p->groups[g].first + i]];
+	}
+	qsort(gc, p->ngroups, sizeof(*gc), cmp_group_cost);
+	for (g = 0; g < p->ngroups; g++)
+		p->sched[g] = gc[g].group;
+	free(gc);
+	return 0;
+}
+
 static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 {
 	uint32_t *tiles = NULL, c;
@@ -424,6 +463,9 @@ static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 				maxc = sum;
 			p->work += sum;
 		}
+		rc = plan_schedule(x, p);
+		if (rc)
+			break;
 		maxc += IPU_COST_CS_OVERHEAD;
 		p->cycles = maxc > UINT32_MAX ? UINT32_MAX : (uint32_t)maxc;
 		p->nvertices = cs->num_vertices;
@@ -856,6 +898,7 @@ void ipu_exe_free(struct ipu_exe *x)
 		for (i = 0; i < x->ncss; i++) {
 			free(x->csplan[i].order);
 			free(x->csplan[i].groups);
+			free(x->csplan[i].sched);
 		}
 	}
 	if (x->xchplan) {
