@@ -5,7 +5,10 @@
  * three real models loaded on in-process devices: affine (batch dim 0,
  * dynamic batch up to 8), scale (batch along dim 1) and the fused model.
  *
- * Input: byte 0 picks the model, bytes 1-2 (little-endian) the
+ * Input: byte 0 = 0xff: the rest is a config.yaml (server/model_config.c,
+ * whose walk over libyaml's document must refuse with a message or fill
+ * a config within its limits).  Otherwise byte 0 picks the model, bytes
+ * 1-2 (little-endian) the
  * Inference-Header-Content-Length (clamped to the body), the rest is the
  * body.  A request the parser accepts must have every tensor's data
  * inside the body or its own buffer with exactly the model's bytes; its
@@ -66,6 +69,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len, jl, hl, olen, ojl;
 	uint32_t i;
 
+	if (size >= 1 && data[0] == 0xff) {
+		struct srv_model_config c;
+
+		err[0] = 0;
+		if (srv_model_config_parse((const char *)data + 1, size - 1, "m", &c, err, sizeof(err))) {
+			if (!err[0])
+				abort();
+		} else if (c.num_preferred > SRV_MAX_PREFERRED || c.num_versions > SRV_MAX_VERSIONS ||
+			   c.instance_count < 1 || c.instance_count > 64 || c.latest_n < 1) {
+			abort();
+		}
+		return 0;
+	}
 	if (size < 3)
 		return 0;
 	m = models[data[0] % NMODELS];

@@ -26,9 +26,9 @@ CHECKS += ;make -s check-serve-prometheus;
 # HTTP, JSON and batching paths, and no leak at the SIGTERM exit).
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 
-# libFuzzer on the infer body parser and response builder (clang; the
-# server's parsing sources instrumented, the runtime's libraries linked
-# as built), seeded by tests/serve/fuzz-corpus.
+# libFuzzer on the infer body parser, response builder and config.yaml
+# reader (clang; the server's parsing sources instrumented, the runtime's
+# libraries linked as built), seeded by tests/serve/fuzz-corpus.
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
 SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
 	server/batch.c server/scheduler.c server/model_config.c
