@@ -494,8 +494,8 @@ static enum MHD_Result metrics_handler(void *cls, struct MHD_Connection *c, cons
 }
 
 static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCallback fn, void *cls,
-				MHD_RequestCompletedCallback done, unsigned timeout, int *bound,
-				char *err, size_t errlen)
+				MHD_RequestCompletedCallback done, unsigned timeout, unsigned limit,
+				int *bound, char *err, size_t errlen)
 {
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
@@ -513,8 +513,7 @@ static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCal
 			     (uint16_t)port, NULL, NULL, fn, cls,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
-			     MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+			     MHD_OPTION_CONNECTION_LIMIT, limit,
 			     done ? MHD_OPTION_NOTIFY_COMPLETED : MHD_OPTION_END, done, cls,
 			     MHD_OPTION_END);
 	if (!d) {
@@ -527,18 +526,18 @@ static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCal
 }
 
 int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_port,
-		   unsigned connection_timeout_s, struct MHD_Daemon **api,
+		   unsigned connection_timeout_s, unsigned max_connections, struct MHD_Daemon **api,
 		   struct MHD_Daemon **metrics, int *api_port_out, int *metrics_port_out,
 		   char *err, size_t errlen)
 {
 	*metrics = NULL;
-	*api = start(addr, port, api_handler, h, api_completed, connection_timeout_s, api_port_out,
-		     err, errlen);
+	*api = start(addr, port, api_handler, h, api_completed, connection_timeout_s, max_connections,
+		     api_port_out, err, errlen);
 	if (!*api)
 		return -1;
 	if (metrics_port < 0)
 		return 0;
-	*metrics = start(addr, metrics_port, metrics_handler, h, NULL, connection_timeout_s,
+	*metrics = start(addr, metrics_port, metrics_handler, h, NULL, connection_timeout_s, 64,
 			 metrics_port_out, err, errlen);
 	if (!*metrics) {
 		MHD_stop_daemon(*api);

@@ -25,9 +25,11 @@ struct MHD_Daemon;
 /*
  * Start the API daemon (and, if metrics_port >= 0, the metrics daemon) on
  * addr; port 0 picks a free port.  The ports bound are returned.
+ * max_connections bounds the API's connections (so the memory of bodies
+ * being received is at most max_connections x max_body).
  */
 int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_port,
-		   unsigned connection_timeout_s, struct MHD_Daemon **api,
+		   unsigned connection_timeout_s, unsigned max_connections, struct MHD_Daemon **api,
 		   struct MHD_Daemon **metrics, int *api_port_out, int *metrics_port_out,
 		   char *err, size_t errlen);
 

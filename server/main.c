@@ -22,7 +22,7 @@
 struct opts {
 	const char *repo, *device, *addr;
 	uint64_t http_port, metrics_port, log_verbose, max_body, max_queue, exec_timeout_ms;
-	uint64_t conn_timeout_s, drain_timeout_s;
+	uint64_t conn_timeout_s, drain_timeout_s, max_conns;
 	int explicit_control;
 	const char *load[MAX_LOAD];
 	unsigned nload;
@@ -56,6 +56,8 @@ static void usage(FILE *f)
 		"                           0: never)\n"
 		"  --connection-timeout S   close a connection idle or stalled for S seconds\n"
 		"                           (default 30)\n"
+		"  --max-connections N      concurrent API connections (1..10000, default 1000);\n"
+		"                           with --max-body-size it bounds the memory of bodies\n"
 		"  --drain-timeout S        on SIGTERM, wait up to S seconds for requests in\n"
 		"                           flight (default 30)\n"
 		"  --log-verbose N          0 quiet, 1 loads and errors, 2 every batch (default 0)\n"
@@ -81,6 +83,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "exec-timeout-ms", required_argument, NULL, 't' },
 		{ "connection-timeout", required_argument, NULL, 'T' },
 		{ "drain-timeout", required_argument, NULL, 'D' },
+		{ "max-connections", required_argument, NULL, 'C' },
 		{ "log-verbose", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->exec_timeout_ms = 60000;
 	o->conn_timeout_s = 30;
 	o->drain_timeout_s = 30;
+	o->max_conns = 1000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
 		switch (c) {
@@ -141,6 +145,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'T':
 			if (cli_parse_u64("ipu-serve", "connection-timeout", optarg, 1, 86400, &o->conn_timeout_s))
+				return -1;
+			break;
+		case 'C':
+			if (cli_parse_u64("ipu-serve", "max-connections", optarg, 1, 10000, &o->max_conns))
 				return -1;
 			break;
 		case 'D':
@@ -268,7 +276,7 @@ int main(int argc, char **argv)
 	h->explicit_control = o.explicit_control;
 	h->log_verbose = (int)o.log_verbose;
 	if (srv_http_start(h, o.addr, (int)o.http_port, (int)o.metrics_port, (unsigned)o.conn_timeout_s,
-			   &api, &metrics, &api_port, &metrics_port, err, sizeof(err))) {
+			   (unsigned)o.max_conns, &api, &metrics, &api_port, &metrics_port, err, sizeof(err))) {
 		fprintf(stderr, "ipu-serve: %s\n", err);
 		goto out;
 	}

@@ -564,6 +564,43 @@ def main():
         T.check("two instances on two --device devices: 24 concurrent requests, each its own answer",
                 instances)
 
+        def connection_limit():
+            import socket
+            with Server(repo2, "--max-connections", "2") as s2:
+                limited(s2, s2.url)
+            # the port is ours alone: a second server on it is refused
+            r = subprocess.run([str(Server.__init__.__globals__["SERVE"]), "--model-repository", str(repo2),
+                                "--http-address", "127.0.0.1", "--http-port", str(s.port),
+                                "--metrics-port", "0", "--device", two], capture_output=True, timeout=120)
+            assert r.returncode == 1 and b"cannot listen on 127.0.0.1:%d" % s.port in r.stderr, r.stderr
+
+        def limited(s, u):
+            import socket
+            busy = []
+            for _ in range(2):
+                c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+                c.sendall(b"GET /v2 HTTP/1.1\r\nHost: x\r\n")  # held open
+                busy.append(c)
+            time.sleep(0.2)
+            try:
+                st, _, _ = http("GET", u + "/v2/health/live", timeout=10)
+                raise AssertionError(f"a third connection was served: {st}")
+            except OSError:
+                pass
+            for c in busy:
+                c.close()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    assert http("GET", u + "/v2/health/live", timeout=10)[0] == 200
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        T.check("--max-connections: a connection over the limit is closed at once; the port is not shared",
+                connection_limit)
+
         def idle_timeout():
             import socket
             c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
