@@ -16,6 +16,7 @@
 #
 # Usage: bench_models.py [--bin build/bin] [--work build/bench-models]
 #                        [--seconds S] [--rounds R] [--threads N] [--no-resnet50]
+#                        [--no-resnet18]
 #                        [--json FILE]
 # make bench-models BENCH_MODELS_ARGS='--threads 1' passes options.
 # Models and inputs come from tests/models/make_models.py (fixed seeds).
@@ -36,6 +37,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS_DIR = os.path.join(ROOT, "tests", "models")
 sys.path.insert(0, MODELS_DIR)
 import make_models  # noqa: E402
+
+
+def make_resnet18(seed=18):
+    """torchvision's ResNet-18 (random weights, BN statistics calibrated as
+    tests/models/zoo.py does), batch 1, 224 x 224, exported by torch.onnx."""
+    import io
+
+    import onnx
+    import torch
+    import torchvision
+    import zoo
+
+    torch.manual_seed(seed)
+    m = torchvision.models.resnet18()
+    zoo.calibrate(m, (1, 3, 224, 224), seed)
+    m.eval()
+    x = torch.randn((1, 3, 224, 224), generator=torch.Generator().manual_seed(seed + 2))
+    buf = io.BytesIO()
+    torch.onnx.export(m, x, buf, opset_version=13, input_names=["x"], output_names=["y"])
+    return onnx.load_from_string(buf.getvalue()), {"x": x.numpy()}
 
 
 def sh(cmd, cwd, timeout=1800):
@@ -85,6 +106,8 @@ def main():
                     help="onnxruntime/device pairs per model (best of each is kept)")
     ap.add_argument("--repeat", type=int, default=3, help="compiles per small model (best wall)")
     ap.add_argument("--no-resnet50", action="store_true")
+    ap.add_argument("--no-resnet18", action="store_true",
+                    help="skip torchvision's ResNet-18 (batch 1, 224 x 224)")
     ap.add_argument("--threads", type=int, default=0,
                     help="onnxruntime intra-op threads = device workers (default: CPUs)")
     ap.add_argument("--json", default=None)
@@ -98,13 +121,22 @@ def main():
     ort_ver = ort_ok(node)
 
     meta = {}
-    small = ["mlp", "resnet", "transformer"]
+    small = ["mlp", "resnet", "transformer", "mlp_b64"]
     makers = {"mlp": make_models.make_mlp, "resnet": make_models.make_resnet,
-              "transformer": make_models.make_transformer}
+              "transformer": make_models.make_transformer,
+              "mlp_b64": lambda: make_models.make_mlp(batch=64)}
     for name in small:
         m, ins = makers[name]()
         make_models.save(work, name, m, ins, meta)
     names = list(small)
+    if not a.no_resnet18:
+        try:
+            m, ins = make_resnet18()
+        except ImportError as ex:
+            print(f"# ResNet-18 skipped: {ex} (python3-torch, python3-torchvision: make deps)")
+        else:
+            make_models.save(work, "resnet18", m, ins, meta)
+            names.append("resnet18")
     if not a.no_resnet50:
         # ResNet-50's 100 MB is only written again when the generator changed
         with open(make_models.__file__, "rb") as f:
@@ -267,6 +299,13 @@ def main():
                 print(f"{name:<12} {prec:<5} {batch:>5} {'-':>10} {ipu1:>10.1f} {ipu16:>10.1f} "
                       f"{'-':>8} {'-':>8} {errs}", flush=True)
             out["throughput"].append(row)
+    for prec in ("fp32", "fp16"):
+        rs = [t["ratio_1"] for t in out["throughput"] if t["precision"] == prec and "ratio_1" in t]
+        if rs:
+            gm = float(np.exp(np.mean(np.log(rs))))
+            out[f"geomean_ratio_1_{prec}"] = gm
+            print(f"# geometric mean of the ratios (1 request at a time), {prec}: {gm:.3f} "
+                  f"over {len(rs)} models")
     path = a.json or os.path.join(work, "bench-models.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
