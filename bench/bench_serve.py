@@ -9,9 +9,11 @@ sampled every 5 s.  Speed is reported as ratios batching on / off measured
 in the same run (the machine is shared).  make bench-serve; environment:
 SERVE_BENCH_SECONDS (per point, default 5), SERVE_BENCH_RSS_SECONDS (60)."""
 
+import atexit
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,6 +59,7 @@ def rss_kib(pid):
 
 def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    atexit.register(shutil.rmtree, tmp, True)
     models = build_models(tmp / "models")
     run(["/usr/bin/python3", ROOT / "bench" / "serve_cnn.py", tmp / "cnn.onnx"])
     run([BIN / "ipu-compile", "--input-model", tmp / "cnn.onnx", "--batch-size", "8",

@@ -29,6 +29,18 @@ BIN = BUILD / "bin"
 SERVE = pathlib.Path(os.environ.get("SERVE_BIN", BIN / "ipu-serve"))
 
 
+class Overdue(BaseException):
+    """The test's time limit passed (not an Exception: no check swallows it,
+    it unwinds through every `with Server(...)`, which kills the servers)."""
+
+
+def time_limit(seconds):
+    def overdue(signum, frame):
+        raise Overdue(f"the test ran over its {seconds} s limit")
+    signal.signal(signal.SIGALRM, overdue)
+    signal.alarm(seconds)
+
+
 class Tally:
     def __init__(self, prefix):
         self.prefix = prefix

@@ -7,6 +7,7 @@ and a latency quantile computed by PromQL from the histogram.  Ends with
 "serve-prometheus: N passed, N failed"."""
 
 import concurrent.futures
+import atexit
 import json
 import pathlib
 import shutil
@@ -21,10 +22,12 @@ import urllib.parse
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_util import Server, Tally, add_model, build_models, decode, http, infer_json  # noqa: E402
+from serve_util import (Overdue, Server, Tally, add_model, build_models, decode, http,  # noqa: E402
+                        infer_json, time_limit)
 
 T = Tally("serve-prometheus")
-signal.alarm(600)
+# a hung server must not hang make check
+time_limit(600)
 
 
 def free_port():
@@ -42,6 +45,7 @@ def query(base, q):
 
 def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="serve-prom-"))
+    atexit.register(shutil.rmtree, tmp, True)
     models = build_models(tmp / "models")
     repo = tmp / "repo"
     add_model(repo, "affine", models["affine"], config=(
@@ -115,7 +119,7 @@ def main():
 if __name__ == "__main__":
     try:
         rc = main()
-    except Exception:
+    except (Exception, Overdue):
         import traceback
         traceback.print_exc()
         T.failed += 1

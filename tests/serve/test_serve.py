@@ -10,20 +10,21 @@ the SIGTERM drain.  Models are built by the project's own tools.  Ends
 with "serve: N passed, N failed"."""
 
 import concurrent.futures
+import atexit
 import json
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_util import (BIN, Server, Tally, add_model, build_cnn, build_models,  # noqa: E402
-                        decode, http, infer_json, ipu_run, metric, metrics, run)
+from serve_util import (BIN, Overdue, Server, Tally, add_model, build_cnn, build_models,  # noqa: E402
+                        decode, http, infer_json, ipu_run, metric, metrics, run, time_limit)
 
 try:
     import requests
@@ -32,7 +33,7 @@ except ImportError:  # deps/serve.txt installs python3-requests
 
 T = Tally("serve")
 # a hung server must not hang make check
-signal.alarm(900)
+time_limit(900)
 
 AFFINE_W = np.array([10, 20, 30], np.float32)
 
@@ -58,6 +59,7 @@ def wait_pending(url, model, n, timeout=60):
 
 def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="serve-test-"))
+    atexit.register(shutil.rmtree, tmp, True)
     models = build_models(tmp / "models")
     repo = tmp / "repo"
     add_model(repo, "mlp", models["mlp"])  # no config: derived from the .ipuef
@@ -565,7 +567,6 @@ def main():
                 instances)
 
         def connection_limit():
-            import socket
             with Server(repo2, "--max-connections", "2") as s2:
                 limited(s2, s2.url)
             # the port is ours alone: a second server on it is refused
@@ -632,7 +633,6 @@ def main():
     T.check("start-up: bad config exits 1 naming the field, too few devices exit 1, no repository exits 2",
             startup_errors)
 
-    import shutil
     shutil.rmtree(tmp, ignore_errors=True)
     return T.finish()
 
@@ -640,7 +640,7 @@ def main():
 if __name__ == "__main__":
     try:
         rc = main()
-    except Exception:
+    except (Exception, Overdue):
         import traceback
         traceback.print_exc()
         T.failed += 1

@@ -8,6 +8,7 @@ vm-serve.sh) serves the model with two instances on /dev/ipu0 and
 and the host's in-process ipu-run bit for bit.  Usage: test_serve_vm.py
 KMOD.  Ends with "serve-vm: N passed, N failed"."""
 
+import atexit
 import json
 import pathlib
 import re
@@ -19,7 +20,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_util import BIN, BUILD, ROOT, Tally, build_models, ipu_run  # noqa: E402
+from serve_util import BIN, ROOT, Tally, build_models, ipu_run  # noqa: E402
 
 T = Tally("serve-vm")
 
@@ -27,6 +28,7 @@ T = Tally("serve-vm")
 def main():
     kmod = pathlib.Path(sys.argv[1])
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="serve-vm-"))
+    atexit.register(shutil.rmtree, tmp, True)
     models = build_models(tmp / "models")
     stage = tmp / "stage"
     (stage / "bin").mkdir(parents=True)
