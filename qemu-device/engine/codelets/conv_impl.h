@@ -40,7 +40,10 @@ CD_TARGET static void CD_FN(h2f)(float *dst, const uint16_t *src, size_t n)
 /*
  * c[i][0..nv*VL) (+)= sum_k a[i*lda + k] * b[koff[k] + 0..nv*VL) for
  * i < mr.  Inlined with constant mr and nv, so the accumulators are
- * registers.
+ * registers.  An always_inline body takes its caller's options: every
+ * caller must be CD_CONTRACT too, or the sums are rounded twice (no FMA)
+ * under -std=c11 and fused under -std=gnu11 (QEMU's build), and the two
+ * devices would differ in the last bits.
  */
 CD_TARGET CD_CONTRACT static inline __attribute__((always_inline)) void
 CD_FN(tile)(size_t kc, const float *a, size_t lda, const float *b,
@@ -98,7 +101,7 @@ CD_FN(tile)(size_t kc, const float *a, size_t lda, const float *b,
 		return
 
 /* One row block of mr channels over all nw (a multiple of NR) columns. */
-CD_TARGET static void CD_FN(rows_t)(size_t mr, size_t kc, const float *a,
+CD_TARGET CD_CONTRACT static void CD_FN(rows_t)(size_t mr, size_t kc, const float *a,
 				    size_t lda, const float *b,
 				    const uint32_t *koff, float *c, size_t ldc,
 				    size_t nw, int load)
@@ -120,7 +123,7 @@ CD_TARGET static void CD_FN(rows_t)(size_t mr, size_t kc, const float *a,
 	}
 }
 
-CD_TARGET static void CD_FN(rows_w)(size_t mr, size_t kc, const float *a,
+CD_TARGET CD_CONTRACT static void CD_FN(rows_w)(size_t mr, size_t kc, const float *a,
 				    size_t lda, const float *b,
 				    const uint32_t *koff, float *c, size_t ldc,
 				    size_t nw, int load)
@@ -233,7 +236,7 @@ CD_TARGET static const float *CD_FN(weights)(const struct conv_args *c,
 	return ap;
 }
 
-CD_TARGET static int CD_FN(run)(const struct conv_args *c)
+CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 {
 	_Alignas(64) float bp[CD_BP];
 	_Alignas(64) float cs[CD_CS];
