@@ -9,6 +9,6 @@ vm-bench:
 
 VM_BENCH := $(BUILD)/vm/bin/bench_uring
 $(BUILD)/bench/bench_uring.o: CPPFLAGS += -Iselftests
-$(VM_BENCH): $(BUILD)/bench/bench_uring.o $(GRAPH_LIB) $(ENGINE_LIB)
+$(VM_BENCH): $(BUILD)/bench/bench_uring.o $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)

@@ -177,8 +177,9 @@ int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 	struct iov_iter iter;
 	const struct bio_vec *bv;
 	unsigned long i, count;
-	size_t skip, left;
-	struct scatterlist *sg;
+	size_t skip, left, seg;
+	struct scatterlist *sg, *last;
+	phys_addr_t end;
 	int ret, pass;
 
 	memset(b, 0, sizeof(*b));
@@ -190,15 +191,24 @@ int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 		return ret;
 	if (!iov_iter_is_bvec(&iter))
 		return -EINVAL;
-	/* first pass: how many pieces, then fill an exact table */
+	/*
+	 * First pass: how many pieces, then fill an exact table.  io_uring
+	 * keeps one bvec per page; pages that are physically adjacent become
+	 * one segment, as sg_alloc_table_from_pages_segment() does for the
+	 * pinned path, so the device walks as short an SG list either way.
+	 */
 	for (pass = 0; pass < 2; pass++) {
 		bv = iter.bvec;
 		skip = iter.iov_offset;
 		left = iov_iter_count(&iter);
 		sg = pass ? b->sgt.sgl : NULL;
+		last = NULL;
 		count = 0;
+		seg = 0;
+		end = 0;
 		for (i = 0; i < iter.nr_segs && left; i++, bv++) {
 			size_t off = bv->bv_offset, n = bv->bv_len;
+			phys_addr_t start;
 
 			if (skip >= n) {
 				skip -= n;
@@ -207,12 +217,22 @@ int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 			off += skip;
 			n = min(n - skip, left);
 			skip = 0;
-			if (sg) {
-				sg_set_page(sg, bv->bv_page, n, off);
-				sg = sg_next(sg);
+			start = page_to_phys(bv->bv_page) + off;
+			if (count && start == end && seg + n <= (UINT_MAX & PAGE_MASK)) {
+				seg += n;
+				if (last)
+					last->length = seg;
+			} else {
+				seg = n;
+				if (sg) {
+					sg_set_page(sg, bv->bv_page, n, off);
+					last = sg;
+					sg = sg_next(sg);
+				}
+				count++;
 			}
+			end = start + n;
 			left -= n;
-			count++;
 		}
 		if (left || !count)
 			return -EFAULT;

@@ -29,6 +29,32 @@ int ipu_cq_post(struct ipu_cq *q, const struct ipu_completion *c);
 int ipu_cq_poll(struct ipu_cq *q, struct ipu_completion *out, unsigned max,
 		int64_t timeout_ns);
 
+/* Registered memory (regions.c): ranges never overlap. */
+#define IPU_REGION_MAX_BYTES (1ull << 30)	/* io_uring's limit for one fixed buffer */
+struct ipu_region {
+	uintptr_t base;
+	size_t len;			/* 0: free slot */
+};
+
+struct ipu_regions {
+	pthread_mutex_t lock;
+	struct ipu_region r[IPU_MAX_REGISTERED];
+	uint32_t count;
+};
+
+void ipu_regions_init(struct ipu_regions *t);
+void ipu_regions_destroy(struct ipu_regions *t);
+/* Register / unregister through the backend's reg_memory / unreg_memory. */
+int ipu_regions_add(struct ipu_device *d, void *addr, size_t len, uint32_t *id);
+int ipu_regions_remove(struct ipu_device *d, uint32_t id);
+/*
+ * The slot holding all of [buf, buf + len), or -1.  Returns with the
+ * table locked either way: call ipu_regions_put once the buffer has been
+ * handed to the device (the slot stays as found until then).
+ */
+int ipu_regions_find(struct ipu_regions *t, const void *buf, size_t len);
+void ipu_regions_put(struct ipu_regions *t);
+
 struct ipu_backend_ops {
 	const char *name;
 	int (*open)(struct ipu_device *d, const char *spec, char *err, size_t errlen);
@@ -55,12 +81,16 @@ struct ipu_backend_ops {
 	int (*set_trace)(struct ipu_device *d, ipu_trace_fn fn, void *ctx);
 	int (*superstep_cost)(struct ipu_device *d, uint32_t kind, uint32_t index,
 			      struct ipu_superstep_cost *out);
+	/* optional: pin [addr, addr + len) as slot `slot` / release it */
+	int (*reg_memory)(struct ipu_device *d, uint32_t slot, void *addr, size_t len);
+	int (*unreg_memory)(struct ipu_device *d, uint32_t slot);
 };
 
 struct ipu_device {
 	const struct ipu_backend_ops *ops;
 	void *priv;
 	struct ipu_cq cq;
+	struct ipu_regions regions;
 	char spec[64];
 };
 

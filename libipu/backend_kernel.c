@@ -18,6 +18,12 @@
  * reaper puts each stream's completions back in seq order (the device's
  * order) before delivering them, as the model backend does.
  *
+ * Registered memory (ipu_register_memory) is the ring's sparse table of
+ * fixed buffers, slot for slot with libipu's region table: a buffer inside
+ * a registered range goes out with IORING_URING_CMD_FIXED and its slot in
+ * buf_index, and the driver maps the pages io_uring pinned at registration
+ * instead of pinning them for this request.
+ *
  * ipu_stream_submit never blocks (a completion handler may call it from
  * the reaper): when the driver's ring of a stream is full, the buffer waits
  * in a per-stream FIFO that the reaper feeds to the driver as completions
@@ -71,6 +77,7 @@ struct kernel_dev {
 
 	struct io_uring ring;
 	pthread_mutex_t sq_lock;	/* SQ of the ring */
+	int fixed_ok;			/* IPU_MAX_REGISTERED sparse fixed-buffer slots */
 	pthread_t reaper;
 	int reaper_started;
 
@@ -144,12 +151,14 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 {
 	struct io_uring_sqe *sqe;
 	struct ipu_uring_cmd c = { 0 };
-	int rc;
+	int rc, slot;
 
 	c.addr = (uintptr_t)buf;
 	c.len = len;
 	c.stream = stream;
 	c.tag = tag;
+	/* held until submitted: the slot cannot be emptied in between */
+	slot = k->fixed_ok ? ipu_regions_find(&k->dev->regions, buf, len) : -1;
 	pthread_mutex_lock(&k->sq_lock);
 	sqe = io_uring_get_sqe(&k->ring);
 	if (!sqe) {
@@ -158,6 +167,8 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 	}
 	if (!sqe) {
 		pthread_mutex_unlock(&k->sq_lock);
+		if (k->fixed_ok)
+			ipu_regions_put(&k->dev->regions);
 		return IPU_E_BUSY;
 	}
 	memset(sqe, 0, 128);	/* SQE128: the command area runs past 64 bytes */
@@ -165,9 +176,15 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 	sqe->fd = k->fd;
 	sqe->cmd_op = dir == IPU_STREAM_H2D ? IPU_URING_CMD_SEND : IPU_URING_CMD_RECV;
 	sqe->user_data = KUD_STREAM | (seq & KUD_SEQ_MASK) << 16 | stream;
+	if (slot >= 0) {
+		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+		sqe->buf_index = (uint16_t)slot;
+	}
 	memcpy(sqe->cmd, &c, sizeof(c));
 	rc = io_uring_submit(&k->ring);
 	pthread_mutex_unlock(&k->sq_lock);
+	if (k->fixed_ok)
+		ipu_regions_put(&k->dev->regions);
 	return rc < 0 ? IPU_E_IO : 0;
 }
 
@@ -383,6 +400,8 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 		kernel_close(d);
 		return IPU_E_IO;
 	}
+	/* slots for ipu_register_memory; without them every buffer is pinned per request */
+	k->fixed_ok = io_uring_register_buffers_sparse(&k->ring, IPU_MAX_REGISTERED) == 0;
 	if (ipu_thread_create(&k->reaper, reaper_main, k)) {
 		ipu_errf(err, errlen, "cannot start the completion thread");
 		io_uring_queue_exit(&k->ring);
@@ -836,6 +855,31 @@ static int kernel_submit(struct ipu_device *d, uint32_t stream, void *buf, size_
 	return rc;
 }
 
+static int kernel_reg_memory(struct ipu_device *d, uint32_t slot, void *addr, size_t len)
+{
+	struct kernel_dev *k = K(d);
+	struct iovec iov = { addr, len };
+	int rc;
+
+	if (!k->fixed_ok)
+		return IPU_E_IO;	/* io_uring without sparse fixed buffers */
+	rc = io_uring_register_buffers_update_tag(&k->ring, slot, &iov, NULL, 1);
+	if (rc == 1)
+		return 0;
+	return rc == -ENOMEM ? IPU_E_NOMEM : rc == -EFAULT ? IPU_E_INVAL : kerr(rc);
+}
+
+static int kernel_unreg_memory(struct ipu_device *d, uint32_t slot)
+{
+	struct kernel_dev *k = K(d);
+	struct iovec none = { NULL, 0 };
+	int rc;
+
+	/* io_uring keeps the old pages until commands using them complete */
+	rc = io_uring_register_buffers_update_tag(&k->ring, slot, &none, NULL, 1);
+	return rc == 1 ? 0 : kerr(rc);
+}
+
 static int kernel_reset(struct ipu_device *d)
 {
 	struct kernel_dev *k = K(d);
@@ -892,4 +936,6 @@ const struct ipu_backend_ops ipu_kernel_backend = {
 	.counters = kernel_counters,
 	.cs_profile = NULL,
 	.set_run_handler = kernel_set_run_handler,
+	.reg_memory = kernel_reg_memory,
+	.unreg_memory = kernel_unreg_memory,
 };

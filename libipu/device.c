@@ -43,8 +43,10 @@ int ipu_open(const char *spec, struct ipu_device **out, char *err, size_t errlen
 	}
 	d->ops = ops;
 	snprintf(d->spec, sizeof(d->spec), "%s", spec);
+	ipu_regions_init(&d->regions);
 	rc = ipu_cq_init(&d->cq);
 	if (rc) {
+		ipu_regions_destroy(&d->regions);
 		free(d);
 		ipu_errf(err, errlen, "out of memory");
 		return rc;
@@ -52,6 +54,7 @@ int ipu_open(const char *spec, struct ipu_device **out, char *err, size_t errlen
 	rc = ops->open(d, spec, err, errlen);
 	if (rc) {
 		ipu_cq_destroy(&d->cq);
+		ipu_regions_destroy(&d->regions);
 		free(d);
 		return rc;
 	}
@@ -65,6 +68,7 @@ void ipu_close(struct ipu_device *d)
 		return;
 	d->ops->close(d);
 	ipu_cq_destroy(&d->cq);
+	ipu_regions_destroy(&d->regions);
 	free(d);
 }
 
@@ -143,6 +147,16 @@ int ipu_stream_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t l
 		      uint64_t tag)
 {
 	return d->ops->submit(d, stream, buf, len, tag);
+}
+
+int ipu_register_memory(struct ipu_device *d, void *addr, size_t len, uint32_t *id)
+{
+	return ipu_regions_add(d, addr, len, id);
+}
+
+int ipu_unregister_memory(struct ipu_device *d, uint32_t id)
+{
+	return ipu_regions_remove(d, id);
 }
 
 int ipu_stream_poll(struct ipu_device *d, struct ipu_completion *out, unsigned max,

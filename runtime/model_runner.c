@@ -276,6 +276,35 @@ struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r)
 	return r->dev;
 }
 
+int ipurt_runner_register_memory(struct ipurt_runner *r, void *addr, size_t len,
+				 uint32_t *id, char *err, size_t errlen)
+{
+	int rc = ipu_register_memory(r->dev, addr, len, id);
+
+	switch (rc) {
+	case 0:
+		return 0;
+	case IPU_E_BUSY:
+		rt_errf(err, errlen, "cannot register %zu bytes: all %d slots of the device are in use",
+			len, IPU_MAX_REGISTERED);
+		return IPURT_E_BUSY;
+	case IPU_E_NOMEM:
+		rt_errf(err, errlen, "cannot register %zu bytes: out of memory (or over RLIMIT_MEMLOCK)",
+			len);
+		return IPURT_E_NOMEM;
+	default:
+		rt_errf(err, errlen,
+			"cannot register %zu bytes at %p: %s (ranges may not overlap, 1 GiB at most each)",
+			len, addr, ipu_strerror(rc));
+		return IPURT_E_INVAL;
+	}
+}
+
+int ipurt_runner_unregister_memory(struct ipurt_runner *r, uint32_t id)
+{
+	return ipu_unregister_memory(r->dev, id) ? IPURT_E_INVAL : 0;
+}
+
 /* Batch dimension of an anchor under the config, or NONE. */
 static uint32_t batch_dim(const struct ipurt_runner *r, const struct ipuef_anchor *a)
 {

@@ -147,6 +147,69 @@ TEST(streams_and_a_request)
 	ipu_close(d);
 }
 
+/*
+ * Registered memory on the in-process device: the table's rules (no
+ * overlap, bounded slots, ids reusable after unregistering) and requests
+ * whose buffers lie inside, across and outside registered ranges giving
+ * the same results.
+ */
+TEST(registered_memory)
+{
+	struct ipu_device *d = open_loaded();
+	static float pool[4][24];
+	uint32_t id[IPU_MAX_REGISTERED], a, b, extra;
+	char err[256];
+	int i, k, r;
+
+	REQUIRE(d);
+	REQUIRE(load_weights(d) == 0);
+	CHECK_EQ_INT(ipu_register_memory(d, NULL, 16, &a), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_register_memory(d, pool, 0, &a), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_register_memory(d, pool, (size_t)2 << 30, &a), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_register_memory(d, pool[0], sizeof(pool[0]), &a), 0);
+	/* overlapping a registered range, from either side or inside it */
+	CHECK_EQ_INT(ipu_register_memory(d, (char *)pool[0] + 4, 8, &b), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_register_memory(d, pool, sizeof(pool), &b), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_register_memory(d, (char *)pool[0] + sizeof(pool[0]) - 1, 8, &b),
+		     IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_register_memory(d, pool[1], sizeof(pool[1]), &b), 0);
+	CHECK(a != b);
+	CHECK_EQ_INT(ipu_unregister_memory(d, IPU_MAX_REGISTERED), IPU_E_INVAL);
+	/* requests: X and Y inside one range, across two, and outside */
+	for (r = 0; r < 3; r++) {
+		float *x = r == 0 ? pool[0] : r == 1 ? pool[0] + 18 : pool[2];
+		float *y = r == 0 ? pool[0] + 12 : r == 1 ? pool[1] + 6 : pool[3];
+		uint64_t seq;
+		struct ipu_completion c[2];
+		int n = 0;
+
+		for (i = 0; i < 12; i++)
+			x[i] = (float)(i * (r + 1)) - 3;
+		REQUIRE(ipu_stream_submit(d, S_X, x, 48, 1) == 0);
+		REQUIRE(ipu_stream_submit(d, S_Y, y, 48, 2) == 0);
+		REQUIRE(ipu_run(d, prog_main, &seq) == 0);
+		CHECK_EQ_INT(ipu_wait(d, seq, -1, err, sizeof(err)), 0);
+		while (n < 2 && (k = ipu_stream_poll(d, c, 2, 1000000000)) > 0)
+			n += k;
+		CHECK_EQ_INT(n, 2);
+		for (i = 0; i < 12; i++)
+			CHECK_MSG(y[i] == x[i] * 2 + 10 * (i % 3 + 1), "request %d: y[%d] = %g", r, i,
+				  y[i]);
+	}
+	CHECK_EQ_INT(ipu_unregister_memory(d, a), 0);
+	CHECK_EQ_INT(ipu_unregister_memory(d, a), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_unregister_memory(d, b), 0);
+	/* every slot, then one more */
+	for (k = 0; k < IPU_MAX_REGISTERED; k++)
+		CHECK_EQ_INT(ipu_register_memory(d, (char *)pool + k, 1, &id[k]), 0);
+	CHECK_EQ_INT(ipu_register_memory(d, (char *)pool + IPU_MAX_REGISTERED, 1, &extra),
+		     IPU_E_BUSY);
+	CHECK_EQ_INT(ipu_unregister_memory(d, id[5]), 0);
+	CHECK_EQ_INT(ipu_register_memory(d, (char *)pool + IPU_MAX_REGISTERED, 1, &extra), 0);
+	CHECK_EQ_INT(extra, id[5]);
+	ipu_close(d);	/* with ranges still registered */
+}
+
 TEST(deadlines_and_abort)
 {
 	struct ipu_device *d = open_loaded();
@@ -271,6 +334,7 @@ int main(int argc, char **argv)
 	RUN(info_describes_the_device);
 	RUN(load_refuses_what_the_verifier_refuses);
 	RUN(streams_and_a_request);
+	RUN(registered_memory);
 	RUN(deadlines_and_abort);
 	RUN(handlers_counters_and_reset);
 	free(image);

@@ -125,6 +125,28 @@ int ipu_set_completion_handler(struct ipu_device *d, ipu_completion_fn fn, void 
  */
 int ipu_stream_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t len,
 		      uint64_t tag);
+/*
+ * Registered memory.  ipu_register_memory() declares [addr, addr + len)
+ * as memory the caller will take stream buffers from, and *id names it.
+ * On a kernel device its pages are pinned once (an io_uring fixed buffer)
+ * and every stream buffer lying wholly inside it skips the pinning and
+ * unpinning each request otherwise pays; other buffers work as before.
+ * On the in-process device nothing needs pinning and registration only
+ * records the range.
+ *
+ * Registration is explicit because pinning pointers behind the caller's
+ * back is unsafe once memory is freed and reused.  Ranges may not overlap
+ * (IPU_E_INVAL); at most IPU_MAX_REGISTERED per device handle and 1 GiB
+ * each (IPU_E_BUSY / IPU_E_INVAL beyond).  Unregistering while buffers of
+ * the range are queued or in flight is allowed: those already with the
+ * device keep their pinned pages until they complete, the rest are pinned
+ * per request.  Memory freed while still registered stays pinned (not
+ * reused by the system) until it is unregistered or the handle is closed.
+ */
+#define IPU_MAX_REGISTERED 64
+int ipu_register_memory(struct ipu_device *d, void *addr, size_t len, uint32_t *id);
+int ipu_unregister_memory(struct ipu_device *d, uint32_t id);
+
 /* Collect up to `max` completions, waiting up to timeout_ns for the first. */
 int ipu_stream_poll(struct ipu_device *d, struct ipu_completion *out, unsigned max,
 		    int64_t timeout_ns);

@@ -247,6 +247,19 @@ const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r);
 struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r);
 
 /*
+ * Register caller memory with the runner's device (ipu_register_memory):
+ * tensors whose data lie wholly inside it skip the per-request pinning on
+ * a kernel device (/dev/ipuN); on the in-process device it only records
+ * the range.  For pools of buffers reused across requests (a server's or
+ * a binding's); *id is for ipurt_runner_unregister_memory.  Returns 0, or
+ * IPURT_E_INVAL (overlap, size, device without registered buffers),
+ * IPURT_E_BUSY (no free slot), IPURT_E_NOMEM, with a message in err.
+ */
+int ipurt_runner_register_memory(struct ipurt_runner *r, void *addr, size_t len,
+				 uint32_t *id, char *err, size_t errlen);
+int ipurt_runner_unregister_memory(struct ipurt_runner *r, uint32_t id);
+
+/*
  * The subgraph K of a fused model's anchor name "graphK/NAME", or -1 when
  * the name has no such prefix.
  */
