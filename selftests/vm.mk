@@ -36,11 +36,15 @@ $(VM_DIR)/bin/ipu_e2e: $(BUILD)/selftests/ipu_e2e.o $(MLP_MODEL_OBJ) $(LIBIPU_LI
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
 # the tools and ipu-run, static for the VM
-$(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
+$(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
-$(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(CLI_LIB)
+$(VM_DIR)/bin/ipu-info: $(BUILD)/tools/ipu-info.o $(BUILD)/tools/ipu_devices.o $(CLI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ -ljansson $(VM_LDLIBS)
+
+$(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(BUILD)/tools/ipu_top.o $(BUILD)/tools/ipu_devices.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 

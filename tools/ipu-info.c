@@ -5,49 +5,15 @@
  *
  *   ipu-info [--json] [DEV...]
  */
-#include <dirent.h>
 #include <getopt.h>
-#include <fcntl.h>
 #include <stdint.h>
-#include <unistd.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 #include "ipu_tool.h"
 
-struct dev {
-	char name[32];
-	struct ipu_info_args info;
-	struct ipu_counters_args cnt;
-	int err;
-};
-
-static int query(const char *name, struct dev *d)
-{
-	char path[64];
-	int fd;
-
-	memset(d, 0, sizeof(*d));
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	ipu_tool_path(name, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		d->err = errno;
-		return -1;
-	}
-	if (ioctl(fd, IPU_IOCTL_INFO, &d->info) || ioctl(fd, IPU_IOCTL_COUNTERS, &d->cnt))
-		d->err = errno;
-	close(fd);
-	return d->err ? -1 : 0;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-
-	return atoi(x + 3) - atoi(y + 3);
-}
-
-static void print_text(const struct dev *d)
+static void print_text(const struct ipu_tool_dev *d)
 {
 	const struct ipu_info_args *i = &d->info;
 	const struct ipu_counters_args *c = &d->cnt;
@@ -74,46 +40,72 @@ static void print_text(const struct dev *d)
 	       (unsigned long long)c->drv_errors, (unsigned long long)c->pinned_pages);
 }
 
-static void print_json(const struct dev *d, int last)
+static json_t *dev_json(const struct ipu_tool_dev *d)
 {
 	const struct ipu_info_args *i = &d->info;
 	const struct ipu_counters_args *c = &d->cnt;
+	char pci[32], serial[24], path[64], iface[16];
+	json_t *o, *k;
 
-	if (d->err) {
-		printf("  {\"name\": \"%s\", \"error\": \"%s\"}%s\n", d->name, strerror(d->err),
-		       last ? "" : ",");
-		return;
+	if (d->err)
+		return json_pack("{s:s, s:s}", "name", d->name, "error", strerror(d->err));
+	snprintf(pci, sizeof(pci), "%04x:%02x:%02x.%x", i->pci_domain, i->pci_bus, i->pci_dev,
+		 i->pci_fn);
+	snprintf(serial, sizeof(serial), "%016llx", (unsigned long long)i->serial);
+	snprintf(path, sizeof(path), "/dev/ipu%u", i->minor);
+	snprintf(iface, sizeof(iface), "%u.%u", i->if_version >> 16, i->if_version & 0xffff);
+	o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:I, s:I}",
+		      "name", d->name, "path", path, "id", (json_int_t)i->minor, "pci", pci,
+		      "serial", serial, "tiles", (json_int_t)i->tiles,
+		      "tile_mem", (json_int_t)i->tile_mem,
+		      "memory", (json_int_t)i->tiles * i->tile_mem,
+		      "version", (json_int_t)i->hw_version, "interface", iface,
+		      "state", ipu_tool_state(i->state), "owner_pid", (json_int_t)i->owner_pid,
+		      "programs_loaded", (json_int_t)i->num_programs,
+		      "streams", (json_int_t)i->num_streams);
+	k = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		      "programs", (json_int_t)c->programs, "cycles", (json_int_t)c->cycles,
+		      "compute_cycles", (json_int_t)c->compute_cycles,
+		      "exchange_bytes", (json_int_t)c->exchange_bytes,
+		      "stream_in_bytes", (json_int_t)c->stream_in_bytes,
+		      "stream_out_bytes", (json_int_t)c->stream_out_bytes,
+		      "stalls", (json_int_t)c->stalls, "errors", (json_int_t)c->errors,
+		      "resets", (json_int_t)c->resets, "stream_cmds", (json_int_t)c->stream_cmds,
+		      "stream_bytes", (json_int_t)c->stream_bytes,
+		      "programs_run", (json_int_t)c->programs_run,
+		      "driver_resets", (json_int_t)c->drv_resets,
+		      "pinned_pages", (json_int_t)c->pinned_pages);
+	if (!o || !k || json_object_set_new(o, "counters", k)) {
+		json_decref(o);
+		return NULL;
 	}
-	printf("  {\"name\": \"%s\", \"path\": \"/dev/%s\", \"id\": %u, "
-	       "\"pci\": \"%04x:%02x:%02x.%x\", \"serial\": \"%016llx\", "
-	       "\"tiles\": %u, \"tile_mem\": %u, \"memory\": %llu, \"version\": %u, "
-	       "\"interface\": \"%u.%u\", \"state\": \"%s\", \"owner_pid\": %d, "
-	       "\"programs_loaded\": %u, \"streams\": %u,\n",
-	       d->name, d->name, i->minor, i->pci_domain, i->pci_bus, i->pci_dev, i->pci_fn,
-	       (unsigned long long)i->serial, i->tiles, i->tile_mem,
-	       (unsigned long long)i->tiles * i->tile_mem, i->hw_version, i->if_version >> 16,
-	       i->if_version & 0xffff, ipu_tool_state(i->state), i->owner_pid,
-	       i->num_programs, i->num_streams);
-	printf("   \"counters\": {\"programs\": %llu, \"cycles\": %llu, \"compute_cycles\": %llu, "
-	       "\"exchange_bytes\": %llu, \"stream_in_bytes\": %llu, \"stream_out_bytes\": %llu, "
-	       "\"stalls\": %llu, \"errors\": %llu, \"resets\": %llu, \"stream_cmds\": %llu, "
-	       "\"stream_bytes\": %llu, \"programs_run\": %llu, \"driver_resets\": %llu, "
-	       "\"pinned_pages\": %llu}}%s\n",
-	       (unsigned long long)c->programs, (unsigned long long)c->cycles,
-	       (unsigned long long)c->compute_cycles, (unsigned long long)c->exchange_bytes,
-	       (unsigned long long)c->stream_in_bytes, (unsigned long long)c->stream_out_bytes,
-	       (unsigned long long)c->stalls, (unsigned long long)c->errors,
-	       (unsigned long long)c->resets, (unsigned long long)c->stream_cmds,
-	       (unsigned long long)c->stream_bytes, (unsigned long long)c->programs_run,
-	       (unsigned long long)c->drv_resets, (unsigned long long)c->pinned_pages,
-	       last ? "" : ",");
+	return o;
+}
+
+/* One device per line, in the order given, so scripts can grep a line. */
+static int print_json(json_t *arr)
+{
+	size_t i, n = json_array_size(arr);
+
+	printf("[\n");
+	for (i = 0; i < n; i++) {
+		char *s = json_dumps(json_array_get(arr, i), JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+
+		if (!s)
+			return -1;
+		printf("  %s%s\n", s, i + 1 < n ? "," : "");
+		free(s);
+	}
+	printf("]\n");
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	char *names[64];
+	char names[IPU_TOOL_MAX_DEVS][32];
 	int n = 0, json = 0, i, bad = 0;
-	struct dev d;
+	struct ipu_tool_dev d;
+	json_t *arr = NULL;
 
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -130,7 +122,7 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: ipu-info [--json] [DEV...]   (DEV: /dev/ipuN, ipuN or N)\n"
 			       "List IPU devices: identity, state, owner, counters (sysfs).\n"
-			       "  --json             one JSON array\n"
+			       "  --json             one JSON array, a device per line\n"
 			       "  --help, --version  this text; the version\n"
 			       "Exit status: 0 done, 1 no driver or a device not found, 2 bad command line.\n");
 			return CLI_EXIT_OK;
@@ -141,47 +133,53 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = optind; i < argc; i++) {
-		if (n == 64) {
-			fprintf(stderr, "ipu-info: at most 64 devices at a time\n");
+		const char *a = argv[i][0] == '/' ? strrchr(argv[i], '/') + 1 : argv[i];
+
+		if (n == IPU_TOOL_MAX_DEVS) {
+			fprintf(stderr, "ipu-info: at most %d devices at a time\n", IPU_TOOL_MAX_DEVS);
 			return CLI_EXIT_USAGE;
 		}
-		names[n++] = argv[i][0] == '/' ? strrchr(argv[i], '/') + 1 : argv[i];
-	}
-	if (!n) {
-		DIR *dir = opendir("/sys/class/ipu");
-		struct dirent *e;
+		if (strlen(a) >= sizeof(names[0])) {
+			char safe[128];
 
-		if (!dir) {
+			fprintf(stderr, "ipu-info: '%s': not a device name (ipuN, /dev/ipuN or N)\n",
+				cli_safe(a, safe, sizeof(safe)));
+			return CLI_EXIT_USAGE;
+		}
+		snprintf(names[n++], sizeof(names[0]), "%s", a);
+	}
+	if (optind == argc) {
+		n = ipu_tool_list(names, IPU_TOOL_MAX_DEVS);
+		if (n < 0) {
 			fprintf(stderr, "ipu-info: no IPU driver: /sys/class/ipu missing (load ipu.ko)\n");
 			if (json)
 				printf("[]\n");
 			return 1;
 		}
-		while ((e = readdir(dir)) && n < 64)
-			if (!strncmp(e->d_name, "ipu", 3)) {
-				names[n] = strdup(e->d_name);
-				if (!names[n]) {
-					fprintf(stderr, "ipu-info: out of memory\n");
-					return 1;
-				}
-				n++;
-			}
-		closedir(dir);
-		qsort(names, n, sizeof(names[0]), cmp);
 	}
-	if (json)
-		printf("[\n");
-	else if (!n)
+	if (json && !(arr = json_array())) {
+		fprintf(stderr, "ipu-info: out of memory\n");
+		return 1;
+	}
+	if (!json && !n)
 		printf("no IPU devices\n");
 	for (i = 0; i < n; i++) {
-		if (query(names[i], &d))
+		if (ipu_tool_query(names[i], &d))
 			bad = 1;
-		if (json)
-			print_json(&d, i == n - 1);
-		else
+		if (!json)
 			print_text(&d);
+		else if (json_array_append_new(arr, dev_json(&d))) {
+			fprintf(stderr, "ipu-info: out of memory\n");
+			json_decref(arr);
+			return 1;
+		}
 	}
-	if (json)
-		printf("]\n");
+	if (json) {
+		if (print_json(arr)) {
+			fprintf(stderr, "ipu-info: out of memory\n");
+			bad = 1;
+		}
+		json_decref(arr);
+	}
 	return bad;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ipu_tool.h - small helpers of the ioctl-level tools (ipu-info, ipu-reset).
+ * ipu_tool.h - small helpers of the ioctl-level tools (ipu-info, ipu-reset,
+ * ipu-monitor).
  */
 #ifndef IPU_TOOL_H
 #define IPU_TOOL_H
@@ -39,6 +40,28 @@ static inline const char *ipu_tool_hint(int e)
 	case EBUSY: return " (attached by another process: see owner in ipu-info)";
 	default: return "";
 	}
+}
+
+#define IPU_TOOL_MAX_DEVS 64
+
+/* One device as INFO and COUNTERS describe it (ipu_devices.c). */
+struct ipu_tool_dev {
+	char name[32];
+	struct ipu_info_args info;
+	struct ipu_counters_args cnt;
+	int err;			/* errno of the open or an ioctl, 0 if fine */
+};
+
+/* Query "ipuN", "/dev/ipuN" or "N"; -1 with d->err set on failure. */
+int ipu_tool_query(const char *name, struct ipu_tool_dev *d);
+/* The driver's devices ("ipu0", ...) in number order, at most max; -1 if
+ * the driver is not loaded (/sys/class/ipu missing). */
+int ipu_tool_list(char (*names)[32], int max);
+
+/* Tile clock of the modelled IPU, for turning modelled cycles into time. */
+static inline double ipu_tool_clock_ghz(unsigned int hw_version)
+{
+	return hw_version == 21 ? 1.85 : 1.33;
 }
 
 #endif /* IPU_TOOL_H */

@@ -5,13 +5,17 @@ CFLAGS_tools_ += $(NL_CFLAGS) -Itools/lib
 IPU_TOOLS := ipu-info ipu-reset ipu-monitor
 IPU_TOOL_PROGRAMS := $(IPU_TOOLS:%=$(BUILD)/bin/%)
 
-$(BUILD)/bin/ipu-info $(BUILD)/bin/ipu-reset: $(BUILD)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
+$(BUILD)/bin/ipu-reset: $(BUILD)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LDLIBS_BASE)
 
-$(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(CLI_LIB)
+$(BUILD)/bin/ipu-info: $(BUILD)/tools/ipu-info.o $(BUILD)/tools/ipu_devices.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(NL_LIBS) $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ -ljansson $(LDLIBS_BASE)
+
+$(BUILD)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(BUILD)/tools/ipu_top.o $(BUILD)/tools/ipu_devices.o $(CLI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(NL_LIBS) $(LDLIBS_BASE)
 
 PROGRAMS += $(IPU_TOOL_PROGRAMS)
 INSTALL_PROGRAMS += $(IPU_TOOL_PROGRAMS)

@@ -352,6 +352,26 @@ for t in ("ipu-run", "ipuef-dump", "ipu-compile", "ipu-info", "ipu-reset", "ipu-
     case(f"{t} --version", [tool(t), "--version"], 0, ["ipu-stack"])
 
 
+def json_names(out, err):
+    """ipu-info --json: valid JSON whose first entry names the device as given."""
+    try:
+        arr = json.loads(out)
+    except ValueError as e:
+        return f"invalid JSON ({e}): {out[:200]!r}"
+    return None if arr and arr[0].get("name") == 'x"y\\z' and "error" in arr[0] else \
+        f"unexpected entries: {arr!r}"[:300]
+
+
+case("ipu-info --json with a quote and a backslash in a device name: valid JSON",
+     [tool("ipu-info"), "--json", 'x"y\\z'], 1, [], check=json_names)
+case("ipu-info: an over-long device name is a usage error", [tool("ipu-info"), "x" * 64], 2,
+     ["not a device name"])
+case("ipu-monitor --top with --count is a usage error", [tool("ipu-monitor"), "--top", "--count", "1"],
+     2, ["without --top"])
+case("ipu-monitor --top --interval 0 is out of range", [tool("ipu-monitor"), "--top", "--interval", "0"],
+     2, ["interval"])
+
+
 # ---------------------------------------------------------------- generated
 def mutate(rng, data):
     data = bytearray(data)
