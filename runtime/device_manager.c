@@ -74,7 +74,15 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* /dev/ipuN nodes, sorted by name. */
+static int have_spec(const struct ipurt_device_manager *dm, const char *spec)
+{
+	for (uint32_t i = 0; i < dm->n; i++)
+		if (!strcmp(dm->devs[i].spec, spec))
+			return 1;
+	return 0;
+}
+
+/* /dev/ipuN nodes not named in the specs already, sorted by name. */
 static int add_dev_nodes(struct ipurt_device_manager *dm)
 {
 	DIR *d = opendir("/dev");
@@ -101,7 +109,8 @@ static int add_dev_nodes(struct ipurt_device_manager *dm)
 	closedir(d);
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (i = 0; i < n; i++) {
-		if (!rc)
+		/* a node the specs named is one device, listed once */
+		if (!rc && !have_spec(dm, names[i]))
 			rc = add_spec(dm, names[i], strlen(names[i]));
 		free(names[i]);
 	}
