@@ -20,6 +20,7 @@
 #include "ipu/npy.h"
 #include "ipu/runtime.h"
 #include "ipu_run_bench.h"
+#include "ipu_run_convert.h"
 #include "ipu_run_trace.h"
 
 #define MAX_IO 64
@@ -57,7 +58,10 @@ static void usage(FILE *f)
 		"                        list of them separated by ';' (default: the\n"
 		"                        in-process model device)\n"
 		"  --input NAME=FILE     read input NAME from a .npy file (repeatable); inputs\n"
-		"                        not given are generated (seeded random) and said so\n"
+		"                        not given are generated (seeded random) and said so;\n"
+		"                        another element type is converted, with a note, when\n"
+		"                        no value changes (f16 to f32, integers that fit) or\n"
+		"                        for f32 into an f16 input (rounded to nearest)\n"
 		"  --output NAME=FILE    write output NAME to a .npy file (repeatable); other\n"
 		"                        outputs are summarised\n"
 		"  --warmup N            untimed requests after the first, before timing\n"
@@ -473,6 +477,18 @@ int main(int argc, char **argv)
 				else
 					fprintf(stderr, "ipu-run: %s\n", err);
 				goto out;
+			}
+			{
+				char note[768];
+				int cv = convert_input(&arrays[k], io[k].dtype, path, io[k].name, note,
+						       sizeof(note), err, sizeof(err));
+
+				if (cv < 0) {
+					fprintf(stderr, "ipu-run: %s\n", err);
+					goto out;
+				}
+				if (cv > 0)
+					fprintf(stderr, "ipu-run: note: %s\n", note);
 			}
 			if (arrays[k].rank > IPUEF_MAX_RANK) {
 				fprintf(stderr, "ipu-run: %s has rank %u, the model's anchors have at most %u\n",

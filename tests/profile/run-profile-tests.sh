@@ -119,6 +119,48 @@ else
 	ko "ipu-compile --json: target as recorded, check result, error field"
 fi
 
+# inputs of another element type: converted when no value changes or when
+# only one meaning is possible (float32 to a float16 anchor), with a note
+$PY -c "import numpy as np; np.save('$dir/x16.npy', ((np.arange(12) - 5) / 4).astype(np.float16).reshape(4, 3))"
+if $BIN/ipu-run "$dir/affine.ipuef" --input X="$dir/x16.npy" --output Y="$dir/y16.npy" --iterations 0 >/dev/null 2>"$dir/cv1" &&
+	grep -q "x16.npy is f16, input 'X' is f32: converted (no value changed)" "$dir/cv1" &&
+	$PY -c "
+import numpy as np
+x = np.load('$dir/x16.npy').astype(np.float32); y = np.load('$dir/y16.npy')
+assert np.array_equal(y, x * 2 + np.array([10, 20, 30], np.float32)), y
+"; then ok "float16 .npy into a float32 input"; else cat "$dir/cv1"; ko "float16 .npy into a float32 input"; fi
+$PY -c "import numpy as np; np.save('$dir/g1x32.npy', np.array([[0.1]], np.float32))"
+if $BIN/ipu-run "$dir/fused.ipuef" --input graph1/X="$dir/g1x32.npy" --output graph1/O="$dir/g1o.npy" --iterations 0 >/dev/null 2>"$dir/cv2" &&
+	grep -q "is f32, input 'graph1/X' is f16: converted (rounded to nearest)" "$dir/cv2" &&
+	$PY -c "
+import numpy as np
+o = np.load('$dir/g1o.npy'); assert o.dtype == np.float16
+assert np.array_equal(o, np.array([[np.float16(0.1), 1.5, 2]], np.float16)), o
+"; then ok "float32 .npy into a float16 input, rounded"; else cat "$dir/cv2"; ko "float32 .npy into a float16 input, rounded"; fi
+$PY -c "
+import numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+c = numpy_helper.from_array(np.array([1, 2, 3], np.int32), 'C')
+g = helper.make_graph([helper.make_node('Add', ['X', 'C'], ['Y'], name='add')], 'ints',
+                      [helper.make_tensor_value_info('X', TensorProto.INT32, [3])],
+                      [helper.make_tensor_value_info('Y', TensorProto.INT32, [3])], [c])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), '$dir/ints.onnx')
+np.save('$dir/i64.npy', np.array([5, -7, 2**31 - 4], np.int64))
+np.save('$dir/i64big.npy', np.array([5, 2**31, 0], np.int64))
+np.save('$dir/i8.npy', np.array([-1, 0, 1], np.int8))"
+$BIN/ipu-compile --input-model "$dir/ints.onnx" -o "$dir/ints.ipuef" --target tiles=4,tile-mem=64KiB >/dev/null 2>&1
+if $BIN/ipu-run "$dir/ints.ipuef" --input X="$dir/i64.npy" --output Y="$dir/yi.npy" --iterations 0 >/dev/null 2>"$dir/cv3" &&
+	grep -q "i64.npy is i64, input 'X' is i32: converted (no value changed)" "$dir/cv3" &&
+	$BIN/ipu-run "$dir/ints.ipuef" --input X="$dir/i8.npy" --output Y="$dir/yi8.npy" --iterations 0 >/dev/null 2>&1 &&
+	$PY -c "
+import numpy as np
+y = np.load('$dir/yi.npy'); assert y.dtype == np.int32 and y.tolist() == [6, -5, 2**31 - 1], y
+assert np.load('$dir/yi8.npy').tolist() == [0, 2, 4]
+"; then ok "int64 and int8 .npy into an int32 input"; else cat "$dir/cv3"; ko "int64 and int8 .npy into an int32 input"; fi
+$BIN/ipu-run "$dir/ints.ipuef" --input X="$dir/i64big.npy" --iterations 0 >/dev/null 2>"$dir/cv4"; rc=$?
+[ $rc -eq 1 ] && grep -q "element 1 is 2147483648, out of the range of input 'X' (i32)" "$dir/cv4" &&
+	ok "an int64 value beyond int32 refused, named" || { cat "$dir/cv4"; ko "an int64 value beyond int32 refused (rc $rc)"; }
+
 # refusals: the profile may not replace the model; a missing value
 cp "$dir/cnn.ipuef" "$dir/keep.ipuef"
 $BIN/ipu-run "$dir/cnn.ipuef" --iterations 0 --profile "$dir/cnn.ipuef" >/dev/null 2>"$dir/e1"; rc=$?
