@@ -172,18 +172,35 @@ static double bench_conv_blas(const struct cbench *b, double secs)
 
 		if (reps == 1)
 			t0 = now();
+		/* row by row, the output columns inside the input found once */
 		for (k = 0; k < K; k++) {
 			size_t ic = k / (p[5] * p[6]), kh = k / p[6] % p[5], kw = k % p[6];
+			long woff = (long)(kw * p[14]) - (long)p[10];
+			size_t lo = 0, hi = OW;
 
-			for (oh = 0; oh < OH; oh++)
-				for (ow = 0; ow < OW; ow++) {
-					long ih = (long)(oh * p[7] + kh * p[13]) - (long)p[9];
-					long iw = (long)(ow * p[8] + kw * p[14]) - (long)p[10];
+			while (lo < OW && (long)(lo * p[8]) + woff < 0)
+				lo++;
+			while (hi > lo && (long)((hi - 1) * p[8]) + woff >= (long)p[3])
+				hi--;
+			for (oh = 0; oh < OH; oh++) {
+				long ih = (long)(oh * p[7] + kh * p[13]) - (long)p[9];
+				float *d = col + k * N + oh * OW;
 
-					col[k * N + oh * OW + ow] =
-						ih < 0 || ih >= (long)p[2] || iw < 0 || iw >= (long)p[3]
-						? 0 : in[(ic * p[2] + (size_t)ih) * p[3] + (size_t)iw];
+				if (ih < 0 || ih >= (long)p[2]) {
+					memset(d, 0, OW * sizeof(float));
+					continue;
 				}
+				{
+					const float *r = in + (ic * p[2] + (size_t)ih) * p[3];
+
+					for (ow = 0; ow < lo; ow++)
+						d[ow] = 0;
+					for (; ow < hi; ow++)
+						d[ow] = r[(long)(ow * p[8]) + woff];
+					for (; ow < OW; ow++)
+						d[ow] = 0;
+				}
+			}
 		}
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
 			    (int)K, 1, w, (int)K, col, (int)N, 0, out, (int)N);
