@@ -353,6 +353,36 @@ static PyObject *runner_model(PyObject *obj, void *unused)
 			     m->num_tiles, "tile_mem", m->tile_mem, "batch_size", m->batch_size);
 }
 
+static PyObject *runner_counters(PyObject *obj, void *unused)
+{
+	struct ipupy_runner *self = (struct ipupy_runner *)obj;
+	struct ipu_engine_counters c;
+	int rc;
+
+	(void)unused;
+	if (closed(self))
+		return NULL;
+	rc = ipu_counters(ipurt_runner_device(self->r), &c);
+	if (rc)
+		return ipupy_raise(state(obj), rc, "cannot read the device's counters");
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+			     "programs_run", (unsigned long long)c.programs_run,
+			     "steps", (unsigned long long)c.steps,
+			     "compute_sets", (unsigned long long)c.compute_sets,
+			     "vertices", (unsigned long long)c.vertices,
+			     "cycles", (unsigned long long)c.cycles,
+			     "compute_cycles", (unsigned long long)c.compute_cycles,
+			     "exchange_cycles", (unsigned long long)c.exchange_cycles,
+			     "sync_cycles", (unsigned long long)c.sync_cycles,
+			     "stream_cycles", (unsigned long long)c.stream_cycles,
+			     "exchange_bytes", (unsigned long long)c.exchange_bytes,
+			     "stream_bytes_in", (unsigned long long)c.stream_bytes_in,
+			     "stream_bytes_out", (unsigned long long)c.stream_bytes_out,
+			     "stream_copies", (unsigned long long)c.stream_copies,
+			     "stream_stalls", (unsigned long long)c.stream_stalls,
+			     "errors", (unsigned long long)c.errors);
+}
+
 static PyObject *runner_is_closed(PyObject *obj, void *unused)
 {
 	(void)unused;
@@ -390,6 +420,10 @@ static PyGetSetDef runner_getset[] = {
 	{ "device_info", runner_device, NULL, "The device the model runs on (dict).", NULL },
 	{ "model_info", runner_model, NULL,
 	  "The model's target and compiled batch size (dict).", NULL },
+	{ "device_counters", runner_counters, NULL,
+	  "The device's counters (dict): programs run, modelled cycles (all, and\n"
+	  "compute, exchange, sync, stream), bytes moved, ...  Since the device was\n"
+	  "opened; subtract two readings for the requests between them.", NULL },
 	{ "closed", runner_is_closed, NULL, "True after close().", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };

@@ -4,6 +4,7 @@ the model, the C runtime's own results (ipu-run's .npy outputs, compared
 bit for bit) and the seed's fused-model example."""
 
 import gc
+import json
 import subprocess
 import threading
 
@@ -12,7 +13,7 @@ import pytest
 
 import ipu
 import ipu.runtime as rt
-from conftest import mlp_reference
+from conftest import BIN, mlp_reference
 
 
 def run_c(tools, model, inputs, outputs, tmp_path, extra=()):
@@ -65,6 +66,28 @@ def test_io_description(mlp):
         info = r.device_info
         assert info["num_tiles"] == r.model_info["num_tiles"]
         assert info["ipu_version"] == r.model_info["ipu_version"]
+
+
+def test_device_counters(mlp):
+    """Modelled cycles per request from Runner.device_counters equal
+    ipu-run's (the CLI's own reading of the engine's counters)."""
+    path, _, _ = mlp
+    with rt.Runner(path) as r:
+        x = np.zeros((2, 8), np.float32)
+        y = np.zeros((2, 4), np.float32)
+        a = r.device_counters
+        for _ in range(3):
+            r.execute({"X": x}, {"Y": y})
+        b = r.device_counters
+    d = {k: b[k] - a[k] for k in a}
+    assert d["programs_run"] == 3 and d["errors"] == 0
+    assert d["cycles"] == d["compute_cycles"] + d["exchange_cycles"] + d["sync_cycles"] + d["stream_cycles"]
+    j = json.loads(subprocess.run([str(BIN / "ipu-run"), str(path), "--iterations", "0", "--json"],
+                                  capture_output=True, text=True, check=True).stdout)
+    assert d["cycles"] == 3 * j["modelled_cycles_per_request"]
+    assert d["compute_cycles"] == 3 * j["modelled_breakdown_cycles"]["compute"]
+    with pytest.raises(Exception):
+        r.device_counters
 
 
 def test_execute_async_futures(mlp):
