@@ -13,6 +13,7 @@
 #include <linux/uio.h>
 
 #include "ipu_drv.h"
+#include "ipu_trace.h"
 
 /* Map b->sgt and write the device's view of it (direct or SG list). */
 static int ipu_dma_map(struct ipu_device *idev, struct ipu_dma_buf *b)
@@ -27,6 +28,7 @@ static int ipu_dma_map(struct ipu_device *idev, struct ipu_dma_buf *b)
 		return ret;
 	b->mapped = true;
 	n = b->sgt.nents;
+	trace_ipu_dma_map(idev->minor, b->len, n, !b->pinned && !b->kernel);
 	if (n == 1) {
 		b->sg_count = 0;
 		b->addr = sg_dma_address(b->sgt.sgl);

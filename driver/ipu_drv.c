@@ -9,6 +9,7 @@
 #include <linux/pci.h>
 
 #include "ipu_drv.h"
+#include "ipu_trace.h"
 
 static unsigned int watchdog_ms = 10000;
 module_param(watchdog_ms, uint, 0644);
@@ -113,6 +114,7 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 	ipu_event(idev, IPU_EVENT_RESET,
 		  reason == IPU_RESET_REASON_USER || reason == IPU_RESET_REASON_CLOSE ?
 		  current->tgid : 0, reason, -ret, 0);
+	trace_ipu_reset(idev->minor, reason, ret);
 	dev_info(&idev->pdev->dev, "device reset (reason %u)%s\n", reason,
 		 ret ? ": device failed to come back" : "");
 	return ret;
@@ -238,23 +240,9 @@ static void ipu_free_irqs(struct ipu_device *idev)
 	pci_free_irq_vectors(idev->pdev);
 }
 
-static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/* Probe step 1: the driver's own state; nothing touches the device yet. */
+static void ipu_init_sw(struct ipu_device *idev, struct pci_dev *pdev)
 {
-	struct ipu_device *idev;
-	u32 ifv;
-	int ret;
-
-	ipu_hw_check_layout();
-	idev = kzalloc(sizeof(*idev), GFP_KERNEL);
-	if (!idev)
-		return -ENOMEM;
-	ret = ida_alloc_max(&ipu_ida, IPU_MAX_DEVICES - 1, GFP_KERNEL);
-	if (ret < 0) {
-		kfree(idev);
-		dev_err(&pdev->dev, "more than %d IPU devices\n", IPU_MAX_DEVICES);
-		return ret;
-	}
-	idev->minor = ret;
 	/* open files and their buffers may outlive remove(): keep the pci_dev */
 	idev->pdev = pci_dev_get(pdev);
 	kref_init(&idev->ref);
@@ -274,36 +262,50 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	idev->watchdog_ms = watchdog_ms;
 	atomic64_set(&idev->st_stream_cmds, 0);
 	pci_set_drvdata(pdev, idev);
+}
+
+/* Probe step 2: the PCI function (managed: undone by the PCI core). */
+static int ipu_init_pci(struct ipu_device *idev)
+{
+	struct pci_dev *pdev = idev->pdev;
+	int ret;
 
 	ret = pcim_enable_device(pdev);
 	if (ret) {
 		dev_err(&pdev->dev, "cannot enable PCI device: %d\n", ret);
-		goto err_put;
+		return ret;
 	}
 	ret = pcim_iomap_regions(pdev, BIT(IPU_BAR_REGS), IPU_DRV_NAME);
 	if (ret) {
 		dev_err(&pdev->dev, "cannot map BAR0: %d\n", ret);
-		goto err_put;
+		return ret;
 	}
 	idev->regs = pcim_iomap_table(pdev)[IPU_BAR_REGS];
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret) {
 		dev_err(&pdev->dev, "no 64-bit DMA: %d\n", ret);
-		goto err_put;
+		return ret;
 	}
 	pci_set_master(pdev);
+	dev_dbg(&pdev->dev, "BAR0 mapped, 64-bit DMA, bus master\n");
+	return 0;
+}
+
+/* Probe step 3: is it our device, in an interface version we speak? */
+static int ipu_init_identity(struct ipu_device *idev)
+{
+	struct device *dev = &idev->pdev->dev;
+	u32 ifv;
 
 	if (ipu_rd(idev, IPU_REG_ID) != IPU_ID_MAGIC) {
-		dev_err(&pdev->dev, "not an IPU (ID %#x)\n", ipu_rd(idev, IPU_REG_ID));
-		ret = -ENODEV;
-		goto err_put;
+		dev_err(dev, "not an IPU (ID %#x)\n", ipu_rd(idev, IPU_REG_ID));
+		return -ENODEV;
 	}
 	ifv = ipu_rd(idev, IPU_REG_IF_VERSION);
 	if (ifv >> 16 != IPU_IF_VERSION_MAJOR) {
-		dev_err(&pdev->dev, "interface version %u.%u not supported (need %u.x)\n",
+		dev_err(dev, "interface version %u.%u not supported (need %u.x)\n",
 			ifv >> 16, ifv & 0xffff, IPU_IF_VERSION_MAJOR);
-		ret = -ENODEV;
-		goto err_put;
+		return -ENODEV;
 	}
 	idev->if_version = ifv;
 	idev->hw_version = ipu_rd(idev, IPU_REG_HW_VERSION);
@@ -314,18 +316,57 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	idev->max_streams = min(ipu_rd(idev, IPU_REG_MAX_STREAMS), IPU_HW_MAX_STREAMS);
 	idev->max_image = min(ipu_rd(idev, IPU_REG_MAX_IMAGE), IPU_MAX_IMAGE_BYTES);
 	idev->max_sg = min(ipu_rd(idev, IPU_REG_MAX_SG), IPU_MAX_SG_ENTRIES);
+	dev_dbg(dev, "interface %u.%u, caps %#x, max %u streams, image %u bytes, %u SG entries\n",
+		ifv >> 16, ifv & 0xffff, idev->caps, idev->max_streams, idev->max_image,
+		idev->max_sg);
+	return 0;
+}
 
-	ret = ipu_rings_alloc(idev);
-	if (ret)
-		goto err_put;
-	ret = ipu_setup_irqs(idev);
-	if (ret)
-		goto err_rings;
+/* Probe step 5: reset the function and program the rings into it. */
+static int ipu_init_hw(struct ipu_device *idev)
+{
+	int ret;
+
 	mutex_lock(&idev->lock);
 	ret = ipu_hw_reset_wait(idev);
 	if (!ret)
 		ret = ipu_hw_enable(idev);
 	mutex_unlock(&idev->lock);
+	if (ret)
+		dev_err(&idev->pdev->dev, "device did not come out of reset: %d\n", ret);
+	return ret;
+}
+
+static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct ipu_device *idev;
+	int ret;
+
+	ipu_hw_check_layout();
+	idev = kzalloc(sizeof(*idev), GFP_KERNEL);
+	if (!idev)
+		return -ENOMEM;
+	ret = ida_alloc_max(&ipu_ida, IPU_MAX_DEVICES - 1, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(idev);
+		dev_err(&pdev->dev, "more than %d IPU devices\n", IPU_MAX_DEVICES);
+		return ret;
+	}
+	idev->minor = ret;
+	ipu_init_sw(idev, pdev);
+	ret = ipu_init_pci(idev);
+	if (ret)
+		goto err_put;
+	ret = ipu_init_identity(idev);
+	if (ret)
+		goto err_put;
+	ret = ipu_rings_alloc(idev);	/* step 4 */
+	if (ret)
+		goto err_put;
+	ret = ipu_setup_irqs(idev);
+	if (ret)
+		goto err_rings;
+	ret = ipu_init_hw(idev);
 	if (ret)
 		goto err_irq;
 	ret = ipu_chardev_add(idev);

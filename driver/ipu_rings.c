@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 
 #include "ipu_drv.h"
+#include "ipu_trace.h"
 
 static const char * const ipu_status_names[IPU_ST_COUNT] = {
 	[IPU_ST_OK] = "OK",
@@ -192,6 +193,7 @@ static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 		idev->last_progress = jiffies;
 	list_add_tail(&ctx->node, &idev->cmd_pending);
 	cmd->tag = cpu_to_le64(id);
+	trace_ipu_cmd_submit(idev->minor, id, cmd->opcode, ctx->is_run ? ctx->seq : 0);
 	idev->cmdq[idev->cmd_tail] = *cmd;
 	idev->cmd_tail = (idev->cmd_tail + 1) % IPU_CMDQ_ENTRIES;
 	idev->cmd_inflight++;
@@ -206,6 +208,7 @@ static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 static void ipu_cmd_finish(struct ipu_device *idev, struct ipu_cmd_ctx *ctx,
 			   u16 status, u32 result, u64 detail)
 {
+	trace_ipu_cmd_done(idev->minor, ctx->id, status, result, detail);
 	idr_remove(&idev->cmd_idr, ctx->id);
 	list_del_init(&ctx->node);
 	idev->cmd_inflight--;

@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 
 #include "ipu_drv.h"
+#include "ipu_trace.h"
 
 struct ipu_uring_pdu {
 	struct ipu_stream_req *req;
@@ -45,6 +46,7 @@ void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
 {
 	req->res = res;
 	req->dev_status = dev_status;
+	trace_ipu_stream_done(idev->minor, req->stream, req->slot, res, dev_status);
 	if (res >= 0) {
 		atomic64_inc(&idev->st_stream_cmds);
 		atomic64_add(res, &idev->st_stream_bytes);
@@ -160,6 +162,8 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	atomic_inc(&idev->reqs_alive);
 	if (list_empty(&idev->cmd_pending))
 		idev->last_progress = jiffies;
+	trace_ipu_stream_submit(idev->minor, c.stream, req->slot, c.len, req->buf.sg_count,
+				ioucmd->flags & IORING_URING_CMD_FIXED);
 	ipu_wr(idev, IPU_REG_STREAM_DB(c.stream), r->tail);
 	spin_unlock_irqrestore(&idev->sq_lock, flags);
 	return -EIOCBQUEUED;
