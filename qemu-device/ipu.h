@@ -59,6 +59,7 @@ typedef struct IpuQueued {
     struct ipu_cmd cmd;     /* host-endian copy */
     uint16_t head;          /* command ring head after this entry */
     uint8_t op;             /* enum IpuInternalOp */
+    uint8_t fault;          /* IPU_FAULT_* injected into this command */
     bool cancelled;
 } IpuQueued;
 
@@ -90,6 +91,7 @@ struct IpuState {
     uint32_t hw_version;
     uint32_t workers;
     uint64_t serial;
+    char *fault_spec;       /* `fault` property, see ipu_fault_parse() */
 
     QemuThread fetch_thread;
     QemuThread exec_thread;
@@ -120,6 +122,17 @@ struct IpuState {
     uint32_t scq_db;
     IpuStreamRing *streams; /* IPU_MAX_STREAMS */
 
+    /* fault injection: the configuration survives device resets */
+    uint32_t fault_ctrl;    /* IPU_REG_FAULT_CTRL; kind 0 = disarmed */
+    uint32_t fault_count;   /* fire on the Nth matching command */
+    uint32_t fault_arg;     /* IPU_FAULT_SLOW: ms per step */
+    uint32_t fault_seen;    /* matching commands fetched since armed */
+    uint32_t fault_fired;
+    bool hung;              /* IPU_FAULT_HANG fired: only a reset ends it */
+    bool fault_dma;         /* the next data DMA fails */
+    uint32_t slow_ms;       /* delay per program step of the running command */
+    uint64_t progress;      /* program steps executed (atomic) */
+
     uint32_t gen;           /* bumped by each device reset */
     bool reset_pending;     /* executor must recreate the engine */
     bool abort_pending;     /* stream waits return IPU_E_CANCELLED */
@@ -140,6 +153,14 @@ void ipu_error_locked(IpuState *s, uint32_t code, uint32_t detail,
                       uint64_t addr);
 void ipu_error(IpuState *s, uint32_t code, uint32_t detail, uint64_t addr);
 void ipu_finish_reset(IpuState *s);
+
+/* ipu_fault.c */
+bool ipu_fault_parse(IpuState *s, const char *spec, Error **errp);
+void ipu_fault_write_locked(IpuState *s, hwaddr addr, uint32_t val);
+uint8_t ipu_fault_match_locked(IpuState *s, const struct ipu_cmd *cmd);
+bool ipu_fault_wait_hung_locked(IpuState *s, uint32_t gen);
+void ipu_fault_step(void *ctx, const struct ipu_step_event *ev);
+bool ipu_fault_take_dma(IpuState *s);
 
 /* ipu_rings.c */
 void *ipu_fetch_thread(void *opaque);

@@ -175,6 +175,9 @@ static void ipu_reset_locked(IpuState *s)
     s->irq_pending = 0;
     s->stall_stream = UINT32_MAX;
     s->cur_program = UINT32_MAX;
+    s->hung = false;
+    s->slow_ms = 0;
+    s->fault_dma = false;
     ipu_ring_clear(&s->cmdq);
     ipu_ring_clear(&s->cplq);
     ipu_ring_clear(&s->scq);
@@ -333,7 +336,7 @@ static uint32_t ipu_read32(IpuState *s, hwaddr addr)
         return s->hw_version;
     case IPU_REG_CAPS:
         return IPU_CAP_MSIX | IPU_CAP_INTX | IPU_CAP_SG | IPU_CAP_DIRECT |
-               IPU_CAP_READ_TENSOR;
+               IPU_CAP_READ_TENSOR | IPU_CAP_PROGRESS | IPU_CAP_FAULT;
     case IPU_REG_SERIAL_LO:
         return (uint32_t)s->serial;
     case IPU_REG_SERIAL_HI:
@@ -386,6 +389,18 @@ static uint32_t ipu_read32(IpuState *s, hwaddr addr)
         return s->cplq_db;
     case IPU_REG_SCQ_HEAD:
         return s->scq_db;
+    case IPU_REG_FAULT_CTRL:
+        return s->fault_ctrl;
+    case IPU_REG_FAULT_COUNT:
+        return s->fault_count;
+    case IPU_REG_FAULT_ARG:
+        return s->fault_arg;
+    case IPU_REG_FAULT_FIRED:
+        return s->fault_fired;
+    case IPU_REG_PROGRESS_LO:
+        return (uint32_t)qatomic_read(&s->progress);
+    case IPU_REG_PROGRESS_HI:
+        return qatomic_read(&s->progress) >> 32;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "ipu: read of unknown register 0x%"
                       HWADDR_PRIx " (reads 0)\n", addr);
@@ -515,6 +530,11 @@ static bool ipu_write32(IpuState *s, hwaddr addr, uint32_t val)
             s->scq.head = val;
         }
         return false;
+    case IPU_REG_FAULT_CTRL:
+    case IPU_REG_FAULT_COUNT:
+    case IPU_REG_FAULT_ARG:
+        ipu_fault_write_locked(s, addr, val);
+        return false;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "ipu: write to unknown register 0x%"
                       HWADDR_PRIx "\n", addr);
@@ -599,6 +619,11 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     }
     if (!s->serial) {
         s->serial = 0x4950550000000000ULL | ++ipu_instances;
+    }
+    s->fault_count = 1;
+    if (s->fault_spec && s->fault_spec[0] &&
+        !ipu_fault_parse(s, s->fault_spec, errp)) {
+        return;
     }
 
     pci_config_set_interrupt_pin(pdev->config, 1);
@@ -692,6 +717,7 @@ static Property ipu_properties[] = {
     DEFINE_PROP_UINT32("version", IpuState, hw_version, 2),
     DEFINE_PROP_UINT64("serial", IpuState, serial, 0),
     DEFINE_PROP_UINT32("workers", IpuState, workers, 0),
+    DEFINE_PROP_STRING("fault", IpuState, fault_spec),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -29,7 +29,7 @@
 #define IPU_ID_MAGIC		0x31555049u
 /* Interface (register/ring ABI) version: major << 16 | minor. */
 #define IPU_IF_VERSION_MAJOR	1
-#define IPU_IF_VERSION_MINOR	0
+#define IPU_IF_VERSION_MINOR	1
 #define IPU_IF_VERSION		((IPU_IF_VERSION_MAJOR << 16) | IPU_IF_VERSION_MINOR)
 
 /*
@@ -102,12 +102,46 @@
 #define IPU_REG_CNT_FIRST	IPU_REG_CNT_PROGRAMS
 #define IPU_REG_CNT_LAST	IPU_REG_CNT_RESETS
 
+/*
+ * Liveness and fault injection (IPU_CAP_PROGRESS, IPU_CAP_FAULT).  PROGRESS
+ * advances by one for every program step the device executes; it is never
+ * cleared, so a watchdog only compares two readings.  The FAULT registers
+ * make the device misbehave on purpose on the Nth matching command it
+ * fetches; they survive device resets (a reset is what recovers from the
+ * fault), and writing 0 to FAULT_CTRL disarms.
+ */
+#define IPU_REG_FAULT_CTRL	0x300	/* RW: IPU_FAULT_* kind | flags; a write arms */
+#define IPU_REG_FAULT_COUNT	0x304	/* RW: fire on the Nth matching command, >= 1 */
+#define IPU_REG_FAULT_ARG	0x308	/* RW: IPU_FAULT_SLOW: ms per program step */
+#define IPU_REG_FAULT_FIRED	0x30c	/* RO: faults fired (survives resets) */
+#define IPU_REG_PROGRESS_LO	0x310	/* RO: program steps executed, 64 bits */
+#define IPU_REG_PROGRESS_HI	0x314
+
+/* IPU_REG_FAULT_CTRL: kind in bits 0..3, flags, opcode filter in 16..23 */
+#define IPU_FAULT_KIND_MASK	0xfu
+#define IPU_FAULT_NONE		0u	/* disarmed */
+#define IPU_FAULT_HANG		1u	/* stop fetching, executing, completing */
+#define IPU_FAULT_DROP_IRQ	2u	/* post the completion, raise no interrupt */
+#define IPU_FAULT_CORRUPT_CPL	3u	/* post the completion with its tag inverted */
+#define IPU_FAULT_DMA		4u	/* the command's first data DMA fails */
+#define IPU_FAULT_SLOW		5u	/* each program step takes FAULT_ARG ms more */
+#define IPU_FAULT_KIND_MAX	IPU_FAULT_SLOW
+#define IPU_FAULT_REPEAT	(1u << 8)	/* every Nth, not only the first */
+#define IPU_FAULT_MATCH_OPCODE	(1u << 9)	/* count only commands of OPCODE */
+#define IPU_FAULT_OPCODE_SHIFT	16
+#define IPU_FAULT_OPCODE_MASK	(0xffu << IPU_FAULT_OPCODE_SHIFT)
+#define IPU_FAULT_CTRL_VALID	(IPU_FAULT_KIND_MASK | IPU_FAULT_REPEAT | \
+				 IPU_FAULT_MATCH_OPCODE | IPU_FAULT_OPCODE_MASK)
+#define IPU_FAULT_MAX_SLOW_MS	1000u
+
 /* IPU_REG_CAPS bits */
 #define IPU_CAP_MSIX		(1u << 0)	/* MSI-X with IPU_NUM_VECTORS vectors */
 #define IPU_CAP_INTX		(1u << 1)	/* INTx fallback */
 #define IPU_CAP_SG		(1u << 2)	/* scatter-gather lists */
 #define IPU_CAP_DIRECT		(1u << 3)	/* IPU_F_DIRECT buffers */
 #define IPU_CAP_READ_TENSOR	(1u << 4)	/* IPU_CMD_READ_TENSOR */
+#define IPU_CAP_PROGRESS	(1u << 5)	/* IPU_REG_PROGRESS_LO/HI */
+#define IPU_CAP_FAULT		(1u << 6)	/* IPU_REG_FAULT_* */
 
 /* IPU_REG_CONTROL bits */
 #define IPU_CTRL_ENABLE		(1u << 0)	/* 1: validate rings, start; 1->0: reset */

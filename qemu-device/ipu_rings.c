@@ -32,8 +32,14 @@ int ipu_engine_new(IpuState *s, struct ipu_engine **out)
         .ctx = s,
     };
     char err[256];
+    int rc;
 
-    return ipu_engine_create(&cfg, &ops, out, err, sizeof(err));
+    rc = ipu_engine_create(&cfg, &ops, out, err, sizeof(err));
+    if (rc == 0) {
+        /* PROGRESS and the hang/slow faults live in the step hook */
+        ipu_engine_set_trace(*out, ipu_fault_step, s);
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------- completions */
@@ -68,7 +74,7 @@ bool ipu_post_cpl(IpuState *s, IpuRing *q, uint32_t cause,
     qemu_mutex_lock(&s->lock);
     while (!s->stopping && s->gen == gen && (s->status & IPU_STS_READY) &&
            !(s->status & IPU_STS_FATAL) &&
-           (q->tail + 1) % q->size == q->head) {
+           (s->hung || (q->tail + 1) % q->size == q->head)) {
         qemu_cond_wait(&s->cond, &s->lock);
     }
     if (s->stopping || s->gen != gen || !(s->status & IPU_STS_READY) ||
@@ -98,7 +104,9 @@ bool ipu_post_cpl(IpuState *s, IpuRing *q, uint32_t cause,
             if (q->tail == 0) {
                 q->phase ^= 1;
             }
-            ipu_raise_locked(s, cause);
+            if (cause) {
+                ipu_raise_locked(s, cause);
+            }
         }
         qemu_cond_broadcast(&s->cond);
     } else {
@@ -122,8 +130,15 @@ static void ipu_complete(IpuState *s, const IpuQueued *e, uint32_t status,
         .opcode = e->cmd.opcode,
     };
 
+    uint32_t cause = IPU_INT_CPL;
+
     trace_ipu_cmd_complete(e->cmd.tag, e->cmd.opcode, status, result);
-    if (ipu_post_cpl(s, &s->cplq, IPU_INT_CPL, &c, gen)) {
+    if (e->fault == IPU_FAULT_DROP_IRQ) {
+        cause = 0;
+    } else if (e->fault == IPU_FAULT_CORRUPT_CPL) {
+        c.tag = ~c.tag;
+    }
+    if (ipu_post_cpl(s, &s->cplq, cause, &c, gen)) {
         qemu_mutex_lock(&s->lock);
         if (s->gen == gen) {
             s->cnt[IPU_CNT_COMMANDS]++;
@@ -222,7 +237,8 @@ void *ipu_fetch_thread(void *opaque)
     qemu_mutex_lock(&s->lock);
     while (!s->stopping) {
         if (!(s->status & IPU_STS_READY) || (s->status & IPU_STS_FATAL) ||
-            s->cmdq.head == s->cmdq.tail || s->q_count >= IPU_QUEUE_CAP - 1) {
+            s->hung || s->cmdq.head == s->cmdq.tail ||
+            s->q_count >= IPU_QUEUE_CAP - 1) {
             qemu_cond_wait(&s->cond, &s->lock);
             continue;
         }
@@ -248,6 +264,10 @@ void *ipu_fetch_thread(void *opaque)
         s->cmdq.head = (idx + 1) % s->cmdq.size;
         e.head = s->cmdq.head;
         e.op = IPU_OP_CMD;
+        e.fault = ipu_fault_match_locked(s, &e.cmd);
+        if (e.fault == IPU_FAULT_HANG) {
+            continue;
+        }
 
         st = IPU_ST_OK;
         detail = 0;
@@ -282,6 +302,10 @@ void *ipu_fetch_thread(void *opaque)
                 ipu_enqueue_locked(s, &e);
                 continue;
             }
+        }
+        if (e.fault == IPU_FAULT_DMA) {
+            /* nothing to transfer here: the next data DMA fails instead */
+            qatomic_set(&s->fault_dma, true);
         }
         qemu_mutex_unlock(&s->lock);
         /* completed here: malformed entries and stream ring management */
@@ -549,7 +573,7 @@ void *ipu_exec_thread(void *opaque)
             ipu_finish_reset(s);
             continue;
         }
-        if (s->q_count == 0) {
+        if (s->q_count == 0 || s->hung) {
             qemu_cond_wait(&s->cond, &s->lock);
             continue;
         }
@@ -570,11 +594,19 @@ void *ipu_exec_thread(void *opaque)
             s->cur_program = e.cmd.arg0;
         }
         s->status |= IPU_STS_BUSY;
+        if (e.fault == IPU_FAULT_DMA) {
+            qatomic_set(&s->fault_dma, true);
+        } else if (e.fault == IPU_FAULT_SLOW) {
+            qatomic_set(&s->slow_ms, s->fault_arg);
+        }
         qemu_mutex_unlock(&s->lock);
 
         ipu_exec_one(s, &e, gen);
 
         qemu_mutex_lock(&s->lock);
+        if (s->gen == gen) {
+            qatomic_set(&s->slow_ms, 0);
+        }
         s->running = false;
         s->run_active = false;
         s->cur_program = UINT32_MAX;

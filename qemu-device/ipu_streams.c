@@ -14,6 +14,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/log.h"
 #include "qemu/host-utils.h"
 #include "hw/pci/pci.h"
 #include "sysemu/dma.h"
@@ -151,6 +152,13 @@ int ipu_sg_dma(IpuState *s, uint64_t addr, uint32_t sg_count, uint32_t flags,
         n = MIN(n, bytes);
         if (qatomic_read(&s->gen) != gen) {
             return IPU_ST_ABORTED;
+        }
+        if (n > 0 && ipu_fault_take_dma(s)) {
+            trace_ipu_fault_dma(p->addr + poff);
+            qemu_log_mask(LOG_GUEST_ERROR, "ipu: injected DMA failure at "
+                          "0x%" PRIx64 "\n", p->addr + poff);
+            *fault_addr = p->addr + poff;
+            return IPU_ST_DMA_FAULT;
         }
         if (n > 0) {
             if (to_device) {
@@ -291,6 +299,15 @@ int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
             }
             qemu_mutex_unlock(&s->lock);
             return IPU_E_CANCELLED;
+        }
+        if (s->hung) {
+            /* a hung device is not waiting for the host */
+            if (waited) {
+                s->status &= ~IPU_STS_STALLED;
+                s->stall_stream = UINT32_MAX;
+            }
+            ipu_fault_wait_hung_locked(s, gen);
+            continue;
         }
         if (sr->active && sr->r.head != sr->r.tail &&
             !(s->status & IPU_STS_FATAL)) {

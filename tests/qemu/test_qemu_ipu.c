@@ -1998,6 +1998,285 @@ TEST(dma_into_own_registers)
 	fx_stop(&f);
 }
 
+/* ------------------------------------------------------------------ */
+/* fault injection and the progress counter                            */
+
+static uint64_t progress(struct dev *d)
+{
+	return qt_num(d->q, "readq 0x%llx\n", (unsigned long long)d->bar0 + IPU_REG_PROGRESS_LO);
+}
+
+/* Arm a fault from the registers: kind (| flags) on the nth command, only
+ * RUNs when run_only. */
+static void arm(struct dev *d, uint32_t kind, uint32_t n, int run_only)
+{
+	W(d, IPU_REG_FAULT_COUNT, n);
+	W(d, IPU_REG_FAULT_CTRL, kind | (run_only ? IPU_FAULT_MATCH_OPCODE |
+					  (IPU_CMD_RUN << IPU_FAULT_OPCODE_SHIFT) : 0));
+}
+
+/* Load the affine executable and create its two streams. */
+static int fx_load(struct fixture *f, struct sring *sin, struct sring *sout)
+{
+	struct ipu_cpl c;
+
+	if (load_exe(&f->d, f->x.img, f->x.len, &c) != IPU_ST_OK ||
+	    sring_create(&f->d, sin, 0) != IPU_ST_OK || sring_create(&f->d, sout, 1) != IPU_ST_OK)
+		return -1;
+	return 0;
+}
+
+/* One run of the affine program with fresh buffers; 0 if its results equal
+ * the in-process engine's and every completion says OK. */
+static int run_checked(struct fixture *f, struct sring *sin, struct sring *sout, int seed,
+		       uint64_t tag)
+{
+	float in[1000], out[1000], ref[1000];
+	uint64_t out_list;
+	struct ipu_cpl c;
+	int bad = 0;
+
+	fill_input(in, 1000, seed);
+	queue_io(&f->d, sin, sout, in, 1000, 2, &out_list, tag + 0x100);
+	run_async(&f->d, 0, tag);
+	if (wait_cpl(&f->d, &c) || c.tag != tag || c.status != IPU_ST_OK)
+		bad = 1;
+	if (wait_scpl(&f->d, &c) || c.status != IPU_ST_OK || wait_scpl(&f->d, &c) ||
+	    c.status != IPU_ST_OK)
+		bad = 1;
+	read_sg(&f->d, out_list, 3, out);
+	if (bad || ref_run(&f->x, in, ref) || memcmp(out, ref, sizeof(ref)))
+		return -1;
+	return 0;
+}
+
+/* A device reset, then the rings, executable and streams again. */
+static int recover(struct fixture *f, struct sring *sin, struct sring *sout)
+{
+	W(&f->d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	return reinit(f, sin, sout);
+}
+
+/* The property arms the same state as the registers; bad ones are refused
+ * by name; the registers refuse what they do not know. */
+TEST(fault_property_and_registers)
+{
+	const char *devs[] = { DEV_ARGS("4", "0x1111") ",fault=slow:3:run:repeat:arg=7", NULL };
+	static const char *const bad[] = { "bogus:1", "hang", "hang:0", "dma:2:launch",
+					   "slow:1:arg=5000" };
+	struct qt q;
+	struct dev d;
+	char cmdline[512], out[512];
+	size_t i, n;
+
+	REQUIRE(qt_start(&q, devs) == 0);
+	REQUIRE(dev_setup(&d, &q, 4, 0) == 0);
+	CHECK(R(&d, IPU_REG_CAPS) & IPU_CAP_PROGRESS);
+	CHECK(R(&d, IPU_REG_CAPS) & IPU_CAP_FAULT);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_CTRL), IPU_FAULT_SLOW | IPU_FAULT_REPEAT |
+		     IPU_FAULT_MATCH_OPCODE | IPU_CMD_RUN << IPU_FAULT_OPCODE_SHIFT);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_COUNT), 3);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_ARG), 7);
+	/* the configuration survives a device reset */
+	W(&d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	REQUIRE(dev_enable(&d) == 0);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_COUNT), 3);
+	/* refused writes change nothing */
+	W(&d, IPU_REG_FAULT_CTRL, 7);				/* no such kind */
+	W(&d, IPU_REG_FAULT_CTRL, IPU_FAULT_HANG | (1u << 12));	/* reserved bit */
+	W(&d, IPU_REG_FAULT_COUNT, 0);
+	W(&d, IPU_REG_FAULT_ARG, IPU_FAULT_MAX_SLOW_MS + 1);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_CTRL) & IPU_FAULT_KIND_MASK, IPU_FAULT_SLOW);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_COUNT), 3);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_ARG), 7);
+	W(&d, IPU_REG_FAULT_CTRL, 0);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_CTRL), 0);
+	CHECK_EQ_INT(R(&d, IPU_REG_FAULT_FIRED), 0);
+	CHECK_EQ_INT(nop(&d), IPU_ST_OK);
+	qt_stop(&q);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *p;
+
+		snprintf(cmdline, sizeof(cmdline), "%s -machine q35 -accel qtest -display none "
+			 "-nodefaults -L /usr/share/seabios -L /usr/share/qemu "
+			 "-device ipu,fault=%s </dev/null 2>&1", qemu_bin(), bad[i]);
+		p = popen(cmdline, "r");
+		REQUIRE(p != NULL);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+		CHECK_MSG(pclose(p) != 0 && strstr(out, "ipu: fault '") != NULL,
+			  "fault=%s accepted or not named: %s", bad[i], out);
+	}
+}
+
+/* HANG on the second RUN: the first completes and PROGRESS counts its six
+ * steps; then nothing completes, PROGRESS stands still and the device is
+ * busy without waiting on a stream, until a reset brings it back. */
+TEST(fault_hang)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cmd k = { .opcode = IPU_CMD_NOP };
+	uint64_t p0, p1;
+
+	REQUIRE(fx_start(&f) == 0);
+	REQUIRE(fx_load(&f, &sin, &sout) == 0);
+	arm(&f.d, IPU_FAULT_HANG, 2, 1);
+	p0 = progress(&f.d);
+	CHECK(run_checked(&f, &sin, &sout, 1, 0xa10) == 0);
+	p1 = progress(&f.d);
+	CHECK_EQ_INT(p1 - p0, 6);	/* copy, mul, sync, add, exchange, copy */
+	{
+		float in[1000];
+		uint64_t out_list;
+
+		fill_input(in, 1000, 2);
+		queue_io(&f.d, &sin, &sout, in, 1000, 2, &out_list, 0xb10);
+	}
+	run_async(&f.d, 0, 0xa11);
+	submit(&f.d, &k);
+	CHECK(no_cpl(&f.d, 300));
+	CHECK_EQ_INT(R(&f.d, IPU_REG_STATUS) & (IPU_STS_BUSY | IPU_STS_STALLED), IPU_STS_BUSY);
+	CHECK_EQ_INT(progress(&f.d), p1);
+	CHECK_EQ_INT(R(&f.d, IPU_REG_FAULT_FIRED), 1);
+	CHECK_EQ_INT(R(&f.d, IPU_REG_FAULT_CTRL), 0);	/* one-shot: disarmed */
+	CHECK_EQ_INT(R(&f.d, IPU_REG_SCQ_TAIL), 2);	/* the first run's two, no more */
+	REQUIRE(recover(&f, &sin, &sout) == 0);
+	CHECK(run_checked(&f, &sin, &sout, 3, 0xa12) == 0);
+	CHECK_EQ_INT(progress(&f.d), p1 + 6);	/* not cleared by the reset */
+	fx_stop(&f);
+}
+
+/* DROP_IRQ on every second command: those completions are in the ring
+ * but neither INT_CAUSE nor an MSI-X message says so. */
+TEST(fault_drop_irq_repeating)
+{
+	struct fixture f;
+	int i;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	arm(d, IPU_FAULT_DROP_IRQ | IPU_FAULT_REPEAT, 2, 0);
+	for (i = 1; i <= 4; i++) {
+		msi_fired(d, IPU_VEC_CPL);
+		W(d, IPU_REG_INT_CAUSE, IPU_INT_ALL);
+		CHECK_EQ_INT(nop(d), IPU_ST_OK);
+		msleep(20);
+		CHECK_EQ_INT(msi_fired(d, IPU_VEC_CPL), i % 2);
+		CHECK_EQ_INT(!!(R(d, IPU_REG_INT_CAUSE) & IPU_INT_CPL), i % 2);
+	}
+	CHECK_EQ_INT(R(d, IPU_REG_FAULT_FIRED), 2);
+	CHECK_EQ_INT(R(d, IPU_REG_FAULT_CTRL) & IPU_FAULT_KIND_MASK, IPU_FAULT_DROP_IRQ);
+	fx_stop(&f);
+}
+
+/* CORRUPT_CPL: the completion arrives with its tag inverted. */
+TEST(fault_corrupt_completion)
+{
+	struct fixture f;
+	struct ipu_cmd k = { .opcode = IPU_CMD_NOP, .tag = 0x1234 };
+	struct ipu_cpl c;
+
+	REQUIRE(fx_start(&f) == 0);
+	arm(&f.d, IPU_FAULT_CORRUPT_CPL, 1, 0);
+	submit(&f.d, &k);
+	REQUIRE(wait_cpl(&f.d, &c) == 0);
+	CHECK_EQ_INT(c.tag, ~0x1234ull);
+	CHECK_EQ_INT(c.status, IPU_ST_OK);
+	CHECK_EQ_INT(nop(&f.d), IPU_ST_OK);	/* one-shot */
+	fx_stop(&f);
+}
+
+/* DMA on a RUN: its input transfer fails as a DMA fault, the run ends with
+ * STREAM_ERROR; the device keeps working without a reset. */
+TEST(fault_dma)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cpl c;
+	float in[1000];
+	uint64_t out_list;
+
+	REQUIRE(fx_start(&f) == 0);
+	REQUIRE(fx_load(&f, &sin, &sout) == 0);
+	arm(&f.d, IPU_FAULT_DMA, 1, 1);
+	fill_input(in, 1000, 4);
+	queue_io(&f.d, &sin, &sout, in, 1000, 2, &out_list, 0xc00);
+	run_async(&f.d, 0, 0xc10);
+	REQUIRE(wait_scpl(&f.d, &c) == 0);
+	CHECK_EQ_INT(c.tag, 0xc00);
+	CHECK_EQ_INT(c.status, IPU_ST_DMA_FAULT);
+	REQUIRE(wait_cpl(&f.d, &c) == 0);
+	CHECK_EQ_INT(c.tag, 0xc10);
+	CHECK_EQ_INT(c.status, IPU_ST_STREAM_ERROR);
+	CHECK_EQ_INT(R(&f.d, IPU_REG_ERR_CODE), IPU_ST_STREAM_ERROR);
+	CHECK_EQ_INT(R(&f.d, IPU_REG_STATUS) & IPU_STS_FATAL, 0);
+	/* the output buffer is still queued: the next run uses it */
+	{
+		struct ipu_stream_desc di = { 0 };
+		float out[1000], ref[1000];
+
+		di.addr = make_sg(&f.d, in, 4000, 2);
+		di.len = 4000;
+		di.sg_count = 2;
+		di.tag = 0xc02;
+		sring_push(&f.d, &sin, &di);
+		run_async(&f.d, 0, 0xc11);
+		REQUIRE(wait_scpl(&f.d, &c) == 0);
+		CHECK_EQ_INT(c.status, IPU_ST_OK);
+		REQUIRE(wait_scpl(&f.d, &c) == 0);
+		CHECK_EQ_INT(c.tag, 0xc01);
+		CHECK_EQ_INT(c.status, IPU_ST_OK);
+		REQUIRE(wait_cpl(&f.d, &c) == 0);
+		CHECK_EQ_INT(c.status, IPU_ST_OK);
+		read_sg(&f.d, out_list, 3, out);
+		REQUIRE(ref_run(&f.x, in, ref) == 0);
+		CHECK(memcmp(out, ref, sizeof(ref)) == 0);
+	}
+	fx_stop(&f);
+}
+
+/* SLOW: each step of the run takes 100 ms more; PROGRESS is seen between
+ * its start and end values while the run executes, and the result is the
+ * same. */
+TEST(fault_slow_progress)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cpl c;
+	float in[1000], out[1000], ref[1000];
+	uint64_t out_list, p0, p, seen = 0;
+	long long t0;
+
+	REQUIRE(fx_start(&f) == 0);
+	REQUIRE(fx_load(&f, &sin, &sout) == 0);
+	W(&f.d, IPU_REG_FAULT_ARG, 100);
+	arm(&f.d, IPU_FAULT_SLOW, 1, 1);
+	p0 = progress(&f.d);
+	fill_input(in, 1000, 5);
+	queue_io(&f.d, &sin, &sout, in, 1000, 2, &out_list, 0xd00);
+	run_async(&f.d, 0, 0xd10);
+	t0 = now_ms();
+	while (now_ms() - t0 < TIMEOUT_MS && (p = progress(&f.d)) < p0 + 6) {
+		if (p > p0 && p < p0 + 6)
+			seen |= 1ull << (p - p0);
+		msleep(5);
+	}
+	CHECK_MSG(__builtin_popcountll(seen) >= 2, "intermediate PROGRESS values seen: 0x%llx",
+		  (unsigned long long)seen);
+	REQUIRE(wait_cpl(&f.d, &c) == 0);
+	CHECK_EQ_INT(c.status, IPU_ST_OK);
+	CHECK_EQ_INT(progress(&f.d), p0 + 6);
+	REQUIRE(wait_scpl(&f.d, &c) == 0);
+	REQUIRE(wait_scpl(&f.d, &c) == 0);
+	read_sg(&f.d, out_list, 3, out);
+	REQUIRE(ref_run(&f.x, in, ref) == 0);
+	CHECK(memcmp(out, ref, sizeof(ref)) == 0);
+	fx_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -2026,5 +2305,11 @@ int main(int argc, char **argv)
 	RUN(default_properties);
 	RUN(chaos_abort_and_reset);
 	RUN(dma_into_own_registers);
+	RUN(fault_property_and_registers);
+	RUN(fault_hang);
+	RUN(fault_drop_irq_repeating);
+	RUN(fault_corrupt_completion);
+	RUN(fault_dma);
+	RUN(fault_slow_progress);
 	return TH_DONE();
 }
