@@ -10,12 +10,12 @@ COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
 COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
 
 COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli \
-	compiler/report
+	compiler/report compiler/calib
 COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/%.o)
 COMPILER_LIB := $(BUILD)/libipucompiler.a
-COMPILER_LDLIBS := -lprotobuf-c -lyaml -ljansson -lm
+COMPILER_LDLIBS := -lprotobuf-c -lyaml -ljansson -lzip -lm
 # The lowering uses the graph builder, the .ipuef writer and (--check) the
 # in-process device; those fragments are included after this one, hence
 # the literal paths.
@@ -34,6 +34,7 @@ CFLAGS_compiler_passes_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS) -Itools/lib
 CFLAGS_compiler_lower_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_report_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_calib_ := $(COMPILER_CPPFLAGS)
 
 # The --report page (HTML, CSS, JavaScript in one file) as C strings.
 COMPILER_PAGE_C := $(COMPILER_GEN)/report/report_page.c

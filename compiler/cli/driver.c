@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "calib_cli.h"
 #include "check.h"
 #include "cli.h"
 #include "driver.h"
@@ -99,7 +100,7 @@ static void warn_wide_anchors(const struct ir_graph *g, const char *path)
 static int compile_model(const struct ipuc_options *o, const struct ipuc_model *m,
 			 const char *cfgdir, const char *precision,
 			 struct ir_graph **out, struct ir_graph **ref32,
-			 char **path_out, struct ir_error *e)
+			 char **path_out, struct ipuc_calib_state *cs, struct ir_error *e)
 {
 	struct ir_pipeline_opts po;
 	char *path = join(cfgdir, m->input_model);
@@ -121,6 +122,12 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	po.no_fusion = o->no_fusion;
 	po.verbose = o->verbose;
 	po.fp32_copy = o->check ? ref32 : NULL;
+	if (ipuc_calib_wanted(o) && ipuc_calib_prepare(o, path, &po, cfgdir, cs, e)) {
+		char msg[IR_ERROR_LEN];
+
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		return ir_err(e, "%s: %s", path, msg);
+	}
 	g = onnx_load_file(path, e);
 	if (!g)
 		return -1;
@@ -174,8 +181,8 @@ static int check_outputs(FILE *err, const struct ipuc_options *o,
 			 const struct ipuc_model *models, int n, const char *cfgdir,
 			 const char *outdir, const char *exe)
 {
-	const char *inputs[IPUC_MAX_MODELS + 1];
-	char *paths[IPUC_MAX_MODELS] = { 0 };
+	const char *inputs[IPUC_MAX_MODELS + 2];
+	char *paths[IPUC_MAX_MODELS] = { 0 }, *calib = NULL, *cmpjson = NULL;
 	int i, k = 0, rc = 0;
 
 	for (i = 0; i < n; i++) {
@@ -184,10 +191,22 @@ static int check_outputs(FILE *err, const struct ipuc_options *o,
 	}
 	if (o->config_yaml)
 		inputs[k++] = o->config_yaml;
-	if (exe)
+	if (o->calibration_data && !(calib = ipuc_calib_path(o->config_yaml ? cfgdir : NULL,
+							     o->calibration_data)))
+		rc = -1;
+	if (calib)
+		inputs[k++] = calib;
+	if (o->precision_compare_json &&
+	    !(cmpjson = ipuc_calib_path(o->config_yaml ? cfgdir : NULL, o->precision_compare_json)))
+		rc = -1;
+	if (rc)
+		fprintf(err, "ipu-compile: out of memory\n");
+	if (!rc && exe)
 		rc = cli_check_output(err, "ipu-compile", exe, inputs, (unsigned)k);
 	if (!rc && o->report)
 		rc = cli_check_output(err, "ipu-compile", o->report, inputs, (unsigned)k);
+	if (!rc && cmpjson)
+		rc = cli_check_output(err, "ipu-compile", cmpjson, inputs, (unsigned)k);
 	if (!rc && o->report && exe && !strcmp(o->report, exe)) {
 		fprintf(err, "ipu-compile: the executable and the report are both %s\n", exe);
 		rc = -1;
@@ -205,6 +224,8 @@ static int check_outputs(FILE *err, const struct ipuc_options *o,
 	}
 	for (i = 0; i < n; i++)
 		free(paths[i]);
+	free(calib);
+	free(cmpjson);
 	return rc;
 }
 
@@ -213,6 +234,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct ir_error e = { "" };
 	const struct ipuc_model *models;
 	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 }, *refs[IPUC_MAX_MODELS] = { 0 };
+	struct ipuc_calib_state cstate[IPUC_MAX_MODELS];
 	char *paths[IPUC_MAX_MODELS] = { 0 };
 	int n, rc = IPUC_EXIT_ERROR, want_exe;
 	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
@@ -222,6 +244,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct ipu_graph_stats st;
 	struct ipuc_report rep;
 
+	memset(cstate, 0, sizeof(cstate));
 	if (o->help) {
 		fputs(ipuc_usage(), out);
 		return IPUC_EXIT_OK;
@@ -291,7 +314,16 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		if (o->verbose)
 			fprintf(err, "ipu-compile: model %d: %s (%s)\n", i, models[i].input_model, prec);
 		if (compile_model(o, &models[i], o->config_yaml ? cfgdir : NULL, prec,
-				  &graphs[i], &refs[i], &paths[i], &e)) {
+				  &graphs[i], &refs[i], &paths[i], &cstate[i], &e)) {
+			print_error(err, e.msg);
+			if (o->json)
+				json_fail(out, "], \"executable\": null", e.msg);
+			goto out;
+		}
+		/* the table goes where --json does not */
+		if (o->precision_compare &&
+		    ipuc_calib_report(o, &cstate[i], graphs[i], prec, i, n,
+				      o->config_yaml ? cfgdir : NULL, o->json ? err : out, &e)) {
 			print_error(err, e.msg);
 			if (o->json)
 				json_fail(out, "], \"executable\": null", e.msg);
@@ -385,6 +417,7 @@ out:
 	for (int i = 0; i < n; i++) {
 		ir_graph_free(graphs[i]);
 		ir_graph_free(refs[i]);
+		ipuc_calib_state_free(&cstate[i]);
 		free(paths[i]);
 	}
 	free(cfgdir);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/calib.h"
 #include "ipu/onnx_io.h"
 #include "options.h"
 
@@ -16,6 +17,7 @@ void ipuc_options_init(struct ipuc_options *o)
 	o->export_popef = -1;
 	o->tiles = IPU2_TILES;
 	o->tile_mem = IPU2_TILE_MEM;
+	o->calibration_loss = IPU_CALIB_KLD;
 }
 
 static void model_free(struct ipuc_model *m)
@@ -39,6 +41,8 @@ void ipuc_options_free(struct ipuc_options *o)
 	free(o->report);
 	free(o->config_yaml);
 	free(o->ipu_version);
+	free(o->calibration_data);
+	free(o->precision_compare_json);
 	for (int i = 0; i < o->nskip; i++)
 		free(o->skip_ops[i]);
 	memset(o, 0, sizeof(*o));
@@ -156,6 +160,17 @@ int ipuc_set_precision(char **dst, const char *p, struct ir_error *e)
 	return setstr(dst, p, e);
 }
 
+int ipuc_set_calibration_loss(struct ipuc_options *o, const char *name,
+			      struct ir_error *e)
+{
+	int l = ipu_calib_loss_parse(name, e);
+
+	if (l < 0)
+		return -1;
+	o->calibration_loss = l;
+	return 0;
+}
+
 int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
 		      struct ir_error *e)
 {
@@ -208,6 +223,20 @@ const char *ipuc_usage(void)
 "                             node and op type, exchange volume, memory over\n"
 "                             the program, the biggest tensors)\n"
 "  --convert-version N        write it in opset N (7-17; default 17)\n"
+"  --calibration-with-data FILE.npz\n"
+"                             calibration samples: arrays named by graph\n"
+"                             input, each of the input's shape or [N, shape]\n"
+"                             (np.savez); statistics of every activation\n"
+"                             choose the fp8 scales and feed the report\n"
+"  --calibration-loss-type mse|mae|snr|kld|cos_dist\n"
+"                             what the scale search minimises (default kld;\n"
+"                             see Documentation/compiler/calibration.md)\n"
+"  --precision-compare        print, per ONNX node, the error of the\n"
+"                             converted model's activations against float32\n"
+"                             (on the calibration data, else one seeded\n"
+"                             random sample)\n"
+"  --precision-compare-json FILE   the same report as JSON (implies\n"
+"                             --precision-compare)\n"
 "  --config-yaml FILE         options as YAML (PopRT keys, model_fusion list)\n"
 "  --list-ops                 print the supported operators and exit\n"
 "  --check                    run once on the in-process device and compare\n"
@@ -249,8 +278,7 @@ static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int
 static const char *const poprt_unsupported[] = {
 	"framework", "quantize", "pack_args", "enable_insert_remap", "serialize_matmul",
 	"serialize_matmul_add", "remap_mode", "disable_fast_norm", "fp8_params",
-	"fp8_skip_op_names", "calibration_with_data", "calibration_loss_type",
-	"num_of_layers_keep_fp16", "precision_compare", "enable_compress_pattern",
+	"fp8_skip_op_names", "num_of_layers_keep_fp16", "enable_compress_pattern",
 	"custom_library_so_paths", "custom_pass_config", "compiler_options",
 	"enable_erf_gelu", "available_memory_proportion", "num_io_tiles",
 	"batches_per_step", "merge_if_with_same_cond", "manual_sharding_config",
@@ -264,6 +292,7 @@ enum {
 	O_NO_FUSION, O_NO_MEMORY_REUSE, O_INPUT_MODEL, O_INPUT_SHAPE, O_BATCH_SIZE, O_BATCH_AXIS, O_PRECISION,
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
+	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -294,6 +323,10 @@ static const struct option long_opts[] = {
 	OPT2("output-dir", "output_dir", required_argument, O_OUTPUT_DIR),
 	OPT2("output-model", "output_model", required_argument, O_OUTPUT_MODEL),
 	OPT2("export-popef", "export_popef", no_argument, O_EXPORT_POPEF),
+	OPT2("calibration-with-data", "calibration_with_data", required_argument, O_CALIB_DATA),
+	OPT2("calibration-loss-type", "calibration_loss_type", required_argument, O_CALIB_LOSS),
+	OPT2("precision-compare", "precision_compare", no_argument, O_PREC_COMPARE),
+	OPT2("precision-compare-json", "precision_compare_json", required_argument, O_PREC_COMPARE_JSON),
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -414,6 +447,20 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 			if (parse_int("convert-version", v, ONNX_EXPORT_OPSET_MIN, ONNX_OPSET_MAX, &x, e))
 				return -1;
 			o->convert_version = (int)x;
+			break;
+		case O_CALIB_DATA:
+			if (setstr(&o->calibration_data, v, e))
+				return -1;
+			break;
+		case O_CALIB_LOSS:
+			if (ipuc_set_calibration_loss(o, v, e))
+				return -1;
+			break;
+		case O_PREC_COMPARE: o->precision_compare = 1; break;
+		case O_PREC_COMPARE_JSON:
+			if (setstr(&o->precision_compare_json, v, e))
+				return -1;
+			o->precision_compare = 1;
 			break;
 		case O_CONFIG:
 			if (setstr(&o->config_yaml, v, e) || ipuc_parse_yaml_file(v, o, e))

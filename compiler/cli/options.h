@@ -48,6 +48,11 @@ struct ipuc_options {
 	int nskip;
 	int list_ops, check, json, help, version, verbose, no_fusion;
 	int no_memory_reuse;
+	/* calibration and the precision report (compiler/calib/calib.h) */
+	char *calibration_data;		/* .npz of arrays named by input */
+	int calibration_loss;		/* enum ipu_calib_loss */
+	int precision_compare;
+	char *precision_compare_json;
 };
 
 void ipuc_options_init(struct ipuc_options *o);
@@ -71,6 +76,9 @@ int ipuc_parse_size(const char *s, uint64_t *out);
 /* Adds a NAME=dims binding to a model. */
 int ipuc_add_shape(struct ipuc_model *m, const char *spec, struct ir_error *e);
 int ipuc_set_precision(char **dst, const char *p, struct ir_error *e);
+/* --calibration_loss_type */
+int ipuc_set_calibration_loss(struct ipuc_options *o, const char *name,
+			      struct ir_error *e);
 int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
 		      struct ir_error *e);
 /* Usage text. */

@@ -247,6 +247,21 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 			} else {
 				return nerr(c, v, "fp16_skip_op_types must be a list", NULL);
 			}
+		} else if (IS("calibration_with_data")) {
+			if (!(s = scalar(c, v, key)) || set(&o->calibration_data, s, c->e))
+				return -1;
+		} else if (IS("calibration_loss_type")) {
+			if (!(s = scalar(c, v, key)))
+				return -1;
+			if (ipuc_set_calibration_loss(o, s, c->e))
+				return wrap(c, v);
+		} else if (IS("precision_compare_json")) {
+			if (!(s = scalar(c, v, key)) || set(&o->precision_compare_json, s, c->e))
+				return -1;
+			o->precision_compare = 1;
+		} else if (IS("precision_compare")) {
+			if (boolean(c, v, key, &o->precision_compare))
+				return -1;
 		} else if (IS("check") || IS("json") || IS("verbose")) {
 			int b;
 

@@ -130,6 +130,13 @@ int ir_fold_node(struct ir_graph *g, int idx, int64_t limit,
 int ir_eval_graph(const struct ir_graph *g, const struct ir_tensor *inputs,
 		  struct ir_tensor *outputs, struct ir_error *e)
 {
+	return ir_eval_graph_visit(g, inputs, outputs, NULL, NULL, e);
+}
+
+int ir_eval_graph_visit(const struct ir_graph *g, const struct ir_tensor *inputs,
+			struct ir_tensor *outputs, ir_eval_visit_fn visit, void *ctx,
+			struct ir_error *e)
+{
 	struct ir_tensor *vals = calloc((size_t)(g->nvals ? g->nvals : 1), sizeof(*vals));
 	char *have = calloc((size_t)(g->nvals ? g->nvals : 1), 1);
 	int r = -1;
@@ -190,8 +197,10 @@ int ir_eval_graph(const struct ir_graph *g, const struct ir_tensor *inputs,
 			vals[n->out[k]] = out[k];
 			have[n->out[k]] = 1;
 		}
+		if (visit && visit(ctx, g, i, in, out, e))
+			goto out;
 	}
-	for (int i = 0; i < g->noutputs; i++) {
+	for (int i = 0; outputs && i < g->noutputs; i++) {
 		int v = g->outputs[i];
 		struct ir_tensor *src = &vals[v];
 

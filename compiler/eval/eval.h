@@ -30,5 +30,18 @@ int ir_fold_node(struct ir_graph *g, int node, int64_t limit,
  * allocated in graph output order. */
 int ir_eval_graph(const struct ir_graph *g, const struct ir_tensor *inputs,
 		  struct ir_tensor *outputs, struct ir_error *e);
+/* Called by ir_eval_graph_visit after node `node` ran, with its inputs and
+ * its outputs.  The outputs may be changed in place (same dtype and shape):
+ * what later nodes read is what the callback leaves, which is how a
+ * storage format the evaluator does not compute in (a scaled 8-bit float)
+ * is emulated.  Nonzero stops the run (message in e). */
+typedef int (*ir_eval_visit_fn)(void *ctx, const struct ir_graph *g, int node,
+				const struct ir_tensor *const *in,
+				struct ir_tensor *out, struct ir_error *e);
+/* ir_eval_graph with a callback after every node; outputs may be NULL
+ * when only the visits matter. */
+int ir_eval_graph_visit(const struct ir_graph *g, const struct ir_tensor *inputs,
+			struct ir_tensor *outputs, ir_eval_visit_fn visit, void *ctx,
+			struct ir_error *e);
 
 #endif /* IPU_EVAL_H */

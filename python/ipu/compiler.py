@@ -90,7 +90,11 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             export_onnx: Optional[Union[str, "os.PathLike[str]"]] = None,
             check: bool = False,
             fusion: bool = True,
-            verbose: bool = False) -> CompileResult:
+            verbose: bool = False,
+            calibration_with_data: Optional[Union[str, "os.PathLike[str]"]] = None,
+            calibration_loss_type: Optional[str] = None,
+            precision_compare: bool = False,
+            precision_compare_json: Optional[Union[str, "os.PathLike[str]"]] = None) -> CompileResult:
     """Compile an ONNX model (onnx.ModelProto, its bytes, or a path).
 
     output              write the executable there (atomically); None:
@@ -108,6 +112,11 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
                         the reference evaluator
     fusion              run the fusion passes (default True)
     verbose             per-pass statistics (in CompileResult.messages)
+    calibration_with_data   .npz of samples, arrays named by graph input
+    calibration_loss_type   "mse", "mae", "snr", "kld" (default) or "cos_dist"
+    precision_compare   per-layer error against float32 (the table is in
+                        CompileResult.messages)
+    precision_compare_json  also write that report as JSON there
 
     Raises CompileError with the compiler's message when the model or an
     option is refused (the unsupported op and node are named).
@@ -149,6 +158,14 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             args.append("--no-fusion")
         if verbose:
             args.append("--verbose")
+        if calibration_with_data is not None:
+            args += ["--calibration-with-data", os.fspath(calibration_with_data)]
+        if calibration_loss_type is not None:
+            args += ["--calibration-loss-type", str(calibration_loss_type)]
+        if precision_compare:
+            args.append("--precision-compare")
+        if precision_compare_json is not None:
+            args += ["--precision-compare-json", os.fspath(precision_compare_json)]
         status, out, messages = _ipu.compile(args)
         if status != 0:
             raise CompileError(messages.strip() or f"the compiler failed (status {status})")

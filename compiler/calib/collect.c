@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collect.c - statistics of every float tensor over the calibration runs,
+ * the data-driven activation scale, and the per-layer sensitivity ranking.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib/calib.h"
+#include "eval/eval.h"
+
+void ipu_calib_free(struct ipu_calib *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		free(c->t[i].name);
+	free(c->t);
+	ipu_calib_samples_free(&c->samples);
+	free(c);
+}
+
+const struct ipu_calib_tensor *ipu_calib_find(const struct ipu_calib *c, const char *value)
+{
+	for (int i = 0; c && i < c->n; i++)
+		if (!strcmp(c->t[i].name, value))
+			return &c->t[i];
+	return NULL;
+}
+
+struct collect_ctx {
+	struct ipu_calib *c;
+	const int *slot;	/* value -> tensor index, -1: not collected */
+};
+
+static int collect_visit(void *ctx, const struct ir_graph *g, int node,
+			 const struct ir_tensor *const *in, struct ir_tensor *out,
+			 struct ir_error *e)
+{
+	struct collect_ctx *cc = ctx;
+	const struct ir_node *n = &g->nodes[node];
+
+	(void)in;
+	(void)e;
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0 && cc->slot[n->out[k]] >= 0)
+			ipu_calib_hist_add(&cc->c->t[cc->slot[n->out[k]]].hist, &out[k]);
+	return 0;
+}
+
+static int add_tensor(struct ipu_calib *c, int *slot, const struct ir_graph *g, int v,
+		      struct ir_error *e)
+{
+	if (v < 0 || slot[v] >= 0 || g->vals[v].data || !ir_dtype_is_float(g->vals[v].dtype))
+		return 0;
+	if (!(c->t[c->n].name = strdup(g->vals[v].name)))
+		return ir_err(e, "out of memory");
+	ipu_calib_hist_init(&c->t[c->n].hist);
+	slot[v] = c->n++;
+	return 0;
+}
+
+struct ipu_calib *ipu_calib_collect(const struct ir_graph *g, struct ipu_calib_samples *s,
+				    int from_data, int loss, struct ir_error *e)
+{
+	struct ipu_calib *c = calloc(1, sizeof(*c));
+	int *slot = malloc((size_t)(g->nvals + 1) * sizeof(int));
+	struct collect_ctx cc;
+
+	if (!c || !slot || !(c->t = calloc((size_t)g->nvals + 1, sizeof(*c->t)))) {
+		free(c);
+		free(slot);
+		ir_err(e, "out of memory");
+		return NULL;
+	}
+	c->samples = *s;
+	memset(s, 0, sizeof(*s));
+	c->loss = loss;
+	c->from_data = from_data;
+	for (int v = 0; v < g->nvals; v++)
+		slot[v] = -1;
+	for (int i = 0; i < g->ninputs; i++)
+		if (add_tensor(c, slot, g, g->inputs[i], e))
+			goto fail;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].nout; k++)
+			if (add_tensor(c, slot, g, g->nodes[i].out[k], e))
+				goto fail;
+	cc.c = c;
+	cc.slot = slot;
+	for (int smp = 0; smp < c->samples.n; smp++) {
+		const struct ir_tensor *in = &c->samples.in[smp * c->samples.ninputs];
+
+		for (int i = 0; i < g->ninputs; i++)
+			if (slot[g->inputs[i]] >= 0)
+				ipu_calib_hist_add(&c->t[slot[g->inputs[i]]].hist, &in[i]);
+		if (ir_eval_graph_visit(g, in, NULL, collect_visit, &cc, e)) {
+			char msg[IR_ERROR_LEN];
+
+			snprintf(msg, sizeof(msg), "%s", e->msg);
+			ir_err(e, "calibration run %d: %s", smp, msg);
+			goto fail;
+		}
+	}
+	free(slot);
+	return c;
+fail:
+	free(slot);
+	ipu_calib_free(c);
+	return NULL;
+}
+
+int ipu_calib_activation_scale(const struct ipu_calib *c, const char *value,
+			       const struct ipu_calib_format *f, int *scale,
+			       struct ir_error *e)
+{
+	const struct ipu_calib_tensor *t = ipu_calib_find(c, value);
+
+	if (!t)
+		return 0;
+	if (ipu_calib_choose_scale(&t->hist, f, c->loss, scale, NULL, e))
+		return -1;
+	return 1;
+}
+
+/* ---- sensitivity ranking --------------------------------------------- */
+
+struct rank_ctx {
+	const struct ipu_calib *c;
+	const struct ipu_calib_format *act, *weight;
+	const int *cand;	/* node -> index into nodes[], or -1 */
+	int **scale;		/* [candidate][input] */
+	char **known;
+	double *noise, *signal;
+};
+
+/* The scale of input k of node n: weights by their own values,
+ * activations by the calibration statistics (or, for a value the
+ * calibration did not see, by this sample). */
+static int input_scale(struct rank_ctx *rc, int ci, const struct ir_graph *g,
+		       const struct ir_node *n, int k, const struct ir_tensor *t,
+		       int *scale, struct ir_error *e)
+{
+	const struct ir_value *v = &g->vals[n->in[k]];
+	const struct ipu_calib_format *f = v->data ? rc->weight : rc->act;
+	const struct ipu_calib_tensor *ct = v->data ? NULL : ipu_calib_find(rc->c, v->name);
+	struct ipu_calib_hist *h;
+	int r;
+
+	if (rc->known[ci][k]) {
+		*scale = rc->scale[ci][k];
+		return 0;
+	}
+	if (ct) {
+		r = ipu_calib_choose_scale(&ct->hist, f, rc->c->loss, scale, NULL, e);
+	} else {
+		if (!(h = malloc(sizeof(*h))))
+			return ir_err(e, "out of memory");
+		ipu_calib_hist_init(h);
+		ipu_calib_hist_add(h, t);
+		r = ipu_calib_choose_scale(h, f, rc->c->loss, scale, NULL, e);
+		free(h);
+	}
+	if (r)
+		return -1;
+	rc->scale[ci][k] = *scale;
+	rc->known[ci][k] = 1;
+	return 0;
+}
+
+static int rank_visit(void *ctx, const struct ir_graph *g, int node,
+		      const struct ir_tensor *const *in, struct ir_tensor *out,
+		      struct ir_error *e)
+{
+	struct rank_ctx *rc = ctx;
+	const struct ir_node *n = &g->nodes[node];
+	int ci = rc->cand[node], r = -1;
+	const struct ir_tensor *qin[1024];
+	struct ir_tensor qt[1024], qout[64];
+
+	if (ci < 0 || n->nin > 1024 || n->nout > 64)
+		return 0;
+	memset(qt, 0, sizeof(qt[0]) * (size_t)n->nin);
+	for (int k = 0; k < n->nin; k++) {
+		const struct ir_value *v;
+		const struct ipu_calib_format *f;
+		int64_t cnt;
+		int s;
+
+		qin[k] = in[k];
+		if (!in[k] || !ir_dtype_is_float(in[k]->dtype))
+			continue;
+		v = &g->vals[n->in[k]];
+		f = v->data ? rc->weight : rc->act;
+		if (input_scale(rc, ci, g, n, k, in[k], &s, e) ||
+		    ir_tensor_alloc(&qt[k], in[k]->dtype, in[k]->rank, in[k]->dims, e))
+			goto out;
+		cnt = ir_numel(in[k]->rank, in[k]->dims);
+		for (int64_t i = 0; i < cnt; i++)
+			ir_set_f(qt[k].data, qt[k].dtype, (size_t)i,
+				 f->quantize(f->ctx, s, ir_get_f(in[k]->data, in[k]->dtype, (size_t)i)));
+		qin[k] = &qt[k];
+	}
+	for (int k = 0; k < n->nout; k++) {
+		memset(&qout[k], 0, sizeof(qout[k]));
+		qout[k].dtype = out[k].dtype;
+		qout[k].rank = out[k].rank;
+		memcpy(qout[k].dims, out[k].dims, sizeof(out[k].dims));
+	}
+	if (ir_eval_node(g, n, qin, qout, e))
+		goto out;
+	if (ir_dtype_is_float(out[0].dtype)) {
+		int64_t cnt = ir_numel(out[0].rank, out[0].dims);
+
+		for (int64_t i = 0; i < cnt; i++) {
+			double y = ir_get_f(out[0].data, out[0].dtype, (size_t)i);
+			double q = ir_get_f(qout[0].data, qout[0].dtype, (size_t)i);
+
+			if (!isfinite(y))
+				continue;
+			rc->signal[ci] += y * y;
+			rc->noise[ci] += isfinite(q) ? (q - y) * (q - y) : INFINITY;
+		}
+	}
+	for (int k = 0; k < n->nout; k++)
+		ir_tensor_free(&qout[k]);
+	r = 0;
+out:
+	for (int k = 0; k < n->nin; k++)
+		ir_tensor_free(&qt[k]);
+	return r;
+}
+
+int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
+			  const int *nodes, int n, const struct ipu_calib_format *act,
+			  const struct ipu_calib_format *weight, int *order,
+			  double *score, struct ir_error *e)
+{
+	struct rank_ctx rc = { c, act, weight, NULL, NULL, NULL, NULL, NULL };
+	int *cand = malloc((size_t)(g->nnodes + 1) * sizeof(int));
+	double *ratio = calloc((size_t)n + 1, sizeof(double));
+	int r = -1;
+
+	rc.scale = calloc((size_t)n + 1, sizeof(int *));
+	rc.known = calloc((size_t)n + 1, sizeof(char *));
+	rc.noise = calloc((size_t)n + 1, sizeof(double));
+	rc.signal = calloc((size_t)n + 1, sizeof(double));
+	if (!cand || !ratio || !rc.scale || !rc.known || !rc.noise || !rc.signal) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < g->nnodes; i++)
+		cand[i] = -1;
+	for (int i = 0; i < n; i++) {
+		if (nodes[i] < 0 || nodes[i] >= g->nnodes) {
+			ir_err(e, "sensitivity ranking: node %d is not in the graph", nodes[i]);
+			goto out;
+		}
+		cand[nodes[i]] = i;
+		rc.scale[i] = calloc((size_t)g->nodes[nodes[i]].nin + 1, sizeof(int));
+		rc.known[i] = calloc((size_t)g->nodes[nodes[i]].nin + 1, 1);
+		if (!rc.scale[i] || !rc.known[i]) {
+			ir_err(e, "out of memory");
+			goto out;
+		}
+	}
+	rc.cand = cand;
+	for (int smp = 0; smp < c->samples.n; smp++)
+		if (ir_eval_graph_visit(g, &c->samples.in[smp * c->samples.ninputs], NULL,
+					rank_visit, &rc, e))
+			goto out;
+	for (int i = 0; i < n; i++) {
+		ratio[i] = rc.noise[i] == 0 ? 0 : rc.signal[i] > 0 ? rc.noise[i] / rc.signal[i] : INFINITY;
+		order[i] = i;
+		if (score)
+			score[i] = ratio[i];
+	}
+	/* stable, most sensitive first: equal scores keep the caller's order */
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i;
+
+		while (j > 0 && ratio[order[j - 1]] < ratio[x]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	r = 0;
+out:
+	for (int i = 0; rc.scale && rc.known && i < n; i++) {
+		free(rc.scale[i]);
+		free(rc.known[i]);
+	}
+	free(rc.scale);
+	free(rc.known);
+	free(rc.noise);
+	free(rc.signal);
+	free(cand);
+	free(ratio);
+	return r;
+}
