@@ -136,7 +136,14 @@ struct ipu_calib_format {
 	const void *ctx;
 	int scale_min, scale_max;	/* the scales the format allows */
 	const char *name;
+	/* The smallest scale at which absmax does not saturate (scales from
+	 * weights alone), or NULL. */
+	int (*scale_for_absmax)(const void *ctx, double absmax);
 };
+
+/* The device's 8-bit float format fmt (enum ipu_fp8_format of ipu/fp8.h:
+ * F143 or F152, scales -32..31) through its scalar encoder and decoder. */
+int ipu_calib_fp8_format(uint32_t fmt, struct ipu_calib_format *f, struct ir_error *e);
 
 /* The loss of storing the histogram's tensor in format f with scale s
  * (NaN if out of memory). */
@@ -184,11 +191,33 @@ int ipu_calib_activation_scale(const struct ipu_calib *c, const char *value,
 			       struct ir_error *e);
 
 /*
+ * The layers a weight format applies to: Conv with a constant 4-D weight,
+ * MatMul with one constant 2-D operand, Gemm with a constant B; their
+ * other float operand is the layer's activation input.  Returns that
+ * input's index (0 or 1) or -1 for any other node.
+ */
+int ipu_calib_layer_activation(const struct ir_graph *g, int node);
+
+/*
+ * One activation scale for every layer input (the fp8 pass's single input
+ * scale): the histograms of the activation inputs of every layer of g (the
+ * calibrated graph) added together, and the scale the calibration loss
+ * chooses for them.  Returns 1 with *scale set, 0 if no layer input was
+ * calibrated, -1 on error.
+ */
+int ipu_calib_layer_input_scale(const struct ipu_calib *c, const struct ir_graph *g,
+				const struct ipu_calib_format *f, int *scale,
+				struct ir_error *e);
+
+/*
  * For a precision pass: ranks nodes by their sensitivity to the format.
  * For each node nodes[i] of g (the float32 graph the pass is about to
  * convert), on every sample, its float inputs are stored in the format
  * (constant inputs in `weight` with the scale their own values choose by
- * the calibration loss, computed inputs in `act` with the calibrated scale)
+ * the calibration loss, or the smallest scale that holds their largest
+ * magnitude when weight_absmax is set, as scales from weights alone are
+ * chosen; computed inputs in `act` with the calibrated scale, or not at
+ * all when act is NULL)
  * and the node is evaluated again; its sensitivity is the noise-to-signal
  * power ratio of its first output against the float32 result, summed over
  * the samples.  order[0..n) receives indices into nodes[], most sensitive
@@ -197,8 +226,8 @@ int ipu_calib_activation_scale(const struct ipu_calib *c, const char *value,
  */
 int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
 			  const int *nodes, int n, const struct ipu_calib_format *act,
-			  const struct ipu_calib_format *weight, int *order,
-			  double *score, struct ir_error *e);
+			  const struct ipu_calib_format *weight, int weight_absmax,
+			  int *order, double *score, struct ir_error *e);
 
 /* ---- precision report ------------------------------------------------ */
 

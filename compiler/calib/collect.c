@@ -124,11 +124,86 @@ int ipu_calib_activation_scale(const struct ipu_calib *c, const char *value,
 	return 1;
 }
 
+/* ---- layers ------------------------------------------------------------ */
+
+static int constant(const struct ir_graph *g, int v, int rank)
+{
+	return v >= 0 && g->vals[v].data && g->vals[v].rank == rank &&
+	       ir_dtype_is_float(g->vals[v].dtype);
+}
+
+static int computed(const struct ir_graph *g, int v)
+{
+	return v >= 0 && !g->vals[v].data && ir_dtype_is_float(g->vals[v].dtype);
+}
+
+int ipu_calib_layer_activation(const struct ir_graph *g, int node)
+{
+	const struct ir_node *n = &g->nodes[node];
+
+	if (n->dead || n->nin < 2)
+		return -1;
+	if (!strcmp(n->op, "Conv"))
+		return constant(g, n->in[1], 4) && computed(g, n->in[0]) ? 0 : -1;
+	if (!strcmp(n->op, "Gemm"))
+		return constant(g, n->in[1], 2) && computed(g, n->in[0]) ? 0 : -1;
+	if (strcmp(n->op, "MatMul"))
+		return -1;
+	if (constant(g, n->in[1], 2) && computed(g, n->in[0]))
+		return 0;
+	if (constant(g, n->in[0], 2) && computed(g, n->in[1]))
+		return 1;
+	return -1;
+}
+
+int ipu_calib_layer_input_scale(const struct ipu_calib *c, const struct ir_graph *g,
+				const struct ipu_calib_format *f, int *scale,
+				struct ir_error *e)
+{
+	struct ipu_calib_hist *sum = malloc(sizeof(*sum));
+	char *seen = calloc((size_t)g->nvals + 1, 1);
+	int found = 0, r;
+
+	if (!sum || !seen) {
+		free(sum);
+		free(seen);
+		return ir_err(e, "out of memory");
+	}
+	ipu_calib_hist_init(sum);
+	for (int i = 0; i < g->nnodes; i++) {
+		int k = ipu_calib_layer_activation(g, i), v;
+		const struct ipu_calib_tensor *t;
+
+		if (k < 0)
+			continue;
+		v = g->nodes[i].in[k];
+		/* a tensor read by several layers counts once */
+		if (seen[v] || !(t = ipu_calib_find(c, g->vals[v].name)))
+			continue;
+		seen[v] = 1;
+		found = 1;
+		if (t->hist.absmax > sum->absmax)
+			sum->absmax = t->hist.absmax;
+		sum->count += t->hist.count;
+		sum->zeros += t->hist.zeros;
+		sum->nonfinite += t->hist.nonfinite;
+		for (int b = 0; b < IPU_CALIB_HIST_BINS; b++)
+			sum->bins[b] += t->hist.bins[b];
+	}
+	r = found ? ipu_calib_choose_scale(sum, f, c->loss, scale, NULL, e) : 0;
+	free(sum);
+	free(seen);
+	if (r)
+		return -1;
+	return found;
+}
+
 /* ---- sensitivity ranking --------------------------------------------- */
 
 struct rank_ctx {
 	const struct ipu_calib *c;
 	const struct ipu_calib_format *act, *weight;
+	int weight_absmax;
 	const int *cand;	/* node -> index into nodes[], or -1 */
 	int **scale;		/* [candidate][input] */
 	char **known;
@@ -154,6 +229,17 @@ static int input_scale(struct rank_ctx *rc, int ci, const struct ir_graph *g,
 	}
 	if (ct) {
 		r = ipu_calib_choose_scale(&ct->hist, f, rc->c->loss, scale, NULL, e);
+	} else if (v->data && rc->weight_absmax && f->scale_for_absmax) {
+		double m = 0;
+
+		for (int64_t i = 0; i < ir_numel(t->rank, t->dims); i++) {
+			double a = fabs(ir_get_f(t->data, t->dtype, (size_t)i));
+
+			if (a > m)
+				m = a;
+		}
+		*scale = f->scale_for_absmax(f->ctx, m);
+		r = 0;
 	} else {
 		if (!(h = malloc(sizeof(*h))))
 			return ir_err(e, "out of memory");
@@ -193,6 +279,8 @@ static int rank_visit(void *ctx, const struct ir_graph *g, int node,
 			continue;
 		v = &g->vals[n->in[k]];
 		f = v->data ? rc->weight : rc->act;
+		if (!f)
+			continue;
 		if (input_scale(rc, ci, g, n, k, in[k], &s, e) ||
 		    ir_tensor_alloc(&qt[k], in[k]->dtype, in[k]->rank, in[k]->dims, e))
 			goto out;
@@ -234,10 +322,10 @@ out:
 
 int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
 			  const int *nodes, int n, const struct ipu_calib_format *act,
-			  const struct ipu_calib_format *weight, int *order,
-			  double *score, struct ir_error *e)
+			  const struct ipu_calib_format *weight, int weight_absmax,
+			  int *order, double *score, struct ir_error *e)
 {
-	struct rank_ctx rc = { c, act, weight, NULL, NULL, NULL, NULL, NULL };
+	struct rank_ctx rc = { c, act, weight, weight_absmax, NULL, NULL, NULL, NULL, NULL };
 	int *cand = malloc((size_t)(g->nnodes + 1) * sizeof(int));
 	double *ratio = calloc((size_t)n + 1, sizeof(double));
 	int r = -1;

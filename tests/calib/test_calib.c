@@ -14,6 +14,7 @@
 
 #include "calib/calib.h"
 #include "harness.h"
+#include "ipu/fp8.h"
 #include "ipu/npy.h"
 #include "ipu/passes.h"
 
@@ -643,13 +644,120 @@ TEST(rank_layers_by_sensitivity)
 	REQUIRE(ipu_calib_samples_random(g, 2, 5, &s, &e) == 0);
 	c = ipu_calib_collect(g, &s, 0, IPU_CALIB_MSE, &e);
 	REQUIRE(c);
-	REQUIRE(ipu_calib_rank_layers(c, g, nodes, 2, &f, &f, order, score, &e) == 0);
+	REQUIRE(ipu_calib_rank_layers(c, g, nodes, 2, &f, &f, 0, order, score, &e) == 0);
 	CHECK_EQ_INT(order[0], 1);
 	CHECK_EQ_INT(order[1], 0);
 	CHECK(score[1] > score[0]);
 	CHECK(score[0] > 0);	/* the inputs x are rounded too */
 	nodes[1] = 7;
-	CHECK(ipu_calib_rank_layers(c, g, nodes, 2, &f, &f, order, score, &e) == -1);
+	CHECK(ipu_calib_rank_layers(c, g, nodes, 2, &f, &f, 0, order, score, &e) == -1);
+	ipu_calib_free(c);
+	ir_graph_free(g);
+}
+
+TEST(fp8_formats_through_the_device_encoder)
+{
+	static struct ipu_calib_hist h;
+	static float v[20000];
+	struct ipu_calib_format f143, f152;
+	struct ir_error e = { "" };
+	int s;
+
+	REQUIRE(ipu_calib_fp8_format(IPU_FP8_143, &f143, &e) == 0);
+	REQUIRE(ipu_calib_fp8_format(IPU_FP8_152, &f152, &e) == 0);
+	CHECK(ipu_calib_fp8_format(7, &f143, &e) == -1);
+	CHECK(!strcmp(f143.name, "F143") && !strcmp(f152.name, "F152"));
+	CHECK_EQ_INT(f143.scale_min, IPU_FP8_SCALE_MIN);
+	CHECK_EQ_INT(f143.scale_max, IPU_FP8_SCALE_MAX);
+	/* F143: 240 is the largest finite value, 0.3 rounds to 0.3125 (step
+	 * 1/32 in [0.25, 0.5)), beyond saturates; scale 2 multiplies by 4 */
+	CHECK(f143.quantize(f143.ctx, 0, 1000) == 240);
+	CHECK(f143.quantize(f143.ctx, 0, 0.3) == 0.3125);
+	CHECK(f143.quantize(f143.ctx, 2, 1.2) == 1.25);
+	CHECK(f152.quantize(f152.ctx, 0, 1e6) == 57344);
+	normal(v, 20000, 3.0, 21);
+	hist_of(&h, v, 20000);
+	CHECK_EQ_INT(f143.scale_for_absmax(f143.ctx, h.absmax), ipu_fp8_scale_for_absmax(h.absmax, IPU_FP8_143));
+	/* as with the e4m3 oracle: mse takes the smallest scale that does not
+	 * clip, the one from absmax */
+	CHECK(ipu_calib_choose_scale(&h, &f143, IPU_CALIB_MSE, &s, NULL, &e) == 0);
+	CHECK_MSG(s == ipu_fp8_scale_for_absmax(h.absmax, IPU_FP8_143), "mse %d, absmax %d", s,
+		  ipu_fp8_scale_for_absmax(h.absmax, IPU_FP8_143));
+	CHECK(ipu_calib_choose_scale(&h, &f152, IPU_CALIB_MSE, &s, NULL, &e) == 0);
+	CHECK(s <= ipu_fp8_scale_for_absmax(h.absmax, IPU_FP8_152) + 1);
+}
+
+/* x[1, 4] -> MatMul(W[4, 3]) -> Relu -> MatMul(W2[3, 2]) -> y */
+static struct ir_graph *mlp(void)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	struct ir_infer_opts io = { 0 };
+	int64_t dx[] = { 1, 4 }, dw[] = { 4, 3 }, dw2[] = { 3, 2 };
+	float w[12], w2[6];
+	int in[2], a, r, y;
+	struct ir_error e;
+
+	for (int i = 0; i < 12; i++)
+		w[i] = (float)(0.37 * (i % 5) - 0.8);
+	for (int i = 0; i < 6; i++)
+		w2[i] = (float)(1 << (i % 3));	/* powers of two: exact in fp8 */
+	in[0] = input(g, "x", 2, dx);
+	in[1] = cf32(g, "w", 2, dw, w);
+	a = node(g, "fc1", "MatMul", in, 2, "a");
+	r = node(g, "act", "Relu", &a, 1, "r");
+	in[0] = r;
+	in[1] = cf32(g, "w2", 2, dw2, w2);
+	y = node(g, "fc2", "MatMul", in, 2, "y");
+	ir_graph_add_output(g, y, NULL);
+	if (ir_infer(g, &io, &e)) {
+		ir_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+TEST(layer_inputs_and_fp8_ranking)
+{
+	struct ir_graph *g = mlp();
+	struct ipu_calib_samples s;
+	struct ipu_calib *c;
+	struct ir_error e = { "" };
+	struct ipu_calib_format f;
+	static struct ipu_calib_hist h;
+	const struct ipu_calib_tensor *tx, *tr;
+	int scale, expect, nodes[2] = { 0, 2 }, order[2];
+	double score[2];
+
+	REQUIRE(g);
+	CHECK_EQ_INT(ipu_calib_layer_activation(g, 0), 0);
+	CHECK_EQ_INT(ipu_calib_layer_activation(g, 1), -1);	/* Relu */
+	CHECK_EQ_INT(ipu_calib_layer_activation(g, 2), 0);
+	REQUIRE(ipu_calib_fp8_format(IPU_FP8_143, &f, &e) == 0);
+	REQUIRE(ipu_calib_samples_random(g, 4, 77, &s, &e) == 0);
+	c = ipu_calib_collect(g, &s, 0, IPU_CALIB_MSE, &e);
+	REQUIRE(c);
+	/* the layer inputs are x and r: their histograms added */
+	tx = ipu_calib_find(c, "x");
+	tr = ipu_calib_find(c, "r");
+	REQUIRE(tx && tr);
+	ipu_calib_hist_init(&h);
+	h.absmax = fmax(tx->hist.absmax, tr->hist.absmax);
+	h.count = tx->hist.count + tr->hist.count;
+	h.zeros = tx->hist.zeros + tr->hist.zeros;
+	for (int b = 0; b < IPU_CALIB_HIST_BINS; b++)
+		h.bins[b] = tx->hist.bins[b] + tr->hist.bins[b];
+	REQUIRE(ipu_calib_choose_scale(&h, &f, IPU_CALIB_MSE, &expect, NULL, &e) == 0);
+	CHECK_EQ_INT(ipu_calib_layer_input_scale(c, g, &f, &scale, &e), 1);
+	CHECK_EQ_INT(scale, expect);
+	/* weights only, scales from absmax: fc2's weights are exact, fc1's
+	 * are not */
+	REQUIRE(ipu_calib_rank_layers(c, g, nodes, 2, NULL, &f, 1, order, score, &e) == 0);
+	CHECK_EQ_INT(order[0], 0);
+	CHECK(score[0] > 1e-5);
+	CHECK(score[1] == 0);
+	/* with the activations in fp8 too, fc2 is no longer exact */
+	REQUIRE(ipu_calib_rank_layers(c, g, nodes, 2, &f, &f, 1, order, score, &e) == 0);
+	CHECK(score[1] > 0);
 	ipu_calib_free(c);
 	ir_graph_free(g);
 }
@@ -670,5 +778,7 @@ int main(int argc, char **argv)
 	RUN(collect_statistics_of_every_activation);
 	RUN(compare_fp16_and_identical_graphs);
 	RUN(rank_layers_by_sensitivity);
+	RUN(fp8_formats_through_the_device_encoder);
+	RUN(layer_inputs_and_fp8_ranking);
 	return TH_DONE();
 }
