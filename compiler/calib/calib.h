@@ -259,6 +259,14 @@ int ipu_calib_compare(const struct ir_graph *ref, const struct ir_graph *conv,
 		      const char *precision, struct ipu_calib_report *r,
 		      struct ir_error *e);
 void ipu_calib_report_free(struct ipu_calib_report *r);
+/* An ir_eval_visit_fn: for a node the fp8 pass gave fp8_input_format and
+ * fp8_input_scale (its weight input fp8_weight_input already rounded in the
+ * graph), evaluates it again with its activation input converted to that
+ * format, as the device does; other nodes are left alone.  ipu_calib_compare
+ * applies it to the converted graph. */
+int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
+				const struct ir_tensor *const *in, struct ir_tensor *out,
+				struct ir_error *e);
 /* The table for people (one line per layer). */
 void ipu_calib_report_print(const struct ipu_calib_report *r, FILE *f);
 /* The report as a JSON object; -1 with a message if writing fails. */

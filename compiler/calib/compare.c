@@ -5,7 +5,11 @@
  * node output of the float32 graph is compared with the converted graph's
  * tensor of the same name.  The evaluator rounds each node's result to its
  * output dtype, so a float16 graph's activations carry float16 rounding
- * node by node, as on the device.
+ * node by node, as on the device.  A layer the fp8 pass converted has its
+ * weight already rounded to the fp8 grid in the graph; the conversion of
+ * its activation input to fp8, which the device does before the product
+ * (attributes fp8_input_format and fp8_input_scale), is emulated here by
+ * evaluating the node again on the converted input.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +17,7 @@
 
 #include "calib/calib.h"
 #include "eval/eval.h"
+#include "ipu/fp8.h"
 
 struct acc {
 	double sum_rr, sum_yy, sum_yr, sum_ee;
@@ -74,6 +79,51 @@ static void accumulate(struct ipu_calib_layer *l, struct acc *a, const struct ir
 	}
 }
 
+int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
+				const struct ir_tensor *const *in, struct ir_tensor *out,
+				struct ir_error *e)
+{
+	const struct ir_node *n = &g->nodes[node];
+	const struct ir_tensor *qin[2];
+	struct ir_tensor q, res;
+	int64_t fmt = ir_attr_int(n, "fp8_input_format", -1);
+	int64_t scale = ir_attr_int(n, "fp8_input_scale", 0);
+	int64_t w = ir_attr_int(n, "fp8_weight_input", -1);
+	int a = w == 0 ? 1 : 0;
+	int64_t cnt;
+
+	(void)ctx;
+	if (fmt < 0 || n->nin != 2 || n->nout != 1 || !in[a])
+		return 0;
+	if (!ipu_fp8_format_name((uint32_t)fmt) || scale < IPU_FP8_SCALE_MIN ||
+	    scale > IPU_FP8_SCALE_MAX)
+		return ir_node_err(e, g, n, "fp8 input format %lld, scale %lld: not a format and scale of ipu/fp8.h",
+				   (long long)fmt, (long long)scale);
+	if (ir_tensor_alloc(&q, in[a]->dtype, in[a]->rank, in[a]->dims, e))
+		return -1;
+	cnt = ir_numel(q.rank, q.dims);
+	for (int64_t i = 0; i < cnt; i++) {
+		float x = (float)ir_get_f(in[a]->data, in[a]->dtype, (size_t)i);
+
+		ir_set_f(q.data, q.dtype, (size_t)i,
+			 ipu_fp8_to_f32(ipu_fp8_from_f32(x, (uint32_t)fmt, (int)scale), (uint32_t)fmt, (int)scale));
+	}
+	qin[a] = &q;
+	qin[1 - a] = in[1 - a];
+	memset(&res, 0, sizeof(res));
+	res.dtype = out[0].dtype;
+	res.rank = out[0].rank;
+	memcpy(res.dims, out[0].dims, sizeof(res.dims));
+	if (ir_eval_node(g, n, qin, &res, e)) {
+		ir_tensor_free(&q);
+		return -1;
+	}
+	memcpy(out[0].data, res.data, ir_tensor_bytes(&res));
+	ir_tensor_free(&res);
+	ir_tensor_free(&q);
+	return 0;
+}
+
 static int conv_visit(void *ctx, const struct ir_graph *g, int node,
 		      const struct ir_tensor *const *in, struct ir_tensor *out,
 		      struct ir_error *e)
@@ -81,8 +131,8 @@ static int conv_visit(void *ctx, const struct ir_graph *g, int node,
 	struct cmp_ctx *cc = ctx;
 	const struct ir_node *n = &g->nodes[node];
 
-	(void)in;
-	(void)e;
+	if (ipu_calib_emulate_fp8_input(NULL, g, node, in, out, e))
+		return -1;
 	for (int k = 0; k < n->nout; k++) {
 		int row = n->out[k] >= 0 ? cc->conv_row[n->out[k]] : -1;
 

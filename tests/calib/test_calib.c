@@ -13,6 +13,7 @@
 #include <zip.h>
 
 #include "calib/calib.h"
+#include "eval/eval.h"
 #include "harness.h"
 #include "ipu/fp8.h"
 #include "ipu/npy.h"
@@ -762,6 +763,68 @@ TEST(layer_inputs_and_fp8_ranking)
 	ir_graph_free(g);
 }
 
+static double q143(double x, int s)
+{
+	return ipu_fp8_to_f32(ipu_fp8_from_f32((float)x, IPU_FP8_143, s), IPU_FP8_143, s);
+}
+
+TEST(fp8_activation_emulation_and_report)
+{
+	struct ir_graph *g = mlp(), *h;
+	struct ipu_calib_samples s;
+	struct ipu_calib_report r;
+	struct ir_error e = { "" };
+	struct ir_tensor y;
+	struct ir_value *w;
+	const float *x;
+	double expect[2] = { 0, 0 }, a[3];
+
+	REQUIRE(g);
+	h = ir_graph_clone(g, &e);
+	REQUIRE(h);
+	/* what the fp8 pass leaves: fc1's weight on the F143 grid (scale -1),
+	 * its input converted at scale -2 on the device */
+	w = &h->vals[h->nodes[0].in[1]];
+	for (int i = 0; i < 12; i++)
+		ir_set_f(w->data, IR_F32, (size_t)i, q143(ir_get_f(w->data, IR_F32, (size_t)i), -1));
+	REQUIRE(ir_attr_set_int(&h->nodes[0], "fp8_weight_input", 1, &e) == 0);
+	REQUIRE(ir_attr_set_int(&h->nodes[0], "fp8_input_format", IPU_FP8_143, &e) == 0);
+	REQUIRE(ir_attr_set_int(&h->nodes[0], "fp8_input_scale", -2, &e) == 0);
+	REQUIRE(ipu_calib_samples_random(g, 1, 3, &s, &e) == 0);
+	REQUIRE(ir_eval_graph_visit(h, s.in, &y, ipu_calib_emulate_fp8_input, NULL, &e) == 0);
+	/* by hand: x and w rounded to F143, products in double, float32
+	 * results, Relu, then fc2 exactly */
+	x = s.in[0].data;
+	for (int j = 0; j < 3; j++) {
+		a[j] = 0;
+		for (int k = 0; k < 4; k++)
+			a[j] += q143(x[k], -2) * ir_get_f(w->data, IR_F32, (size_t)(k * 3 + j));
+		a[j] = (float)a[j];
+		if (a[j] < 0)
+			a[j] = 0;
+	}
+	for (int j = 0; j < 2; j++) {
+		for (int k = 0; k < 3; k++)
+			expect[j] += a[k] * (double)(1 << ((k * 2 + j) % 3));
+		CHECK_MSG(fabs(ir_get_f(y.data, IR_F32, (size_t)j) - (float)expect[j]) <= 1e-6 * fabs(expect[j]),
+			  "y[%d] = %g, by hand %g", j, ir_get_f(y.data, IR_F32, (size_t)j), expect[j]);
+	}
+	ir_tensor_free(&y);
+	/* the report sees the fp8 error at fc1 and everything after it */
+	REQUIRE(ipu_calib_compare(g, h, &s, 0, "fp8", &r, &e) == 0);
+	REQUIRE(r.n == 3);
+	CHECK(!strcmp(r.l[0].node, "fc1") && r.l[0].rel_err > 1e-3);
+	CHECK(r.l[2].rel_err > 0);
+	ipu_calib_report_free(&r);
+	/* a format the device does not have is refused, naming the node */
+	REQUIRE(ir_attr_set_int(&h->nodes[0], "fp8_input_format", 9, &e) == 0);
+	CHECK(ir_eval_graph_visit(h, s.in, NULL, ipu_calib_emulate_fp8_input, NULL, &e) == -1);
+	CHECK(strstr(e.msg, "fc1") != NULL);
+	ipu_calib_samples_free(&s);
+	ir_graph_free(h);
+	ir_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -780,5 +843,6 @@ int main(int argc, char **argv)
 	RUN(rank_layers_by_sensitivity);
 	RUN(fp8_formats_through_the_device_encoder);
 	RUN(layer_inputs_and_fp8_ranking);
+	RUN(fp8_activation_emulation_and_report);
 	return TH_DONE();
 }
