@@ -229,6 +229,26 @@ int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
 			  const struct ipu_calib_format *weight, int weight_absmax,
 			  int *order, double *score, struct ir_error *e);
 
+/* Every layer of a graph (ipu_calib_layer_activation) with its score. */
+struct ipu_calib_ranking {
+	int n;
+	char **names;			/* node names */
+	double *score;			/* noise-to-signal ratio */
+};
+
+/* ipu_calib_rank_layers over every layer of g, kept by node name. */
+int ipu_calib_rank_graph(const struct ipu_calib *c, const struct ir_graph *g,
+			 const struct ipu_calib_format *act,
+			 const struct ipu_calib_format *weight, int weight_absmax,
+			 struct ipu_calib_ranking *r, struct ir_error *e);
+/* The score of the layer a node comes from: the layer named `node`, or
+ * the one whose name followed by '/' starts it (the nodes the lowering
+ * makes of a layer are named "LAYER/..."); the longest such name wins.
+ * Returns 1 and sets *score, or 0 if no layer matches. */
+int ipu_calib_ranking_score(const struct ipu_calib_ranking *r, const char *node,
+			    double *score);
+void ipu_calib_ranking_free(struct ipu_calib_ranking *r);
+
 /* ---- precision report ------------------------------------------------ */
 
 /* One compared tensor: the output of ONNX node `node`. */

@@ -759,6 +759,19 @@ TEST(layer_inputs_and_fp8_ranking)
 	/* with the activations in fp8 too, fc2 is no longer exact */
 	REQUIRE(ipu_calib_rank_layers(c, g, nodes, 2, &f, &f, 1, order, score, &e) == 0);
 	CHECK(score[1] > 0);
+	/* the same kept by name, found from the lowering's node names */
+	{
+		struct ipu_calib_ranking rk;
+		double sc = -1;
+
+		REQUIRE(ipu_calib_rank_graph(c, g, &f, &f, 1, &rk, &e) == 0);
+		CHECK_EQ_INT(rk.n, 2);
+		CHECK(ipu_calib_ranking_score(&rk, "fc2", &sc) == 1 && sc == score[1]);
+		CHECK(ipu_calib_ranking_score(&rk, "fc1/MatMul", &sc) == 1 && sc == score[0]);
+		CHECK(ipu_calib_ranking_score(&rk, "fc1x", &sc) == 0);
+		CHECK(ipu_calib_ranking_score(&rk, "act", &sc) == 0);
+		ipu_calib_ranking_free(&rk);
+	}
 	ipu_calib_free(c);
 	ir_graph_free(g);
 }
