@@ -14,7 +14,12 @@
 static unsigned int watchdog_ms = 10000;
 module_param(watchdog_ms, uint, 0644);
 MODULE_PARM_DESC(watchdog_ms,
-		 "reset a device whose oldest command has not completed for this long while not waiting on a stream (0: off; per device in sysfs)");
+		 "reset a device with commands outstanding that neither completed anything nor executed a program step for this long, unless it waits on a stream (0: off; per device in sysfs)");
+
+static unsigned int run_limit_ms = 60000;
+module_param(run_limit_ms, uint, 0644);
+MODULE_PARM_DESC(run_limit_ms,
+		 "reset a device whose current run has computed (not waited on a stream) for longer than this, even while it progresses (0: off; per device in sysfs)");
 
 static bool msix = true;
 module_param(msix, bool, 0444);
@@ -107,10 +112,15 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 	idev->loaded = false;
 	idev->num_programs = 0;
 	idev->inject_hang = false;
+	WRITE_ONCE(idev->cpl_corrupt, false);
 	if (!ret)
 		ret = ipu_hw_enable(idev);
 	idev->failed = ret != 0;
 	idev->last_progress = jiffies;
+	idev->wd_run_seq = 0;
+	idev->wd_run_ms = 0;
+	idev->wd_cpl_seen = 0;
+	idev->wd_scq_seen = 0;
 	ipu_event(idev, IPU_EVENT_RESET,
 		  reason == IPU_RESET_REASON_USER || reason == IPU_RESET_REASON_CLOSE ?
 		  current->tgid : 0, reason, -ret, 0);
@@ -183,6 +193,9 @@ static void ipu_fatal_work(struct work_struct *work)
 	mutex_lock(&idev->lock);
 	if (!idev->gone && (ipu_rd(idev, IPU_REG_STATUS) & IPU_STS_FATAL)) {
 		dev_warn(&idev->pdev->dev, "ring unusable (FATAL): resetting\n");
+		ipu_hw_reset(idev, IPU_RESET_REASON_FATAL);
+	} else if (!idev->gone && READ_ONCE(idev->cpl_corrupt)) {
+		dev_warn(&idev->pdev->dev, "corrupt completion: resetting\n");
 		ipu_hw_reset(idev, IPU_RESET_REASON_FATAL);
 	}
 	mutex_unlock(&idev->lock);
@@ -260,6 +273,7 @@ static void ipu_init_sw(struct ipu_device *idev, struct pci_dev *pdev)
 	INIT_DELAYED_WORK(&idev->watchdog, ipu_watchdog_fn);
 	INIT_WORK(&idev->fatal_work, ipu_fatal_work);
 	idev->watchdog_ms = watchdog_ms;
+	idev->run_limit_ms = run_limit_ms;
 	atomic64_set(&idev->st_stream_cmds, 0);
 	pci_set_drvdata(pdev, idev);
 }
@@ -373,6 +387,8 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_stop;
 	idev->last_progress = jiffies;
+	idev->wd_tick = jiffies;
+	ipu_debugfs_add(idev);
 	schedule_delayed_work(&idev->watchdog, HZ);
 	dev_info(&pdev->dev, "ipu%d: %u tiles x %u KiB, version %u, serial %#llx, %d vector(s)\n",
 		 idev->minor, idev->tiles, idev->tile_mem / 1024, idev->hw_version,
@@ -395,6 +411,7 @@ static void ipu_remove(struct pci_dev *pdev)
 {
 	struct ipu_device *idev = pci_get_drvdata(pdev);
 
+	ipu_debugfs_remove(idev);
 	ipu_chardev_remove(idev);
 	mutex_lock(&idev->lock);
 	spin_lock_irq(&idev->cmd_lock);
@@ -450,11 +467,13 @@ static int __init ipu_init(void)
 	ret = ipu_netlink_init();
 	if (ret)
 		goto err_chr;
+	ipu_debugfs_init();
 	ret = pci_register_driver(&ipu_pci_driver);
 	if (ret)
 		goto err_nl;
 	return 0;
 err_nl:
+	ipu_debugfs_exit();
 	ipu_netlink_exit();
 err_chr:
 	ipu_chardev_exit();
@@ -464,6 +483,7 @@ err_chr:
 static void __exit ipu_exit(void)
 {
 	pci_unregister_driver(&ipu_pci_driver);
+	ipu_debugfs_exit();
 	ipu_netlink_exit();
 	ipu_chardev_exit();
 }

@@ -172,12 +172,21 @@ struct ipu_device {
 	atomic_t reqs_alive;		/* stream requests not yet released */
 	wait_queue_head_t reqs_wq;
 
-	/* watchdog */
+	/* watchdog (Documentation/driver/README.md, "Watchdog") */
 	struct delayed_work watchdog;
-	unsigned int watchdog_ms;
-	unsigned long last_progress;
-	bool inject_hang;
+	unsigned int watchdog_ms;	/* no progress for this long: hung */
+	unsigned int run_limit_ms;	/* one run computing this long: runaway */
+	unsigned long last_progress;	/* jiffies of the last sign of life */
+	u64 wd_progress;		/* PROGRESS at the last tick */
+	u64 wd_run_seq;			/* run being timed, 0 none */
+	unsigned int wd_run_ms;		/* its computing time so far */
+	unsigned long wd_tick;		/* jiffies of the last tick */
+	/* unread completion at the last tick: 1 + (phase << 16 | head), or 0 */
+	u32 wd_cpl_seen, wd_scq_seen;
+	bool cpl_corrupt;		/* a completion named a tag never issued */
+	bool inject_hang;		/* debugfs: ignore the device's completions */
 	struct work_struct fatal_work;
+	struct dentry *debugfs;
 
 	/* events */
 	spinlock_t ev_lock;		/* events */
@@ -191,6 +200,8 @@ struct ipu_device {
 	atomic64_t st_resets;
 	atomic64_t st_errors;
 	atomic64_t st_pinned_pages;
+	atomic64_t st_lost_irqs;
+	atomic64_t st_bad_completions;
 };
 
 extern struct class *ipu_class;
@@ -228,8 +239,8 @@ int ipu_cmd_exec(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 int ipu_cmd_run(struct ipu_device *idev, struct ipu_file *owner, u32 prog,
 		u64 *seq);
 int ipu_run_wait(struct ipu_device *idev, struct ipu_wait_args *a);
-void ipu_cpl_drain(struct ipu_device *idev);
-void ipu_scq_drain(struct ipu_device *idev);
+unsigned int ipu_cpl_drain(struct ipu_device *idev);
+unsigned int ipu_scq_drain(struct ipu_device *idev);
 void ipu_cancel_all(struct ipu_device *idev);
 bool ipu_cmds_pending(struct ipu_device *idev);
 void ipu_watchdog_fn(struct work_struct *work);
@@ -273,6 +284,12 @@ int ipu_netlink_init(void);
 void ipu_netlink_exit(void);
 void ipu_event(struct ipu_device *idev, u32 type, pid_t pid, u32 code,
 	       u32 detail, u64 addr);
+
+/* ipu_debugfs.c */
+void ipu_debugfs_init(void);
+void ipu_debugfs_exit(void);
+void ipu_debugfs_add(struct ipu_device *idev);
+void ipu_debugfs_remove(struct ipu_device *idev);
 
 /* ipu_sysfs.c */
 extern const struct attribute_group *ipu_dev_groups[];

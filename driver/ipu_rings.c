@@ -354,15 +354,17 @@ int ipu_run_wait(struct ipu_device *idev, struct ipu_wait_args *a)
 	return 0;
 }
 
-void ipu_cpl_drain(struct ipu_device *idev)
+/* Drain the command completion ring; returns the entries consumed. */
+unsigned int ipu_cpl_drain(struct ipu_device *idev)
 {
 	unsigned long flags;
-	bool any = false;
+	unsigned int n = 0;
+	bool corrupt = false;
 
 	spin_lock_irqsave(&idev->cmd_lock, flags);
 	if (idev->inject_hang) {
 		spin_unlock_irqrestore(&idev->cmd_lock, flags);
-		return;
+		return 0;
 	}
 	for (;;) {
 		struct ipu_hw_cpl *c = &idev->cplq[idev->cpl_head];
@@ -376,34 +378,47 @@ void ipu_cpl_drain(struct ipu_device *idev)
 		tag = le64_to_cpu(c->tag);
 		status = le16_to_cpu(c->status);
 		ctx = tag <= INT_MAX ? idr_find(&idev->cmd_idr, (int)tag) : NULL;
-		if (ctx)
+		if (ctx) {
 			ipu_cmd_finish(idev, ctx, status, le32_to_cpu(c->result),
 				       le64_to_cpu(c->detail));
-		else
+		} else {
+			/*
+			 * The command it was for will never be completed: the
+			 * ring cannot be trusted any more (fatal_work resets).
+			 */
 			dev_warn_ratelimited(&idev->pdev->dev,
-					     "completion for unknown tag %#llx (status %u)\n",
+					     "completion for unknown tag %#llx (status %u): resetting\n",
 					     tag, status);
+			atomic64_inc(&idev->st_bad_completions);
+			corrupt = true;
+		}
 		idev->cpl_head = (idev->cpl_head + 1) % IPU_CPLQ_ENTRIES;
 		if (!idev->cpl_head)
 			idev->cpl_phase ^= 1;
-		any = true;
+		n++;
 	}
-	if (any) {
+	if (n) {
 		ipu_wr(idev, IPU_REG_CPLQ_HEAD, idev->cpl_head);
 		idev->last_progress = jiffies;
 	}
+	if (corrupt) {
+		WRITE_ONCE(idev->cpl_corrupt, true);
+		schedule_work(&idev->fatal_work);
+	}
 	spin_unlock_irqrestore(&idev->cmd_lock, flags);
+	return n;
 }
 
-void ipu_scq_drain(struct ipu_device *idev)
+/* Drain the stream completion ring; returns the entries consumed. */
+unsigned int ipu_scq_drain(struct ipu_device *idev)
 {
 	unsigned long flags;
-	bool any = false;
+	unsigned int n = 0;
 
 	spin_lock_irqsave(&idev->sq_lock, flags);
 	if (idev->inject_hang) {
 		spin_unlock_irqrestore(&idev->sq_lock, flags);
-		return;
+		return 0;
 	}
 	for (;;) {
 		struct ipu_hw_cpl *c = &idev->scq[idev->scq_head];
@@ -443,13 +458,14 @@ void ipu_scq_drain(struct ipu_device *idev)
 		idev->scq_head = (idev->scq_head + 1) % IPU_SCQ_ENTRIES;
 		if (!idev->scq_head)
 			idev->scq_phase ^= 1;
-		any = true;
+		n++;
 	}
-	if (any) {
+	if (n) {
 		ipu_wr(idev, IPU_REG_SCQ_HEAD, idev->scq_head);
 		idev->last_progress = jiffies;
 	}
 	spin_unlock_irqrestore(&idev->sq_lock, flags);
+	return n;
 }
 
 /*
@@ -488,39 +504,145 @@ void ipu_cancel_all(struct ipu_device *idev)
 }
 
 /*
- * Watchdog: the device has commands outstanding, none completed for
- * watchdog_ms, and it is not waiting for the host (a program stalled on a
- * stream is fine): it stopped answering.  Reset it.
+ * A completion ring whose next entry was already posted at the previous
+ * tick and is still unread: its interrupt was lost (one tick is far longer
+ * than any interrupt takes).  Consume it by polling.  *seen remembers the
+ * entry (1 + phase << 16 | head; 0: none) between ticks.
+ */
+static bool ipu_ring_lost_irq(struct ipu_device *idev, spinlock_t *lock,
+			      struct ipu_hw_cpl *ring, u32 *head, u8 *phase, u32 *seen)
+{
+	unsigned long flags;
+	u32 now = 0;
+
+	spin_lock_irqsave(lock, flags);
+	if ((READ_ONCE(ring[*head].flags) & IPU_CPL_PHASE) == *phase)
+		now = 1 + ((u32)*phase << 16 | *head);
+	spin_unlock_irqrestore(lock, flags);
+	if (now && now == *seen) {
+		*seen = 0;
+		return true;
+	}
+	*seen = now;
+	return false;
+}
+
+static void ipu_poll_lost_irqs(struct ipu_device *idev)
+{
+	unsigned int n;
+
+	if (READ_ONCE(idev->inject_hang))
+		return;
+	if (ipu_ring_lost_irq(idev, &idev->cmd_lock, idev->cplq, &idev->cpl_head,
+			      &idev->cpl_phase, &idev->wd_cpl_seen)) {
+		n = ipu_cpl_drain(idev);
+		if (n) {
+			atomic64_inc(&idev->st_lost_irqs);
+			dev_warn_ratelimited(&idev->pdev->dev,
+					     "%u command completion(s) without an interrupt: polled\n",
+					     n);
+		}
+	}
+	if (ipu_ring_lost_irq(idev, &idev->sq_lock, idev->scq, &idev->scq_head,
+			      &idev->scq_phase, &idev->wd_scq_seen)) {
+		n = ipu_scq_drain(idev);
+		if (n) {
+			atomic64_inc(&idev->st_lost_irqs);
+			dev_warn_ratelimited(&idev->pdev->dev,
+					     "%u stream completion(s) without an interrupt: polled\n",
+					     n);
+		}
+	}
+}
+
+/* The run the device executes now (runs complete in order), 0 if none. */
+static u64 ipu_current_run(struct ipu_device *idev)
+{
+	unsigned long flags;
+	u64 seq;
+
+	spin_lock_irqsave(&idev->cmd_lock, flags);
+	seq = idev->next_seq > idev->done_seq ? idev->done_seq + 1 : 0;
+	spin_unlock_irqrestore(&idev->cmd_lock, flags);
+	return seq;
+}
+
+/*
+ * One watchdog look at a device with commands outstanding.  Returns why it
+ * must be reset, or NULL.  idev->lock held.
+ *
+ * Hung: nothing completed and PROGRESS did not move for watchdog_ms, and
+ * the device is not waiting for host buffers (STALLED: it waits for us).
+ * Runaway: the current run has been computing (not stalled) for longer
+ * than run_limit_ms, however much it progresses.
+ */
+static const char *ipu_watchdog_check(struct ipu_device *idev, unsigned int ms,
+				      unsigned int limit)
+{
+	unsigned long now = jiffies;
+	u32 sts = ipu_rd(idev, IPU_REG_STATUS);
+	u64 seq;
+
+	if (idev->caps & IPU_CAP_PROGRESS) {
+		u64 p = ipu_rd64(idev, IPU_REG_PROGRESS_LO);
+
+		if (p != idev->wd_progress) {
+			idev->wd_progress = p;
+			idev->last_progress = now;
+		}
+	}
+	if (sts & IPU_STS_STALLED)
+		idev->last_progress = now;
+
+	seq = ipu_current_run(idev);
+	if (seq != idev->wd_run_seq) {
+		idev->wd_run_seq = seq;
+		idev->wd_run_ms = 0;
+	} else if (seq && !(sts & IPU_STS_STALLED) &&
+		   ipu_rd(idev, IPU_REG_PROGRAM) != U32_MAX) {
+		idev->wd_run_ms += jiffies_to_msecs(now - idev->wd_tick);
+	}
+	idev->wd_tick = now;
+
+	if (ms && ipu_cmds_pending(idev) &&
+	    time_after(now, READ_ONCE(idev->last_progress) + msecs_to_jiffies(ms)))
+		return "no progress";
+	if (limit && seq && idev->wd_run_ms > limit)
+		return "run over run_limit_ms";
+	return NULL;
+}
+
+/*
+ * Watchdog: polls for completions whose interrupt was lost, and resets a
+ * device that is hung or runs a runaway program.
  */
 void ipu_watchdog_fn(struct work_struct *work)
 {
 	struct ipu_device *idev = container_of(to_delayed_work(work),
 					       struct ipu_device, watchdog);
 	unsigned int ms = READ_ONCE(idev->watchdog_ms);
-	bool hung = false;
-	u32 sts;
+	unsigned int limit = READ_ONCE(idev->run_limit_ms);
+	unsigned int period = min_not_zero(ms, limit);
+	const char *why = NULL;
 
-	if (ms && mutex_trylock(&idev->lock)) {
-		if (!idev->gone && !idev->failed && ipu_cmds_pending(idev)) {
-			/* completions we might have missed */
-			ipu_cpl_drain(idev);
-			ipu_scq_drain(idev);
-			sts = ipu_rd(idev, IPU_REG_STATUS);
-			if (sts & IPU_STS_STALLED)
-				idev->last_progress = jiffies;
-			hung = ipu_cmds_pending(idev) &&
-			       time_after(jiffies, READ_ONCE(idev->last_progress) +
-					  msecs_to_jiffies(ms));
+	if (mutex_trylock(&idev->lock)) {
+		if (!idev->gone && !idev->failed &&
+		    (ipu_cmds_pending(idev) || READ_ONCE(idev->stream_inflight))) {
+			ipu_poll_lost_irqs(idev);
+			why = ipu_watchdog_check(idev, ms, limit);
+		} else {
+			idev->wd_run_seq = 0;
+			idev->wd_tick = jiffies;
 		}
-		if (hung) {
+		if (why) {
 			dev_warn(&idev->pdev->dev,
-				 "no completion for %u ms (status %#x): watchdog reset\n",
-				 ms, ipu_rd(idev, IPU_REG_STATUS));
+				 "%s (watchdog_ms %u, run %u ms of run_limit_ms %u, status %#x): watchdog reset\n",
+				 why, ms, idev->wd_run_ms, limit, ipu_rd(idev, IPU_REG_STATUS));
 			ipu_hw_reset(idev, IPU_RESET_REASON_WATCHDOG);
 		}
 		mutex_unlock(&idev->lock);
 	}
 	if (!READ_ONCE(idev->gone))
 		schedule_delayed_work(&idev->watchdog,
-				      msecs_to_jiffies(clamp(ms / 4, 100u, 1000u)));
+				      msecs_to_jiffies(clamp(period / 4, 100u, 1000u)));
 }

@@ -93,32 +93,27 @@ static ssize_t watchdog_ms_store(struct device *dev, struct device_attribute *at
 }
 static DEVICE_ATTR_RW(watchdog_ms);
 
-/*
- * Fault injection (root only): 1 makes the driver ignore the device's
- * completions, as if the device had stopped answering; the watchdog then
- * resets it (which clears the knob).
- */
-static ssize_t inject_hang_show(struct device *dev, struct device_attribute *attr, char *buf)
+static ssize_t run_limit_ms_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct ipu_device *idev = dev_get_drvdata(dev);
 
-	return sysfs_emit(buf, "%d\n", READ_ONCE(idev->inject_hang));
+	return sysfs_emit(buf, "%u\n", READ_ONCE(idev->run_limit_ms));
 }
 
-static ssize_t inject_hang_store(struct device *dev, struct device_attribute *attr,
-				 const char *buf, size_t count)
+static ssize_t run_limit_ms_store(struct device *dev, struct device_attribute *attr,
+				  const char *buf, size_t count)
 {
 	struct ipu_device *idev = dev_get_drvdata(dev);
-	bool v;
+	unsigned int v;
 	int ret;
 
-	ret = kstrtobool(buf, &v);
+	ret = kstrtouint(buf, 0, &v);
 	if (ret)
 		return ret;
-	WRITE_ONCE(idev->inject_hang, v);
+	WRITE_ONCE(idev->run_limit_ms, v);
 	return count;
 }
-static DEVICE_ATTR_RW(inject_hang);
+static DEVICE_ATTR_RW(run_limit_ms);
 
 static struct attribute *ipu_dev_attrs[] = {
 	&dev_attr_serial.attr,
@@ -129,7 +124,7 @@ static struct attribute *ipu_dev_attrs[] = {
 	&dev_attr_state.attr,
 	&dev_attr_owner_pid.attr,
 	&dev_attr_watchdog_ms.attr,
-	&dev_attr_inject_hang.attr,
+	&dev_attr_run_limit_ms.attr,
 	NULL,
 };
 
@@ -154,6 +149,8 @@ IPU_STAT_ATTR(programs_run);
 IPU_STAT_ATTR(resets);
 IPU_STAT_ATTR(errors);
 IPU_STAT_ATTR(pinned_pages);
+IPU_STAT_ATTR(lost_irqs);
+IPU_STAT_ATTR(bad_completions);
 
 static struct attribute *ipu_stats_attrs[] = {
 	&dev_attr_stream_cmds.attr,
@@ -162,6 +159,8 @@ static struct attribute *ipu_stats_attrs[] = {
 	&dev_attr_resets.attr,
 	&dev_attr_errors.attr,
 	&dev_attr_pinned_pages.attr,
+	&dev_attr_lost_irqs.attr,
+	&dev_attr_bad_completions.attr,
 	NULL,
 };
 

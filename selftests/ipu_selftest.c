@@ -723,7 +723,8 @@ TEST(kill9_with_streams_in_flight)
 	EXPECT_EQ(base, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
 }
 
-/* The driver stops hearing from the device: the watchdog resets it. */
+/* The driver stops hearing from the device (debugfs inject_hang): the
+ * watchdog resets it. */
 TEST(watchdog_recovers_hung_device)
 {
 	size_t len;
@@ -733,6 +734,7 @@ TEST(watchdog_recovers_hung_device)
 	struct io_uring_cqe *cqe;
 	uint64_t seq, resets = ipu_t_sysfs_u64(1, "stats/resets");
 	double t0;
+	char knob[16];
 	int fd = ipu_t_open(1), i, rc;
 
 	ASSERT_LE(0, fd);
@@ -744,7 +746,7 @@ TEST(watchdog_recovers_hung_device)
 	ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x, N * 4, 1, -1);
 	ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, y, N * 4, 2, -1);
 	ASSERT_EQ(2, io_uring_submit(&ring));
-	ASSERT_EQ(0, ipu_t_sysfs_write(1, "inject_hang", "1"));
+	ASSERT_EQ(0, ipu_t_debugfs_write(1, "inject_hang", "1"));
 	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
 	t0 = now_s();
 	rc = ipu_t_wait(fd, seq, 10000000000ll, NULL);
@@ -757,7 +759,7 @@ TEST(watchdog_recovers_hung_device)
 		io_uring_cqe_seen(&ring, cqe);
 	}
 	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(1, "stats/resets"));
-	EXPECT_EQ(0u, ipu_t_sysfs_u64(1, "inject_hang"));
+	EXPECT_STREQ("N", ipu_t_debugfs_read(1, "inject_hang", knob, sizeof(knob)));
 	EXPECT_EQ(0u, ipu_t_sysfs_u64(1, "stats/pinned_pages"));
 	/* the reset unloaded the executable; load again and run */
 	ASSERT_EQ(-ENOEXEC, ipu_t_run(fd, 0, &seq));
@@ -780,7 +782,8 @@ TEST(watchdog_recovers_hung_device)
 }
 
 /* A program that computes forever: the device is busy, never stalled on a
- * stream, and completes nothing; the watchdog resets it mid-run. */
+ * stream, and completes nothing, but it keeps executing steps, so the
+ * progress watchdog leaves it alone; run_limit_ms resets it mid-run. */
 TEST(watchdog_stops_runaway_program)
 {
 	size_t len;
@@ -795,13 +798,14 @@ TEST(watchdog_stops_runaway_program)
 	ASSERT_EQ(0, ipu_t_attach(fd));
 	ASSERT_EQ(0, ipu_t_load(fd, img, len));
 	ASSERT_EQ(0, ipu_t_sysfs_write(1, "watchdog_ms", "1000"));
+	ASSERT_EQ(0, ipu_t_sysfs_write(1, "run_limit_ms", "1000"));
 	ASSERT_EQ(0, ipu_t_run(fd, 1, &seq));
 	EXPECT_EQ(IPU_WAIT_TIMEDOUT, ipu_t_wait(fd, seq, 300000000, NULL));
 	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
 	EXPECT_EQ(IPU_DEV_STATE_BUSY, info.state);
 	t0 = now_s();
 	EXPECT_EQ(IPU_WAIT_ABORTED, ipu_t_wait(fd, seq, 10000000000ll, NULL));
-	TH_LOG("runaway program reset by the watchdog after %.2f s more", now_s() - t0);
+	TH_LOG("runaway program reset by run_limit_ms after %.2f s more", now_s() - t0);
 	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(1, "stats/resets"));
 	/* and the device works again */
 	ASSERT_EQ(0, ipu_t_load(fd, img, len));
@@ -809,6 +813,7 @@ TEST(watchdog_stops_runaway_program)
 	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
 	EXPECT_EQ(IPU_DEV_STATE_READY, info.state);
 	ipu_t_sysfs_write(1, "watchdog_ms", "10000");
+	ipu_t_sysfs_write(1, "run_limit_ms", "60000");
 	close(fd);
 	free(img);
 }

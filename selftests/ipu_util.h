@@ -200,4 +200,38 @@ static inline int ipu_t_sysfs_write(int dev, const char *attr, const char *val)
 	return rc;
 }
 
+/* The driver's test knobs: /sys/kernel/debug/ipu/ipuN/NAME (root, not ABI). */
+static inline int ipu_t_debugfs_write(int dev, const char *name, const char *val)
+{
+	char path[128];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/ipu/ipu%d/%s", dev, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* The first line of a debugfs knob (without the newline), "" if none. */
+static inline const char *ipu_t_debugfs_read(int dev, const char *name, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/ipu/ipu%d/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return buf;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
 #endif /* IPU_SELFTEST_UTIL_H */

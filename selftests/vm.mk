@@ -15,7 +15,7 @@ KSFT_INC := $(KSRC_DIR)/tools/testing/selftests
 NL_CFLAGS := -I/usr/include/libnl3
 VM_LDLIBS := -luring -lnl-genl-3 -lnl-3 -lm -lpthread
 
-VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e
+VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e $(VM_DIR)/bin/ipu_fault
 VM_TOOLS := $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset $(VM_DIR)/bin/ipu-monitor \
 	$(VM_DIR)/bin/ipu-run
 VM_BENCH := $(VM_DIR)/bin/bench_uring
@@ -27,6 +27,10 @@ $(BUILD)/selftests/%.o: selftests/%.c $(KSRC_DIR)/.extracted
 		-Wno-unused-parameter -pthread -MMD -MP -c -o $@ $<
 
 $(VM_DIR)/bin/ipu_selftest: $(BUILD)/selftests/ipu_selftest.o $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
+
+$(VM_DIR)/bin/ipu_fault: $(BUILD)/selftests/ipu_fault.o $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 
