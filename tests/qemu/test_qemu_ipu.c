@@ -2148,6 +2148,114 @@ TEST(fault_hang)
 	fx_stop(&f);
 }
 
+/* HANG while a program waits on its input stream (armed on a NOP queued
+ * behind the RUN): the device no longer counts as waiting for the host, and
+ * an input queued now is not taken; a reset recovers. */
+TEST(fault_hang_while_stalled)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cmd k = { .opcode = IPU_CMD_NOP };
+	float in[1000];
+	uint64_t out_list, p0;
+
+	REQUIRE(fx_start(&f) == 0);
+	REQUIRE(fx_load(&f, &sin, &sout) == 0);
+	run_async(&f.d, 0, 0xe10);
+	REQUIRE(wait_status(&f.d, IPU_STS_STALLED, IPU_STS_STALLED) == 0);
+	p0 = progress(&f.d);
+	arm(&f.d, IPU_FAULT_HANG, 1, 0);
+	submit(&f.d, &k);
+	CHECK(wait_status(&f.d, IPU_STS_STALLED, 0) == 0);
+	CHECK(R(&f.d, IPU_REG_STATUS) & IPU_STS_BUSY);
+	CHECK_EQ_INT(R(&f.d, IPU_REG_STALL_STREAM), UINT32_MAX);
+	fill_input(in, 1000, 6);
+	queue_io(&f.d, &sin, &sout, in, 1000, 2, &out_list, 0xe00);
+	CHECK(no_cpl(&f.d, 300));
+	CHECK_EQ_INT(R(&f.d, IPU_REG_SCQ_TAIL), 0);
+	CHECK_EQ_INT(progress(&f.d), p0);
+	REQUIRE(recover(&f, &sin, &sout) == 0);
+	CHECK(run_checked(&f, &sin, &sout, 7, 0xe11) == 0);
+	fx_stop(&f);
+}
+
+/* A program of one compute set repeated (almost) forever: never waits. */
+static int build_spin(struct exe *x)
+{
+	struct ipu_graph *g = ipu_graph_create(TILES, TILE_MEM);
+	uint64_t n = 64, one = 1;
+	ipu_tensor tx, two;
+	uint32_t cs;
+	float v2 = 2.0f;
+	int rc;
+
+	if (!g)
+		return -1;
+	tx = ipu_graph_add_tensor(g, "x", IPUX_DT_F32, 1, &n);
+	two = ipu_graph_add_tensor(g, "two", IPUX_DT_F32, 1, &one);
+	ipu_graph_map_tile(g, tx, 0);
+	ipu_graph_map_tile(g, two, 0);
+	ipu_graph_set_init(g, two, &v2, 4);
+	cs = ipu_graph_add_compute_set(g, "mul");
+	{
+		struct ipu_slice ops[3] = { { tx, 0, n }, { two, 0, 1 }, { tx, 0, n } };
+		uint32_t p[5] = { IPUX_BIN_MUL, 1, (uint32_t)n, 1, 0 };
+
+		ipu_graph_add_vertex(g, cs, IPUX_CL_BINARY, ops, 3, p, 5);
+	}
+	ipu_graph_add_program(g, ipu_step_repeat(g, 0x7fffffff, ipu_step_execute(g, cs)));
+	rc = ipu_graph_compile(g, &x->img, &x->len, NULL);
+	if (rc)
+		fprintf(stderr, "  compile: %s\n", ipu_graph_error(g));
+	ipu_graph_destroy(g);
+	return rc;
+}
+
+/* HANG while a program computes (armed on a NOP queued behind the RUN): the
+ * program stops between two steps, PROGRESS stands still; a reset stops it
+ * for good and the device works again. */
+TEST(fault_hang_mid_program)
+{
+	struct fixture f;
+	struct exe spin;
+	struct ipu_cmd k = { .opcode = IPU_CMD_NOP };
+	struct ipu_cpl c;
+	uint64_t p0, p1;
+	long long t0;
+
+	REQUIRE(fx_start(&f) == 0);
+	REQUIRE(build_spin(&spin) == 0);
+	REQUIRE(load_exe(&f.d, spin.img, spin.len, &c) == IPU_ST_OK);
+	run_async(&f.d, 0, 0xf10);
+	p0 = progress(&f.d);
+	t0 = now_ms();
+	while (progress(&f.d) == p0 && now_ms() - t0 < TIMEOUT_MS)
+		msleep(1);
+	CHECK(progress(&f.d) > p0);	/* it runs */
+	arm(&f.d, IPU_FAULT_HANG, 1, 0);
+	submit(&f.d, &k);
+	t0 = now_ms();
+	while (R(&f.d, IPU_REG_FAULT_FIRED) == 0 && now_ms() - t0 < TIMEOUT_MS)
+		msleep(1);
+	/* the step under way when it fired ends, then nothing more */
+	p1 = progress(&f.d);
+	t0 = now_ms();
+	do {
+		p0 = p1;
+		msleep(20);
+		p1 = progress(&f.d);
+	} while (p1 != p0 && now_ms() - t0 < 2000);
+	CHECK(no_cpl(&f.d, 300));
+	CHECK_EQ_INT(progress(&f.d), p1);
+	CHECK(R(&f.d, IPU_REG_STATUS) & IPU_STS_BUSY);
+	W(&f.d, IPU_REG_CONTROL, IPU_CTRL_RESET);
+	CHECK(dev_enable(&f.d) == 0);
+	CHECK_EQ_INT(nop(&f.d), IPU_ST_OK);
+	CHECK_EQ_INT(R(&f.d, IPU_REG_STATUS) & IPU_STS_LOADED, 0);
+	free(spin.img);
+	fx_stop(&f);
+}
+
 /* DROP_IRQ on every second command: those completions are in the ring
  * but neither INT_CAUSE nor an MSI-X message says so. */
 TEST(fault_drop_irq_repeating)
@@ -2307,6 +2415,8 @@ int main(int argc, char **argv)
 	RUN(dma_into_own_registers);
 	RUN(fault_property_and_registers);
 	RUN(fault_hang);
+	RUN(fault_hang_while_stalled);
+	RUN(fault_hang_mid_program);
 	RUN(fault_drop_irq_repeating);
 	RUN(fault_corrupt_completion);
 	RUN(fault_dma);
