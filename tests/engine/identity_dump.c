@@ -57,7 +57,9 @@ static int run(const struct vx *x, uint32_t isa, uint64_t seed)
 		for (j = 0; j < x->count[i]; j++) {
 			uint8_t *p = mem + ops[i].offset;
 
-			if (x->dt[i] == IPUX_DT_F16)
+			if (x->dt[i] == IPUX_DT_FP8_143 || x->dt[i] == IPUX_DT_FP8_152)
+				p[j] = (uint8_t)(rnd() * 127.0f + 128.0f);
+			else if (x->dt[i] == IPUX_DT_F16)
 				((uint16_t *)p)[j] = ipu_f32_to_f16(rnd() * 2.0f);
 			else
 				((float *)p)[j] = rnd() * 2.0f;
@@ -70,7 +72,7 @@ static int run(const struct vx *x, uint32_t isa, uint64_t seed)
 	}
 	v.mem = mem;
 	c->run(&v);
-	i = x->id == IPUX_CL_CONV2D ? 2 : x->nops - 1;
+	i = (x->id == IPUX_CL_CONV2D || x->id == IPUX_CL_CONV2D_FP8) ? 2 : x->nops - 1;
 	fwrite(mem + ops[i].offset, ipux_dtype_size(x->dt[i]), x->count[i], stdout);
 	free(mem);
 	return 0;
@@ -106,6 +108,16 @@ int main(void)
 		{ IPUX_CL_REDUCE, 2, 4, { F, F }, { 4096, 128 }, { IPUX_RED_SUM, 128, 32, 1 } },
 		{ IPUX_CL_POOL2D, 2, 15, { F, F }, { 8 * 32 * 32, 8 * 16 * 16 },
 		  { IPUX_POOL_AVG, 8, 32, 32, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 0 } },
+		{ IPUX_CL_CAST_FP8, 2, 1, { F, IPUX_DT_FP8_143 }, { 4096, 4096 }, { (uint32_t)-2 } },
+		{ IPUX_CL_CAST_FP8, 2, 1, { IPUX_DT_FP8_152, H }, { 4096, 4096 }, { 3 } },
+		{ IPUX_CL_MATMUL_FP8, 3, 7, { H, IPUX_DT_FP8_143, F }, { 29 * 342, 342 * 38, 29 * 38 },
+		  { 1, 29, 38, 342, 0, 0, (uint32_t)-5 } },
+		{ IPUX_CL_MATMUL_FP8, 3, 7, { IPUX_DT_FP8_143, IPUX_DT_FP8_152, H }, { 2 * 30 * 200, 300 * 200, 2 * 30 * 300 },
+		  { 2, 30, 300, 200, IPUX_MM_TRANS_B | IPUX_MM_B_SHARED, 1, (uint32_t)-3 } },
+		{ IPUX_CL_CONV2D_FP8, 4, 19, { F, IPUX_DT_FP8_143, F, F }, { 256 * 196, 8 * 256 * 9, 8 * 49, 8 },
+		  { 1, 256, 14, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, (uint32_t)-6 } },
+		{ IPUX_CL_CONV2D_FP8, 3, 19, { IPUX_DT_FP8_152, IPUX_DT_FP8_143, H }, { 2 * 12 * 99, 6 * 4 * 6, 2 * 6 * 4 * 11 },
+		  { 2, 12, 9, 11, 6, 3, 2, 2, 1, 1, 0, 1, 1, 2, 1, 3, 1, 2, (uint32_t)-4 } },
 	};
 	uint32_t isa, op, host = ipu_isa_host();
 	size_t i;

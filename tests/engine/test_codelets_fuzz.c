@@ -29,6 +29,7 @@ struct fz_vertex {
 #define I IPUX_DT_I32
 #define U IPUX_DT_U8
 #define L IPUX_DT_I64
+#define E IPUX_DT_FP8_143
 
 /* Valid seeds, one or more per codelet. */
 static const struct fz_vertex seeds[] = {
@@ -65,6 +66,16 @@ static const struct fz_vertex seeds[] = {
 	{ IPUX_CL_CUMSUM, 2, { I, I }, { 24, 24 }, 4, { 2, 3, 4, 3 } },
 	{ IPUX_CL_TOPK, 3, { F, F, I }, { 24, 16, 16 }, 5, { 2, 3, 4, 2, 1 } },
 	{ IPUX_CL_IOTA, 1, { L }, { 9 }, 2, { 5, (uint32_t)-2 } },
+	{ IPUX_CL_CAST_FP8, 2, { H, E }, { 9, 9 }, 1, { (uint32_t)-3 } },
+	{ IPUX_CL_CAST_FP8, 2, { E, F }, { 9, 9 }, 1, { 2 } },
+	{ IPUX_CL_MATMUL_FP8, 3, { H, E, F }, { 24, 40, 30 }, 7,
+	  { 2, 3, 5, 4, IPUX_MM_TRANS_B, 0, (uint32_t)-4 } },
+	{ IPUX_CL_MATMUL_FP8, 3, { E, E, H }, { 12, 20, 30 }, 7,
+	  { 2, 3, 5, 4, IPUX_MM_A_SHARED | IPUX_MM_B_SHARED | IPUX_MM_ACCUMULATE, 1, 0 } },
+	{ IPUX_CL_CONV2D_FP8, 4, { F, E, F, H }, { 144, 36, 32, 2 }, 19,
+	  { 1, 4, 6, 6, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0, 5 } },
+	{ IPUX_CL_CONV2D_FP8, 3, { E, E, H }, { 50, 18, 36 }, 19,
+	  { 2, 1, 5, 5, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, (uint32_t)-2, 3 } },
 };
 
 static const uint32_t interesting[] = {

@@ -43,7 +43,8 @@ extern const struct ipu_codelet ipu_cl_copy, ipu_cl_fill, ipu_cl_cast,
 	ipu_cl_unary, ipu_cl_binary, ipu_cl_where, ipu_cl_matmul,
 	ipu_cl_conv2d, ipu_cl_reduce, ipu_cl_softmax, ipu_cl_norm,
 	ipu_cl_pool2d, ipu_cl_gather, ipu_cl_transpose, ipu_cl_strided_copy,
-	ipu_cl_pad, ipu_cl_cumsum, ipu_cl_topk, ipu_cl_iota;
+	ipu_cl_pad, ipu_cl_cumsum, ipu_cl_topk, ipu_cl_iota, ipu_cl_cast_fp8,
+	ipu_cl_matmul_fp8, ipu_cl_conv2d_fp8;
 
 __attribute__((format(printf, 4, 5)))
 static inline int cl_err(char *why, size_t whylen, int code, const char *fmt,
@@ -68,6 +69,8 @@ static inline const char *cl_dt_name(uint32_t dt)
 	case IPUX_DT_U8: return "U8";
 	case IPUX_DT_I8: return "I8";
 	case IPUX_DT_I64: return "I64";
+	case IPUX_DT_FP8_143: return "FP8_143";
+	case IPUX_DT_FP8_152: return "FP8_152";
 	default: return "INVALID";
 	}
 }
@@ -75,6 +78,17 @@ static inline const char *cl_dt_name(uint32_t dt)
 static inline int cl_is_float(uint32_t dt)
 {
 	return dt == IPUX_DT_F32 || dt == IPUX_DT_F16;
+}
+
+/*
+ * The 8-bit floats are storage: codelets that only move bytes (COPY,
+ * GATHER, TRANSPOSE, STRIDED_COPY, WHERE) take them like any dtype, the
+ * *_FP8 codelets read and write them with a scale, every other codelet
+ * refuses them (a value has no meaning without the tensor's scale).
+ */
+static inline int cl_is_fp8(uint32_t dt)
+{
+	return dt == IPUX_DT_FP8_143 || dt == IPUX_DT_FP8_152;
 }
 
 static inline int cl_is_valid_dt(uint32_t dt)
@@ -443,6 +457,8 @@ static inline void cl_fill_elems(void *p, uint32_t dt, size_t count, uint32_t va
 	}
 	case IPUX_DT_U8:
 	case IPUX_DT_I8:
+	case IPUX_DT_FP8_143: /* the value is the code, scale-free */
+	case IPUX_DT_FP8_152:
 		memset(p, (int)(value & 0xffu), count);
 		break;
 	case IPUX_DT_I64: {

@@ -92,6 +92,11 @@ static int cast_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
 			      "CAST: dst has invalid dtype %u",
 			      v->ops[1].dtype);
+	if (cl_is_fp8(v->ops[0].dtype) || cl_is_fp8(v->ops[1].dtype))
+		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+			      "CAST: %s to %s needs a scale: use CAST_FP8",
+			      cl_dt_name(v->ops[0].dtype),
+			      cl_dt_name(v->ops[1].dtype));
 	return cl_check_count(v, 1, v->ops[0].count, "CAST", "dst",
 			      "src count", why, len);
 }
@@ -248,6 +253,10 @@ static int iota_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
 			      "IOTA: out has invalid dtype %u",
 			      v->ops[0].dtype);
+	if (cl_is_fp8(v->ops[0].dtype))
+		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+			      "IOTA: out is %s, which has no scale here",
+			      cl_dt_name(v->ops[0].dtype));
 	return 0;
 }
 

@@ -25,6 +25,9 @@ static const struct ipu_codelet *const cl_table[IPUX_CL_COUNT] = {
 	[IPUX_CL_CUMSUM] = &ipu_cl_cumsum,
 	[IPUX_CL_TOPK] = &ipu_cl_topk,
 	[IPUX_CL_IOTA] = &ipu_cl_iota,
+	[IPUX_CL_CAST_FP8] = &ipu_cl_cast_fp8,
+	[IPUX_CL_MATMUL_FP8] = &ipu_cl_matmul_fp8,
+	[IPUX_CL_CONV2D_FP8] = &ipu_cl_conv2d_fp8,
 };
 
 const struct ipu_codelet *ipu_codelet_get(uint32_t id)

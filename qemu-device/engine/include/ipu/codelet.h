@@ -120,6 +120,17 @@
  * IOTA      ops [out]; params [start, delta] (f32 bits for float dtypes, i32
  *           otherwise): out[i] = start + i * delta.  Any dtype; floats
  *           computed in double and rounded once, integers wrap.
+ * CAST_FP8  ops [src, dst]; params [scale(i32)]: F32/F16 <-> FP8_143/
+ *           FP8_152 (one side fp8, its scale in [-32, 31]), rules of
+ *           ipu/fp8.h; equal counts; no overlap.
+ * MATMUL_FP8 ops [A, B, C]; params [batch, M, N, K, flags, scaleA,
+ *           scaleB]: MATMUL with B fp8, A F32/F16/fp8 (scaleA 0 unless
+ *           fp8), C F32/F16; f32 sums in k order, never fused.
+ * CONV2D_FP8 ops as CONV2D; params CONV2D's + [scaleIn, scaleW]: weight
+ *           fp8, in F32/F16/fp8, out and bias F32/F16.
+ * The fp8 dtypes are otherwise only moved as bytes (COPY, GATHER,
+ * TRANSPOSE, STRIDED_COPY, PAD, WHERE) or written by FILL (the value's
+ * low byte is the code); every other codelet refuses them.
  */
 #ifndef IPU_CODELET_H
 #define IPU_CODELET_H

@@ -48,6 +48,9 @@ enum ipux_dtype {
 	IPUX_DT_U8 = 4,		/* also used for bool: 0 false, 1 true */
 	IPUX_DT_I8 = 5,
 	IPUX_DT_I64 = 6,	/* storage only (cast, copy, gather indices) */
+	IPUX_DT_FP8_143 = 7,	/* 8-bit float 1-4-3 (ipu/fp8.h): storage, moved
+				 * as bytes, read by the *_FP8 codelets */
+	IPUX_DT_FP8_152 = 8,	/* 8-bit float 1-5-2, likewise */
 	IPUX_DT_COUNT
 };
 
@@ -61,6 +64,8 @@ static inline uint32_t ipux_dtype_size(uint32_t dt)
 	case IPUX_DT_U8: return 1;
 	case IPUX_DT_I8: return 1;
 	case IPUX_DT_I64: return 8;
+	case IPUX_DT_FP8_143: return 1;
+	case IPUX_DT_FP8_152: return 1;
 	default: return 0;
 	}
 }
@@ -232,6 +237,9 @@ enum ipux_codelet {
 	IPUX_CL_CUMSUM = 17,
 	IPUX_CL_TOPK = 18,
 	IPUX_CL_IOTA = 19,
+	IPUX_CL_CAST_FP8 = 20,
+	IPUX_CL_MATMUL_FP8 = 21,
+	IPUX_CL_CONV2D_FP8 = 22,
 	IPUX_CL_COUNT
 };
 
