@@ -420,8 +420,12 @@ TEST(fp8_operands_in_other_codelets)
 		CT_EXPECT(&t, IPUX_CL_MATMUL, IPUX_E_OPERAND_TYPE);
 		ct_p(&t, 0); ct_p(&t, 0);
 		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, 0);
-		t.ops[1].dtype = IPUX_DT_F16; /* _FP8 wants fp8 weights */
+		t.ops[1].dtype = IPUX_DT_F16; /* _FP8 wants an fp8 operand */
 		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_OPERAND_TYPE);
+		t.ops[0].dtype = (uint8_t)dt; /* the weight first: W x X */
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, 0);
+		t.params[6] = 1; /* a scale for B, which is not fp8 */
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_PARAM_VALUE);
 	}
 	ct_free(&t);
 }
@@ -482,11 +486,14 @@ TEST(matmul_fp8_random)
 		uint32_t K = ct_size(&rng);
 		uint32_t flags = (uint32_t)ct_int(&rng, 0, 15);
 		uint32_t adt = t_rd_dts[ct_int(&rng, 0, 3)];
-		uint32_t bdt = t_fp8_dts[ct_int(&rng, 0, 1)];
+		uint32_t bdt = (adt == IPUX_DT_FP8_143 || adt == IPUX_DT_FP8_152)
+				       ? t_rd_dts[ct_int(&rng, 0, 3)]
+				       : t_fp8_dts[ct_int(&rng, 0, 1)];
 		uint32_t cdt = ct_int(&rng, 0, 1) ? IPUX_DT_F16 : IPUX_DT_F32;
 		int sa = (adt == IPUX_DT_FP8_143 || adt == IPUX_DT_FP8_152)
 				 ? (int)ct_int(&rng, -6, 2) : 0;
-		int sb = (int)ct_int(&rng, -8, 1);
+		int sb = (bdt == IPUX_DT_FP8_143 || bdt == IPUX_DT_FP8_152)
+				 ? (int)ct_int(&rng, -8, 1) : 0;
 		size_t amod = (flags & IPUX_MM_A_SHARED) ? 1 : batch;
 		size_t bmod = (flags & IPUX_MM_B_SHARED) ? 1 : batch;
 		uint32_t a, b, c;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fp8_matmul.c - MATMUL_FP8: C (+)= A x B with B (the weights) stored in
- * fp8 and decoded in registers, A in F32, F16 or fp8, C in F32 or F16.
+ * fp8_matmul.c - MATMUL_FP8: C (+)= A x B where A, B or both are stored in
+ * fp8 and decoded in registers (the weights are B, or A when the product
+ * is a 1x1 convolution W x X), the other F32 or F16; C F32 or F16.
  *
  * Blocks of C (MB rows x NB columns) are accumulated in f32 on the stack.
  * For each k, one row slice of B is decoded through the table and
@@ -40,7 +41,12 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	r = fp8_check_readable(v, 0, "MATMUL_FP8", mm8_what[0], why, len);
 	if (!r)
-		r = fp8_check_fp8(v, 1, "MATMUL_FP8", mm8_what[1], why, len);
+		r = fp8_check_readable(v, 1, "MATMUL_FP8", mm8_what[1], why, len);
+	if (!r && !cl_is_fp8(v->ops[0].dtype) && !cl_is_fp8(v->ops[1].dtype))
+		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+			      "MATMUL_FP8: neither A (%s) nor B (%s) is fp8: "
+			      "use MATMUL", cl_dt_name(v->ops[0].dtype),
+			      cl_dt_name(v->ops[1].dtype));
 	if (!r)
 		r = cl_check_dtype_float(v, 2, "MATMUL_FP8", mm8_what[2], why,
 					 len);
@@ -108,7 +114,8 @@ static inline void mm8_axpy(float *restrict acc, float a,
 static int mm8_run(const struct ipu_vertex_ctx *v)
 {
 	const uint32_t *p = v->params;
-	uint32_t adt = v->ops[0].dtype, cdt = v->ops[2].dtype;
+	uint32_t adt = v->ops[0].dtype, bdt = v->ops[1].dtype;
+	uint32_t cdt = v->ops[2].dtype;
 	const uint8_t *a = IPU_OP_PTR(v, 0, const uint8_t);
 	const uint8_t *b = IPU_OP_PTR(v, 1, const uint8_t);
 	uint8_t *c = IPU_OP_PTR(v, 2, uint8_t);
@@ -118,17 +125,19 @@ static int mm8_run(const struct ipu_vertex_ctx *v)
 	size_t bmod = (flags & IPUX_MM_B_SHARED) ? 1 : batch;
 	int trans = !!(flags & IPUX_MM_TRANS_B);
 	int accumulate = !!(flags & IPUX_MM_ACCUMULATE);
-	size_t asz = ipux_dtype_size(adt), csz = ipux_dtype_size(cdt);
+	size_t asz = ipux_dtype_size(adt), bsz = ipux_dtype_size(bdt);
+	size_t csz = ipux_dtype_size(cdt);
 	float tb[256], ta[256];
 	float acc[MM8_MB][MM8_NB], brow[MM8_NB], av[MM8_MB];
 	size_t bt, n0, m0, k, i, j;
 
-	fp8_table_of(v, 1, MP_SB, tb);
+	if (cl_is_fp8(bdt))
+		fp8_table_of(v, 1, MP_SB, tb);
 	if (cl_is_fp8(adt))
 		fp8_table_of(v, 0, MP_SA, ta);
 	for (bt = 0; bt < batch; bt++) {
 		const uint8_t *ab = a + (bt % amod) * M * K * asz;
-		const uint8_t *bb = b + (bt % bmod) * K * N;
+		const uint8_t *bb = b + (bt % bmod) * K * N * bsz;
 		uint8_t *cb = c + bt * M * N * csz;
 
 		for (n0 = 0; n0 < N; n0 += MM8_NB) {
@@ -143,10 +152,13 @@ static int mm8_run(const struct ipu_vertex_ctx *v)
 				for (k = 0; k < K; k++) {
 					if (trans)
 						for (j = 0; j < nb; j++)
-							brow[j] = tb[bb[(n0 + j) * K + k]];
+							brow[j] = fp8_get(bb, bdt, tb, (n0 + j) * K + k);
+					else if (bdt == IPUX_DT_F32)
+						memcpy(brow, (const float *)bb + k * N + n0,
+						       nb * sizeof(float));
 					else
 						for (j = 0; j < nb; j++)
-							brow[j] = tb[bb[k * N + n0 + j]];
+							brow[j] = fp8_get(bb, bdt, tb, k * N + n0 + j);
 					for (i = 0; i < mb; i++)
 						av[i] = fp8_get(ab, adt, ta,
 								(m0 + i) * K + k);

@@ -124,8 +124,9 @@
  *           FP8_152 (one side fp8, its scale in [-32, 31]), rules of
  *           ipu/fp8.h; equal counts; no overlap.
  * MATMUL_FP8 ops [A, B, C]; params [batch, M, N, K, flags, scaleA,
- *           scaleB]: MATMUL with B fp8, A F32/F16/fp8 (scaleA 0 unless
- *           fp8), C F32/F16; f32 sums in k order, never fused.
+ *           scaleB]: MATMUL with A and B F32/F16/fp8, at least one fp8
+ *           (a scale is 0 unless its operand is fp8), C F32/F16; f32 sums
+ *           in k order, never fused.
  * CONV2D_FP8 ops as CONV2D; params CONV2D's + [scaleIn, scaleW]: weight
  *           fp8, in F32/F16/fp8, out and bias F32/F16.
  * The fp8 dtypes are otherwise only moved as bytes (COPY, GATHER,
