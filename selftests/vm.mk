@@ -87,11 +87,12 @@ $(E2E_DIR)/.stamp: $(E2E_REF) $(IPU_COMPILE) $(BUILD)/bin/ipu-run selftests/vm.m
 	touch $@
 
 VM_IMAGE_INPUTS = $(KMOD) $(VM_PROGRAMS) $(E2E_DIR)/.stamp selftests/init \
-	selftests/run-selftests selftests/e2e-ipu-run.sh selftests/mkinitramfs.sh
+	selftests/run-selftests selftests/e2e-ipu-run.sh selftests/e2e-faults.sh \
+	selftests/mkinitramfs.sh
 
 $(VM_IMAGE): $(VM_IMAGE_INPUTS)
 	selftests/mkinitramfs.sh $@ $(KMOD) $(VM_PROGRAMS) $$(ls $(E2E_DIR)/*) \
-		selftests/run-selftests selftests/e2e-ipu-run.sh
+		selftests/run-selftests selftests/e2e-ipu-run.sh selftests/e2e-faults.sh
 
 .PHONY: vm vm-image vm-check
 vm-image: $(VM_IMAGE)
