@@ -16,7 +16,7 @@
 #
 # Usage: bench_models.py [--bin build/bin] [--work build/bench-models]
 #                        [--seconds S] [--rounds R] [--threads N] [--no-resnet50]
-#                        [--no-resnet18]
+#                        [--no-resnet18] [--no-mobilenet]
 #                        [--json FILE]
 # make bench-models BENCH_MODELS_ARGS='--threads 1' passes options.
 # Models and inputs come from tests/models/make_models.py (fixed seeds).
@@ -39,8 +39,12 @@ sys.path.insert(0, MODELS_DIR)
 import make_models  # noqa: E402
 
 
-def make_resnet18(seed=18):
-    """torchvision's ResNet-18 (random weights, BN statistics calibrated as
+# The models the geometric mean is taken over (the others are printed too).
+SCORED = ("mlp_b64", "resnet18", "resnet50", "mobilenet_v2", "transformer")
+
+
+def make_torchvision(arch, seed):
+    """A torchvision classifier (random weights, BN statistics calibrated as
     tests/models/zoo.py does), batch 1, 224 x 224, exported by torch.onnx."""
     import io
 
@@ -50,7 +54,7 @@ def make_resnet18(seed=18):
     import zoo
 
     torch.manual_seed(seed)
-    m = torchvision.models.resnet18()
+    m = getattr(torchvision.models, arch)()
     zoo.calibrate(m, (1, 3, 224, 224), seed)
     m.eval()
     x = torch.randn((1, 3, 224, 224), generator=torch.Generator().manual_seed(seed + 2))
@@ -108,6 +112,8 @@ def main():
     ap.add_argument("--no-resnet50", action="store_true")
     ap.add_argument("--no-resnet18", action="store_true",
                     help="skip torchvision's ResNet-18 (batch 1, 224 x 224)")
+    ap.add_argument("--no-mobilenet", action="store_true",
+                    help="skip torchvision's MobileNetV2 (batch 1, 224 x 224)")
     ap.add_argument("--threads", type=int, default=0,
                     help="onnxruntime intra-op threads = device workers (default: CPUs)")
     ap.add_argument("--json", default=None)
@@ -129,14 +135,17 @@ def main():
         m, ins = makers[name]()
         make_models.save(work, name, m, ins, meta)
     names = list(small)
-    if not a.no_resnet18:
+    tv = [] if a.no_resnet18 else [("resnet18", 18)]
+    if not a.no_mobilenet:
+        tv.append(("mobilenet_v2", 2))
+    for arch, seed in tv:
         try:
-            m, ins = make_resnet18()
+            m, ins = make_torchvision(arch, seed)
         except ImportError as ex:
-            print(f"# ResNet-18 skipped: {ex} (python3-torch, python3-torchvision: make deps)")
+            print(f"# {arch} skipped: {ex} (python3-torch, python3-torchvision: make deps)")
         else:
-            make_models.save(work, "resnet18", m, ins, meta)
-            names.append("resnet18")
+            make_models.save(work, arch, m, ins, meta)
+            names.append(arch)
     if not a.no_resnet50:
         # ResNet-50's 100 MB is only written again when the generator changed
         with open(make_models.__file__, "rb") as f:
@@ -278,7 +287,9 @@ def main():
                 y = np.load(os.path.join(work, f"{name}.{prec}.ipu.y.npy")).astype(np.float64)
                 yr = np.load(os.path.join(work, f"{name}.ort.y.npy")).astype(np.float64)
                 err = float(np.abs(y - yr).max() / max(np.abs(yr).max(), 1e-30))
-            tol = 1e-2 if prec == "fp16" else 1e-4   # as tests/models
+            # as tests/models; MobileNetV2's fp16 storage alone moves it by
+            # about 1.2e-2 (tests/models/zoo.py measures that bound per model)
+            tol = 1e-4 if prec == "fp32" else 3e-2 if name == "mobilenet_v2" else 1e-2
             errs = f"{err:>9.2g}" if err is not None else f"{'-':>9}"
             if err is not None and not err <= tol:
                 errs += " WRONG"
@@ -300,18 +311,22 @@ def main():
                       f"{'-':>8} {'-':>8} {errs}", flush=True)
             out["throughput"].append(row)
     for prec in ("fp32", "fp16"):
-        rs = [t["ratio_1"] for t in out["throughput"] if t["precision"] == prec and "ratio_1" in t]
-        if rs:
-            gm = float(np.exp(np.mean(np.log(rs))))
-            out[f"geomean_ratio_1_{prec}"] = gm
-            print(f"# geometric mean of the ratios (1 request at a time), {prec}: {gm:.3f} "
-                  f"over {len(rs)} models")
+        rows = [t for t in out["throughput"] if t["precision"] == prec and "ratio_1" in t]
+        for label, key, sel in (("the scored models", "", [t for t in rows if t["model"] in SCORED]),
+                                ("all models", "_all", rows)):
+            if not sel:
+                continue
+            gm = float(np.exp(np.mean(np.log([t["ratio_1"] for t in sel]))))
+            out[f"geomean_ratio_1_{prec}{key}"] = gm
+            print(f"# geometric mean of the ratios (1 request at a time), {prec}, {label}: "
+                  f"{gm:.3f} over {len(sel)} ({', '.join(t['model'] for t in sel)})")
     path = a.json or os.path.join(work, "bench-models.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     print(f"# figures: {path}")
     if out.get("wrong"):
-        print(f"# WRONG outputs (norm err above 1e-4 fp32 / 1e-2 fp16): {', '.join(out['wrong'])}")
+        print(f"# WRONG outputs (norm err above 1e-4 fp32 / 1e-2 fp16, MobileNetV2 3e-2): "
+              f"{', '.join(out['wrong'])}")
         return 1
     return 0
 

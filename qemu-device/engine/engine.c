@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine_internal.h"
 
@@ -85,8 +86,10 @@ static void unload(struct ipu_engine *e)
 {
 	ipu_exe_free(e->exe);
 	e->exe = NULL;
-	free(e->mem);
+	if (e->mem)
+		munmap(e->mem, e->mem_bytes);
 	e->mem = NULL;
+	e->mem_bytes = 0;
 	free(e->vctx);
 	e->vctx = NULL;
 	free(e->segs);
@@ -114,10 +117,18 @@ static int bind_memory(struct ipu_engine *e)
 
 	e->stride = ((size_t)x->hdr->tile_mem + IPU_TILE_ALIGN - 1) & ~(size_t)(IPU_TILE_ALIGN - 1);
 	total = e->stride * x->hdr->num_tiles;
-	/* calloc of a large block maps zero pages lazily: untouched tiles are free */
-	if (posix_memalign((void **)&e->mem, IPU_TILE_ALIGN, total))
+	/*
+	 * Anonymous pages read as zero and are only backed once written: a
+	 * device's tile memory (about 900 MiB on ipu2) is mostly untouched by
+	 * one program, and clearing it all up front was a quarter of the time
+	 * of a short run.  Page aligned, so IPU_TILE_ALIGN holds.
+	 */
+	e->mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e->mem == MAP_FAILED) {
+		e->mem = NULL;
 		return IPU_E_NOMEM;
-	memset(e->mem, 0, total);
+	}
+	e->mem_bytes = total;
 	e->vctx = calloc(x->nvertices ? x->nvertices : 1, sizeof(*e->vctx));
 	e->cs_exec = calloc(x->ncss ? x->ncss : 1, sizeof(*e->cs_exec));
 	{

@@ -123,7 +123,8 @@ struct ipu_engine {
 	struct ipu_stream_ops sops;
 	struct ipu_pool *pool;
 	struct ipu_exe *exe;
-	uint8_t *mem;			/* exe->hdr->num_tiles * stride bytes */
+	uint8_t *mem;			/* exe->hdr->num_tiles * stride bytes, mmap'd */
+	size_t mem_bytes;
 	size_t stride;			/* bytes between tile bases */
 	struct ipu_vertex_ctx *vctx;	/* per vertex, mem bound */
 	struct ipu_stream_seg *segs;	/* stream copy segments, mem bound */
