@@ -3,7 +3,9 @@
  * bench_codelets.c - single-thread throughput of the MATMUL and CONV2D
  * codelets (every instruction-set level the host has) and of a few other
  * codelets, beside single-threaded OpenBLAS sgemm (for CONV2D: im2col +
- * sgemm on the same shape).  Usage: bench_codelets [seconds]
+ * sgemm on the same shape, per group when grouped).
+ * Usage: bench_codelets [seconds [NAME]]: with NAME, only the CONV2D cases
+ * whose name contains it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -103,7 +105,7 @@ static double bench_blas(const struct bcase *c, double secs)
 
 struct cbench {
 	const char *name;
-	uint32_t p[17];	/* CONV2D params, groups 1 */
+	uint32_t p[17];	/* CONV2D params */
 };
 
 static uint32_t conv_od(uint32_t in, uint32_t pa, uint32_t pb, uint32_t k,
@@ -119,7 +121,8 @@ static double bench_conv(const struct cbench *b, int level, int im2col,
 	const uint32_t *p = b->p;
 	uint32_t OH = conv_od(p[2], p[9], p[11], p[5], p[7], p[13]);
 	uint32_t OW = conv_od(p[3], p[10], p[12], p[6], p[8], p[14]);
-	uint32_t cnt[4] = { p[0] * p[1] * p[2] * p[3], p[4] * p[1] * p[5] * p[6],
+	uint32_t cin_g = p[1] / p[15];
+	uint32_t cnt[4] = { p[0] * p[1] * p[2] * p[3], p[4] * cin_g * p[5] * p[6],
 			    p[0] * p[4] * OH * OW, p[4] };
 	const struct ipu_codelet *c = ipu_codelet_get(IPUX_CL_CONV2D);
 	struct ipux_operand ops[4];
@@ -127,8 +130,9 @@ static double bench_conv(const struct cbench *b, int level, int im2col,
 	size_t off = 0, i;
 	uint8_t *mem;
 	char why[256];
-	double t0, t, flops = 2.0 * cnt[2] * p[1] * p[5] * p[6];
+	double t0, t, flops = 2.0 * cnt[2] * cin_g * p[5] * p[6];
 	long reps = 0;
+	size_t batch = 1;
 
 	for (i = 0; i < 4; i++) {
 		ops[i] = (struct ipux_operand){ (uint32_t)off, cnt[i], IPUX_DT_F32, { 0 } };
@@ -146,35 +150,44 @@ static double bench_conv(const struct cbench *b, int level, int im2col,
 	v.mem = mem;
 	ipu_conv_run_level(&v, level, im2col);
 	t0 = now();
+	/* the thread CPU clock is a system call: read it every `batch` runs */
 	do {
-		ipu_conv_run_level(&v, level, im2col);
-		reps++;
+		for (i = 0; i < batch; i++)
+			ipu_conv_run_level(&v, level, im2col);
+		reps += (long)batch;
 		t = now() - t0;
+		if (t < secs / 64 && batch < 4096)
+			batch *= 2;
 	} while (t < secs);
 	free(mem);
 	return flops * reps / t * 1e-9;
 }
 
-/* The same convolution as im2col (timed) + OpenBLAS sgemm, as MLAS does. */
+/*
+ * The same convolution as im2col (timed) + OpenBLAS sgemm, as MLAS does;
+ * grouped: one im2col and sgemm per group.
+ */
 static double bench_conv_blas(const struct cbench *b, double secs)
 {
 	const uint32_t *p = b->p;
 	uint32_t OH = conv_od(p[2], p[9], p[11], p[5], p[7], p[13]);
 	uint32_t OW = conv_od(p[3], p[10], p[12], p[6], p[8], p[14]);
-	size_t K = (size_t)p[1] * p[5] * p[6], N = (size_t)OH * OW, M = p[4];
-	float *in = calloc((size_t)p[1] * p[2] * p[3], 4), *w = calloc(M * K, 4);
-	float *col = calloc(K * N, 4), *out = calloc(M * N, 4);
-	double t0 = 0, t, flops = 2.0 * M * N * K;
+	size_t G = p[15], K = (size_t)p[1] / G * p[5] * p[6], N = (size_t)OH * OW, M = p[4] / G;
+	float *in = calloc((size_t)p[1] * p[2] * p[3], 4), *w = calloc(G * M * K, 4);
+	float *col = calloc(K * N, 4), *out = calloc(G * M * N, 4);
+	double t0 = 0, t, flops = 2.0 * G * M * N * K;
 	long reps = 0;
 
 	do {
-		size_t k, oh, ow;
+		size_t k, oh, ow, g;
 
 		if (reps == 1)
 			t0 = now();
+		for (g = 0; g < G; g++) {
 		/* row by row, the output columns inside the input found once */
 		for (k = 0; k < K; k++) {
-			size_t ic = k / (p[5] * p[6]), kh = k / p[6] % p[5], kw = k % p[6];
+			size_t ic = g * (K / (p[5] * p[6])) + k / (p[5] * p[6]);
+			size_t kh = k / p[6] % p[5], kw = k % p[6];
 			long woff = (long)(kw * p[14]) - (long)p[10];
 			size_t lo = 0, hi = OW;
 
@@ -203,7 +216,8 @@ static double bench_conv_blas(const struct cbench *b, double secs)
 			}
 		}
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-			    (int)K, 1, w, (int)K, col, (int)N, 0, out, (int)N);
+			    (int)K, 1, w + g * M * K, (int)K, col, (int)N, 0, out + g * M * N, (int)N);
+		}
 		reps++;
 		t = reps > 1 ? now() - t0 : 0;
 	} while (t < secs);
@@ -214,7 +228,7 @@ static double bench_conv_blas(const struct cbench *b, double secs)
 	return flops * (reps - 1) / t * 1e-9;
 }
 
-static void bench_convs(double secs, int maxl)
+static void bench_convs(double secs, int maxl, const char *only)
 {
 	/* per-tile vertices of ResNet-18 b1 as ipu-compile splits it, and whole layers */
 	static const struct cbench cb[] = {
@@ -226,6 +240,14 @@ static void bench_convs(double secs, int maxl)
 		{ "r18 64x9x56 ->32 3x3", { 1, 64, 9, 56, 32, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0 } },
 		{ "layer 64x56x56 ->64 3x3", { 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
 		{ "layer 256x14x14 ->256 3x3", { 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 } },
+		/* MobileNetV2 b1 depthwise vertices (one output row of a few channels) and layers */
+		{ "mnv2 dw 1x3x112 3x3", { 1, 1, 3, 112, 1, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0 } },
+		{ "mnv2 dw 4x3x14 3x3", { 1, 4, 3, 14, 4, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 4, 0 } },
+		{ "mnv2 dw 4x3x112 3x3 s2", { 1, 4, 3, 112, 4, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1, 4, 0 } },
+		{ "mnv2 dw 5x3x7 3x3", { 1, 5, 3, 7, 5, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 5, 0 } },
+		{ "mnv2 dw 1x8x14 3x3", { 1, 1, 8, 14, 1, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0 } },
+		{ "dw layer 32x112x112 3x3", { 1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 0 } },
+		{ "dw layer 144x56x56 3x3 s2", { 1, 144, 56, 56, 144, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 144, 0 } },
 	};
 	static const char *const lname[] = { "generic", "avx2", "avx512" };
 	size_t i;
@@ -234,6 +256,8 @@ static void bench_convs(double secs, int maxl)
 	printf("\nCONV2D f32 with bias, single thread, GFLOP/s: direct engine per level, "
 	       "im2col path (best level), im2col + OpenBLAS sgemm\n");
 	for (i = 0; i < sizeof(cb) / sizeof(cb[0]); i++) {
+		if (only && !strstr(cb[i].name, only))
+			continue;
 		printf("%-27s", cb[i].name);
 		for (l = 0; l <= maxl; l++)
 			printf("  %s %6.1f", lname[l], bench_conv(&cb[i], l, 0, secs));
@@ -353,10 +377,15 @@ int main(int argc, char **argv)
 	};
 	static const char *const lname[] = { "generic", "avx2", "avx512" };
 	double secs = argc > 1 ? atof(argv[1]) : 0.5;
+	const char *only = argc > 2 ? argv[2] : NULL;
 	int maxl = ipu_mm_max_level(), l;
 	size_t i;
 
 	openblas_set_num_threads(1);
+	if (only) {
+		bench_convs(secs, maxl, only);
+		return 0;
+	}
 	printf("MATMUL single thread, GFLOP/s (per CPU-second of this thread)\n");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct bcase *c = &cases[i];
@@ -369,7 +398,7 @@ int main(int argc, char **argv)
 			printf("  openblas-sgemm %6.1f", bench_blas(c, secs));
 		printf("\n");
 	}
-	bench_convs(secs, maxl);
+	bench_convs(secs, maxl, NULL);
 	bench_others(secs);
 	return 0;
 }

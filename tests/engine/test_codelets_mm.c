@@ -500,6 +500,46 @@ TEST(conv2d_direct_blocking)
 		}
 }
 
+TEST(conv2d_depthwise)
+{
+	/*
+	 * Depthwise vertices of one output row (their own path) and of a few
+	 * rows, every stride, padding, dilation, accumulate and element type,
+	 * and a row too wide for the one-row path's scratch.
+	 */
+	struct ct_rng r = { 77 };
+	int it;
+
+	for (it = 0; it < 120; it++) {
+		struct conv_case c;
+		uint32_t *p = c.p;
+		uint32_t G = (uint32_t)ct_int(&r, 1, 6), k = (uint32_t)ct_int(&r, 1, 5);
+
+		p[0] = (uint32_t)ct_int(&r, 1, 2);
+		p[1] = p[4] = p[15] = G;
+		p[5] = k;
+		p[6] = it % 5 == 0 ? (uint32_t)ct_int(&r, 1, 5) : k;
+		p[7] = (uint32_t)ct_int(&r, 1, 3);
+		p[8] = (uint32_t)ct_int(&r, 1, 3);
+		p[9] = (uint32_t)ct_int(&r, 0, 2);
+		p[10] = (uint32_t)ct_int(&r, 0, 2);
+		p[11] = (uint32_t)ct_int(&r, 0, 2);
+		p[12] = (uint32_t)ct_int(&r, 0, 2);
+		p[13] = (uint32_t)ct_int(&r, 1, 2);
+		p[14] = (uint32_t)ct_int(&r, 1, 2);
+		p[16] = (uint32_t)ct_int(&r, 0, 1);
+		/* input rows for one output row (most), or a few */
+		p[2] = p[13] * (p[5] - 1) + 1 + (it % 3 == 0 ? (uint32_t)ct_int(&r, 0, 5) : 0);
+		if (p[2] > p[9] + p[11])
+			p[2] -= it % 2 ? 0 : p[9] + p[11];
+		p[3] = p[14] * (p[6] - 1) + 1 + (uint32_t)(it == 7 ? 5000 : ct_int(&r, 0, 150));
+		c.idt = ct_int(&r, 0, 1) ? IPUX_DT_F32 : IPUX_DT_F16;
+		c.odt = ct_int(&r, 0, 1) ? IPUX_DT_F32 : IPUX_DT_F16;
+		c.bias = (uint32_t)ct_int(&r, 0, 1);
+		CHECK_EQ_INT(conv_one(&r, &c), 0);
+	}
+}
+
 TEST(conv2d_check)
 {
 	struct ct_tile t;
@@ -575,6 +615,7 @@ int main(int argc, char **argv)
 	RUN(conv2d_random);
 	RUN(conv2d_big);
 	RUN(conv2d_direct_blocking);
+	RUN(conv2d_depthwise);
 	RUN(isa_chosen_at_engine_creation);
 	RUN(isa_of_vertex_selects_kernels);
 	printf("# %d checks\n", th_g.checks);

@@ -236,6 +236,172 @@ CD_TARGET static const float *CD_FN(weights)(const struct conv_args *c,
 	return ap;
 }
 
+static float CD_FN(bias)(const struct conv_args *c, size_t oc)
+{
+	if (!c->bias)
+		return 0.0f;
+	return c->bias_f16 ? cl_h2f(((const uint16_t *)c->bias)[oc])
+			   : ((const float *)c->bias)[oc];
+}
+
+/* One output row from its f32 sums s: out (+)= bias + s. */
+CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
+				       const float *s, float b)
+{
+	int base = c->accumulate || c->bias;
+	size_t ow;
+
+	if (c->out_f16) {
+		uint16_t *d = (uint16_t *)c->out + o;
+
+		for (ow = 0; ow < c->OW; ow++) {
+			float x = c->accumulate ? cl_h2f(d[ow]) + b : b;
+
+			d[ow] = cl_f2h(base ? x + s[ow] : s[ow]);
+		}
+	} else {
+		float *d = (float *)c->out + o;
+
+		if (!base)
+			for (ow = 0; ow < c->OW; ow++)
+				d[ow] = s[ow];
+		else if (c->accumulate)
+			for (ow = 0; ow < c->OW; ow++)
+				d[ow] = (d[ow] + b) + s[ow];
+		else
+			for (ow = 0; ow < c->OW; ow++)
+				d[ow] = b + s[ow];
+	}
+}
+
+/*
+ * Depthwise convolution (one input and one output channel per group).
+ * MobileNet-style vertices hold one output row of a few channels, where
+ * the band engine's set-up (planning, tap offsets, whole phase planes,
+ * register tiles 64 columns wide) cost several times the 9 multiplies
+ * per output.  Here, per output row, the kH input rows are copied
+ * zero-padded and split by column phase (so every tap reads a contiguous
+ * slice), then each vector of outputs sums all taps in registers, in
+ * weight order, rows outside the input skipped.  Returns -1 (nothing
+ * written) when the rows do not fit the fixed scratch.
+ */
+#define CD_DW_MAX 2048	/* output columns */
+#define CD_DW_ROWS 8192	/* floats of the padded input rows of one output row */
+CD_TARGET CD_CONTRACT static int CD_FN(dw)(const struct conv_args *c)
+{
+	typedef CD_FN(vf) vf;
+	_Alignas(64) float acc[CD_DW_MAX];
+	_Alignas(64) float rows[CD_DW_ROWS];
+	float wt[CD_KT];
+	uint32_t toff[CD_KT];
+	size_t sW = c->sW, kH = c->kH, kW = c->kW, taps = kH * kW, OW = c->OW;
+	size_t owr = cd_round_up(OW, CD_VL), kwq = (kW - 1) * c->dW / sW;
+	size_t wq = cd_div_up((OW - 1) * sW + (kW - 1) * c->dW + 1, sW);
+	size_t wr = owr + kwq > wq ? owr + kwq : wq;
+	size_t n, ch, oh, kh, kw, px, j, ow, t, nt;
+
+	if (taps > CD_KT || owr > CD_DW_MAX || kH * sW * wr > CD_DW_ROWS)
+		return -1;
+	for (n = 0; n < c->N; n++)
+		for (ch = 0; ch < c->G; ch++) {
+			size_t plane = (n * c->G + ch) * c->H * c->W;
+			float b = CD_FN(bias)(c, ch);
+
+			if (c->in_f16)
+				CD_FN(h2f)(wt, (const uint16_t *)c->w + ch * taps, taps);
+			else
+				memcpy(wt, (const float *)c->w + ch * taps, taps * sizeof(float));
+			for (oh = 0; oh < c->OH; oh++) {
+				float tw[CD_KT];
+
+				/* the taps whose input row exists, in weight order */
+				nt = 0;
+				for (kh = 0; kh < kH; kh++) {
+					int64_t ih = (int64_t)(oh * c->sH + kh * c->dH) - (int64_t)c->pt;
+					size_t src;
+
+					if (ih < 0 || ih >= (int64_t)c->H)
+						continue;
+					src = plane + (size_t)ih * c->W;
+					for (px = 0; px < sW; px++) {
+						float *d = rows + (kh * sW + px) * wr;
+						size_t jlo = px >= c->pl ? 0 : (c->pl - px + sW - 1) / sW;
+						size_t jhi = c->W + c->pl > px
+							     ? (c->W + c->pl - px + sW - 1) / sW : 0;
+
+						if (jhi > wr)
+							jhi = wr;
+						if (jlo > jhi)
+							jlo = jhi;
+						for (j = 0; j < jlo; j++)
+							d[j] = 0.0f;
+						if (c->in_f16) {
+							const uint16_t *s = (const uint16_t *)c->in + src +
+									    jlo * sW + px - c->pl;
+
+							if (sW == 1)
+								CD_FN(h2f)(d + jlo, s, jhi - jlo);
+							else
+								for (j = jlo; j < jhi; j++)
+									d[j] = cl_h2f(s[(j - jlo) * sW]);
+						} else {
+							const float *s = (const float *)c->in + src +
+									 jlo * sW + px - c->pl;
+
+							if (sW == 1)
+								memcpy(d + jlo, s, (jhi - jlo) * sizeof(float));
+							else
+								for (j = jlo; j < jhi; j++)
+									d[j] = s[(j - jlo) * sW];
+						}
+						for (j = jhi; j < wr; j++)
+							d[j] = 0.0f;
+					}
+					for (kw = 0; kw < kW; kw++) {
+						size_t off = kw * c->dW;
+
+						toff[nt] = (uint32_t)((kh * sW + off % sW) * wr + off / sW);
+						tw[nt++] = wt[kh * kW + kw];
+					}
+				}
+				for (ow = 0; ow + 4 * CD_VL <= owr; ow += 4 * CD_VL) {
+					vf a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+
+					for (t = 0; t < nt; t++) {
+						const float *s = rows + toff[t] + ow;
+						vf x0, x1, x2, x3;
+
+						memcpy(&x0, s, sizeof(vf));
+						memcpy(&x1, s + CD_VL, sizeof(vf));
+						memcpy(&x2, s + 2 * CD_VL, sizeof(vf));
+						memcpy(&x3, s + 3 * CD_VL, sizeof(vf));
+						a0 += tw[t] * x0;
+						a1 += tw[t] * x1;
+						a2 += tw[t] * x2;
+						a3 += tw[t] * x3;
+					}
+					memcpy(acc + ow, &a0, sizeof(vf));
+					memcpy(acc + ow + CD_VL, &a1, sizeof(vf));
+					memcpy(acc + ow + 2 * CD_VL, &a2, sizeof(vf));
+					memcpy(acc + ow + 3 * CD_VL, &a3, sizeof(vf));
+				}
+				for (; ow < owr; ow += CD_VL) {
+					vf a0 = { 0 };
+
+					for (t = 0; t < nt; t++) {
+						vf x0;
+
+						memcpy(&x0, rows + toff[t] + ow, sizeof(vf));
+						a0 += tw[t] * x0;
+					}
+					memcpy(acc + ow, &a0, sizeof(vf));
+				}
+				CD_FN(store_row)(c, ((n * c->G + ch) * c->OH + oh) * OW, acc, b);
+			}
+		}
+	return 0;
+}
+
 CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 {
 	_Alignas(64) float bp[CD_BP];
@@ -246,6 +412,9 @@ CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 	size_t M = c->cout_g, taps = c->kH * c->kW, n, g, oh0, ic0, i, k;
 	size_t cout = c->G * M, icl, kh, kw;
 
+	/* one output row: the band engine's set-up outweighs its reuse of the rows */
+	if (c->cin_g == 1 && M == 1 && c->OH == 1 && !CD_FN(dw)(c))
+		return 0;
 	if (cd_plan(c, CD_VL, CD_MR_T, CD_MR_W, &pl))
 		return -1;
 	/* plane offset of each tap of a chunk (a shorter chunk: a prefix) */
@@ -263,7 +432,7 @@ CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 		for (g = 0; g < c->G; g++)
 			for (oh0 = 0; oh0 < c->OH; oh0 += pl.bh) {
 				size_t bh = c->OH - oh0 < pl.bh ? c->OH - oh0 : pl.bh;
-				size_t nw = cd_round_up(bh * pl.wq, pl.nr), r, m, ow;
+				size_t nw = cd_round_up(bh * pl.wq, pl.nr), r, m;
 
 				for (ic0 = 0; ic0 < c->cin_g; ic0 += pl.icb) {
 					size_t icc = c->cin_g - ic0 < pl.icb ? c->cin_g - ic0 : pl.icb;
@@ -288,37 +457,11 @@ CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 				}
 				for (m = 0; m < M; m++) {
 					size_t oc = g * M + m;
-					int base = c->accumulate || c->bias;
-					float b = c->bias ? (c->bias_f16
-						? cl_h2f(((const uint16_t *)c->bias)[oc])
-						: ((const float *)c->bias)[oc]) : 0.0f;
+					float b = CD_FN(bias)(c, oc);
 
-					for (r = 0; r < bh; r++) {
-						size_t o = ((n * cout + oc) * c->OH + oh0 + r) * c->OW;
-						const float *s = cs + m * nw + r * pl.wq;
-
-						if (c->out_f16) {
-							uint16_t *d = (uint16_t *)c->out + o;
-
-							for (ow = 0; ow < c->OW; ow++) {
-								float x = c->accumulate ? cl_h2f(d[ow]) + b : b;
-
-								d[ow] = cl_f2h(base ? x + s[ow] : s[ow]);
-							}
-						} else {
-							float *d = (float *)c->out + o;
-
-							if (!base)
-								for (ow = 0; ow < c->OW; ow++)
-									d[ow] = s[ow];
-							else if (c->accumulate)
-								for (ow = 0; ow < c->OW; ow++)
-									d[ow] = (d[ow] + b) + s[ow];
-							else
-								for (ow = 0; ow < c->OW; ow++)
-									d[ow] = b + s[ow];
-						}
-					}
+					for (r = 0; r < bh; r++)
+						CD_FN(store_row)(c, ((n * cout + oc) * c->OH + oh0 + r) *
+								 c->OW, cs + m * nw + r * pl.wq, b);
 				}
 			}
 	return 0;
