@@ -216,14 +216,75 @@ static const char *unsuitable(struct dm_dev *d, const struct ipurt_device_req *r
 	return NULL;
 }
 
+/* Is dm's device i one of the specs in `only` (a list as ipurt_dm_create takes)? */
+static int listed(const struct ipurt_device_manager *dm, uint32_t i, const char *only)
+{
+	const char *p;
+
+	for (p = only; *p;) {
+		size_t len = spec_len(p);
+
+		if (len && strlen(dm->devs[i].spec) == len && !strncmp(dm->devs[i].spec, p, len))
+			return 1;
+		p += len;
+		if (*p == ',' || *p == ';')
+			p++;
+	}
+	return 0;
+}
+
+/* Number of specs in a list, a spec named twice counted once per naming. */
+static uint32_t count_specs(const char *only)
+{
+	uint32_t n = 0;
+	const char *p;
+
+	for (p = only; *p;) {
+		size_t len = spec_len(p);
+
+		n += len != 0;
+		p += len;
+		if (*p == ',' || *p == ';')
+			p++;
+	}
+	return n;
+}
+
 int ipurt_dm_acquire(struct ipurt_device_manager *dm, const struct ipurt_device_req *req,
 		     enum ipurt_wait_policy policy, int64_t wait_timeout_ns,
 		     struct ipu_device **dev, char *err, size_t errlen)
 {
-	struct timespec dl;
-	int rc;
+	return ipurt_dm_acquire_n(dm, req, 1, NULL, policy, wait_timeout_ns, dev, err, errlen);
+}
 
-	*dev = NULL;
+int ipurt_dm_acquire_n(struct ipurt_device_manager *dm, const struct ipurt_device_req *req,
+		       uint32_t n, const char *only, enum ipurt_wait_policy policy,
+		       int64_t wait_timeout_ns, struct ipu_device **devs, char *err,
+		       size_t errlen)
+{
+	struct timespec dl;
+	uint32_t i, k;
+
+	if (only && *only) {
+		uint32_t want = count_specs(only);
+
+		if (n == 0)
+			n = want;
+		if (n != want) {
+			rt_errf(err, errlen, "asked for %u devices but the list '%s' names %u", n,
+				only, want);
+			return IPURT_E_INVAL;
+		}
+	} else {
+		only = NULL;
+	}
+	if (n == 0 || n > dm->n) {
+		rt_errf(err, errlen, "asked for %u devices; the manager has %u (%s)", n, dm->n,
+			n ? "name more devices, or fewer replicas" : "at least one is needed");
+		return n ? IPURT_E_NO_DEVICE : IPURT_E_INVAL;
+	}
+	for (k = 0; k < n; k++)
+		devs[k] = NULL;
 	if (policy == IPURT_WAIT_TIMEOUT) {
 		clock_gettime(CLOCK_MONOTONIC, &dl);
 		dl.tv_sec += wait_timeout_ns / 1000000000;
@@ -236,11 +297,18 @@ int ipurt_dm_acquire(struct ipurt_device_manager *dm, const struct ipurt_device_
 	pthread_mutex_lock(&dm->lock);
 	for (;;) {
 		char why[1024] = "", one[256];
-		uint32_t i, suitable = 0;
+		uint32_t suitable = 0;
 
-		for (i = 0; i < dm->n; i++) {
+		/*
+		 * All or none: a runner holding some of its devices while it
+		 * waits for the rest could deadlock with another doing the same.
+		 */
+		k = 0;
+		for (i = 0; i < dm->n && k < n; i++) {
 			struct dm_dev *d = &dm->devs[i];
 
+			if (only && !listed(dm, i, only))
+				continue;
 			if (unsuitable(d, req, one, sizeof(one))) {
 				size_t l = strlen(why);
 
@@ -250,32 +318,60 @@ int ipurt_dm_acquire(struct ipurt_device_manager *dm, const struct ipurt_device_
 			suitable++;
 			if (d->busy)
 				continue;
-			rc = ipu_attach(d->dev);
-			if (rc) /* another process holds it */
+			if (ipu_attach(d->dev)) /* another process holds it */
 				continue;
 			d->busy = 1;
-			*dev = d->dev;
+			devs[k++] = d->dev;
+		}
+		if (k == n) {
 			pthread_mutex_unlock(&dm->lock);
 			return 0;
 		}
-		if (!suitable) {
+		/* not enough: give back what this pass took */
+		for (i = 0; i < dm->n; i++) {
+			uint32_t j;
+
+			for (j = 0; j < k; j++) {
+				if (dm->devs[i].dev == devs[j] && dm->devs[i].busy) {
+					ipu_detach(devs[j]);
+					dm->devs[i].busy = 0;
+				}
+			}
+		}
+		for (; k > 0; k--)
+			devs[k - 1] = NULL;
+		if (suitable < n) {
 			pthread_mutex_unlock(&dm->lock);
-			rt_errf(err, errlen, "no device can run this model (%u tiles x %u bytes%s%s): %s",
-				req->num_tiles, req->tile_mem, req->ipu_version ? ", " : "",
-				req->ipu_version ? req->ipu_version : "",
-				dm->n ? why : "no devices");
+			if (n == 1)
+				rt_errf(err, errlen,
+					"no device can run this model (%u tiles x %u bytes%s%s): %s",
+					req->num_tiles, req->tile_mem, req->ipu_version ? ", " : "",
+					req->ipu_version ? req->ipu_version : "",
+					dm->n ? why : "no devices");
+			else
+				rt_errf(err, errlen,
+					"%u devices needed, %u can run this model (%u tiles x %u bytes%s%s)%s%s",
+					n, suitable, req->num_tiles, req->tile_mem,
+					req->ipu_version ? ", " : "",
+					req->ipu_version ? req->ipu_version : "", *why ? ": " : "", why);
 			return IPURT_E_NO_DEVICE;
 		}
 		if (policy == IPURT_WAIT_NONE) {
 			pthread_mutex_unlock(&dm->lock);
-			rt_errf(err, errlen, "all %u suitable devices are in use", suitable);
+			if (n == 1)
+				rt_errf(err, errlen, "all %u suitable devices are in use", suitable);
+			else
+				rt_errf(err, errlen,
+					"%u devices needed, fewer of the %u suitable ones are free", n,
+					suitable);
 			return IPURT_E_BUSY;
 		}
 		if (policy == IPURT_WAIT_FOREVER) {
 			pthread_cond_wait(&dm->released, &dm->lock);
 		} else if (pthread_cond_timedwait(&dm->released, &dm->lock, &dl) == ETIMEDOUT) {
 			pthread_mutex_unlock(&dm->lock);
-			rt_errf(err, errlen, "no suitable device became free within %lld ns",
+			rt_errf(err, errlen, "%s within %lld ns",
+				n == 1 ? "no suitable device became free" : "not enough suitable devices became free",
 				(long long)wait_timeout_ns);
 			return IPURT_E_TIMEOUT;
 		}

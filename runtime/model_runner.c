@@ -9,6 +9,17 @@
  * contiguous and whole; only a partial last batch or a batch dimension
  * other than the outermost goes through a scratch buffer (inputs gathered
  * and zero-padded before, outputs scattered back after).
+ *
+ * Replication: with several devices each holds its own Session and
+ * QueueManager, and every device run goes to the device with the fewest
+ * runs outstanding (ties in turn, so an idle set is used evenly).  Runs
+ * are independent (each reads and writes only its own slices), so a
+ * request may span devices and its future still completes only when all
+ * of its runs are done.  A run that fails takes its device out of
+ * rotation; a failover thread flushes that device's queue (which reports
+ * every run it held as cancelled) and moves each such run to another
+ * device, at most once per run, so a request that fails on two devices
+ * is taken to be at fault itself rather than taking every device out.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,7 +28,36 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipu/thread.h"
 #include "rt_internal.h"
+
+struct ipurt_runner;
+
+/* One device the model is loaded on. */
+struct replica {
+	struct ipurt_runner *r;
+	struct ipu_device *dev;
+	struct ipurt_session *s;
+	struct ipurt_queue_manager *qm;
+	char name[64];			/* the spec it was opened with */
+	_Atomic uint32_t outstanding;	/* runs queued or running */
+	_Atomic uint64_t runs_ok;
+	_Atomic int out;		/* taken out of rotation */
+	int recovered;			/* its queue flushed since (r->lock) */
+	char why[256];			/* why it was taken out (r->lock) */
+	uint32_t reg_ids[IPU_MAX_REGISTERED];
+};
+
+/* One device run of a request: the QueueManager's tag. */
+struct run_ref {
+	struct ipurt_future *f;
+	struct replica *rep;		/* where it was last queued (f->lock) */
+	struct run_ref *next;		/* failover list (r->lock) */
+	uint32_t run;
+	uint8_t moves;
+	uint8_t done;			/* (f->lock) */
+	int32_t first;			/* replica of a failed first attempt, or -1 */
+};
 
 struct ipurt_runner {
 	struct ipurt_config cfg;
@@ -25,12 +65,19 @@ struct ipurt_runner {
 	const struct ipuef_file *f;
 	const struct ipuef_metadata *m;
 	struct ipurt_device_manager *dm, *own_dm;
-	struct ipu_device *dev;
-	struct ipurt_session *s;
-	struct ipurt_queue_manager *qm;
+	struct replica *reps;
+	uint32_t nrep;
+	_Atomic uint32_t turn;		/* where the next tie-break starts */
 	uint32_t main_prog;
 	int index_anchor;		/* anchor of kind INDEX, or -1 */
 	_Atomic uint64_t next_id;	/* of the next request (on_request) */
+	pthread_mutex_t lock;		/* failover list, reasons, registrations */
+	pthread_cond_t cv;		/* work for the failover thread */
+	struct run_ref *fo_head, *fo_tail;
+	_Atomic int closing;
+	pthread_t fo_thread;
+	int fo_started;
+	uint8_t reg_used[IPU_MAX_REGISTERED];
 };
 
 /* How one tensor maps onto its anchor's runs. */
@@ -58,6 +105,7 @@ struct ipurt_future {
 	int32_t index;
 	uint64_t id;			/* for on_request */
 	int started;
+	struct run_ref *refs;		/* one per run */
 };
 
 void ipurt_config_init(struct ipurt_config *c)
@@ -105,204 +153,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The QueueManager handed one of f's runs to the device. */
-static void run_dispatched(void *ctx, void *tag)
-{
-	struct ipurt_runner *r = ctx;
-	struct ipurt_future *f = tag;
-	int first;
-
-	pthread_mutex_lock(&f->lock);
-	first = !f->started;
-	f->started = 1;
-	pthread_mutex_unlock(&f->lock);
-	if (first)
-		r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_STARTED, now_ns(), 0);
-}
-
-static void run_done(void *ctx, void *tag, int status, const char *msg)
-{
-	struct ipurt_future *f = tag;
-	uint32_t i, run;
-
-	(void)ctx;
-	pthread_mutex_lock(&f->lock);
-	if (status && !f->status) {
-		f->status = status;
-		snprintf(f->msg, sizeof(f->msg), "%s", msg && *msg ? msg : ipurt_err_name(status));
-	}
-	if (--f->remaining == 0) {
-		if (!f->status) {
-			for (i = 0; i < f->nb; i++) {
-				const struct binding *b = &f->b[i];
-
-				if (!b->output || !b->staged)
-					continue;
-				for (run = 0; run < f->nruns; run++)
-					move_rows(b, run, f->scratch + b->scratch_off +
-							  run * b->outer * b->bc * b->inner, 1);
-			}
-		}
-		/* before done: a waiter may free f as soon as it sees it */
-		if (f->r->cfg.on_request)
-			f->r->cfg.on_request(f->r->cfg.on_request_ctx, f->id, IPURT_REQ_DONE, now_ns(),
-					     f->status);
-		f->done = 1;
-		pthread_cond_broadcast(&f->cv);
-	}
-	pthread_mutex_unlock(&f->lock);
-}
-
-static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
-{
-	struct ipurt_device_req req;
-	int rc, prog;
-	uint32_t i;
-
-	r->m = ipuef_metadata(r->f);
-	req.num_tiles = r->m->num_tiles;
-	req.tile_mem = r->m->tile_mem;
-	req.ipu_version = r->m->ipu_version;
-	if (r->cfg.dm) {
-		r->dm = r->cfg.dm;
-	} else {
-		/*
-		 * No device named: the in-process device is software, so it is
-		 * made to match the model's target (tiles, tile memory,
-		 * version); /dev/ipuN nodes are listed after it.
-		 */
-		char spec[128];
-		const char *v = r->m->ipu_version;
-
-		if (!r->cfg.device || !*r->cfg.device)
-			snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u%s%s", r->m->num_tiles,
-				 r->m->tile_mem, v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21")) ?
-				 ",version=" : "", v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21")) ? v : "");
-		rc = ipurt_dm_create(r->cfg.device && *r->cfg.device ? r->cfg.device : spec,
-				     &r->own_dm, err, errlen);
-		if (rc)
-			return rc;
-		r->dm = r->own_dm;
-	}
-	rc = ipurt_dm_acquire(r->dm, &req, r->cfg.wait_policy, r->cfg.wait_timeout_ns, &r->dev,
-			      err, errlen);
-	if (rc)
-		return rc;
-	{
-		/* the request timeout bounds the Load program too */
-		struct ipurt_session_opts so;
-
-		memset(&so, 0, sizeof(so));
-		so.load_timeout_ns = r->cfg.timeout_ns ? (int64_t)r->cfg.timeout_ns : -1;
-		rc = ipurt_session_create(r->dev, r->f, &so, &r->s, err, errlen);
-	}
-	if (rc)
-		return rc;
-	prog = ipurt_executable_program(ipurt_session_executable(r->s), "main");
-	r->main_prog = (uint32_t)prog;
-	r->index_anchor = -1;
-	for (i = 0; i < r->m->num_anchors; i++)
-		if (r->m->anchors[i].kind == IPUEF_ANCHOR_INDEX)
-			r->index_anchor = (int)i;
-	return rt_qm_create(r->s, r->cfg.ring_buffer_size, run_done,
-			    r->cfg.on_request ? run_dispatched : NULL, r, &r->qm, err, errlen);
-}
-
-int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_config *cfg,
-			     struct ipurt_runner **out, char *err, size_t errlen)
-{
-	struct ipurt_runner *r = calloc(1, sizeof(*r));
-	int rc;
-
-	*out = NULL;
-	if (!r) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
-	}
-	if (cfg)
-		r->cfg = *cfg;
-	else
-		ipurt_config_init(&r->cfg);
-	r->f = f;
-	rc = open_runner(r, err, errlen);
-	if (rc) {
-		ipurt_runner_destroy(r);
-		return rc;
-	}
-	*out = r;
-	return 0;
-}
-
-int ipurt_runner_create(const char *path, const struct ipurt_config *cfg,
-			struct ipurt_runner **out, char *err, size_t errlen)
-{
-	struct ipuef_file *f;
-	int rc = ipuef_open(path, &f, err, errlen);
-
-	*out = NULL;
-	if (rc)
-		return rc;
-	rc = ipurt_runner_create_from(f, cfg, out, err, errlen);
-	if (rc) {
-		ipuef_close(f);
-		return rc;
-	}
-	(*out)->own_file = f;
-	return 0;
-}
-
-void ipurt_runner_destroy(struct ipurt_runner *r)
-{
-	if (!r)
-		return;
-	ipurt_qm_destroy(r->qm);
-	ipurt_session_destroy(r->s);
-	if (r->dev)
-		ipurt_dm_release(r->dm, r->dev);
-	ipurt_dm_destroy(r->own_dm);
-	ipuef_close(r->own_file);
-	free(r);
-}
-
-const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r)
-{
-	return r->f;
-}
-
-struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r)
-{
-	return r->dev;
-}
-
-int ipurt_runner_register_memory(struct ipurt_runner *r, void *addr, size_t len,
-				 uint32_t *id, char *err, size_t errlen)
-{
-	int rc = ipu_register_memory(r->dev, addr, len, id);
-
-	switch (rc) {
-	case 0:
-		return 0;
-	case IPU_E_BUSY:
-		rt_errf(err, errlen, "cannot register %zu bytes: all %d slots of the device are in use",
-			len, IPU_MAX_REGISTERED);
-		return IPURT_E_BUSY;
-	case IPU_E_NOMEM:
-		rt_errf(err, errlen, "cannot register %zu bytes: out of memory (or over RLIMIT_MEMLOCK)",
-			len);
-		return IPURT_E_NOMEM;
-	default:
-		rt_errf(err, errlen,
-			"cannot register %zu bytes at %p: %s (ranges may not overlap, 1 GiB at most each)",
-			len, addr, ipu_strerror(rc));
-		return IPURT_E_INVAL;
-	}
-}
-
-int ipurt_runner_unregister_memory(struct ipurt_runner *r, uint32_t id)
-{
-	return ipu_unregister_memory(r->dev, id) ? IPURT_E_INVAL : 0;
 }
 
 /* Batch dimension of an anchor under the config, or NONE. */
@@ -564,53 +414,615 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 	return 0;
 }
 
-static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f)
+/* The QueueManager handed one of f's runs to the device. */
+static void run_dispatched(void *ctx, void *tag)
 {
-	uint32_t run, i, n = f->nb + 1;
+	struct replica *rep = ctx;
+	struct ipurt_runner *r = rep->r;
+	struct ipurt_future *f = ((struct run_ref *)tag)->f;
+	int first;
+
+	pthread_mutex_lock(&f->lock);
+	first = !f->started;
+	f->started = 1;
+	pthread_mutex_unlock(&f->lock);
+	if (first)
+		r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_STARTED, now_ns(), 0);
+}
+
+/* The final status of one run: the future is done with its last. */
+static void complete_run(struct run_ref *ref, int status, const char *msg)
+{
+	struct ipurt_future *f = ref->f;
+	struct ipurt_runner *r = f->r;
+	char first[400] = "";
+	uint32_t i, run;
+
+	if (status && ref->first >= 0) {
+		/* name both devices: the caller cannot tell which one ran it */
+		const struct replica *a = &r->reps[ref->first];
+
+		pthread_mutex_lock(&r->lock);
+		snprintf(first, sizeof(first), "%s (%s)", a->name, a->why);
+		pthread_mutex_unlock(&r->lock);
+	}
+	pthread_mutex_lock(&f->lock);
+	ref->done = 1;
+	if (status && !f->status) {
+		f->status = status;
+		if (*first && ref->rep)
+			snprintf(f->msg, sizeof(f->msg), "device run failed on %s, then on %s: %s",
+				 first, ref->rep->name, msg && *msg ? msg : ipurt_err_name(status));
+		else
+			snprintf(f->msg, sizeof(f->msg), "%s",
+				 msg && *msg ? msg : ipurt_err_name(status));
+	}
+	if (--f->remaining == 0) {
+		if (!f->status) {
+			for (i = 0; i < f->nb; i++) {
+				const struct binding *b = &f->b[i];
+
+				if (!b->output || !b->staged)
+					continue;
+				for (run = 0; run < f->nruns; run++)
+					move_rows(b, run, f->scratch + b->scratch_off +
+							  run * b->outer * b->bc * b->inner, 1);
+			}
+		}
+		/* before done: a waiter may free f as soon as it sees it */
+		if (r->cfg.on_request)
+			r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_DONE, now_ns(),
+					  f->status);
+		f->done = 1;
+		pthread_cond_broadcast(&f->cv);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Take a device out of rotation; the failover thread flushes its queue. */
+static void take_out(struct replica *rep, const char *reason)
+{
+	struct ipurt_runner *r = rep->r;
+
+	pthread_mutex_lock(&r->lock);
+	if (!atomic_load(&rep->out)) {
+		snprintf(rep->why, sizeof(rep->why), "%s", reason);
+		atomic_store(&rep->out, 1);
+	}
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void run_done(void *ctx, void *tag, int status, const char *msg)
+{
+	struct replica *rep = ctx;
+	struct ipurt_runner *r = rep->r;
+	struct run_ref *ref = tag;
+
+	atomic_fetch_sub(&rep->outstanding, 1);
+	if (!status)
+		atomic_fetch_add(&rep->runs_ok, 1);
+	if (status && r->nrep > 1 && !ref->moves && !atomic_load(&r->closing)) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "a run failed: %s",
+			 msg && *msg ? msg : ipurt_err_name(status));
+		/* a run cancelled by the flush of a device already out says so */
+		if (!atomic_load(&rep->out))
+			take_out(rep, why);
+		pthread_mutex_lock(&r->lock);
+		ref->next = NULL;
+		if (r->fo_tail)
+			r->fo_tail->next = ref;
+		else
+			r->fo_head = ref;
+		r->fo_tail = ref;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	complete_run(ref, status, msg);
+}
+
+/* The device in rotation with the fewest runs outstanding, or NULL. */
+static struct replica *pick(struct ipurt_runner *r)
+{
+	uint32_t i, start = atomic_fetch_add(&r->turn, 1) % r->nrep, best_o = 0;
+	struct replica *best = NULL;
+
+	for (i = 0; i < r->nrep; i++) {
+		struct replica *rep = &r->reps[(start + i) % r->nrep];
+		uint32_t o = atomic_load(&rep->outstanding);
+
+		if (atomic_load(&rep->out))
+			continue;
+		if (!best || o < best_o) {
+			best = rep;
+			best_o = o;
+		}
+	}
+	return best;
+}
+
+/* Anchors and buffers of one run; staging copies a staged input's rows. */
+static uint32_t run_buffers(struct ipurt_runner *r, struct ipurt_future *f, uint32_t run,
+			    int stage, uint32_t *anchors, void **bufs)
+{
+	uint32_t i, k = 0;
+	int have_index = 0;
+
+	for (i = 0; i < f->nb; i++) {
+		struct binding *b = &f->b[i];
+		uint64_t chunk = b->outer * b->bc * b->inner;
+
+		have_index |= (int)b->anchor == r->index_anchor;
+		anchors[k] = b->anchor;
+		if (b->staged) {
+			bufs[k] = f->scratch + b->scratch_off + run * chunk;
+			if (!b->output && stage)
+				move_rows(b, run, bufs[k], 0);
+		} else if (batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM) {
+			bufs[k] = b->data;	/* same for every run (inputs only) */
+		} else {
+			bufs[k] = b->data + run * chunk;
+		}
+		k++;
+	}
+	if (r->index_anchor >= 0 && !have_index) {
+		anchors[k] = (uint32_t)r->index_anchor;
+		bufs[k] = &f->index;
+		k++;
+	}
+	return k;
+}
+
+/* "a: why; b: why" of the devices taken out. */
+static void out_reasons(struct ipurt_runner *r, char *buf, size_t len)
+{
+	uint32_t i;
+	size_t n = 0;
+
+	buf[0] = 0;
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->nrep && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s: %s", i ? "; " : "", r->reps[i].name,
+				      r->reps[i].why);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Queue one run on a device in rotation, or finish it with the reason it cannot run. */
+static void dispatch_run(struct ipurt_runner *r, struct run_ref *ref, int stage,
+			 uint32_t *anchors, void **bufs)
+{
+	struct ipurt_future *f = ref->f;
+	struct replica *rep;
+	uint32_t k;
+	int rc;
+
+	for (;;) {
+		rep = pick(r);
+		if (!rep) {
+			char why[200], msg[256];
+
+			out_reasons(r, why, sizeof(why));
+			pthread_mutex_lock(&f->lock);
+			ref->rep = NULL;
+			pthread_mutex_unlock(&f->lock);
+			snprintf(msg, sizeof(msg), "no device left in rotation (%s)", why);
+			complete_run(ref, IPURT_E_DEVICE, msg);
+			return;
+		}
+		pthread_mutex_lock(&f->lock);
+		ref->rep = rep;
+		pthread_mutex_unlock(&f->lock);
+		k = run_buffers(r, f, ref->run, stage, anchors, bufs);
+		atomic_fetch_add(&rep->outstanding, 1);
+		rc = ipurt_qm_enqueue(rep->qm, anchors, bufs, k, ref);
+		if (!rc)
+			break;
+		atomic_fetch_sub(&rep->outstanding, 1);
+		/* the device was taken out while we queued: another one (it is out of pick's way) */
+		if (rc == IPURT_E_CLOSED && atomic_load(&rep->out) && !atomic_load(&r->closing))
+			continue;
+		complete_run(ref, rc, rc == IPURT_E_NOMEM ? "out of memory queuing the request" :
+			     "the runner is closing");
+		return;
+	}
+	/*
+	 * Taken out just after we queued: its flush may have come before the
+	 * run reached the queue, so flush again and the run comes back to move.
+	 */
+	if (atomic_load(&rep->out))
+		rt_qm_fail(rep->qm);
+}
+
+/* Flush devices taken out; move their runs (and failed ones) elsewhere. */
+static void *failover_main(void *arg)
+{
+	struct ipurt_runner *r = arg;
+	uint32_t n = r->m->num_anchors + 1, i;
 	uint32_t *anchors = malloc(n * sizeof(*anchors));
 	void **bufs = malloc(n * sizeof(*bufs));
-	int rc = 0, have_index = 0;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		struct replica *flush = NULL;
+		struct run_ref *ref;
+
+		for (i = 0; i < r->nrep && !flush; i++) {
+			if (atomic_load(&r->reps[i].out) && !r->reps[i].recovered) {
+				flush = &r->reps[i];
+				flush->recovered = 1;
+			}
+		}
+		if (flush) {
+			pthread_mutex_unlock(&r->lock);
+			rt_qm_fail(flush->qm);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		ref = r->fo_head;
+		if (ref) {
+			r->fo_head = ref->next;
+			if (!r->fo_head)
+				r->fo_tail = NULL;
+			pthread_mutex_unlock(&r->lock);
+			if (atomic_load(&r->closing)) {
+				complete_run(ref, IPURT_E_CLOSED, "the runner is closing");
+			} else if (!anchors || !bufs) {
+				complete_run(ref, IPURT_E_NOMEM, "out of memory moving a run to another device");
+			} else {
+				pthread_mutex_lock(&ref->f->lock);
+				ref->first = (int32_t)(ref->rep - r->reps);
+				pthread_mutex_unlock(&ref->f->lock);
+				ref->moves++;
+				dispatch_run(r, ref, 0, anchors, bufs);
+			}
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (atomic_load(&r->closing))
+			break;
+		pthread_cond_wait(&r->cv, &r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	free(anchors);
+	free(bufs);
+	return NULL;
+}
+
+static int open_replica(struct ipurt_runner *r, struct replica *rep, struct ipu_device *dev,
+			char *err, size_t errlen)
+{
+	struct ipurt_session_opts so;
+	struct ipu_device_info info;
+	int rc;
+
+	rep->r = r;
+	rep->dev = dev;
+	memset(&info, 0, sizeof(info));
+	ipu_info(dev, &info);
+	snprintf(rep->name, sizeof(rep->name), "%s", info.path[0] ? info.path : info.name);
+	/* the request timeout bounds the Load program too */
+	memset(&so, 0, sizeof(so));
+	so.load_timeout_ns = r->cfg.timeout_ns ? (int64_t)r->cfg.timeout_ns : -1;
+	rc = ipurt_session_create(dev, r->f, &so, &rep->s, err, errlen);
+	if (rc) {
+		if (r->nrep > 1) {
+			char e[256];
+
+			snprintf(e, sizeof(e), "%s", err ? err : "");
+			rt_errf(err, errlen, "%s: %s", rep->name, e);
+		}
+		return rc;
+	}
+	return rt_qm_create(rep->s, r->cfg.ring_buffer_size, run_done,
+			    r->cfg.on_request ? run_dispatched : NULL, rep, &rep->qm, err, errlen);
+}
+
+static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
+{
+	struct ipurt_device_req req;
+	struct ipu_device **devs;
+	const char *only = NULL;
+	uint32_t i, n = r->cfg.num_devices ? r->cfg.num_devices : 1, got;
+	int rc, prog;
+
+	r->m = ipuef_metadata(r->f);
+	req.num_tiles = r->m->num_tiles;
+	req.tile_mem = r->m->tile_mem;
+	req.ipu_version = r->m->ipu_version;
+	if (n == IPURT_ALL_LISTED) {
+		if (!r->cfg.device || !*r->cfg.device) {
+			rt_errf(err, errlen,
+				"num_devices IPURT_ALL_LISTED needs a device list (e.g. \"/dev/ipu0,/dev/ipu1\")");
+			return IPURT_E_INVAL;
+		}
+		only = r->cfg.device;
+		n = 0;
+	} else if (n > 1024) {
+		rt_errf(err, errlen, "num_devices %u: at most 1024", n);
+		return IPURT_E_INVAL;
+	}
+	if (r->cfg.dm) {
+		r->dm = r->cfg.dm;
+	} else {
+		/*
+		 * No device named: the in-process device is software, so it is
+		 * made to match the model's target (tiles, tile memory,
+		 * version), one per replica; /dev/ipuN nodes are listed after.
+		 */
+		char one[128], *spec = NULL;
+		const char *v = r->m->ipu_version;
+
+		if (!r->cfg.device || !*r->cfg.device) {
+			size_t l, k;
+
+			snprintf(one, sizeof(one), "model:tiles=%u,tile_mem=%u%s%s", r->m->num_tiles,
+				 r->m->tile_mem, v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21")) ?
+				 ",version=" : "", v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21")) ? v : "");
+			l = strlen(one);
+			spec = malloc(n * (l + 1));
+			if (!spec) {
+				rt_errf(err, errlen, "out of memory");
+				return IPURT_E_NOMEM;
+			}
+			for (k = 0; k < n; k++) {
+				memcpy(spec + k * (l + 1), one, l);
+				spec[k * (l + 1) + l] = k + 1 < n ? ';' : 0;
+			}
+		}
+		rc = ipurt_dm_create(spec ? spec : r->cfg.device, &r->own_dm, err, errlen);
+		free(spec);
+		if (rc)
+			return rc;
+		r->dm = r->own_dm;
+	}
+	devs = calloc(ipurt_dm_count(r->dm) + 1, sizeof(*devs));
+	if (!devs) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	rc = ipurt_dm_acquire_n(r->dm, &req, n, only, r->cfg.wait_policy, r->cfg.wait_timeout_ns,
+				devs, err, errlen);
+	for (got = 0; !rc && devs[got]; got++)
+		;
+	if (!rc) {
+		r->reps = calloc(got, sizeof(*r->reps));
+		if (!r->reps) {
+			for (i = 0; i < got; i++)
+				ipurt_dm_release(r->dm, devs[i]);
+			rt_errf(err, errlen, "out of memory");
+			rc = IPURT_E_NOMEM;
+		}
+	}
+	if (rc) {
+		free(devs);
+		return rc;
+	}
+	r->nrep = got;
+	for (i = 0; i < got; i++)
+		r->reps[i].dev = devs[i];	/* released by destroy from here on */
+	free(devs);
+	prog = ipuef_find_program(r->f, "main") ? (int)ipuef_find_program(r->f, "main")->index : -1;
+	for (i = 0; i < r->nrep; i++) {
+		rc = open_replica(r, &r->reps[i], r->reps[i].dev, err, errlen);
+		if (rc)
+			return rc;
+		if (!i)
+			prog = ipurt_executable_program(ipurt_session_executable(r->reps[0].s), "main");
+	}
+	r->main_prog = (uint32_t)prog;
+	r->index_anchor = -1;
+	for (i = 0; i < r->m->num_anchors; i++)
+		if (r->m->anchors[i].kind == IPUEF_ANCHOR_INDEX)
+			r->index_anchor = (int)i;
+	if (r->nrep > 1) {
+		if (ipu_thread_create(&r->fo_thread, failover_main, r)) {
+			rt_errf(err, errlen, "out of memory starting the failover thread");
+			return IPURT_E_NOMEM;
+		}
+		r->fo_started = 1;
+	}
+	return 0;
+}
+
+int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_config *cfg,
+			     struct ipurt_runner **out, char *err, size_t errlen)
+{
+	struct ipurt_runner *r = calloc(1, sizeof(*r));
+	pthread_condattr_t ca;
+	int rc;
+
+	*out = NULL;
+	if (!r) {
+		rt_errf(err, errlen, "out of memory");
+		return IPURT_E_NOMEM;
+	}
+	if (cfg)
+		r->cfg = *cfg;
+	else
+		ipurt_config_init(&r->cfg);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r->f = f;
+	rc = open_runner(r, err, errlen);
+	if (rc) {
+		ipurt_runner_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int ipurt_runner_create(const char *path, const struct ipurt_config *cfg,
+			struct ipurt_runner **out, char *err, size_t errlen)
+{
+	struct ipuef_file *f;
+	int rc = ipuef_open(path, &f, err, errlen);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	rc = ipurt_runner_create_from(f, cfg, out, err, errlen);
+	if (rc) {
+		ipuef_close(f);
+		return rc;
+	}
+	(*out)->own_file = f;
+	return 0;
+}
+
+void ipurt_runner_destroy(struct ipurt_runner *r)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	/* no more moves: what fails from here on is reported as it is */
+	pthread_mutex_lock(&r->lock);
+	atomic_store(&r->closing, 1);
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->lock);
+	if (r->fo_started)
+		pthread_join(r->fo_thread, NULL);
+	for (i = 0; i < r->nrep; i++)
+		ipurt_qm_destroy(r->reps[i].qm);
+	for (i = 0; i < r->nrep; i++) {
+		uint32_t k;
+
+		for (k = 0; k < IPU_MAX_REGISTERED; k++)
+			if (r->reg_used[k] && r->reps[i].s)
+				ipu_unregister_memory(r->reps[i].dev, r->reps[i].reg_ids[k]);
+		ipurt_session_destroy(r->reps[i].s);
+		if (r->reps[i].dev)
+			ipurt_dm_release(r->dm, r->reps[i].dev);
+	}
+	free(r->reps);
+	ipurt_dm_destroy(r->own_dm);
+	ipuef_close(r->own_file);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+}
+
+const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r)
+{
+	return r->f;
+}
+
+struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r)
+{
+	return r->nrep ? r->reps[0].dev : NULL;
+}
+
+uint32_t ipurt_runner_num_devices(const struct ipurt_runner *r)
+{
+	return r->nrep;
+}
+
+struct ipu_device *ipurt_runner_device_at(const struct ipurt_runner *r, uint32_t i)
+{
+	return i < r->nrep ? r->reps[i].dev : NULL;
+}
+
+int ipurt_runner_device_status(struct ipurt_runner *r, uint32_t i, uint64_t *runs_ok,
+			       char *why, size_t whylen)
+{
+	int in;
+
+	if (i >= r->nrep)
+		return -1;
+	if (runs_ok)
+		*runs_ok = atomic_load(&r->reps[i].runs_ok);
+	pthread_mutex_lock(&r->lock);
+	in = !atomic_load(&r->reps[i].out);
+	if (why && whylen)
+		snprintf(why, whylen, "%s", in ? "" : r->reps[i].why);
+	pthread_mutex_unlock(&r->lock);
+	return in;
+}
+
+static int register_error(int rc, void *addr, size_t len, char *err, size_t errlen)
+{
+	switch (rc) {
+	case IPU_E_BUSY:
+		rt_errf(err, errlen, "cannot register %zu bytes: all %d slots of the device are in use",
+			len, IPU_MAX_REGISTERED);
+		return IPURT_E_BUSY;
+	case IPU_E_NOMEM:
+		rt_errf(err, errlen, "cannot register %zu bytes: out of memory (or over RLIMIT_MEMLOCK)",
+			len);
+		return IPURT_E_NOMEM;
+	default:
+		rt_errf(err, errlen,
+			"cannot register %zu bytes at %p: %s (ranges may not overlap, 1 GiB at most each)",
+			len, addr, ipu_strerror(rc));
+		return IPURT_E_INVAL;
+	}
+}
+
+int ipurt_runner_register_memory(struct ipurt_runner *r, void *addr, size_t len,
+				 uint32_t *id, char *err, size_t errlen)
+{
+	uint32_t slot, i;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->lock);
+	for (slot = 0; slot < IPU_MAX_REGISTERED && r->reg_used[slot]; slot++)
+		;
+	if (slot == IPU_MAX_REGISTERED) {
+		pthread_mutex_unlock(&r->lock);
+		return register_error(IPU_E_BUSY, addr, len, err, errlen);
+	}
+	/* on every device: any of them may run a request using the memory */
+	for (i = 0; i < r->nrep && !rc; i++)
+		rc = ipu_register_memory(r->reps[i].dev, addr, len, &r->reps[i].reg_ids[slot]);
+	if (rc) {
+		while (--i > 0)
+			ipu_unregister_memory(r->reps[i - 1].dev, r->reps[i - 1].reg_ids[slot]);
+		pthread_mutex_unlock(&r->lock);
+		return register_error(rc, addr, len, err, errlen);
+	}
+	r->reg_used[slot] = 1;
+	pthread_mutex_unlock(&r->lock);
+	*id = slot;
+	return 0;
+}
+
+int ipurt_runner_unregister_memory(struct ipurt_runner *r, uint32_t id)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&r->lock);
+	if (id >= IPU_MAX_REGISTERED || !r->reg_used[id]) {
+		pthread_mutex_unlock(&r->lock);
+		return IPURT_E_INVAL;
+	}
+	for (i = 0; i < r->nrep; i++)
+		ipu_unregister_memory(r->reps[i].dev, r->reps[i].reg_ids[id]);
+	r->reg_used[id] = 0;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f)
+{
+	uint32_t run, n = f->nb + 1;
+	uint32_t *anchors = malloc(n * sizeof(*anchors));
+	void **bufs = malloc(n * sizeof(*bufs));
 
 	if (!anchors || !bufs) {
 		free(anchors);
 		free(bufs);
 		return IPURT_E_NOMEM;
 	}
-	for (i = 0; i < f->nb; i++)
-		have_index |= (int)f->b[i].anchor == r->index_anchor;
-	for (run = 0; run < f->nruns && !rc; run++) {
-		uint32_t k = 0;
-
-		for (i = 0; i < f->nb; i++) {
-			struct binding *b = &f->b[i];
-			uint64_t chunk = b->outer * b->bc * b->inner;
-
-			anchors[k] = b->anchor;
-			if (b->staged) {
-				bufs[k] = f->scratch + b->scratch_off + run * chunk;
-				if (!b->output)
-					move_rows(b, run, bufs[k], 0);
-			} else if (batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM) {
-				bufs[k] = b->data;	/* same for every run (inputs only) */
-			} else {
-				bufs[k] = b->data + run * chunk;
-			}
-			k++;
-		}
-		if (r->index_anchor >= 0 && !have_index) {
-			anchors[k] = (uint32_t)r->index_anchor;
-			bufs[k] = &f->index;
-			k++;
-		}
-		rc = ipurt_qm_enqueue(r->qm, anchors, bufs, k, f);
-		if (rc) {
-			/* runs already queued will report; account for the rest */
-			pthread_mutex_lock(&f->lock);
-			f->remaining -= f->nruns - run - 1;
-			pthread_mutex_unlock(&f->lock);
-			run_done(r, f, rc, "the runner is closing");
-		}
-	}
+	/* a run that cannot be queued reports itself; the rest still go */
+	for (run = 0; run < f->nruns; run++)
+		dispatch_run(r, &f->refs[run], 1, anchors, bufs);
 	free(anchors);
 	free(bufs);
 	return 0;
@@ -622,6 +1034,7 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 {
 	struct ipurt_future *f = calloc(1, sizeof(*f));
 	pthread_condattr_t ca;
+	uint32_t i;
 	int rc;
 
 	*out = NULL;
@@ -642,6 +1055,17 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 		ipurt_future_free(f);
 		return rc;
 	}
+	f->refs = calloc(f->nruns, sizeof(*f->refs));
+	if (!f->refs) {
+		rt_errf(err, errlen, "out of memory");
+		ipurt_future_free(f);
+		return IPURT_E_NOMEM;
+	}
+	for (i = 0; i < f->nruns; i++) {
+		f->refs[i].f = f;
+		f->refs[i].run = i;
+		f->refs[i].first = -1;
+	}
 	f->remaining = f->nruns;
 	f->id = atomic_fetch_add(&r->next_id, 1);
 	if (r->cfg.on_request)
@@ -660,9 +1084,43 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 	return 0;
 }
 
+/*
+ * A replicated request not done in time: its devices are taken out and
+ * flushed, so its runs move to devices still in rotation.  Returns 0 when
+ * there was nothing left to take out.
+ */
+static int take_out_stuck(struct ipurt_future *f, int64_t timeout_ns)
+{
+	struct ipurt_runner *r = f->r;
+	uint32_t i, k;
+	int any = 0;
+
+	for (i = 0; i < r->nrep; i++) {
+		struct replica *rep = &r->reps[i];
+		int holds = 0;
+
+		pthread_mutex_lock(&f->lock);
+		for (k = 0; k < f->nruns && !holds; k++)
+			holds = !f->refs[k].done && f->refs[k].rep == rep;
+		pthread_mutex_unlock(&f->lock);
+		if (!holds)
+			continue;
+		if (!atomic_load(&rep->out)) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "a request timed out after %lld ns on it",
+				 (long long)timeout_ns);
+			take_out(rep, why);
+		}
+		rt_qm_fail(rep->qm);
+		any = 1;
+	}
+	return any;
+}
+
 int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, size_t errlen)
 {
-	int recover = 0, rc;
+	int recover = 0, rc, timed_out = 0;
 
 	if (timeout_ns < 0) {
 		timeout_ns = (int64_t)f->r->cfg.timeout_ns;
@@ -678,14 +1136,29 @@ int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, siz
 		while (!f->done && pthread_cond_timedwait(&f->cv, &f->lock, &dl) != ETIMEDOUT)
 			;
 	}
-	if (!f->done && timeout_ns >= 0) {
+	while (!f->done && timeout_ns >= 0 && recover && f->r->nrep > 1) {
+		struct timespec dl;
+
+		/* each round takes out at least one device, or finds none left */
+		pthread_mutex_unlock(&f->lock);
+		timed_out = 1;
+		if (!take_out_stuck(f, timeout_ns)) {
+			pthread_mutex_lock(&f->lock);
+			break;
+		}
+		pthread_mutex_lock(&f->lock);
+		deadline(&dl, timeout_ns);
+		while (!f->done && pthread_cond_timedwait(&f->cv, &f->lock, &dl) != ETIMEDOUT)
+			;
+	}
+	if (!f->done && timeout_ns >= 0 && !timed_out) {
 		pthread_mutex_unlock(&f->lock);
 		if (!recover) {
 			rt_errf(err, errlen, "request not finished after %lld ns", (long long)timeout_ns);
 			return IPURT_E_TIMEOUT;
 		}
 		/* the pipeline is stuck (e.g. inputs for another subgraph): reset it */
-		ipurt_qm_recover(f->r->qm);
+		ipurt_qm_recover(f->r->reps[0].qm);
 		pthread_mutex_lock(&f->lock);
 		while (!f->done)
 			pthread_cond_wait(&f->cv, &f->lock);
@@ -698,8 +1171,14 @@ int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, siz
 	while (!f->done)
 		pthread_cond_wait(&f->cv, &f->lock);
 	rc = f->status;
-	if (rc)
+	if (rc && timed_out) {
+		rt_errf(err, errlen,
+			"request timed out after %lld ns on every device it was given to (does the model read inputs that were not given?): %s",
+			(long long)timeout_ns, f->msg);
+		rc = IPURT_E_TIMEOUT;
+	} else if (rc) {
 		rt_errf(err, errlen, "%s", f->msg);
+	}
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }
@@ -727,6 +1206,7 @@ void ipurt_future_free(struct ipurt_future *f)
 	pthread_cond_destroy(&f->cv);
 	free(f->b);
 	free(f->scratch);
+	free(f->refs);
 	free(f);
 }
 

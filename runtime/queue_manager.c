@@ -50,6 +50,7 @@ struct ipurt_queue_manager {
 	pthread_mutex_t plock;		/* producers, recovery */
 	pthread_mutex_t flock;		/* feeder's step, recovery */
 	_Atomic uint64_t gen;
+	_Atomic int dead;		/* rt_qm_fail: nothing more runs */
 	ipurt_run_done_fn done;
 	rt_run_dispatched_fn dispatched;	/* NULL: not wanted */
 	void *done_ctx;
@@ -86,7 +87,7 @@ static void *feeder_main(void *arg)
 		void *buf;
 
 		pthread_mutex_lock(&qm->flock);
-		if (t->gen != atomic_load(&qm->gen)) {
+		if (t->gen != atomic_load(&qm->gen) || atomic_load(&qm->dead)) {
 			pthread_mutex_unlock(&qm->flock);
 			finish(qm, t, IPURT_E_CANCELLED, "cancelled by a timeout recovery");
 			continue;
@@ -282,6 +283,8 @@ int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 	for (i = 0; i < n; i++)
 		if (anchors[i] >= qm->m->num_anchors || !qm->rings[anchors[i]] || !buffers[i])
 			return IPURT_E_INVAL;
+	if (atomic_load(&qm->dead))
+		return IPURT_E_CLOSED;
 	t = malloc(sizeof(*t));
 	if (!t)
 		return IPURT_E_NOMEM;
@@ -309,4 +312,25 @@ void ipurt_qm_recover(struct ipurt_queue_manager *qm)
 	drain_anchor_rings(qm);
 	pthread_mutex_unlock(&qm->flock);
 	pthread_mutex_unlock(&qm->plock);
+}
+
+void rt_qm_fail(struct ipurt_queue_manager *qm)
+{
+	uint32_t i;
+
+	/*
+	 * Without the producers' lock: a producer may be asleep on a full
+	 * ring of a device that no longer drains it, holding that lock.
+	 * Closing the rings wakes it (its enqueue fails); the feeder cancels
+	 * every token still queued and then stops.
+	 */
+	atomic_store(&qm->dead, 1);
+	atomic_fetch_add(&qm->gen, 1);
+	for (i = 0; i < qm->m->num_anchors; i++)
+		if (qm->rings[i])
+			ipurt_ring_close(qm->rings[i]);
+	ipurt_ring_close(qm->runs);
+	pthread_mutex_lock(&qm->flock);
+	ipu_abort(qm->dev);
+	pthread_mutex_unlock(&qm->flock);
 }

@@ -22,4 +22,12 @@ int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done
 		 rt_run_dispatched_fn dispatched, void *done_ctx,
 		 struct ipurt_queue_manager **out, char *err, size_t errlen);
 
+/*
+ * Give up on a QueueManager's device (replication takes it out of
+ * rotation): later enqueues fail with IPURT_E_CLOSED, producers asleep on
+ * a full ring wake with it, queued and running runs are reported
+ * cancelled.  Thread-safe; ipurt_qm_destroy still frees it.
+ */
+void rt_qm_fail(struct ipurt_queue_manager *qm);
+
 #endif /* IPU_RT_INTERNAL_H */

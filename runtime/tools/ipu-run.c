@@ -54,9 +54,13 @@ static void usage(FILE *f)
 		"target's clock: 1.33 GHz ipu2, 1.85 GHz ipu21).\n"
 		"\n"
 		"  --device DEV          libipu device: model[:tiles=N,tile_mem=SIZE,workers=N]\n"
-		"                        (SIZE: bytes, or with k/KiB, M/MiB), /dev/ipuN, or a\n"
-		"                        list of them separated by ';' (default: the\n"
-		"                        in-process model device)\n"
+		"                        (SIZE: bytes, or with k/KiB, M/MiB) or /dev/ipuN\n"
+		"                        (default: the in-process model device); several\n"
+		"                        separated by ',' (/dev/ipu0,/dev/ipu1 or model,model):\n"
+		"                        the model is loaded on each and requests are spread\n"
+		"                        over them (a device that fails is taken out, its\n"
+		"                        requests move to the others); separated by ';': the\n"
+		"                        first of them that is free\n"
 		"  --input NAME=FILE     read input NAME from a .npy file (repeatable); inputs\n"
 		"                        not given are generated (seeded random) and said so;\n"
 		"                        another element type is converted, with a note, when\n"
@@ -327,6 +331,28 @@ out:
 	return -1;
 }
 
+/* The counters of every device the model is loaded on, added up. */
+static int counters_all(struct ipurt_runner *r, struct ipu_engine_counters *out)
+{
+	uint64_t sum[sizeof(*out) / sizeof(uint64_t)], one[sizeof(*out) / sizeof(uint64_t)];
+	struct ipu_engine_counters c;
+	uint32_t i;
+	size_t k;
+
+	memset(sum, 0, sizeof(sum));
+	for (i = 0; i < ipurt_runner_num_devices(r); i++) {
+		int rc = ipu_counters(ipurt_runner_device_at(r, i), &c);
+
+		if (rc)
+			return rc;
+		memcpy(one, &c, sizeof(one));
+		for (k = 0; k < sizeof(sum) / sizeof(sum[0]); k++)
+			sum[k] += one[k];
+	}
+	memcpy(out, sum, sizeof(*out));
+	return 0;
+}
+
 /* The modelled device's time per request (engine counters, cost-model.md). */
 struct modelled {
 	int valid;
@@ -392,6 +418,9 @@ int main(int argc, char **argv)
 	}
 	ipurt_config_init(&cfg);
 	cfg.device = o.device;
+	/* ',' lists devices to use together, ';' alternatives to choose from */
+	if (o.device && *o.device && !strchr(o.device, ';'))
+		cfg.num_devices = IPURT_ALL_LISTED;
 	cfg.timeout_ns = o.timeout_ms * 1000000ull;
 	cfg.ring_buffer_size = 64;
 	if (trace) {
@@ -539,16 +568,18 @@ int main(int argc, char **argv)
 	/* per-step events: the host time split, and the profile */
 	sums.trace = trace;
 	memset(&tc0, 0, sizeof(tc0));
-	if (!ipu_counters(ipurt_runner_device(r), &tc0) &&
+	if (ipurt_runner_num_devices(r) == 1 && !ipu_counters(ipurt_runner_device(r), &tc0) &&
 	    !step_sums_attach(&sums, ipurt_runner_device(r)))
 		trace_steps = 1;
+	else if (trace && ipurt_runner_num_devices(r) > 1)
+		fprintf(stderr, "ipu-run: note: per-step events are recorded on one device only; the profile has the requests only\n");
 	else if (trace)
 		fprintf(stderr, "ipu-run: note: this device gives no per-step events (only the in-process model device does); the profile has the requests only\n");
 	ph0 = run_trace_now();
 	{
 		double t0 = now();
 		struct ipu_engine_counters c0, c1;
-		int have = !ipu_counters(ipurt_runner_device(r), &c0);
+		int have = !counters_all(r, &c0);
 
 		if (ipurt_runner_execute(r, tin, (uint32_t)nin, tout, (uint32_t)nout, err, sizeof(err))) {
 			fprintf(stderr, "ipu-run: %s\n", err);
@@ -558,7 +589,7 @@ int main(int argc, char **argv)
 		if (trace)
 			run_trace_phase(trace, "first request", ph0, run_trace_now());
 		/* modelled cycles do not depend on data: one request tells all */
-		if (have && !ipu_counters(ipurt_runner_device(r), &c1)) {
+		if (have && !counters_all(r, &c1)) {
 			mod.total = c1.cycles - c0.cycles;
 			mod.compute = c1.compute_cycles - c0.compute_cycles;
 			mod.exchange = c1.exchange_cycles - c0.exchange_cycles;
@@ -716,6 +747,23 @@ int main(int argc, char **argv)
 		json_object_set_new(json, "samples_per_s_1", json_real(bench.rps1 * (double)samples));
 		json_object_set_new(json, "samples_per_s_inflight", json_real(bench.rpsn * (double)samples));
 		json_object_set_new(json, "inflight", json_integer(o.inflight));
+		{
+			json_t *jd = json_array();
+
+			for (i = 0; jd && i < (int)ipurt_runner_num_devices(r); i++) {
+				struct ipu_device_info info;
+				uint64_t runs = 0;
+				char why[256];
+				int in = ipurt_runner_device_status(r, (uint32_t)i, &runs, why, sizeof(why));
+
+				memset(&info, 0, sizeof(info));
+				ipu_info(ipurt_runner_device_at(r, (uint32_t)i), &info);
+				json_array_append_new(jd, json_pack("{s:s,s:I,s:b,s:s?}", "device", info.path,
+								    "runs", (json_int_t)runs, "in_rotation", in == 1,
+								    "taken_out", in == 1 ? NULL : why));
+			}
+			json_object_set_new(json, "devices", jd ? jd : json_null());
+		}
 		json_object_set_new(json, "host_time_per_request_us",
 				    bench.have_split ?
 				    json_pack("{s:f,s:f,s:f,s:f}", "input_copy", bench.input_copy * 1e6,
@@ -769,6 +817,24 @@ int main(int argc, char **argv)
 				       bench.rpsn * (double)samples, o.inflight);
 			printf("; %llu sample%s per request\n", (unsigned long long)samples,
 			       samples == 1 ? "" : "s");
+			if (ipurt_runner_num_devices(r) > 1) {
+				printf("device runs:");
+				for (i = 0; i < (int)ipurt_runner_num_devices(r); i++) {
+					struct ipu_device_info info;
+					uint64_t runs = 0;
+					char why[256], sw[512], sn[128];
+					int in = ipurt_runner_device_status(r, (uint32_t)i, &runs, why,
+									    sizeof(why));
+
+					memset(&info, 0, sizeof(info));
+					ipu_info(ipurt_runner_device_at(r, (uint32_t)i), &info);
+					printf("%s %s %llu", i ? "," : "", cli_safe(info.path, sn, sizeof(sn)),
+					       (unsigned long long)runs);
+					if (in != 1)
+						printf(" (taken out: %s)", cli_safe(why, sw, sizeof(sw)));
+				}
+				printf("\n");
+			}
 			if (bench.have_split)
 				printf("host time per request: input copy %s, device run %s, output copy %s, runtime %s (mean of the latency run)\n",
 				       fmt_seconds(bench.input_copy, b[0], 32),

@@ -12,6 +12,13 @@ $(BUILD)/tests/modelrunner/test_runner: $(BUILD)/tests/modelrunner/test_runner.o
 
 TESTS += $(BUILD)/tests/modelrunner/test_runner
 
+$(BUILD)/tests/modelrunner/test_replication: $(BUILD)/tests/modelrunner/test_replication.o \
+		$(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< -Wl,--start-group $(MR_LINK) -Wl,--end-group $(LDLIBS_BASE)
+
+TESTS += $(BUILD)/tests/modelrunner/test_replication
+
 $(BUILD)/tests/modelrunner/gen_models: $(BUILD)/tests/modelrunner/gen_models.o $(MR_MODELS_OBJ) \
 		$(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
@@ -31,3 +38,10 @@ check-tsan-runner:
 	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/modelrunner/test_runner
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/modelrunner/test_runner
 CHECKS += ;make -s check-tsan-runner;
+
+# Replication's failover thread beside them, under ThreadSanitizer too.
+.PHONY: check-tsan-replication
+check-tsan-replication:
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/modelrunner/test_replication
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/modelrunner/test_replication
+CHECKS += ;make -s check-tsan-replication;

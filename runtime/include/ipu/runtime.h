@@ -95,6 +95,19 @@ int ipurt_dm_acquire(struct ipurt_device_manager *dm, const struct ipurt_device_
 		     enum ipurt_wait_policy policy, int64_t wait_timeout_ns,
 		     struct ipu_device **dev, char *err, size_t errlen);
 void ipurt_dm_release(struct ipurt_device_manager *dm, struct ipu_device *dev);
+/*
+ * Take n devices at once, all or none (a caller holding some while it waits
+ * for the rest could deadlock with another doing the same).  only NULL:
+ * any n free devices that satisfy req, in the manager's order; only a list
+ * of specs ("/dev/ipu0,/dev/ipu1"): exactly the devices it names (n 0
+ * means as many as it names).  devs receives n handles, each released
+ * with ipurt_dm_release.  Errors as ipurt_dm_acquire, IPURT_E_INVAL if n
+ * disagrees with the list.
+ */
+int ipurt_dm_acquire_n(struct ipurt_device_manager *dm, const struct ipurt_device_req *req,
+		       uint32_t n, const char *only, enum ipurt_wait_policy policy,
+		       int64_t wait_timeout_ns, struct ipu_device **devs, char *err,
+		       size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Executable and Session                                               */
@@ -192,6 +205,7 @@ void ipurt_qm_recover(struct ipurt_queue_manager *qm);
 /* ------------------------------------------------------------------ */
 
 #define IPURT_NO_BATCHING_DIM 0xffffffffu
+#define IPURT_ALL_LISTED 0xffffffffu	/* ipurt_config.num_devices */
 
 /* The life of one request, for profiles (ipurt_config.on_request). */
 enum ipurt_request_event {
@@ -229,6 +243,17 @@ struct ipurt_config {
 	/* optional observer of every request's life (NULL: none) */
 	ipurt_request_fn on_request;
 	void *on_request_ctx;
+	/*
+	 * Replication: load the model on several devices and spread the
+	 * device runs over them (the one with the fewest runs outstanding,
+	 * ties in turn).  0 or 1: one device; N: any N free devices that
+	 * satisfy the model; IPURT_ALL_LISTED: exactly the devices `device`
+	 * lists ("/dev/ipu0,/dev/ipu1", "model,model").  A device whose run
+	 * fails (an error, a reset, a timeout, the device gone) is taken out
+	 * of rotation and the runs it held are moved to another device, once
+	 * each; see Documentation/runtime/model-runtime.md.
+	 */
+	uint32_t num_devices;
 };
 
 /* Defaults: timeout 0, validate on, no batching dim, 16 rings, wait none. */
@@ -244,10 +269,21 @@ int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_conf
 			     struct ipurt_runner **out, char *err, size_t errlen);
 void ipurt_runner_destroy(struct ipurt_runner *r);
 const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r);
+/* The runner's first device (its only one without replication). */
 struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r);
+/* Devices the model is loaded on, and device i of them. */
+uint32_t ipurt_runner_num_devices(const struct ipurt_runner *r);
+struct ipu_device *ipurt_runner_device_at(const struct ipurt_runner *r, uint32_t i);
+/*
+ * Device i's share of the work: device runs it finished successfully,
+ * and whether it is still in rotation (1) or was taken out (0, with the
+ * reason in why).  -1 if i is out of range.
+ */
+int ipurt_runner_device_status(struct ipurt_runner *r, uint32_t i, uint64_t *runs_ok,
+			       char *why, size_t whylen);
 
 /*
- * Register caller memory with the runner's device (ipu_register_memory):
+ * Register caller memory with the runner's devices (ipu_register_memory):
  * tensors whose data lie wholly inside it skip the per-request pinning on
  * a kernel device (/dev/ipuN); on the in-process device it only records
  * the range.  For pools of buffers reused across requests (a server's or
