@@ -116,6 +116,9 @@ enum ipu_calib_loss {
 	IPU_CALIB_LOSS_COUNT
 };
 
+/* Smoothing of the stored values' distribution in the kld loss. */
+#define IPU_CALIB_KLD_EPS 1e-6
+
 /* "mse", ... -> the enum, or -1 with a message listing the choices. */
 int ipu_calib_loss_parse(const char *name, struct ir_error *e);
 const char *ipu_calib_loss_name(int loss);

@@ -104,31 +104,43 @@ static void bins_free(struct bins *b)
 }
 
 /*
- * KL(P || Q): P is the histogram; Q spreads the mass of each set of bins
- * that round to the same stored value evenly over that set's nonempty
- * bins.  Rounding is monotonic, so the sets are runs of adjacent bins.
+ * KL(P || Q) over octaves: P is the histogram of |x| and Q that of the
+ * stored values |q(x)|, both counted per octave of magnitude (plus one bin
+ * for zero) and Q smoothed by IPU_CALIB_KLD_EPS.  A power-of-two scale
+ * moves the format's grid by whole octaves, so rounding within the normal
+ * range moves the same mass across octave boundaries at every scale: what
+ * the divergence weighs is the mass that saturation piles up at the top
+ * and the mass that underflow flushes to zero.
  */
+#define OCTAVES (IPU_CALIB_HIST_HI - IPU_CALIB_HIST_LO)
+
+static int octave_of(double a)
+{
+	int o;
+
+	if (a == 0)
+		return 0;
+	o = (int)floor(log2(a)) - IPU_CALIB_HIST_LO;
+	return 1 + (o < 0 ? 0 : o >= OCTAVES ? OCTAVES - 1 : o);
+}
+
 static double kld(const struct bins *b)
 {
-	double total = 0, kl = 0;
+	double p[OCTAVES + 1] = { 0 }, q[OCTAVES + 1] = { 0 }, total = 0, kl = 0;
+	const double eps = IPU_CALIB_KLD_EPS;
 
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n; i++) {
+		p[octave_of(b->x[i])] += b->w[i];
+		q[octave_of(b->q[i])] += b->w[i];
 		total += b->w[i];
+	}
 	if (total <= 0)
 		return 0;
-	for (size_t i = 0; i < b->n;) {
-		size_t j = i;
-		double mass = 0, qi;
+	for (int k = 0; k <= OCTAVES; k++) {
+		double pk = p[k] / total, qk = (q[k] / total + eps) / (1 + eps * (OCTAVES + 1));
 
-		while (j < b->n && b->q[j] == b->q[i])
-			mass += b->w[j++];
-		qi = mass / (double)(j - i) / total;
-		for (size_t k = i; k < j; k++) {
-			double p = b->w[k] / total;
-
-			kl += p * log(p / qi);
-		}
-		i = j;
+		if (pk > 0)
+			kl += pk * log(pk / qk);
 	}
 	return kl;
 }

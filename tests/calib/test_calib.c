@@ -294,10 +294,12 @@ static double q_e4m3(const void *ctx, int s, double x)
 TEST(kld_against_hand_computed_value)
 {
 	static struct ipu_calib_hist h;
-	struct ipu_calib_format f = { q_int8, NULL, -4, 4, "int8" };
+	struct ipu_calib_format f = { q_int8, NULL, -8, 4, "int8" };
 	int b1 = -IPU_CALIB_HIST_LO * IPU_CALIB_HIST_PER_OCTAVE;	/* [1, 1.011) */
-	int b2 = b1 + 20;	/* about 1.24: rounds to 1 with 1.0 */
-	int b3 = b1 + 101;	/* about 2.99: rounds to 3 */
+	int b2 = b1 + 20;	/* about 1.24 */
+	int b3 = b1 + 101;	/* about 2.99 */
+	const double eps = IPU_CALIB_KLD_EPS, norm = 1 + eps * 161;
+	double q0, q1;
 
 	ipu_calib_hist_init(&h);
 	h.bins[b1] = 3;
@@ -305,14 +307,19 @@ TEST(kld_against_hand_computed_value)
 	h.bins[b3] = 4;
 	h.count = 8;
 	h.absmax = 3.1;
-	CHECK(q_int8(NULL, 0, ipu_calib_hist_value(&h, b2)) == 1);
-	CHECK(q_int8(NULL, 0, ipu_calib_hist_value(&h, b3)) == 3);
-	/* P = 3/8, 1/8, 4/8; Q spreads 4/8 over the first two bins */
+	/* scale 0: 1.0 and 1.24 store as 1 (octave [1, 2)), 2.99 as 3 ([2, 4)):
+	 * P = Q = 1/2, 1/2 over two of the 161 bins (160 octaves and zero) */
+	q0 = (0.5 + eps) / norm;
 	CHECK(fabs(ipu_calib_hist_loss(&h, &f, 0, IPU_CALIB_KLD) -
-		   (0.375 * log(1.5) + 0.125 * log(0.5))) < 1e-12);
-	/* scale -4: every bin its own level (steps of 1/16 resolve 1.0 and
-	 * 1.24 apart), so Q = P */
-	CHECK(fabs(ipu_calib_hist_loss(&h, &f, -4, IPU_CALIB_KLD)) < 1e-12);
+		   (0.5 * log(0.5 / q0) * 2)) < 1e-12);
+	/* scale -6: the largest value is 127/64 = 1.98, so 2.99 saturates into
+	 * [1, 2): Q = 1, 0 there */
+	q0 = (1 + eps) / norm;
+	q1 = eps / norm;
+	CHECK(fabs(ipu_calib_hist_loss(&h, &f, -6, IPU_CALIB_KLD) -
+		   (0.5 * log(0.5 / q0) + 0.5 * log(0.5 / q1))) < 1e-12);
+	/* scale 2: steps of 4 flush 1.0 and 1.24 to zero, 2.99 rounds to 4 */
+	CHECK(fabs(ipu_calib_hist_loss(&h, &f, 2, IPU_CALIB_KLD) - log(0.5 / (eps / norm))) < 1e-12);
 }
 
 /* n seeded samples of a normal distribution (Box-Muller) times sigma. */
