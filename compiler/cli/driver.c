@@ -116,7 +116,8 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	po.infer.batch_size = o->batch_size;
 	po.infer.batch_axis = o->batch_axis;
 	po.infer.fold_limit = o->max_tensor_size;
-	po.precision_fp16 = !strcmp(precision, "fp16");
+	/* fp8 layers are chosen in the lowering; everything else is fp16 */
+	po.precision_fp16 = !strcmp(precision, "fp16") || ipuc_is_fp8(precision);
 	po.fp16.skip_ops = (const char *const *)o->skip_ops;
 	po.fp16.nskip = o->nskip;
 	po.no_fusion = o->no_fusion;
@@ -243,6 +244,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 				o->max_tensor_size, o->no_memory_reuse };
 	struct ipu_graph_stats st;
 	struct ipuc_report rep;
+	struct ir_fp8_opts f8;
 
 	memset(cstate, 0, sizeof(cstate));
 	if (o->help) {
@@ -357,6 +359,34 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			fprintf(out, ", \"executable\": null}\n");
 		rc = IPUC_EXIT_OK;
 		goto out;
+	}
+	{
+		/* fp8 layers are picked at lowering, once for all the models */
+		const char *p8 = NULL;
+		int n8 = 0;
+
+		for (int i = 0; i < n; i++) {
+			const char *prec = models[i].precision ? models[i].precision :
+					   o->model.precision ? o->model.precision : "fp32";
+
+			if (!ipuc_is_fp8(prec))
+				continue;
+			if (p8 && strcmp(p8, prec))
+				n8 = -n - 1;
+			p8 = prec;
+			n8++;
+		}
+		if (n8 && n8 != n) {
+			print_error(err, "model_fusion: fp8 and fp8_weight cannot be mixed with each other or with other precisions in one executable");
+			goto out;
+		}
+		if (n8) {
+			if (ipuc_fp8_opts(o, p8, &f8, &e)) {
+				print_error(err, e.msg);
+				goto out;
+			}
+			t.fp8 = &f8;
+		}
 	}
 	if (o->check) {
 		int c = ipuc_check_refs(graphs, refs, n, &t, err, &e);

@@ -45,6 +45,9 @@ void ipuc_options_free(struct ipuc_options *o)
 	free(o->precision_compare_json);
 	for (int i = 0; i < o->nskip; i++)
 		free(o->skip_ops[i]);
+	for (int i = 0; i < o->nfp8_skip; i++)
+		free(o->fp8_skip[i]);
+	free(o->fp8_params);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -153,10 +156,8 @@ int ipuc_add_shape(struct ipuc_model *m, const char *spec, struct ir_error *e)
 
 int ipuc_set_precision(char **dst, const char *p, struct ir_error *e)
 {
-	if (strcmp(p, "fp32") && strcmp(p, "fp16") && strcmp(p, "fp8"))
-		return ir_err(e, "precision '%s' is not fp32, fp16 or fp8", p);
-	if (!strcmp(p, "fp8"))
-		return ir_err(e, "precision fp8 (weight storage) is not supported yet; use fp16 or fp32");
+	if (strcmp(p, "fp32") && strcmp(p, "fp16") && !ipuc_is_fp8(p))
+		return ir_err(e, "precision '%s' is not fp32, fp16, fp8 or fp8_weight", p);
 	return setstr(dst, p, e);
 }
 
@@ -211,7 +212,15 @@ const char *ipuc_usage(void)
 "  --batch-size N             fix the batch dimension of every input\n"
 "  --batch-axis A             which axis is the batch (default 0)\n"
 "  --precision fp32|fp16      compute precision (default fp32)\n"
+"  --precision fp8|fp8_weight Conv/MatMul/Gemm weights stored in 8-bit floats\n"
+"                             (fp8: their activation inputs too), the rest fp16\n"
 "  --fp16-skip-op-types A,B   op types kept in fp32 under --precision fp16\n"
+"  --fp8-skip-op-names A,B    layers (node names) kept in fp16 under fp8\n"
+"  --fp8-params IN,W,INSCALE,WSCALE   formats F143|F152 of activations and\n"
+"                             weights, their power-of-two scales (WSCALE\n"
+"                             auto: per weight from its largest value;\n"
+"                             default F143,F143,0,auto)\n"
+"  --num-of-layers-keep-fp16 N  keep the N layers most sensitive to fp8 in fp16\n"
 "  --ipu-version ipu2|ipu21   target: 1472 tiles x 624 KiB\n"
 "  --target tiles=N,tile-mem=SIZE   custom target (SIZE: 65536, 256KiB, 1MiB)\n"
 "  --max-tensor-size BYTES    largest tensor constant folding may create\n"
@@ -277,8 +286,7 @@ static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int
 /* PopRT options ipu-compile does not have: a clear answer, not "unknown". */
 static const char *const poprt_unsupported[] = {
 	"framework", "quantize", "pack_args", "enable_insert_remap", "serialize_matmul",
-	"serialize_matmul_add", "remap_mode", "disable_fast_norm", "fp8_params",
-	"fp8_skip_op_names", "num_of_layers_keep_fp16", "enable_compress_pattern",
+	"serialize_matmul_add", "remap_mode", "disable_fast_norm", "enable_compress_pattern",
 	"custom_library_so_paths", "custom_pass_config", "compiler_options",
 	"enable_erf_gelu", "available_memory_proportion", "num_io_tiles",
 	"batches_per_step", "merge_if_with_same_cond", "manual_sharding_config",
@@ -293,6 +301,7 @@ enum {
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
+	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -315,6 +324,9 @@ static const struct option long_opts[] = {
 	OPT2("batch-size", "batch_size", required_argument, O_BATCH_SIZE),
 	OPT2("batch-axis", "batch_axis", required_argument, O_BATCH_AXIS),
 	OPT2("fp16-skip-op-types", "fp16_skip_op_types", required_argument, O_SKIP),
+	OPT2("fp8-skip-op-names", "fp8_skip_op_names", required_argument, O_FP8_SKIP),
+	OPT2("fp8-params", "fp8_params", required_argument, O_FP8_PARAMS),
+	OPT2("num-of-layers-keep-fp16", "num_of_layers_keep_fp16", required_argument, O_KEEP_FP16),
 	OPT2("ipu-version", "ipu_version", required_argument, O_IPU_VERSION),
 	OPT2("max-tensor-size", "max_tensor_size", required_argument, O_MAX_TENSOR),
 	OPT2("export-onnx", "export_onnx", required_argument, O_EXPORT_ONNX),
@@ -421,6 +433,19 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		case O_SKIP:
 			if (ipuc_add_skip_ops(o, v, e))
 				return -1;
+			break;
+		case O_FP8_SKIP:
+			if (ipuc_add_fp8_skip(o, v, e))
+				return -1;
+			break;
+		case O_FP8_PARAMS:
+			if (ipuc_set_fp8_params(o, v, e))
+				return -1;
+			break;
+		case O_KEEP_FP16:
+			if (parse_int("num-of-layers-keep-fp16", v, 0, INT32_MAX, &x, e))
+				return -1;
+			o->keep_fp16 = (int)x;
 			break;
 		case O_IPU_VERSION:
 			if (ipuc_set_ipu_version(o, v, e))

@@ -53,6 +53,11 @@ struct ipuc_options {
 	int calibration_loss;		/* enum ipu_calib_loss */
 	int precision_compare;
 	char *precision_compare_json;
+	/* --precision fp8 / fp8_weight (fp8_options.c) */
+	char *fp8_skip[IPUC_MAX_SKIP];	/* --fp8_skip_op_names */
+	int nfp8_skip;
+	char *fp8_params;		/* --fp8_params as given */
+	int keep_fp16;			/* --num_of_layers_keep_fp16 */
 };
 
 void ipuc_options_init(struct ipuc_options *o);
@@ -81,6 +86,17 @@ int ipuc_set_calibration_loss(struct ipuc_options *o, const char *name,
 			      struct ir_error *e);
 int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
 		      struct ir_error *e);
+/* fp8_options.c: --fp8_skip_op_names (comma-separated node names),
+ * --fp8_params, and the pass options they make. */
+int ipuc_add_fp8_skip(struct ipuc_options *o, const char *list,
+		      struct ir_error *e);
+int ipuc_set_fp8_params(struct ipuc_options *o, const char *v,
+			struct ir_error *e);
+struct ir_fp8_opts;
+/* precision: "fp8" or "fp8_weight" (anything else: mode off). */
+int ipuc_fp8_opts(const struct ipuc_options *o, const char *precision,
+		  struct ir_fp8_opts *out, struct ir_error *e);
+int ipuc_is_fp8(const char *precision);
 /* Usage text. */
 const char *ipuc_usage(void);
 

@@ -231,6 +231,29 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 			if (x >= IR_MAX_RANK)
 				return nerr(c, v, "batch_axis is beyond the maximum rank", NULL);
 			o->batch_axis = (int)x;
+		} else if (IS("fp8_skip_op_names")) {
+			if (v->type == YAML_SCALAR_NODE) {
+				if (ipuc_add_fp8_skip(o, (const char *)v->data.scalar.value, c->e))
+					return wrap(c, v);
+			} else if (v->type == YAML_SEQUENCE_NODE) {
+				for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
+					if (!(s = scalar(c, yaml_document_get_node(c->doc, *it), key)) ||
+					    ipuc_add_fp8_skip(o, s, c->e))
+						return s ? wrap(c, v) : -1;
+			} else {
+				return nerr(c, v, "fp8_skip_op_names must be a name, a comma-separated list or a list of names", NULL);
+			}
+		} else if (IS("fp8_params")) {
+			if (!(s = scalar(c, v, key)))
+				return -1;
+			if (ipuc_set_fp8_params(o, s, c->e))
+				return wrap(c, v);
+		} else if (IS("num_of_layers_keep_fp16")) {
+			if (integer(c, v, key, 0, &x))
+				return -1;
+			if (x > INT32_MAX)
+				return nerr(c, v, "num_of_layers_keep_fp16 is too large", NULL);
+			o->keep_fp16 = (int)x;
 		} else if (IS("fp16_skip_op_types")) {
 			if (v->type == YAML_SCALAR_NODE) {
 				if (ipuc_add_skip_ops(o, (const char *)v->data.scalar.value, c->e))

@@ -82,6 +82,7 @@ static int operand_role(const struct ipu_graph *g, const struct g_vertex *v, uin
 		out = 0;
 		break;
 	case IPUX_CL_COPY: case IPUX_CL_CAST: case IPUX_CL_UNARY: case IPUX_CL_REDUCE:
+	case IPUX_CL_CAST_FP8:
 	case IPUX_CL_SOFTMAX: case IPUX_CL_POOL2D: case IPUX_CL_TRANSPOSE:
 	case IPUX_CL_STRIDED_COPY: case IPUX_CL_PAD: case IPUX_CL_CUMSUM:
 		out = 1;
@@ -92,11 +93,11 @@ static int operand_role(const struct ipu_graph *g, const struct g_vertex *v, uin
 	case IPUX_CL_WHERE: case IPUX_CL_NORM:
 		out = 3;
 		break;
-	case IPUX_CL_MATMUL:
+	case IPUX_CL_MATMUL: case IPUX_CL_MATMUL_FP8:
 		out = 2;
 		acc = v->nparams < 5 || (p[4] & IPUX_MM_ACCUMULATE);
 		break;
-	case IPUX_CL_CONV2D:
+	case IPUX_CL_CONV2D: case IPUX_CL_CONV2D_FP8:
 		out = 2;
 		acc = v->nparams < 17 || (p[16] & IPUX_CONV_ACCUMULATE);
 		break;

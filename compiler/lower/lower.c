@@ -17,6 +17,7 @@
 
 #include "ipu/dtype.h"
 #include "ipu/ipuef.h"
+#include "ipu/passes.h"
 #include "lower_internal.h"
 
 int ipu_lower_available(void)
@@ -361,6 +362,8 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 	for (int k = 0; k < n; k++) {
 		prepared[k] = ir_graph_clone(graphs[k], e);
 		if (!prepared[k] || ipu_lower_prepare(prepared[k], t->fold_limit, e))
+			goto out;
+		if (t->fp8 && ir_pass_fp8(prepared[k], t->fp8, e) < 0)
 			goto out;
 	}
 	if (!t->no_memory_reuse) {

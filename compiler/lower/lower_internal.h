@@ -76,6 +76,21 @@ ipu_tensor lw_value_tensor(struct lw *l, int v);
 int lw_emit(struct lw *l, ipu_step xch, uint32_t cs);
 uint32_t lw_f32bits(double v);
 
+/* lower_fp8.c: layers marked by ir_pass_fp8. */
+int lw_fp8_is_layer(const struct ir_node *n);
+/* 1 (and its dtype, scale) if v is the fp8 weight of l->node. */
+int lw_fp8_weight(const struct lw *l, int v, uint32_t *dt, int *scale);
+/* Rows r0..r0+nr of columns c0..c0+nc (leading dimension ld, from element
+ * base) of the fp8 weight v, encoded into a frozen tensor on tile. */
+int lw_fp8_const_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
+		       int64_t nr, int64_t c0, int64_t nc, uint32_t tile,
+		       struct ipu_slice *out);
+/* Under --precision fp8: replaces the activation operand k of n (on tile)
+ * by its fp8 conversion, made by a CAST_FP8 in *cs (created on first use);
+ * *scale is its scale (0 when nothing is converted). */
+int lw_fp8_input(struct lw *l, const struct ir_node *n, int k, struct ipu_slice *op,
+		 uint32_t tile, uint32_t *cs, int *scale);
+
 /* lower_copy_gather.c: the strided copy out[...] = in[off + sum idx_k *
  * st_k] of node n (output dims `shape`, leading 1s dropped) in blocks of
  * output rows that gather only the input runs they need. */

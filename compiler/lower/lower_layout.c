@@ -526,7 +526,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 	int nsp = x->rank - 2;
 	struct ir_window win;
 	int64_t H, W, KH, KW, OH, OW, img, wrow, orow, s_h, ext_h, pt, pbm;
-	uint32_t cs, odt = lw_dtype(o->dtype);
+	uint32_t cs, odt = lw_dtype(o->dtype), cs8 = IPU_GRAPH_INVALID;
 	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
 	ipu_tensor out, xt = IPU_GRAPH_INVALID;
 	size_t es = ir_dtype_size(x->dtype);
@@ -672,10 +672,24 @@ static int conv(struct lw *l, const struct ir_node *n)
 		}
 		if (bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)cb, tile, &xch, &ops[3]))
 			return -1;
-		if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
+		if (lw_fp8_is_layer(n)) {
+			uint32_t p8[19], f8dt;
+			int sin = 0, sw = 0;
+
+			memcpy(p8, p, sizeof(p));
+			if (!lw_fp8_weight(l, n->in[1], &f8dt, &sw))
+				return lw_fail(l, "internal: fp8 convolution without an fp8 weight");
+			if (lw_fp8_input(l, n, 0, &ops[0], tile, &cs8, &sin))
+				return -1;
+			p8[17] = (uint32_t)sin;
+			p8[18] = (uint32_t)sw;
+			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D_FP8, ops, bias ? 4 : 3, p8, 19))
+				return lw_check(l);
+		} else if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
 			return lw_check(l);
 	}
-	if (lw_emit(l, xch, cs))
+	if (cs8 != IPU_GRAPH_INVALID ? lw_emit(l, xch, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs)
+				     : lw_emit(l, xch, cs))
 		return -1;
 	return post != IPU_GRAPH_INVALID && lw_emit(l, post, IPU_GRAPH_INVALID) ? -1 : 1;
 }

@@ -119,6 +119,11 @@ static int block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r
 	if (nc == ld)
 		return lw_piece(l, v, base + (uint64_t)(r0 * ld), (uint64_t)(nr * nc), tile, xch, out);
 	if (x->data && l->vt[v] == IPU_GRAPH_INVALID) {
+		uint32_t f8dt;
+		int f8s;
+
+		if (lw_fp8_weight(l, v, &f8dt, &f8s))
+			return lw_fp8_const_piece(l, v, base, ld, r0, nr, c0, nc, tile, out);
 		t = lw_tensor(l, "block", dt, (uint64_t)(nr * nc));
 		if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
 			return lw_check(l);
@@ -159,6 +164,8 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	const struct ir_value *a, *b, *o;
 	struct mm m;
 	uint32_t odt, cs1, cs2 = IPU_GRAPH_INVALID, cs3 = IPU_GRAPH_INVALID;
+	uint32_t cs8 = IPU_GRAPH_INVALID;	/* fp8 conversions of activations */
+	int fp8 = lw_fp8_is_layer(n);
 	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
 	ipu_tensor out;
 
@@ -266,7 +273,21 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 						return lw_check(l);
 				}
 			}
-			if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL, ops, 3, params, 5))
+			if (fp8) {
+				uint32_t p8[7] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), 0, 0, 0 };
+
+				for (int k = 0; k < 2; k++) {
+					uint32_t f8dt;
+					int s = 0;
+
+					if (!lw_fp8_weight(l, n->in[k], &f8dt, &s) &&
+					    lw_fp8_input(l, n, k, &ops[k], tile, &cs8, &s))
+						return -1;
+					p8[5 + k] = (uint32_t)s;
+				}
+				if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL_FP8, ops, 3, p8, 7))
+					return lw_check(l);
+			} else if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL, ops, 3, params, 5))
 				return lw_check(l);
 		}
 		if (m.pk == 1 && m.pn == 1)
@@ -303,7 +324,8 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 				return lw_check(l);
 		}
 	}
-	if (lw_emit(l, x1, cs1))
+	if (cs8 != IPU_GRAPH_INVALID ? lw_emit(l, x1, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs1)
+				     : lw_emit(l, x1, cs1))
 		return -1;
 	if (m.pk > 1 && (lw_emit(l, x2, cs2) || (cs3 != IPU_GRAPH_INVALID && lw_emit(l, IPU_GRAPH_INVALID, cs3))))
 		return -1;

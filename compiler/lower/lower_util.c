@@ -252,9 +252,14 @@ int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 
 	if (x->data && l->vt[v] == IPU_GRAPH_INVALID) {
 		/* a frozen copy of just this piece, where it is used */
-		uint32_t dt = lw_dtype(x->dtype);
+		uint32_t dt = lw_dtype(x->dtype), f8dt;
 		size_t es = ir_dtype_size(x->dtype);
 		ipu_tensor tmp;
+		int f8s;
+
+		if (lw_fp8_weight(l, v, &f8dt, &f8s))
+			return lw_fp8_const_piece(l, v, begin, (int64_t)count, 0, 1, 0,
+						  (int64_t)count, tile, out);
 
 		if (!dt)
 			return lw_fail(l, "constant '%s' has type %s, which the device does not support",

@@ -83,6 +83,9 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             batch_axis: Optional[int] = None,
             precision: Optional[str] = None,
             fp16_skip_op_types: Optional[Iterable[str]] = None,
+            fp8_skip_op_names: Optional[Iterable[str]] = None,
+            fp8_params: Optional[str] = None,
+            num_of_layers_keep_fp16: Optional[int] = None,
             ipu_version: Optional[str] = None,
             tiles: Optional[int] = None,
             tile_mem: Optional[Union[int, str]] = None,
@@ -102,8 +105,16 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
     input_shape         {"input": [d0, d1, ...]}: static shapes of inputs
     batch_size          fix the batch dimension of every input
     batch_axis          which axis is the batch (default 0)
-    precision           "fp32" (default) or "fp16"
+    precision           "fp32" (default), "fp16", "fp8" (Conv/MatMul/Gemm
+                        weights and their activation inputs in 8-bit
+                        floats, the rest fp16) or "fp8_weight" (weights only)
     fp16_skip_op_types  op types kept in fp32 under fp16
+    fp8_skip_op_names   layers (node names) kept in fp16 under fp8
+    fp8_params          "IN,W,INSCALE,WSCALE": formats F143/F152 of the
+                        activations and weights and their power-of-two
+                        scales (WSCALE "auto": per weight; default
+                        "F143,F143,0,auto")
+    num_of_layers_keep_fp16  keep the N layers most sensitive to fp8 in fp16
     ipu_version         "ipu2" or "ipu21" (1472 tiles x 624 KiB)
     tiles, tile_mem     a custom target instead (tile_mem: bytes or "256KiB")
     max_tensor_size     largest tensor constant folding may create (-1: none)
@@ -142,6 +153,12 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             args += ["--precision", str(precision)]
         if fp16_skip_op_types:
             args += ["--fp16-skip-op-types", ",".join(fp16_skip_op_types)]
+        if fp8_skip_op_names:
+            args += ["--fp8-skip-op-names", ",".join(fp8_skip_op_names)]
+        if fp8_params is not None:
+            args += ["--fp8-params", str(fp8_params)]
+        if num_of_layers_keep_fp16 is not None:
+            args += ["--num-of-layers-keep-fp16", str(int(num_of_layers_keep_fp16))]
         if ipu_version is not None:
             args += ["--ipu-version", str(ipu_version)]
         if tiles is not None or tile_mem is not None:

@@ -3,7 +3,7 @@
 # ONNX node tests of Debian's libonnx-testdata, YAML config and CLI.
 CFLAGS_tests_compiler_ := $(COMPILER_CPPFLAGS)
 
-COMPILER_TEST_NAMES := test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc
+COMPILER_TEST_NAMES := test_compiler_fp8 test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc
 COMPILER_TESTS := $(COMPILER_TEST_NAMES:%=$(BUILD)/tests/compiler/%)
 COMPILER_NODE_RUNNER := $(BUILD)/tests/compiler/onnx_node_runner.o
 
@@ -27,6 +27,7 @@ PROGRAMS += $(BUILD)/tests/compiler/node_report
 # fuzzer with its instrumentation), seeded with the node tests' models.
 ONNX_FUZZ := build/fuzz/fuzz_onnx_import
 ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c runtime/file_atomic.c \
+	qemu-device/engine/fp8.c \
 	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
 ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \

@@ -161,7 +161,7 @@ TEST(bad_arguments)
 	char *a4[] = { "c", "--target", "cores=4" };
 	char *a5[] = { "c", "--fp16-skip-op-types", "Softmax,Frob" };
 	char *a6[] = { "c", "--input-shape" };
-	char *a7[] = { "c", "--precision", "fp8" };
+	char *a7[] = { "c", "--precision", "fp4" };
 	char *a8[] = { "c", "--convert-version", "18" };
 
 	expect_arg_error(2, a1, "unknown option '--frobnicate'");
@@ -170,7 +170,7 @@ TEST(bad_arguments)
 	expect_arg_error(3, a4, "unknown key 'cores'");
 	expect_arg_error(3, a5, "'Frob' is not a supported op type");
 	expect_arg_error(2, a6, "needs a value");
-	expect_arg_error(3, a7, "fp8");
+	expect_arg_error(3, a7, "not fp32, fp16, fp8 or fp8_weight");
 	expect_arg_error(3, a8, "'18' is not a whole number from 7 to 17");
 }
 

@@ -32,3 +32,13 @@ check-zoo-full: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 		--set full --allow-refused $(ZOO_KNOWN_REFUSED) \
 		--log $(BUILD)/test-logs/zoo-full-results.txt
 CHECKS += ;make -s check-zoo;
+
+# The fp8 precisions (tests/models/zoo_fp8.py): zoo networks compiled with
+# --precision fp16, fp8_weight and fp8, against PyTorch and an independent
+# fp8 emulation, with the executables' sizes (Documentation/compiler/fp8.md).
+.PHONY: check-zoo-fp8
+check-zoo-fp8: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@mkdir -p $(BUILD)/test-logs
+	nice /usr/bin/python3 tests/models/zoo_fp8.py --bin $(BUILD)/bin --work $(BUILD)/zoo-fp8 \
+		--log $(BUILD)/test-logs/zoo-fp8-results.json
+CHECKS += ;make -s check-zoo-fp8;

@@ -101,3 +101,27 @@ def test_compile_args_is_the_command_line(tmp_path):
     assert (tmp_path / "o" / "executable.ipuef").exists()
     with pytest.raises(ipu.CompileError, match="unknown option|not supported"):
         ipu.compiler.compile_args(["--no-such-flag"])
+
+
+def test_fp8_options(tmp_path):
+    """fp8 weights shrink the executable; layers kept in fp16 give the fp16
+    one; fp8 with fp8_params runs close to the reference; a bad
+    fp8_params is refused with the compiler's reason."""
+    m, weights = mlp_model(batch=2)
+    f16 = ipu.compiler.compile(m, precision="fp16").executable
+    f8 = ipu.compiler.compile(m, precision="fp8_weight").executable
+    assert len(f8) < len(f16)
+    # every layer kept in fp16: the fp16 executable
+    assert ipu.compiler.compile(m, precision="fp8_weight",
+                                num_of_layers_keep_fp16=100).executable == f16
+    assert ipu.compiler.compile(m, precision="fp8_weight",
+                                fp8_skip_op_names=["nothing_by_this_name"]).executable == f8
+    full = ipu.compiler.compile(m, precision="fp8", fp8_params="F143,F152,-1,auto")
+    x = np.random.default_rng(5).standard_normal((2, 8)).astype(np.float16)
+    y = np.zeros((2, 4), np.float16)
+    with rt.Runner(full.executable) as r:
+        r.execute({"X": x}, {"Y": y})
+    ref = mlp_reference(x.astype(np.float32), weights)
+    assert np.abs(y - ref).max() <= 0.15 * np.abs(ref).max()
+    with pytest.raises(ipu.CompileError, match="F143"):
+        ipu.compiler.compile(m, precision="fp8", fp8_params="F144")

@@ -12,6 +12,7 @@
 #include "ipu/ir.h"
 
 struct ipu_graph;
+struct ir_fp8_opts;
 struct ipu_graph_stats;
 
 struct ipu_target {
@@ -34,6 +35,8 @@ struct ipu_target {
 	int (*inspect)(void *ctx, struct ipu_graph *gb, const void *image, size_t len,
 		       const struct ipu_graph_stats *st, struct ir_error *e);
 	void *inspect_ctx;
+	/* fp8 layers (ir_pass_fp8 on the prepared graph), or NULL. */
+	const struct ir_fp8_opts *fp8;
 };
 
 #include "ipu/graph.h"

@@ -9,6 +9,8 @@
 
 #include "ipu/ir.h"
 
+struct ir_fp8_opts;
+
 /* Folds every node whose inputs are all constant (results up to `limit`
  * elements). */
 int ir_pass_fold(struct ir_graph *g, int64_t limit, struct ir_error *e);
@@ -37,6 +39,56 @@ struct ir_fp16_opts {
  * and reductions get the attribute accumulate_f32 = 1. */
 int ir_pass_fp16(struct ir_graph *g, const struct ir_fp16_opts *o,
 		 struct ir_error *e);
+
+/*
+ * fp8.c: 8-bit float weights, and activations, for Conv and MatMul (PopRT's
+ * --precision fp8_weight / fp8).  Run on the lowering's prepared graph
+ * (Gemm already a MatMul, 1x1 convolutions MatMuls with the weight first),
+ * after the fp16 conversion.  Each eligible layer (a Conv whose weight is a
+ * constant, or a MatMul with exactly one constant 2-D operand, read by that
+ * node only) not skipped by name and not among the keep_fp16 most
+ * sensitive ones gets its weight rounded to the fp8 grid in place and the
+ * attributes the lowering reads:
+ *   fp8_weight_input  index of the weight input,
+ *   fp8_weight_format IPU_FP8_143/152, fp8_weight_scale its scale,
+ *   fp8_input_format, fp8_input_scale (mode fp8 only): the other operand is
+ *     converted to fp8 on the device before the product.
+ * Returns the number of layers converted.
+ */
+enum ir_fp8_mode { IR_FP8_OFF = 0, IR_FP8_WEIGHT = 1, IR_FP8_FULL = 2 };
+
+/* How much a layer suffers from fp8 (larger: kept in fp16 first). */
+typedef double (*ir_fp8_rank_fn)(void *ctx, const struct ir_graph *g,
+				 int node, const struct ir_fp8_opts *o);
+
+struct ir_fp8_opts {
+	int mode;			/* enum ir_fp8_mode */
+	uint32_t input_format;		/* IPU_FP8_143 or IPU_FP8_152 */
+	uint32_t weight_format;
+	int input_scale;		/* activations' scale */
+	int weight_scale_auto;		/* 1: per tensor, from its absmax */
+	int weight_scale;		/* otherwise this one for all */
+	const char *const *skip_names;	/* layers kept in fp16 by name */
+	int nskip;
+	int keep_fp16;			/* the N most sensitive stay fp16 */
+	ir_fp8_rank_fn rank;		/* NULL: ir_fp8_weight_error */
+	void *rank_ctx;
+};
+
+/*
+ * The default ranking: relative squared error of the layer's weight
+ * rounded to fp8, sum (w - q(w))^2 / sum w^2, at the scale the pass would
+ * use.  0 for a node that is not an eligible layer.
+ */
+double ir_fp8_weight_error(void *ctx, const struct ir_graph *g, int node,
+			   const struct ir_fp8_opts *o);
+/* The weight input of an eligible layer, or -1. */
+int ir_fp8_weight_input(const struct ir_graph *g, int node);
+/* Does node n fall under a layer name (itself or a node derived from it,
+ * named "NAME/...")? */
+int ir_fp8_name_matches(const char *node_name, const char *layer);
+int ir_pass_fp8(struct ir_graph *g, const struct ir_fp8_opts *o,
+		struct ir_error *e);
 
 /* The front-end pipeline. */
 struct ir_pipeline_opts {

@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""zoo_fp8.py - the fp8 precisions on real architectures against PyTorch.
+
+Each network of the model zoo (zoo.py: torchvision, random weights, fixed
+seeds, BatchNorm statistics calibrated) is compiled by ipu-compile with
+--precision fp16, fp8_weight and fp8, run by ipu-run on the in-process
+device on a few inputs (rounded to float16, as these executables take
+them), and compared with PyTorch on the same rounded inputs:
+
+  err    max |ipu - torch| / max |torch| over all inputs;
+  top5   mean over the inputs of |top-5 classes of ipu & of torch| / 5;
+  top1   fraction of inputs whose top class agrees;
+  size   the executable's bytes, and its ratio to the fp16 one.
+
+An independent emulation bounds what fp8 costs on each network: PyTorch
+with every convolution and linear weight rounded onto the fp8 grid by a
+numpy quantiser written here from the format's definition (round to
+nearest even, saturating, per-tensor power-of-two scale from the absmax),
+with fp8 also applied to the inputs of those layers for --precision fp8,
+and every parameter and module output rounded to float16 as the device's
+fp16 storage does.  What fp8 costs depends on the network (random
+depthwise networks lose their top classes even in the emulation), so the
+device is judged against the emulation, per network:
+
+  fp8_weight: err <= 1.5 * emulation + 0.02, top-5 agreement at least the
+              emulation's - 0.25;
+  fp8:        err <= 1.5 * emulation + 0.05, top-5 agreement at least the
+              emulation's - 0.3;
+  size:       the fp8_weight executable at most 0.85 x the fp16 one (the
+              weights' bytes halve; code, params and buffers do not).
+
+Usage: zoo_fp8.py --bin DIR --work DIR [--only NAME,...] [--inputs N]
+                  [--log FILE] [--md]
+Prints one line per case and ends with "zoo-fp8: N passed, N failed".
+"""
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo  # noqa: E402
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+
+# the check's networks (64 x 64, as make check-zoo); --only picks others
+# of zoo.QUICK
+DEFAULT = ["resnet18", "squeezenet1_1", "mobilenet_v2", "encoder"]
+PRECS = ["fp16", "fp8_weight", "fp8"]
+FMT = {"F143": (3, 8, 240.0), "F152": (2, 16, 57344.0)}
+
+
+def q8(x, fmt="F143", scale=0):
+    """x rounded onto the fp8 grid at a power-of-two scale (numpy)."""
+    mb, bias, mx = FMT[fmt]
+    y = np.asarray(x, dtype=np.float64) * 2.0 ** -scale
+    a = np.abs(y)
+    with np.errstate(divide="ignore"):
+        e = np.floor(np.log2(np.where(a > 0, a, 1.0)))
+    e = np.maximum(e, 1 - bias)
+    step = 2.0 ** (e - mb)
+    r = np.round(y / step) * step  # numpy rounds half to even
+    r = np.clip(r, -mx, mx)
+    return r * 2.0 ** scale
+
+
+def absmax_scale(w, fmt="F143"):
+    mx = FMT[fmt][2]
+    m = float(np.abs(w).max())
+    if not m > 0:
+        return 0
+    s = -32
+    while s < 31 and m > mx * 2.0 ** s:
+        s += 1
+    return s
+
+
+def emulate(m, full):
+    """A copy of m as the fp8 executables compute: fp8 weights (and layer
+    inputs), fp16 storage everywhere else."""
+    e = zoo.fp16_storage(m)
+    with torch.no_grad():
+        for mod in e.modules():
+            ws = []
+            if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
+                ws.append(mod.weight)
+            if isinstance(mod, torch.nn.MultiheadAttention) and mod.in_proj_weight is not None:
+                ws.append(mod.in_proj_weight)
+            for w in ws:
+                a = w.detach().numpy()
+                w.copy_(torch.from_numpy(q8(a, "F143", absmax_scale(a)).astype(np.float32)))
+    if full:
+        def pre(_mod, inp):
+            return tuple(torch.from_numpy(q8(t.numpy()).astype(np.float32))
+                         if torch.is_tensor(t) else t for t in inp)
+        for mod in e.modules():
+            if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
+                mod.register_forward_pre_hook(pre)
+    return e
+
+
+def build(name, ctor, shape, work, seed, n):
+    torch.manual_seed(seed)
+    m = ctor()
+    zoo.calibrate(m, shape, seed)
+    m.eval()
+    x1 = torch.randn(shape, generator=torch.Generator().manual_seed(seed + 2))
+    path = os.path.join(work, name + ".onnx")
+    torch.onnx.export(m, x1, path, opset_version=13, input_names=["x"], output_names=["y"])
+    xs = torch.randn((n,) + tuple(shape[1:]), generator=torch.Generator().manual_seed(seed + 3))
+    x16 = xs.numpy().astype(np.float16)
+    np.save(os.path.join(work, name + ".x16.npy"), x16)
+    xr = torch.from_numpy(x16.astype(np.float32))
+    with torch.no_grad():
+        ref = m(xr).numpy().astype(np.float64)
+        emu = {"fp16": zoo.fp16_storage(m)(xr).numpy().astype(np.float64),
+               "fp8_weight": emulate(m, False)(xr).numpy().astype(np.float64),
+               "fp8": emulate(m, True)(xr).numpy().astype(np.float64)}
+    return path, ref, emu
+
+
+def rel(a, b):
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
+
+
+def topk_agree(got, ref, k):
+    g = got.reshape(got.shape[0], -1)
+    r = ref.reshape(ref.shape[0], -1)
+    k = min(k, g.shape[1])
+    return float(np.mean([len(set(np.argsort(-g[i])[:k]) & set(np.argsort(-r[i])[:k])) / k
+                          for i in range(g.shape[0])]))
+
+
+def case(a, name, path, prec, ref, emu):
+    exe = os.path.join(a.work, "%s.%s.ipuef" % (name, prec))
+    out = os.path.join(a.work, "%s.%s.y.npy" % (name, prec))
+    r = {"model": name, "precision": prec}
+    p = subprocess.run([os.path.join(a.bin, "ipu-compile"), path, "--precision", prec, "-o", exe],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=a.timeout)
+    if p.returncode:
+        r.update(status="refused", message=p.stdout.strip()[-300:])
+        return r
+    r["size"] = os.path.getsize(exe)
+    p = subprocess.run([os.path.join(a.bin, "ipu-run"), exe, "--input",
+                        "x=" + os.path.join(a.work, name + ".x16.npy"), "--output", "y=" + out,
+                        "--iterations", "0"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=a.timeout)
+    if p.returncode:
+        r.update(status="wrong", message="ipu-run failed: " + p.stdout.strip()[-300:])
+        return r
+    got = np.load(out).astype(np.float64).reshape(ref.shape)
+    r["err"] = rel(got, ref)
+    r["emu"] = rel(emu[prec], ref)
+    r["top5"] = topk_agree(got, ref, 5)
+    r["emu_top5"] = topk_agree(emu[prec], ref, 5)
+    r["top1"] = topk_agree(got, ref, 1)
+    return r
+
+
+def judge(rs):
+    """Marks each row pass/wrong; returns the failures."""
+    by = {x["precision"]: x for x in rs}
+    bad = 0
+    for x in rs:
+        if "err" not in x:
+            x.setdefault("status", "wrong")
+            bad += 1
+            continue
+        why = []
+        if x["precision"] == "fp16":
+            lim = max(zoo.TOL["fp16"], 1.5 * x["emu"])
+        else:
+            lim = 1.5 * x["emu"] + (0.02 if x["precision"] == "fp8_weight" else 0.05)
+            need = x["emu_top5"] - (0.25 if x["precision"] == "fp8_weight" else 0.3)
+            if x["top5"] < need:
+                why.append("top-5 agreement %.2f < %.2f" % (x["top5"], need))
+        if not np.isfinite(x["err"]) or x["err"] > lim:
+            why.append("error %.3g > %.3g" % (x["err"], lim))
+        if x["precision"] != "fp16" and "size" in by.get("fp16", {}):
+            x["size_ratio"] = x["size"] / by["fp16"]["size"]
+            if x["precision"] == "fp8_weight" and x["size_ratio"] > 0.85:
+                why.append("executable %.2f x the fp16 one" % x["size_ratio"])
+        x["status"] = "wrong" if why else "pass"
+        if why:
+            x["message"] = "; ".join(why)
+            bad += 1
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--inputs", type=int, default=4)
+    ap.add_argument("--log", default="")
+    ap.add_argument("--md", action="store_true", help="also print a Markdown table")
+    ap.add_argument("--timeout", type=int, default=900)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    names = [n for n in a.only.split(",") if n] or DEFAULT
+    table = {n: (c, s) for n, c, s in zoo.QUICK}
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        print("# unknown model(s): %s (see zoo.QUICK)" % ",".join(unknown))
+        print("zoo-fp8: 0 passed, 1 failed")
+        return 1
+    rows, passed, failed = [], 0, 0
+    for i, name in enumerate(names):
+        ctor, shape = table[name]
+        path, ref, emu = build(name, ctor, shape, a.work, 1000 + 17 * i, a.inputs)
+        rs = [case(a, name, path, p, ref, emu) for p in PRECS]
+        bad = judge(rs)
+        for x in rs:
+            print("%-20s %-10s %-7s err %-9s (emulation %-9s) top5 %-5s top1 %-5s size %s%s" % (
+                name, x["precision"], x["status"],
+                "%.2e" % x["err"] if "err" in x else "-",
+                "%.2e" % x["emu"] if "emu" in x else "-",
+                "%.2f" % x["top5"] if "top5" in x else "-",
+                "%.2f" % x["top1"] if "top1" in x else "-",
+                x.get("size", "-"),
+                " (%.2f x fp16)" % x["size_ratio"] if "size_ratio" in x else "")
+                  + (": " + x["message"] if x.get("message") else ""))
+            sys.stdout.flush()
+        passed += len(rs) - bad
+        failed += bad
+        rows += rs
+    if a.md:
+        print("| model | precision | err | emulation | top-5 (emulation) | top-1 | executable bytes (x fp16) |")
+        print("|---|---|---|---|---|---|---|")
+        for x in rows:
+            print("| %s | %s | %s | %s | %s | %s | %s |" % (
+                x["model"], x["precision"], "%.1e" % x["err"] if "err" in x else x["status"],
+                "%.1e" % x["emu"] if "emu" in x else "-",
+                "%.2f (%.2f)" % (x["top5"], x["emu_top5"]) if "top5" in x else "-",
+                "%.2f" % x["top1"] if "top1" in x else "-",
+                "%d%s" % (x["size"], " (%.2f)" % x["size_ratio"] if "size_ratio" in x else "")
+                if "size" in x else "-"))
+    if a.log:
+        with open(a.log + ".json" if not a.log.endswith(".json") else a.log, "w") as f:
+            json.dump(rows, f, indent=1)
+    print("# max |ipu - torch| / max |torch| (emulation: torch with fp8 weights"
+          " and fp16 storage emulated); top-k: agreement of the classes with torch")
+    print("zoo-fp8: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
