@@ -3,12 +3,13 @@
 # (NAME.ipuef with its host reference NAME.OUT.ref.npy, made by the
 # in-process model device on the host) run with
 #   ipu-run --device /dev/ipu0 NAME.ipuef --output OUT=...
-# and compared byte for byte.  TAP output.
+# and compared byte for byte; then the same replicated over both devices
+# (--device /dev/ipu0,/dev/ipu1).  TAP output.
 n=0
 fail=0
 set -- /ipu/data/*.ref.npy
 echo "TAP version 13"
-echo "1..$#"
+echo "1..$(($# * 2))"
 for ref in "$@"; do
 	base=${ref%.ref.npy}
 	out=${base##*.}
@@ -24,6 +25,23 @@ for ref in "$@"; do
 	else
 		sed 's/^/# /' /tmp/$name.log
 		echo "not ok $n ipu-run.$name"
+		fail=1
+	fi
+done
+for ref in "$@"; do
+	base=${ref%.ref.npy}
+	out=${base##*.}
+	model=${base%.*}.ipuef
+	name=$(basename "${base%.*}")
+	n=$((n + 1))
+	if ipu-run --device /dev/ipu0,/dev/ipu1 "$model" --iterations 8 --output "$out=/tmp/$name.2.npy" \
+		>/tmp/$name.2.log 2>&1 && cmp -s "$ref" "/tmp/$name.2.npy" &&
+		grep -q '^device runs: /dev/ipu0 [1-9][0-9]*, /dev/ipu1 [1-9]' /tmp/$name.2.log; then
+		echo "# $name: $(grep '^device runs' /tmp/$name.2.log)"
+		echo "ok $n ipu-run.replicated.$name"
+	else
+		sed 's/^/# /' /tmp/$name.2.log
+		echo "not ok $n ipu-run.replicated.$name"
 		fail=1
 	fi
 done

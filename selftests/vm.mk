@@ -15,7 +15,8 @@ KSFT_INC := $(KSRC_DIR)/tools/testing/selftests
 NL_CFLAGS := -I/usr/include/libnl3
 VM_LDLIBS := -luring -lnl-genl-3 -lnl-3 -lm -lpthread
 
-VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e $(VM_DIR)/bin/ipu_fault
+VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e $(VM_DIR)/bin/ipu_fault \
+	$(VM_DIR)/bin/ipu_replication
 VM_TOOLS := $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset $(VM_DIR)/bin/ipu-monitor \
 	$(VM_DIR)/bin/ipu-run
 VM_BENCH := $(VM_DIR)/bin/bench_uring
@@ -38,6 +39,11 @@ $(BUILD)/selftests/ipu_e2e.o: CPPFLAGS += -Iexamples/mlp
 $(VM_DIR)/bin/ipu_e2e: $(BUILD)/selftests/ipu_e2e.o $(MLP_MODEL_OBJ) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
+
+# the Model Runtime replicated over both devices
+$(VM_DIR)/bin/ipu_replication: $(BUILD)/selftests/ipu_replication.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $< $(RUNTIME_LINK) $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 
 # the tools and ipu-run, static for the VM
 $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
