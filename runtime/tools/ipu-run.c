@@ -817,24 +817,6 @@ int main(int argc, char **argv)
 				       bench.rpsn * (double)samples, o.inflight);
 			printf("; %llu sample%s per request\n", (unsigned long long)samples,
 			       samples == 1 ? "" : "s");
-			if (ipurt_runner_num_devices(r) > 1) {
-				printf("device runs:");
-				for (i = 0; i < (int)ipurt_runner_num_devices(r); i++) {
-					struct ipu_device_info info;
-					uint64_t runs = 0;
-					char why[256], sw[512], sn[128];
-					int in = ipurt_runner_device_status(r, (uint32_t)i, &runs, why,
-									    sizeof(why));
-
-					memset(&info, 0, sizeof(info));
-					ipu_info(ipurt_runner_device_at(r, (uint32_t)i), &info);
-					printf("%s %s %llu", i ? "," : "", cli_safe(info.path, sn, sizeof(sn)),
-					       (unsigned long long)runs);
-					if (in != 1)
-						printf(" (taken out: %s)", cli_safe(why, sw, sizeof(sw)));
-				}
-				printf("\n");
-			}
 			if (bench.have_split)
 				printf("host time per request: input copy %s, device run %s, output copy %s, runtime %s (mean of the latency run)\n",
 				       fmt_seconds(bench.input_copy, b[0], 32),
@@ -842,6 +824,24 @@ int main(int argc, char **argv)
 				       fmt_seconds(bench.output_copy, b[2], 32),
 				       fmt_seconds(st->mean - bench.input_copy - bench.device_run -
 						   bench.output_copy, b[3], 32));
+		}
+		if (ipurt_runner_num_devices(r) > 1) {
+			printf("device runs:");
+			for (i = 0; i < (int)ipurt_runner_num_devices(r); i++) {
+				struct ipu_device_info info;
+				uint64_t runs = 0;
+				char why[256], sw[512], sn[128];
+				int in = ipurt_runner_device_status(r, (uint32_t)i, &runs, why,
+								    sizeof(why));
+
+				memset(&info, 0, sizeof(info));
+				ipu_info(ipurt_runner_device_at(r, (uint32_t)i), &info);
+				printf("%s %s %llu", i ? "," : "", cli_safe(info.path, sn, sizeof(sn)),
+				       (unsigned long long)runs);
+				if (in != 1)
+					printf(" (taken out: %s)", cli_safe(why, sw, sizeof(sw)));
+			}
+			printf("\n");
 		}
 		if (o.profile) {
 			char sp[512];

@@ -53,6 +53,25 @@ assert b['modelled_cycles_per_request'] == 2 * a['modelled_cycles_per_request'],
 $BIN/ipu-run "$dir/affine.ipuef" --iterations 1 2>/dev/null | grep -q "modelled device time .* cycles = .* us per request at 1.33 GHz" &&
 	ok "modelled time in the text report" || ko "modelled time in the text report"
 
+# replicated over two in-process devices: numpy's answer, the modelled time
+# of one device (the counters of both added up), both devices used
+if $BIN/ipu-run "$dir/affine.ipuef" --device model,model --input X="$dir/x.npy" --output Y="$dir/y2.npy" \
+	--iterations 6 --json >"$dir/r2.json" 2>&1 &&
+	$BIN/ipu-run "$dir/affine.ipuef" --device model,model --iterations 2 >"$dir/r2.txt" 2>&1 &&
+	$PY -c "
+import json, numpy as np
+x = np.load('$dir/x.npy'); y = np.load('$dir/y2.npy')
+assert np.array_equal(y, x * 2 + np.array([10, 20, 30], np.float32)), y
+j = json.load(open('$dir/r2.json')); m = json.load(open('$dir/m8.json'))
+d = j['devices']
+assert len(d) == 2 and all(e['runs'] > 0 and e['in_rotation'] for e in d), d
+assert j['modelled_cycles_per_request'] == m['modelled_cycles_per_request'], (j, m)
+" && grep -q '^device runs: model [1-9][0-9]*, model [1-9]' "$dir/r2.txt"; then
+	ok "--device model,model: replicated, same outputs and modelled time"
+else
+	ko "--device model,model: replicated, same outputs and modelled time"; cat "$dir/r2.json" "$dir/r2.txt"
+fi
+
 # fused model: subgraph 1 from an f16 .npy (the model-fusion example's graph1)
 $PY -c "import numpy as np; np.save('$dir/g1x.npy', np.zeros((1, 1), np.float16))"
 if $BIN/ipu-run "$dir/fused.ipuef" --input graph1/X="$dir/g1x.npy" --output graph1/O="$dir/g1o.npy" --iterations 2 >/dev/null 2>&1 &&
