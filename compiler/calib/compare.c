@@ -161,8 +161,29 @@ static char *dup_or(const char *s, const char *def)
 	return strdup(s && s[0] ? s : def);
 }
 
+/* The output of a layer the lowering rewrote into nodes "LAYER/..." (a
+ * Gemm into MatMul and Add) whose last node took over the layer's result:
+ * the last such node's output of the same size, or -1. */
+static int rewritten_output(const struct ir_graph *conv, const char *layer, int64_t numel)
+{
+	size_t len = layer ? strlen(layer) : 0;
+
+	if (!len)
+		return -1;
+	for (int i = conv->nnodes - 1; i >= 0; i--) {
+		const struct ir_node *n = &conv->nodes[i];
+
+		if (n->dead || n->nout < 1 || n->out[0] < 0 || !n->name ||
+		    strncmp(n->name, layer, len) || n->name[len] != '/')
+			continue;
+		return ir_value_numel(&conv->vals[n->out[0]]) == numel ? n->out[0] : -1;
+	}
+	return -1;
+}
+
 /* Rows: every float output of a live ref node whose name the converted
- * graph also computes (same element count, float there too). */
+ * graph also computes (same element count, float there too), or which the
+ * lowering's rewrite of the node took over. */
 static int build_rows(const struct ir_graph *ref, const struct ir_graph *conv,
 		      struct ipu_calib_report *r, int *ref_row, int *conv_row,
 		      struct ir_error *e)
@@ -176,19 +197,21 @@ static int build_rows(const struct ir_graph *ref, const struct ir_graph *conv,
 
 		for (int k = 0; !n->dead && k < n->nout; k++) {
 			const struct ir_value *rv;
-			int cv, cp;
+			int cv;
 			struct ipu_calib_layer *l;
 
 			if (n->out[k] < 0)
 				continue;
 			rv = &ref->vals[n->out[k]];
 			cv = ir_value_find(conv, rv->name);
+			if (cv < 0 && n->nout == 1)
+				cv = rewritten_output(conv, n->name, ir_value_numel(rv));
 			if (!ir_dtype_is_float(rv->dtype) || cv < 0 || conv->vals[cv].data ||
 			    !ir_dtype_is_float(conv->vals[cv].dtype) ||
 			    ir_value_numel(&conv->vals[cv]) != ir_value_numel(rv))
 				continue;
-			cp = conv->vals[cv].producer;
-			if (cp < 0 || conv->nodes[cp].dead || conv_row[cv] >= 0)
+			/* a graph input or one value for two rows: nothing to compare */
+			if (conv->vals[cv].is_input || conv_row[cv] >= 0)
 				continue;
 			l = &r->l[r->n];
 			memset(l, 0, sizeof(*l));
@@ -248,6 +271,24 @@ int ipu_calib_compare(const struct ir_graph *ref, const struct ir_graph *conv,
 			ir_err(e, "precision comparison, sample %d: %s", smp, msg);
 			goto out;
 		}
+	}
+	/* a value the converted graph names but never computes (rewritten
+	 * away) has no row */
+	{
+		int k = 0;
+
+		for (int i = 0; i < r->n; i++) {
+			if (!r->l[i].count) {
+				free(r->l[i].node);
+				free(r->l[i].op);
+				free(r->l[i].value);
+				free(r->l[i].dtype);
+				continue;
+			}
+			cc.acc[k] = cc.acc[i];
+			r->l[k++] = r->l[i];
+		}
+		r->n = k;
 	}
 	for (int i = 0; i < r->n; i++) {
 		struct ipu_calib_layer *l = &r->l[i];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "calib_cli.h"
+#include "ipu/fp8.h"
 #include "ipu/onnx_io.h"
 
 /* Seeded, so that two runs of the same command give the same report. */
@@ -91,13 +92,24 @@ static char *json_path(const char *base, int index, int n)
 
 int ipuc_calib_report(const struct ipuc_options *o, const struct ipuc_calib_state *st,
 		      const struct ir_graph *g, const char *precision, int index, int n,
-		      const char *cfgdir, FILE *f, struct ir_error *e)
+		      const char *cfgdir, const struct ipu_target *t,
+		      const struct ipuc_calib_fp8 *cf, FILE *f, struct ir_error *e)
 {
 	struct ipu_calib_report rep;
 	const struct ipu_calib_samples *s = st->calib ? &st->calib->samples : &st->samples;
+	struct ir_graph *conv = NULL;
 	int r = 0;
 
-	if (ipu_calib_compare(st->g32, g, s, st->calib != NULL, precision, &rep, e))
+	if (ipuc_is_fp8(precision) && cf && cf->active) {
+		struct ipu_target tt = *t;
+
+		tt.fp8 = &cf->f8;
+		if (!(conv = ipu_lower_prepared_graph(g, &tt, e)))
+			return -1;
+	}
+	r = ipu_calib_compare(st->g32, conv ? conv : g, s, st->calib != NULL, precision, &rep, e);
+	ir_graph_free(conv);
+	if (r)
 		return -1;
 	if (n > 1)
 		fprintf(f, "model %d:\n", index);
@@ -112,4 +124,128 @@ int ipuc_calib_report(const struct ipuc_options *o, const struct ipuc_calib_stat
 	}
 	ipu_calib_report_free(&rep);
 	return r;
+}
+
+/* --fp8_params "IN,W,INSCALE,WSCALE": 1 if INSCALE is given. */
+static int input_scale_given(const char *params)
+{
+	const char *p = params;
+
+	for (int field = 0; p && field < 2; field++)
+		p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+	return p && *p && *p != ',';
+}
+
+/* A format that only allows one scale (the pass's fixed scales). */
+static int fixed_format(uint32_t fmt, int fixed, int scale, struct ipu_calib_format *f,
+			struct ir_error *e)
+{
+	if (ipu_calib_fp8_format(fmt, f, e))
+		return -1;
+	if (fixed)
+		f->scale_min = f->scale_max = scale;
+	return 0;
+}
+
+static double rank_score(void *ctx, const struct ir_graph *g, int node,
+			 const struct ir_fp8_opts *o)
+{
+	const struct ipuc_calib_fp8 *cf = ctx;
+	double score = 0;
+
+	(void)o;
+	for (int i = 0; i < cf->nrank; i++)
+		if (ipu_calib_ranking_score(&cf->rank[i], g->nodes[node].name, &score))
+			return score;
+	return 0;
+}
+
+int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model *models,
+			   int n, const struct ipuc_calib_state *st,
+			   struct ipuc_calib_fp8 *cf, FILE *log, struct ir_error *e)
+{
+	const char *p8 = NULL;
+	struct ipu_calib_format act, weight;
+	int data = 0;
+
+	memset(cf, 0, sizeof(*cf));
+	for (int i = 0; i < n; i++) {
+		const char *prec = models[i].precision ? models[i].precision :
+				   o->model.precision ? o->model.precision : "fp32";
+
+		if (ipuc_is_fp8(prec) && !p8)
+			p8 = prec;
+		data |= st[i].calib != NULL;
+	}
+	if (!p8)
+		return 0;
+	if (ipuc_fp8_opts(o, p8, &cf->f8, e))
+		return -1;
+	cf->active = 1;
+	if (!data)
+		return 0;
+	if (cf->f8.mode == IR_FP8_FULL && !(o->fp8_params && input_scale_given(o->fp8_params))) {
+		int scale = cf->f8.input_scale, found = 0;
+
+		if (ipu_calib_fp8_format(cf->f8.input_format, &act, e))
+			return -1;
+		/* the first model with data decides: one scale serves every model */
+		for (int i = 0; i < n && !found; i++) {
+			if (!st[i].calib)
+				continue;
+			found = ipu_calib_layer_input_scale(st[i].calib, st[i].g32, &act, &scale, e);
+			if (found < 0)
+				return -1;
+		}
+		if (found) {
+			cf->f8.input_scale = scale;
+			cf->input_scale_from_data = 1;
+			if (log)
+				fprintf(log, "ipu-compile: calibration: fp8 input scale %d (%s, loss %s)\n",
+					scale, ipu_fp8_format_name(cf->f8.input_format),
+					ipu_calib_loss_name(o->calibration_loss));
+		}
+	}
+	if (fixed_format(cf->f8.input_format, 1, cf->f8.input_scale, &act, e) ||
+	    fixed_format(cf->f8.weight_format, !cf->f8.weight_scale_auto, cf->f8.weight_scale,
+			 &weight, e))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!st[i].calib)
+			continue;
+		if (ipu_calib_rank_graph(st[i].calib, st[i].g32,
+					 cf->f8.mode == IR_FP8_FULL ? &act : NULL, &weight,
+					 cf->f8.weight_scale_auto, &cf->rank[cf->nrank], e)) {
+			ipuc_calib_fp8_free(cf);
+			return -1;
+		}
+		cf->nrank++;
+	}
+	cf->ranked = 1;
+	cf->f8.rank = rank_score;
+	cf->f8.rank_ctx = cf;
+	for (int i = 0; log && i < cf->nrank; i++)
+		for (int k = 0; k < cf->rank[i].n; k++)
+			fprintf(log, "ipu-compile: calibration: layer %s sensitivity %.4g\n",
+				cf->rank[i].names[k], cf->rank[i].score[k]);
+	return 0;
+}
+
+void ipuc_calib_fp8_apply(const struct ipuc_calib_fp8 *cf, struct ir_fp8_opts *f8)
+{
+	if (!cf->active)
+		return;
+	if (cf->input_scale_from_data)
+		f8->input_scale = cf->f8.input_scale;
+	if (cf->ranked) {
+		f8->rank = cf->f8.rank;
+		f8->rank_ctx = cf->f8.rank_ctx;
+	}
+}
+
+void ipuc_calib_fp8_free(struct ipuc_calib_fp8 *cf)
+{
+	for (int i = 0; i < cf->nrank; i++)
+		ipu_calib_ranking_free(&cf->rank[i]);
+	memset(cf, 0, sizeof(*cf));
 }

@@ -236,6 +236,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	const struct ipuc_model *models;
 	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 }, *refs[IPUC_MAX_MODELS] = { 0 };
 	struct ipuc_calib_state cstate[IPUC_MAX_MODELS];
+	struct ipuc_calib_fp8 calfp8;
 	char *paths[IPUC_MAX_MODELS] = { 0 };
 	int n, rc = IPUC_EXIT_ERROR, want_exe;
 	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
@@ -247,6 +248,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct ir_fp8_opts f8;
 
 	memset(cstate, 0, sizeof(cstate));
+	memset(&calfp8, 0, sizeof(calfp8));
 	if (o->help) {
 		fputs(ipuc_usage(), out);
 		return IPUC_EXIT_OK;
@@ -322,15 +324,6 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 				json_fail(out, "], \"executable\": null", e.msg);
 			goto out;
 		}
-		/* the table goes where --json does not */
-		if (o->precision_compare &&
-		    ipuc_calib_report(o, &cstate[i], graphs[i], prec, i, n,
-				      o->config_yaml ? cfgdir : NULL, o->json ? err : out, &e)) {
-			print_error(err, e.msg);
-			if (o->json)
-				json_fail(out, "], \"executable\": null", e.msg);
-			goto out;
-		}
 		if (o->json) {
 			if (i)
 				fprintf(out, ", ");
@@ -354,6 +347,27 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	}
 	if (o->json)
 		fprintf(out, "]");
+	/* the fp8 pass's calibration, and the report (the table goes where
+	 * --json does not) once every model is compiled */
+	if (ipuc_calib_fp8_prepare(o, models, n, cstate, &calfp8, o->verbose ? err : NULL, &e)) {
+		print_error(err, e.msg);
+		if (o->json)
+			json_fail(out, ", \"executable\": null", e.msg);
+		goto out;
+	}
+	for (int i = 0; o->precision_compare && i < n; i++) {
+		const char *prec = models[i].precision ? models[i].precision :
+				   o->model.precision ? o->model.precision : "fp32";
+
+		if (ipuc_calib_report(o, &cstate[i], graphs[i], prec, i, n,
+				      o->config_yaml ? cfgdir : NULL, &t, &calfp8,
+				      o->json ? err : out, &e)) {
+			print_error(err, e.msg);
+			if (o->json)
+				json_fail(out, ", \"executable\": null", e.msg);
+			goto out;
+		}
+	}
 	if (!want_exe) {
 		if (o->json)
 			fprintf(out, ", \"executable\": null}\n");
@@ -385,6 +399,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 				print_error(err, e.msg);
 				goto out;
 			}
+			ipuc_calib_fp8_apply(&calfp8, &f8);
 			t.fp8 = &f8;
 		}
 	}
@@ -450,6 +465,7 @@ out:
 		ipuc_calib_state_free(&cstate[i]);
 		free(paths[i]);
 	}
+	ipuc_calib_fp8_free(&calfp8);
 	free(cfgdir);
 	free(outdir);
 	free(exe);

@@ -488,3 +488,16 @@ out:
 	free(image);
 	return r;
 }
+
+struct ir_graph *ipu_lower_prepared_graph(const struct ir_graph *g,
+					  const struct ipu_target *t, struct ir_error *e)
+{
+	struct ir_graph *p = ir_graph_clone(g, e);
+
+	if (p && (ipu_lower_prepare(p, t->fold_limit, e) ||
+		  (t->fp8 && ir_pass_fp8(p, t->fp8, e) < 0))) {
+		ir_graph_free(p);
+		return NULL;
+	}
+	return p;
+}

@@ -115,6 +115,40 @@ def main():
           f"reference max |probs| {soft['max_abs_ref']:.6f} matches torch {np.abs(probs).max():.6f}")
     check(soft["elements"] == probs.size, "the output layer compares every element of every sample")
 
+    # fp8 weights (and activations): a coarser setting, larger errors at
+    # the same layers; with every layer kept in fp16 the errors are fp16's
+    fp16_worst = worst
+    for prec in ("fp8_weight", "fp8"):
+        rep8 = os.path.join(work, prec + ".json")
+        rc, out, err = run("--input-model", path, "--precision", prec, "--calibration-with-data",
+                           npz, "--precision-compare-json", rep8, "-v",
+                           "-o", os.path.join(work, prec + ".ipuef"))
+        check(rc == 0, f"{prec} compile with the report (exit {rc}: {err.strip()[-300:]})")
+        if rc:
+            continue
+        r8 = json.load(open(rep8))
+        names8 = {l["name"] for l in r8["layers"]}
+        check(all(n in names8 for n in expect), f"{prec}: every layer named")
+        w8 = max(l["rel_err"] for l in r8["layers"])
+        check(w8 > 5 * fp16_worst, f"{prec}: worst relative error {w8:.3g} > 5 x fp16's {fp16_worst:.3g}")
+        conv1 = [l for l in r8["layers"] if l["name"].startswith("/conv1")][0]
+        check(conv1["rel_err"] > 5 * layers[conv1["name"]]["rel_err"],
+              f"{prec}: the first convolution already shows it ({conv1['rel_err']:.3g})")
+        check(("calibration: fp8 input scale" in err) == (prec == "fp8"),
+              f"{prec}: the input scale is calibrated only where activations are fp8")
+        check(err.count("calibration: layer ") == 3, f"{prec}: the three layers ranked")
+        rc, out, err = run("--input-model", path, "--precision", prec, "--calibration-with-data",
+                           npz, "--precision-compare-json", rep8, "--num-of-layers-keep-fp16", "3",
+                           "-o", os.path.join(work, prec + ".ipuef"))
+        rk = json.load(open(rep8)) if rc == 0 else {"layers": []}
+        wk = max((l["rel_err"] for l in rk["layers"]), default=1)
+        check(rc == 0 and wk < 2 * fp16_worst and wk * 5 < w8,
+              f"{prec} with every layer kept in fp16: fp16's errors ({wk:.3g})")
+    rc, out, err = run("--input-model", path, "--precision", "fp8", "--calibration-with-data", npz,
+                       "--fp8_params", "F143,F143,-3", "-v", "--export-onnx", os.path.join(work, "x.onnx"))
+    check(rc == 0 and "calibration: fp8 input scale" not in err,
+          "an input scale given in --fp8_params is kept")
+
     # the deliberately coarse layer
     rep2 = os.path.join(work, "shift.json")
     rc, out, err = run("--input-model", coarse, "--precision", "fp16", "--calibration-with-data",
@@ -176,7 +210,8 @@ def main():
     cfg = os.path.join(work, "c.yaml")
     with open(cfg, "w") as f:
         f.write(f"input_model: net.onnx\nprecision: fp16\ncalibration_with_data: calib.npz\n"
-                f"calibration_loss_type: mse\nprecision_compare_json: y.json\nexport_onnx: o.onnx\n")
+                f"calibration_loss_type: mse\nprecision_compare_json: y.json\n"
+                f"export_onnx: {os.path.join(work, 'o.onnx')}\n")
     rc, out, err = run("--config-yaml", cfg)
     check(rc == 0 and json.load(open(os.path.join(work, "y.json")))["samples"] == 5,
           f"YAML keys (exit {rc} {err.strip()[:200]})")

@@ -79,5 +79,10 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 		    const struct ipu_target *t, const char *out_path,
 		    struct ipu_graph_stats *stats, struct ir_error *e);
 
+/* The graph the lowering computes for g: a copy after the lowering's
+ * rewrites and, with t->fp8, the fp8 pass (what ipu_lower_image builds
+ * the program from; the precision report evaluates it).  NULL on error. */
+struct ir_graph *ipu_lower_prepared_graph(const struct ir_graph *g,
+					  const struct ipu_target *t, struct ir_error *e);
 
 #endif /* IPU_LOWER_H */
