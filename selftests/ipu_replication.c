@@ -6,7 +6,8 @@
  * by another file descriptor in the middle of a run: every request still
  * completes with the same bits on /dev/ipu0, /dev/ipu1 is out of rotation,
  * and afterwards no page stays pinned, nobody owns either device and
- * /dev/ipu1 runs the model again.
+ * /dev/ipu1 runs the model again; the same with /dev/ipu1 hanging by
+ * itself (the device's fault injection) until the watchdog resets it.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -324,6 +325,51 @@ TEST_F(repl, device_reset_mid_run)
 	EXPECT_EQ(0, run_all(r, &self->q, two));
 	EXPECT_TRUE(same_outputs(&self->q, one, two));
 	ipurt_runner_destroy(r);
+	free_outs(one);
+	free_outs(two);
+}
+
+/*
+ * /dev/ipu1 hangs by itself (the device's own fault injection, debugfs
+ * `fault` "hang:5:run") while requests are queued on it: the driver's
+ * watchdog resets it, the runs it held move to /dev/ipu0, every request
+ * has the same bits.
+ */
+TEST_F(repl, device_hang_mid_run)
+{
+	uint8_t *(*one)[MAXT] = alloc_outs(&self->q), *(*two)[MAXT] = alloc_outs(&self->q);
+	uint64_t resets = ipu_t_sysfs_u64(1, "stats/resets"), runs0 = 0, runs1 = 0;
+	uint64_t wd = ipu_t_sysfs_u64(1, "watchdog_ms");
+	struct ipurt_runner *r;
+	char why[256] = "", wds[32];
+
+	if (access("/sys/kernel/debug/ipu/ipu1/fault", W_OK))
+		SKIP(return, "no debugfs fault knob (debugfs not mounted, or no IPU_CAP_FAULT)");
+	ASSERT_TRUE(one && two);
+	r = open_runner(variant->model, "/dev/ipu0");
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, run_all(r, &self->q, one));
+	ipurt_runner_destroy(r);
+
+	r = open_runner(variant->model, "/dev/ipu0,/dev/ipu1");
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, ipu_t_sysfs_write(1, "watchdog_ms", "2000"));
+	ASSERT_EQ(0, ipu_t_debugfs_write(1, "fault", "hang:5:run"));
+	EXPECT_EQ(0, run_all(r, &self->q, two));
+	EXPECT_TRUE(same_outputs(&self->q, one, two));
+	EXPECT_EQ(1, ipurt_runner_device_status(r, 0, &runs0, NULL, 0));
+	EXPECT_EQ(0, ipurt_runner_device_status(r, 1, &runs1, why, sizeof(why)));
+	TH_LOG("/dev/ipu0 %llu runs, /dev/ipu1 %llu before it hung, taken out: %s",
+	       (unsigned long long)runs0, (unsigned long long)runs1, why);
+	EXPECT_EQ((uint64_t)NREQ, runs0 + runs1);
+	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(1, "stats/resets"));
+	ipurt_runner_destroy(r);
+	ipu_t_debugfs_write(1, "fault", "none");
+	snprintf(wds, sizeof(wds), "%llu", (unsigned long long)wd);
+	ipu_t_sysfs_write(1, "watchdog_ms", wds);
+	EXPECT_EQ(self->pinned0, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
+	EXPECT_EQ(self->pinned1, ipu_t_sysfs_u64(1, "stats/pinned_pages"));
+	EXPECT_EQ(0u, ipu_t_sysfs_u64(1, "owner_pid"));
 	free_outs(one);
 	free_outs(two);
 }
