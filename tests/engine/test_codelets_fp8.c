@@ -32,16 +32,23 @@ static double o_decode(unsigned c, uint32_t fmt)
 /* Nearest finite code to x * 2^-scale; ties to the even code. */
 static uint8_t o_encode(double x, uint32_t fmt, int scale)
 {
+	static double mag[2][0x80];
+	static int ready[2];
 	double t, best = INFINITY;
 	unsigned c, bc = 0;
 
+	if (!ready[fmt]) {
+		for (c = 0; c < 0x80; c++)
+			mag[fmt][c] = o_decode(c, fmt);
+		ready[fmt] = 1;
+	}
 	if (isnan(x))
 		return IPU_FP8_NAN;
 	t = fabs(ldexp(x, -scale));
-	if (t > o_decode(0x7f, fmt)) /* far out, distances would round */
+	if (t > mag[fmt][0x7f]) /* far out, distances would round */
 		return (uint8_t)(0x7fu | (signbit(x) ? 0x80u : 0));
 	for (c = 0; c < 0x80; c++) {
-		double d = fabs(o_decode(c, fmt) - t);
+		double d = fabs(mag[fmt][c] - t);
 
 		if (d < best || (d == best && !(c & 1))) {
 			best = d;
