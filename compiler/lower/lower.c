@@ -124,7 +124,7 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 		if (n->out[k] >= 0 && ir_value_numel(&l->g->vals[n->out[k]]) == 0)
 			return lw_fail(l, "output '%s' is empty; empty tensors are not supported on the device",
 				       l->g->vals[n->out[k]].name);
-	if ((r = lw_layout(l, n)) != 0 || (r = lw_elementwise(l, n)) != 0 ||
+	if ((r = lw_layout(l, n)) != 0 || (r = lw_conv(l, n)) != 0 || (r = lw_elementwise(l, n)) != 0 ||
 	    (r = lw_matmul(l, n)) != 0 || (r = lw_rows(l, n)) != 0)
 		return r < 0 ? -1 : 0;
 	return lw_fail(l, "operator %s is not lowered to tiles yet (shape inference and the reference evaluator support it)",
@@ -133,7 +133,7 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 
 /* Streams and nodes of one graph appended to sequence `seq`. */
 static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
-		       const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
+		       uint64_t *kept, const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
 		       const char *prefix, struct ipu_lower_anchors *as, struct ir_error *e)
 {
 	struct lw l;
@@ -145,17 +145,42 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.gb = gb;
 	l.g = g;
 	l.used = used;
+	l.kept = kept;
+	l.reuse = !t->no_memory_reuse;
 	l.tiles = t->tiles;
 	l.tile_mem = t->tile_mem;
 	l.budget = t->tile_mem / 2;
 	l.seq = seq;
 	l.e = e;
 	l.scr = scr;
+	/* constants frozen beside the blocks that read them cost nothing to
+	 * move but stay for the whole program: past this share of a tile
+	 * they are copied in per run, and their memory is shared */
+	l.keep_limit = (uint64_t)t->tile_mem / 4;
 	l.vt = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.vt));
-	if (!l.vt)
-		return ir_err(e, "out of memory");
-	for (int i = 0; i < g->nvals; i++)
+	l.last_use = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.last_use));
+	l.optemp = calloc(t->tiles ? t->tiles : 1, sizeof(*l.optemp));
+	if (!l.vt || !l.last_use || !l.optemp) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < g->nvals; i++) {
 		l.vt[i] = IPU_GRAPH_INVALID;
+		l.last_use[i] = -1;
+	}
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				l.last_use[n->in[k]] = i;
+		/* a value nobody reads is dead once made */
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0 && l.last_use[n->out[k]] < i)
+				l.last_use[n->out[k]] = i;
+	}
 	for (int i = 0; i < g->ninputs; i++) {
 		const struct ir_value *v = &g->vals[g->inputs[i]];
 		uint32_t dt = lw_dtype(v->dtype), sid;
@@ -188,6 +213,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		if (add_anchor(as, prefix, v, IPUEF_INPUT, sid, t->batch_axis, e))
 			goto out;
 		l.vt[g->inputs[i]] = tt;
+		if (lw_value_live(&l, g->inputs[i]))
+			goto out;
 	}
 	for (int i = 0; i < g->nnodes; i++) {
 		uint64_t before = 0, after = 0;
@@ -204,7 +231,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			if (ipu_graph_set_origin(gb, oname, g->nodes[i].op))
 				goto builder;
 		}
-		if (lower_node(&l, &g->nodes[i]))
+		if (lower_node(&l, &g->nodes[i]) || lw_values_done(&l, i))
 			goto out;
 		if (t->progress && g->nnodes >= 50 && (i + 1) % (g->nnodes / 10) == 0)
 			fprintf(t->progress, "ipu-compile: %slowered %d of %d nodes\n", prefix, i + 1, g->nnodes);
@@ -248,6 +275,10 @@ builder:
 	ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
 out:
 	free(l.vt);
+	free(l.last_use);
+	free(l.optemp);
+	free(l.trefs);
+	lw_frozen_free(&l.frozen);
 	return r;
 }
 
@@ -258,7 +289,8 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 		 struct ipu_lower_anchors *as, void **image, size_t *len,
 		 struct ipu_graph_stats *stats, struct ir_error *e)
 {
-	uint64_t *used = calloc(t->tiles ? t->tiles : 1, sizeof(uint64_t));
+	/* used, then kept */
+	uint64_t *used = calloc(2 * (size_t)(t->tiles ? t->tiles : 1), sizeof(uint64_t));
 	ipu_step main_seq;
 	int r = -1;
 
@@ -286,7 +318,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			}
 	}
 	if (n == 1) {
-		if (lower_graph(gb, prepared[0], used, t, scr, main_seq, "", as, e))
+		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, e))
 			goto out;
 	} else {
 		/* fusion: index -> switch over the subgraphs */
@@ -312,7 +344,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			cases[k] = ipu_step_sequence(gb);
 			if (cases[k] == IPU_GRAPH_INVALID)
 				goto builder;
-			if (lower_graph(gb, prepared[k], used, t, scr, cases[k], prefix, as, e)) {
+			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);

@@ -22,11 +22,36 @@ struct lw_scratch {
 	int measure;		/* 1: first pass */
 };
 
+/* Constant pieces frozen on a tile, so that every block of every op on
+ * that tile that reads the same piece shares one copy (open addressing). */
+struct lw_frozen {
+	struct lw_frozen_slot {
+		int v;		/* value, -1: empty slot */
+		uint32_t tile;
+		uint64_t off, rows, cols, ld;
+		ipu_tensor t;
+	} *slot;
+	size_t n, cap;
+};
+
 struct lw {
 	struct ipu_graph *gb;
 	const struct ir_graph *g;
 	ipu_tensor *vt;		/* tensor of each value (or INVALID) */
-	uint64_t *used;		/* estimated bytes per tile */
+	/* Estimated bytes per tile, what tiles are chosen by.  With memory
+	 * reuse: what is kept for the whole program, the values still live
+	 * and the current op's temporaries (released when they die);
+	 * without: every byte ever placed there. */
+	uint64_t *used;
+	uint64_t *kept;		/* frozen constants per tile (whole program) */
+	uint64_t *optemp;	/* the current op's temporaries per tile */
+	uint64_t keep_limit;	/* frozen bytes a tile may hold before
+				 * constants are exchanged in per run */
+	int reuse;		/* memory reuse by liveness is on */
+	int *last_use;		/* node index after which a value is dead */
+	uint32_t *trefs;	/* live values per builder tensor */
+	uint32_t ntrefs;
+	struct lw_frozen frozen;
 	uint32_t tiles, tile_mem;
 	uint32_t cursor;	/* next tile to start spreading from */
 	ipu_step seq;		/* program being built */
@@ -61,6 +86,26 @@ int lw_spread(struct lw *l, ipu_tensor t, uint64_t n, uint32_t esize, uint32_t w
  * use, *xch == INVALID before). */
 int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 	     ipu_step *xch, struct ipu_slice *out);
+/* A [nr x nc] block at rows r0.., columns c0.. of constant value v seen
+ * as a row-major matrix with leading dim ld from element `base`, on
+ * `tile`: the copy already frozen there, a new frozen copy while the tile
+ * keeps fewer than keep_limit bytes of constants, or else a temporary
+ * filled per run from the constant's one spread copy (dead after the op). */
+int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
+		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
+		   struct ipu_slice *out);
+/* A [nr x nc] block of row-major matrix value v (leading dim ld, base
+ * offset base) on `tile`: lw_const_block for constants, else a temporary
+ * filled by one exchange copy per row. */
+int lw_block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
+		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
+		   struct ipu_slice *out);
+/* After node `i` ran: its values used for the last time are dead, and the
+ * bytes of tensors no live value refers to leave the tiles' estimates. */
+int lw_values_done(struct lw *l, int i);
+/* Value v (a graph input) is live from the start. */
+int lw_value_live(struct lw *l, int v);
+void lw_frozen_free(struct lw_frozen *f);
 /* Same for a builder tensor (not a value). */
 int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 	       uint32_t tile, ipu_step *xch, struct ipu_slice *out);
@@ -102,6 +147,7 @@ int lw_elementwise(struct lw *l, const struct ir_node *n);
 int lw_matmul(struct lw *l, const struct ir_node *n);
 int lw_rows(struct lw *l, const struct ir_node *n);
 int lw_layout(struct lw *l, const struct ir_node *n);
+int lw_conv(struct lw *l, const struct ir_node *n);
 
 /* prepare.c: rewrites the IR into what the lowering handles (Gemm ->
  * MatMul + Mul + Add, BatchNormalization -> Mul + Add, variadic ops ->

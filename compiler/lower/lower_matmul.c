@@ -105,59 +105,6 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 	return 0;
 }
 
-/* A [rows x cols] block of row-major matrix value v (leading dim ld, base
- * offset base) gathered on `tile`. */
-static int block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
-		       int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
-		       struct ipu_slice *out)
-{
-	const struct ir_value *x = &l->g->vals[v];
-	uint32_t dt = lw_dtype(x->dtype);
-	size_t es = ir_dtype_size(x->dtype);
-	ipu_tensor t;
-
-	if (nc == ld)
-		return lw_piece(l, v, base + (uint64_t)(r0 * ld), (uint64_t)(nr * nc), tile, xch, out);
-	if (x->data && l->vt[v] == IPU_GRAPH_INVALID) {
-		uint32_t f8dt;
-		int f8s;
-
-		if (lw_fp8_weight(l, v, &f8dt, &f8s))
-			return lw_fp8_const_piece(l, v, base, ld, r0, nr, c0, nc, tile, out);
-		t = lw_tensor(l, "block", dt, (uint64_t)(nr * nc));
-		if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
-			return lw_check(l);
-		lw_account(l, tile, (uint64_t)(nr * nc) * es);
-		char *buf = malloc((size_t)(nr * nc) * es);
-
-		if (!buf)
-			return lw_fail(l, "out of memory");
-		for (int64_t r = 0; r < nr; r++)
-			memcpy(buf + (size_t)(r * nc) * es,
-			       (const char *)x->data + (base + (uint64_t)((r0 + r) * ld + c0)) * es,
-			       (size_t)nc * es);
-		if (ipu_graph_set_init(l->gb, t, buf, (size_t)(nr * nc) * es)) {
-			free(buf);
-			return lw_check(l);
-		}
-		free(buf);
-		*out = (struct ipu_slice){ t, 0, (uint64_t)(nr * nc) };
-	} else {
-		ipu_tensor src = lw_value_tensor(l, v);
-
-		if (src == IPU_GRAPH_INVALID || lw_temp(l, "block", dt, (uint64_t)(nr * nc), tile, out))
-			return -1;
-		if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
-			return lw_check(l);
-		for (int64_t r = 0; r < nr; r++)
-			if (ipu_exchange_add(l->gb, *xch,
-					     (struct ipu_slice){ src, base + (uint64_t)((r0 + r) * ld + c0), (uint64_t)nc },
-					     (struct ipu_slice){ out->t, out->begin + (uint64_t)(r * nc), (uint64_t)nc }))
-				return lw_check(l);
-	}
-	return 0;
-}
-
 int lw_matmul(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -242,9 +189,9 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 
 			if (k1 <= k0)
 				continue;
-			if (block_piece(l, n->in[0], (uint64_t)((m.ba == 1 ? 0 : p) * m.M * m.K), m.K,
+			if (lw_block_piece(l, n->in[0], (uint64_t)((m.ba == 1 ? 0 : p) * m.M * m.K), m.K,
 					m0, mb, k0, k1 - k0, tile, &x1, &ops[0]) ||
-			    block_piece(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
+			    lw_block_piece(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
 					k0, k1 - k0, n0, nb, tile, &x1, &ops[1]))
 				return -1;
 			if (m.pk == 1 && m.pn == 1) {

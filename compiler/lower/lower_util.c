@@ -120,6 +120,138 @@ int lw_spread(struct lw *l, ipu_tensor t, uint64_t n, uint32_t esize, uint32_t w
 	return used;
 }
 
+/* One more (or one fewer) live value refers to builder tensor t; when
+ * none does, t's bytes leave the tiles' estimates (memory reuse only). */
+static int tref_add(struct lw *l, ipu_tensor t, int d)
+{
+	if (t == IPU_GRAPH_INVALID)
+		return 0;
+	if (t >= l->ntrefs) {
+		uint32_t n = ipu_graph_num_tensors(l->gb) + 256;
+
+		if (n < 2 * l->ntrefs)
+			n = 2 * l->ntrefs;
+		if (n <= t)
+			n = t + 1;
+		uint32_t *nt = realloc(l->trefs, (size_t)n * sizeof(*nt));
+
+		if (!nt)
+			return lw_fail(l, "out of memory");
+		memset(nt + l->ntrefs, 0, (size_t)(n - l->ntrefs) * sizeof(*nt));
+		l->trefs = nt;
+		l->ntrefs = n;
+	}
+	if (d > 0) {
+		l->trefs[t] += (uint32_t)d;
+		return 0;
+	}
+	if (!l->trefs[t] || --l->trefs[t] || !l->reuse)
+		return 0;
+	for (uint32_t k = 0;; k++) {
+		uint32_t tile, off;
+		uint64_t b, e, bytes;
+
+		if (ipu_graph_tensor_location(l->gb, t, k, &tile, &b, &e, &off))
+			break;
+		if (tile >= l->tiles)
+			continue;
+		bytes = ((e - b) * ipux_dtype_size(ipu_graph_tensor_dtype(l->gb, t)) + 63) & ~(uint64_t)63;
+		l->used[tile] -= bytes < l->used[tile] ? bytes : l->used[tile];
+	}
+	return 0;
+}
+
+int lw_values_done(struct lw *l, int i)
+{
+	const struct ir_node *n = &l->g->nodes[i];
+
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0 && tref_add(l, l->vt[n->out[k]], 1))
+			return -1;
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		int v = k < n->nin ? n->in[k] : n->out[k - n->nin], seen = 0;
+		const struct ir_value *x;
+
+		if (v < 0)
+			continue;
+		for (int j = 0; j < k && !seen; j++)
+			seen = (j < n->nin ? n->in[j] : n->out[j - n->nin]) == v;
+		x = &l->g->vals[v];
+		if (seen || x->data || x->is_output || l->last_use[v] != i)
+			continue;
+		if (tref_add(l, l->vt[v], -1))
+			return -1;
+	}
+	return 0;
+}
+
+int lw_value_live(struct lw *l, int v)
+{
+	return tref_add(l, l->vt[v], 1);
+}
+
+static size_t frozen_hash(int v, uint32_t tile, uint64_t off, uint64_t rows, uint64_t cols)
+{
+	uint64_t h = (uint64_t)(uint32_t)v * 0x9E3779B97F4A7C15ull;
+
+	h ^= (uint64_t)tile + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+	h ^= off + 0x85EBCA77C2B2AE63ull + (h << 6) + (h >> 2);
+	h ^= rows * 31 + cols + (h << 6) + (h >> 2);
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct lw_frozen_slot *frozen_find(struct lw_frozen *f, int v, uint32_t tile,
+					  uint64_t off, uint64_t rows, uint64_t cols, uint64_t ld)
+{
+	size_t i;
+
+	if (!f->cap)
+		return NULL;
+	for (i = frozen_hash(v, tile, off, rows, cols) & (f->cap - 1); f->slot[i].v >= 0; i = (i + 1) & (f->cap - 1)) {
+		struct lw_frozen_slot *s = &f->slot[i];
+
+		if (s->v == v && s->tile == tile && s->off == off && s->rows == rows && s->cols == cols &&
+		    s->ld == ld)
+			return s;
+	}
+	return &f->slot[i];
+}
+
+static int frozen_add(struct lw *l, int v, uint32_t tile, uint64_t off, uint64_t rows,
+		      uint64_t cols, uint64_t ld, ipu_tensor t)
+{
+	struct lw_frozen *f = &l->frozen;
+	struct lw_frozen_slot *s;
+
+	if (2 * (f->n + 1) > f->cap) {
+		struct lw_frozen nf = { 0 };
+
+		nf.cap = f->cap ? 2 * f->cap : 1024;
+		nf.slot = malloc(nf.cap * sizeof(*nf.slot));
+		if (!nf.slot)
+			return lw_fail(l, "out of memory");
+		for (size_t i = 0; i < nf.cap; i++)
+			nf.slot[i].v = -1;
+		for (size_t i = 0; i < f->cap; i++)
+			if (f->slot[i].v >= 0)
+				*frozen_find(&nf, f->slot[i].v, f->slot[i].tile, f->slot[i].off, f->slot[i].rows,
+					     f->slot[i].cols, f->slot[i].ld) = f->slot[i];
+		nf.n = f->n;
+		free(f->slot);
+		*f = nf;
+	}
+	s = frozen_find(f, v, tile, off, rows, cols, ld);
+	*s = (struct lw_frozen_slot){ v, tile, off, rows, cols, ld, t };
+	f->n++;
+	return 0;
+}
+
+void lw_frozen_free(struct lw_frozen *f)
+{
+	free(f->slot);
+	memset(f, 0, sizeof(*f));
+}
+
 /* Spread wide enough that no tile holds more than a few KiB of it. */
 static uint32_t spread_width(struct lw *l, uint64_t bytes)
 {
@@ -136,6 +268,7 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 	uint32_t dt = lw_dtype(x->dtype);
 	uint64_t n = (uint64_t)ir_value_numel(x);
 	ipu_tensor t;
+	int used;
 
 	if (l->vt[v] != IPU_GRAPH_INVALID)
 		return l->vt[v];
@@ -153,11 +286,25 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 		return IPU_GRAPH_INVALID;
 	}
 	t = ipu_graph_add_tensor(l->gb, x->name, dt, 1, &n);
-	if (t == IPU_GRAPH_INVALID || lw_spread(l, t, n, ipux_dtype_size(dt), spread_width(l, n * ipux_dtype_size(dt))) < 0 ||
+	if (t == IPU_GRAPH_INVALID || (used = lw_spread(l, t, n, ipux_dtype_size(dt), spread_width(l, n * ipux_dtype_size(dt)))) < 0 ||
 	    ipu_graph_set_init(l->gb, t, x->data, n * ipux_dtype_size(dt))) {
 		lw_check(l);
 		return IPU_GRAPH_INVALID;
 	}
+	/* kept for the whole program: never released */
+	if (tref_add(l, t, 1))
+		return IPU_GRAPH_INVALID;
+	for (uint32_t k = 0; l->kept && k < l->tiles; k++) {
+		uint32_t tt;
+		uint64_t b, e;
+		uint32_t off;
+
+		if (ipu_graph_tensor_location(l->gb, t, k, &tt, &b, &e, &off))
+			break;
+		if (tt < l->tiles)
+			l->kept[tt] += ((e - b) * ipux_dtype_size(dt) + 63) & ~(uint64_t)63;
+	}
+	(void)used;
 	l->vt[v] = t;
 	return t;
 }
@@ -170,6 +317,8 @@ int lw_temp(struct lw *l, const char *what, uint32_t dt, uint64_t count,
 	ipu_tensor t;
 
 	lw_account(l, tile, count * ipux_dtype_size(dt));
+	if (l->reuse && l->optemp && tile < l->tiles)
+		l->optemp[tile] += (count * ipux_dtype_size(dt) + 63) & ~(uint64_t)63;
 	if (s && !s->measure) {
 		if (s->t[k] == IPU_GRAPH_INVALID || s->top[k] + count > s->peak[k])
 			return lw_fail(l, "internal: scratch of tile %u overflows (%llu + %llu > %llu elements)",
@@ -193,6 +342,13 @@ int lw_temp(struct lw *l, const char *what, uint32_t dt, uint64_t count,
 
 void lw_temp_reset(struct lw *l)
 {
+	/* the previous op's temporaries are dead: their memory is free for
+	 * the next op's (the builder's liveness gives it back) */
+	if (l->reuse && l->optemp)
+		for (uint32_t k = 0; k < l->tiles; k++) {
+			l->used[k] -= l->optemp[k] < l->used[k] ? l->optemp[k] : l->used[k];
+			l->optemp[k] = 0;
+		}
 	if (l->scr)
 		memset(l->scr->top, 0, (size_t)l->tiles * IPUX_DT_COUNT * sizeof(uint64_t));
 }
@@ -250,31 +406,119 @@ int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 {
 	const struct ir_value *x = &l->g->vals[v];
 
-	if (x->data && l->vt[v] == IPU_GRAPH_INVALID) {
-		/* a frozen copy of just this piece, where it is used */
-		uint32_t dt = lw_dtype(x->dtype), f8dt;
-		size_t es = ir_dtype_size(x->dtype);
-		ipu_tensor tmp;
-		int f8s;
-
-		if (lw_fp8_weight(l, v, &f8dt, &f8s))
-			return lw_fp8_const_piece(l, v, begin, (int64_t)count, 0, 1, 0,
-						  (int64_t)count, tile, out);
-
-		if (!dt)
-			return lw_fail(l, "constant '%s' has type %s, which the device does not support",
-				       x->name, ir_dtype_name(x->dtype));
-		tmp = lw_tensor(l, x->name, dt, count);
-		if (tmp == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tmp, tile) ||
-		    ipu_graph_set_init(l->gb, tmp, (const char *)x->data + begin * es, count * es))
-			return lw_check(l);
-		lw_account(l, tile, count * es);
-		*out = (struct ipu_slice){ tmp, 0, count };
-		return 0;
-	}
+	if (x->data)
+		return lw_const_block(l, v, begin, (int64_t)count, 0, 1, 0, (int64_t)count, tile, xch, out);
 	if (lw_value_tensor(l, v) == IPU_GRAPH_INVALID)
 		return lw_check(l) ? -1 : -1;
 	return lw_piece_t(l, l->vt[v], begin, count, tile, xch, out);
+}
+
+int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
+		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
+		   struct ipu_slice *out)
+{
+	const struct ir_value *x = &l->g->vals[v];
+	uint32_t dt = lw_dtype(x->dtype);
+	size_t es = ir_dtype_size(x->dtype);
+	uint64_t off = base + (uint64_t)(r0 * ld + c0), cnt = (uint64_t)(nr * nc), bytes = cnt * es;
+	struct lw_frozen_slot *s;
+	ipu_tensor t, home;
+	uint32_t f8dt;
+	int f8s;
+
+	if (lw_fp8_weight(l, v, &f8dt, &f8s))
+		return lw_fp8_const_piece(l, v, base, ld, r0, nr, c0, nc, tile, out);
+	if (!dt)
+		return lw_fail(l, "constant '%s' has type %s, which the device does not support",
+			       x->name, ir_dtype_name(x->dtype));
+	if (nc == ld || nr == 1) {
+		/* contiguous: one key whatever the caller's view */
+		nr = 1;
+		nc = ld = (int64_t)cnt;
+	}
+	if (nr == 1 && l->vt[v] != IPU_GRAPH_INVALID && on_tile(l, l->vt[v], off, cnt, tile)) {
+		*out = (struct ipu_slice){ l->vt[v], off, cnt };
+		return 0;
+	}
+	s = frozen_find(&l->frozen, v, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
+	if (s && s->v >= 0) {
+		*out = (struct ipu_slice){ s->t, 0, cnt };
+		return 0;
+	}
+	if (l->kept[tile] + bytes <= l->keep_limit) {
+		/* a frozen copy of just this block, where it is used */
+		char *buf = NULL;
+		const void *src = (const char *)x->data + off * es;
+
+		t = lw_tensor(l, x->name, dt, cnt);
+		if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
+			return lw_check(l);
+		if (nr > 1) {
+			buf = malloc((size_t)bytes);
+			if (!buf)
+				return lw_fail(l, "out of memory");
+			for (int64_t r = 0; r < nr; r++)
+				memcpy(buf + (size_t)(r * nc) * es, (const char *)src + (size_t)(r * ld) * es,
+				       (size_t)nc * es);
+			src = buf;
+		}
+		if (ipu_graph_set_init(l->gb, t, src, (size_t)bytes)) {
+			free(buf);
+			return lw_check(l);
+		}
+		free(buf);
+		lw_account(l, tile, bytes);
+		l->kept[tile] += (bytes + 63) & ~(uint64_t)63;
+		if (frozen_add(l, v, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t))
+			return -1;
+		*out = (struct ipu_slice){ t, 0, cnt };
+		return 0;
+	}
+	/* the tile keeps enough constants: this block is copied in from the
+	 * constant's one spread copy every run, and its memory is shared
+	 * once the op has run */
+	home = lw_value_tensor(l, v);
+	if (home == IPU_GRAPH_INVALID)
+		return -1;
+	if (nr == 1)
+		return lw_piece_t(l, home, off, cnt, tile, xch, out);
+	if (lw_temp(l, "block", dt, cnt, tile, out))
+		return -1;
+	if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	for (int64_t r = 0; r < nr; r++)
+		if (ipu_exchange_add(l->gb, *xch,
+				     (struct ipu_slice){ home, off + (uint64_t)(r * ld), (uint64_t)nc },
+				     (struct ipu_slice){ out->t, out->begin + (uint64_t)(r * nc), (uint64_t)nc }))
+			return lw_check(l);
+	return 0;
+}
+
+int lw_block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
+		       int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
+		       struct ipu_slice *out)
+{
+	const struct ir_value *x = &l->g->vals[v];
+	uint32_t dt = lw_dtype(x->dtype);
+
+	if (nc == ld)
+		return lw_piece(l, v, base + (uint64_t)(r0 * ld), (uint64_t)(nr * nc), tile, xch, out);
+	if (x->data)
+		return lw_const_block(l, v, base, ld, r0, nr, c0, nc, tile, xch, out);
+	{
+		ipu_tensor src = lw_value_tensor(l, v);
+
+		if (src == IPU_GRAPH_INVALID || lw_temp(l, "block", dt, (uint64_t)(nr * nc), tile, out))
+			return -1;
+		if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+			return lw_check(l);
+		for (int64_t r = 0; r < nr; r++)
+			if (ipu_exchange_add(l->gb, *xch,
+					     (struct ipu_slice){ src, base + (uint64_t)((r0 + r) * ld + c0), (uint64_t)nc },
+					     (struct ipu_slice){ out->t, out->begin + (uint64_t)(r * nc), (uint64_t)nc }))
+				return lw_check(l);
+	}
+	return 0;
 }
 
 int lw_emit(struct lw *l, ipu_step xch, uint32_t cs)

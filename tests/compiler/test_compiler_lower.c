@@ -269,6 +269,30 @@ TEST(conv_row_split)
 	ir_graph_free(g);
 }
 
+/* A convolution whose single output row over all 256 input channels (256
+ * x 3 rows x 64 x 4 bytes) is more than a tile gives an op: the input
+ * channels are split in parts whose float32 partial sums are added on a
+ * home tile (float32, float16, run-time weights). */
+TEST(conv_input_channel_parts)
+{
+	int64_t dx[] = { 2, 256, 6, 64 }, dw[] = { 6, 256, 3, 3 }, db[] = { 6 };
+	char rep[2048];
+
+	for (int k = 0; k < 3; k++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int in[3], y;
+
+		in[0] = input(g, "x", IR_F32, 4, dx);
+		in[1] = k == 2 ? input(g, "w", IR_F32, 4, dw) : cconst(g, "w", 4, dw, 17);
+		in[2] = cconst(g, "b", 1, db, 19);
+		y = node(g, "Conv", in, 3, "y");
+		ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 0, 1 }, 4, NULL);
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, k == 1, 64, 128 * 1024, rep, sizeof(rep)) == 0, "case %d: %s", k, rep);
+		ir_graph_free(g);
+	}
+}
+
 /* An embedding table larger than a tile: column blocks on many tiles. */
 TEST(embedding_columns)
 {
@@ -499,11 +523,13 @@ TEST(fusion_switch)
 	ir_graph_free(g[1]);
 }
 
+/* One output row of one input channel of this convolution (3 input rows
+ * of 4096) is more than a tile gives an op, and columns are not split. */
 TEST(too_big_names_the_op)
 {
 	char rep[2048];
 	struct ir_graph *g = ir_graph_new(NULL);
-	int64_t dx[] = { 1, 64, 64, 64 }, dw[] = { 4, 64, 3, 3 };
+	int64_t dx[] = { 1, 2, 4, 4096 }, dw[] = { 4, 2, 3, 3 };
 	int in[2], y;
 
 	in[0] = input(g, "x", IR_F32, 4, dx);
@@ -526,6 +552,7 @@ int main(int argc, char **argv)
 	RUN(rows_split_softmax_layernorm);
 	RUN(conv_pool_gemm);
 	RUN(conv_row_split);
+	RUN(conv_input_channel_parts);
 	RUN(embedding_columns);
 	RUN(transpose_split);
 	RUN(pad_split);

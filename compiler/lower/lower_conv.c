@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lower_conv.c - 1-D and 2-D convolutions split over tiles by batch,
+ * output-channel blocks (whole groups when grouped), output-row blocks
+ * and, when a block over all input channels does not fit a tile, input
+ * channel parts whose float32 partial sums are added on the block's home
+ * tile.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/opgeom.h"
+#include "lower_internal.h"
+
+#define REPLICATION 3.0
+
+struct convplan {
+	int64_t pc, pr;		/* output-channel blocks, output-row blocks */
+	int64_t pk;		/* input-channel parts (partial sums) */
+};
+
+/* Bytes one block of the conv holds on its tile.  A grouped conv's blocks
+ * are whole groups (pc divides the group count), so a block reads only its
+ * groups' C / pc input channels. */
+static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int64_t OW, int64_t M,
+			       int64_t wrow, int64_t s, int64_t ext, int64_t H,
+			       const struct convplan *p, size_t es)
+{
+	int64_t cb = (M + p->pc - 1) / p->pc, rows = (OH + p->pr - 1) / p->pr;
+	int64_t in_rows = (rows - 1) * s + ext, cin = G > 1 ? C / p->pc : C;
+	uint64_t part, home;
+
+	if (in_rows > H)
+		in_rows = H;
+	if (p->pk == 1)
+		return (uint64_t)(cin * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 ? 2 : 1) + cb) * es;
+	/* a part: its channels' rows and weights, a float32 partial; the
+	 * home tile then holds every partial, their sum and its cast */
+	cin = (C + p->pk - 1) / p->pk;
+	part = (uint64_t)(cin * in_rows * W + cb * (wrow / C) * cin + cb) * es + (uint64_t)(cb * rows * OW) * 4;
+	home = (uint64_t)((p->pk + 1) * cb * rows * OW) * 4 + (uint64_t)(cb * rows * OW) * es;
+	return part > home ? part : home;
+}
+
+/* The next count of output-channel blocks to try: powers of two, or for a
+ * grouped conv the next divisor of the group count (blocks of whole
+ * groups, 25 groups too). */
+static int64_t next_pc(int64_t pc, int64_t G, int64_t M)
+{
+	if (G > 1) {
+		int64_t d = pc + 1;
+
+		while (G % d)
+			d++;
+		return d;
+	}
+	return pc * 2 > M ? M : pc * 2;
+}
+
+/* Conv with input-channel parts (groups == 1): each block of output
+ * channels x output rows of an image is computed as pk float32 partial
+ * sums over the parts' input channels on different tiles (the first adds
+ * the bias); the partials are exchanged to the block's home tile, added
+ * by a REDUCE vertex, cast to float16 for a float16 output and copied
+ * into the output, which is spread over the tiles. */
+static int conv_parts(struct lw *l, const struct ir_node *n, const struct convplan *pl,
+		      const struct ir_window *win)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
+	int bias = n->nin > 2 && n->in[2] >= 0, nsp = x->rank - 2;
+	int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0];
+	int64_t H = nsp == 2 ? x->dims[2] : 1, W = x->dims[x->rank - 1];
+	int64_t KH = nsp == 2 ? w->dims[2] : 1, KW = w->dims[w->rank - 1], kk = KH * KW;
+	int64_t OH = nsp == 2 ? win->out[0] : 1, OW = win->out[nsp - 1];
+	int64_t s_h = nsp == 2 ? win->s[0] : 1, ext_h = nsp == 2 ? win->d[0] * (KH - 1) + 1 : 1;
+	int64_t pt = nsp == 2 ? win->pb[0] : 0, img = C * H * W;
+	uint32_t odt = lw_dtype(o->dtype), xdt = lw_dtype(x->dtype);
+	uint32_t cs = ipu_graph_add_compute_set(l->gb, n->name);
+	uint32_t cs2 = ipu_graph_add_compute_set(l->gb, "reduce");
+	uint32_t cs3 = odt == IPUX_DT_F32 ? IPU_GRAPH_INVALID : ipu_graph_add_compute_set(l->gb, "cast");
+	ipu_step xch = IPU_GRAPH_INVALID, x2 = ipu_step_exchange(l->gb), post = ipu_step_exchange(l->gb);
+	ipu_tensor out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o)), xt;
+	size_t es = ir_dtype_size(o->dtype);
+
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID || cs2 == IPU_GRAPH_INVALID ||
+	    x2 == IPU_GRAPH_INVALID || post == IPU_GRAPH_INVALID ||
+	    (odt != IPUX_DT_F32 && cs3 == IPU_GRAPH_INVALID))
+		return lw_check(l);
+	if (lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es,
+		      (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
+		return -1;
+	l->vt[n->out[0]] = out;
+	xt = lw_value_tensor(l, n->in[0]);
+	if (xt == IPU_GRAPH_INVALID)
+		return -1;
+	for (int64_t b = 0; b < N; b++)
+	for (int64_t ic = 0; ic < pl->pc; ic++)
+	for (int64_t ir = 0; ir < pl->pr; ir++) {
+		int64_t c0 = M * ic / pl->pc, c1 = M * (ic + 1) / pl->pc, cb = c1 - c0;
+		int64_t o0 = OH * ir / pl->pr, o1 = OH * (ir + 1) / pl->pr, rows = o1 - o0;
+		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
+		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
+		uint64_t blk = (uint64_t)(cb * rows * OW);
+		uint32_t home = IPU_GRAPH_INVALID, rp[4] = { IPUX_RED_SUM, 1, (uint32_t)pl->pk, (uint32_t)blk };
+		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, rops[2], res;
+
+		if (cb <= 0 || rows <= 0)
+			continue;
+		for (int64_t ik = 0; ik < pl->pk; ik++) {
+			int64_t k0 = C * ik / pl->pk, k1 = C * (ik + 1) / pl->pk, ck = k1 - k0;
+			uint32_t tile = lw_pick_tile(l);
+			struct ipu_slice ops[4];
+			uint32_t p[17] = {
+				1, (uint32_t)ck, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
+				(uint32_t)KH, (uint32_t)KW,
+				(uint32_t)s_h, (uint32_t)win->s[nsp - 1],
+				(uint32_t)(r0c - r0), (uint32_t)win->pb[nsp - 1],
+				(uint32_t)(r1 - r1c), (uint32_t)win->pe[nsp - 1],
+				(uint32_t)(nsp == 2 ? win->d[0] : 1), (uint32_t)win->d[nsp - 1],
+				1, 0,
+			};
+			int with_bias = bias && ik == 0;
+
+			if (ck <= 0)
+				continue;
+			if (hin == H) {
+				if (lw_piece(l, n->in[0], (uint64_t)(b * img + k0 * H * W), (uint64_t)(ck * H * W),
+					     tile, &xch, &ops[0]))
+					return -1;
+			} else {
+				if (lw_temp(l, "rows", xdt, (uint64_t)(ck * hin * W), tile, &ops[0]))
+					return -1;
+				if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+					return lw_check(l);
+				for (int64_t ch = 0; ch < ck; ch++)
+					if (ipu_exchange_add(l->gb, xch,
+							     (struct ipu_slice){ xt, (uint64_t)(b * img + ((k0 + ch) * H + r0c) * W), (uint64_t)(hin * W) },
+							     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
+						return lw_check(l);
+			}
+			/* weight [M][C][kH][kW]: rows c0.., columns of channels k0.. */
+			if (lw_block_piece(l, n->in[1], 0, C * kk, c0, cb, k0 * kk, ck * kk, tile, &xch, &ops[1]))
+				return -1;
+			if (lw_temp(l, "partial", IPUX_DT_F32, blk, tile, &ops[2]))
+				return -1;
+			if (with_bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)cb, tile, &xch, &ops[3]))
+				return -1;
+			if (home == IPU_GRAPH_INVALID) {
+				home = tile;
+				if (lw_temp(l, "partials", IPUX_DT_F32, (uint64_t)pl->pk * blk, home, &parts))
+					return -1;
+			}
+			if (ipu_exchange_add(l->gb, x2, ops[2],
+					     (struct ipu_slice){ parts.t, parts.begin + (uint64_t)ik * blk, blk }))
+				return lw_check(l);
+			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, with_bias ? 4 : 3, p, 17))
+				return lw_check(l);
+		}
+		rops[0] = parts;
+		if (lw_temp(l, "sum", IPUX_DT_F32, blk, home, &rops[1]))
+			return -1;
+		if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_REDUCE, rops, 2, rp, 4))
+			return lw_check(l);
+		res = rops[1];
+		if (odt != IPUX_DT_F32) {
+			rops[0] = res;
+			if (lw_temp(l, "sum_cast", odt, blk, home, &rops[1]))
+				return -1;
+			if (ipu_graph_add_vertex(l->gb, cs3, IPUX_CL_CAST, rops, 2, NULL, 0))
+				return lw_check(l);
+			res = rops[1];
+		}
+		for (int64_t ch = 0; ch < cb; ch++) {
+			uint64_t ob = (uint64_t)(((b * M + c0 + ch) * OH + o0) * OW);
+
+			if (ipu_exchange_add(l->gb, post,
+					     (struct ipu_slice){ res.t, res.begin + (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
+					     (struct ipu_slice){ out, ob, (uint64_t)(rows * OW) }))
+				return lw_check(l);
+		}
+	}
+	if (lw_emit(l, xch, cs) || lw_emit(l, x2, cs2) ||
+	    (cs3 != IPU_GRAPH_INVALID && lw_emit(l, IPU_GRAPH_INVALID, cs3)) ||
+	    lw_emit(l, post, IPU_GRAPH_INVALID))
+		return -1;
+	return 1;
+}
+
+/* Conv split over batch x output-channel blocks (whole groups when grouped)
+ * x output-row blocks (rows only for 2-D).  A row block reads the input rows its windows
+ * touch, one copy per channel, and writes its rows of each channel back
+ * with one copy per channel. */
+static int conv(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
+	int bias = n->nin > 2 && n->in[2] >= 0;
+	int64_t G = ir_attr_int(n, "group", 1), N = x->dims[0], C = x->dims[1], M = w->dims[0];
+	int nsp = x->rank - 2;
+	struct ir_window win;
+	int64_t H, W, KH, KW, OH, OW, img, wrow, orow, s_h, ext_h, pt, pbm;
+	uint32_t cs, odt = lw_dtype(o->dtype), cs8 = IPU_GRAPH_INVALID;
+	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
+	ipu_tensor out, xt = IPU_GRAPH_INVALID;
+	size_t es = ir_dtype_size(x->dtype);
+	struct convplan best = { 0, 0, 1 }, c;
+	double best_cost = -1, unique;
+	int best_ok = 0;
+	double best_total = 0;	/* bytes over all tiles of `best` */
+	uint64_t least = UINT64_MAX;
+
+	if (nsp < 1 || nsp > 2)
+		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
+	if (ir_window_conv(g, n, nsp, x->dims + 2, w->dims + 2, 0, &win, l->e))
+		return -1;
+	H = nsp == 2 ? x->dims[2] : 1;
+	W = x->dims[x->rank - 1];
+	KH = nsp == 2 ? w->dims[2] : 1;
+	KW = w->dims[w->rank - 1];
+	OH = nsp == 2 ? win.out[0] : 1;
+	OW = win.out[nsp - 1];
+	s_h = nsp == 2 ? win.s[0] : 1;
+	ext_h = nsp == 2 ? win.d[0] * (KH - 1) + 1 : 1;
+	pt = nsp == 2 ? win.pb[0] : 0;
+	pbm = nsp == 2 ? win.pe[0] : 0;
+	img = C * H * W;
+	wrow = (C / G) * KH * KW;
+	orow = OH * OW;
+	unique = (double)((N * img + M * wrow + N * M * orow) * (int64_t)es);
+	/* search the partition: channel blocks (whole groups when grouped),
+	 * row blocks (2-D only); input-channel parts only when no block over
+	 * all of them fits (a partial sum costs an exchange and a reduction) */
+	for (c.pk = 1;; c.pk = c.pk * 2 > C ? C : c.pk * 2) {
+	for (c.pc = 1;; c.pc = next_pc(c.pc, G, M)) {
+		for (c.pr = 1;; c.pr = c.pr * 2 > OH ? OH : c.pr * 2) {
+			uint64_t mem = conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
+			uint64_t blocks = (uint64_t)(N * c.pc * c.pr * c.pk);
+			uint64_t per = (blocks + l->tiles - 1) / l->tiles;
+			double work = (double)per * (double)((M + c.pc - 1) / c.pc) *
+				      (double)((OH + c.pr - 1) / c.pr) * (double)OW * (double)wrow / (double)c.pk;
+			double cost = work + (double)(mem * per) / 4;
+
+			/* no liveness yet: an op may not replicate its data
+			 * more than REPLICATION times over the tiles */
+			int spread_ok = (double)blocks * (double)mem <= REPLICATION * unique;
+
+			/* what the best partition the search may pick needs */
+			if (blocks <= 64u * l->tiles && mem * per < least)
+				least = mem * per;
+			if (mem * per <= l->budget && blocks <= 64u * l->tiles &&
+			    (best_cost < 0 || (spread_ok && !best_ok) ||
+			     (!spread_ok && !best_ok && (double)blocks * (double)mem < best_total) ||
+			     (spread_ok && best_ok && cost < best_cost))) {
+				best_cost = cost;
+				best = c;
+				best_ok = spread_ok;
+				best_total = (double)blocks * (double)mem;
+			}
+			if (c.pr == OH || nsp == 1)
+				break;
+		}
+		if (c.pc == (G > 1 ? G : M))
+			break;
+	}
+		if (best_cost >= 0 || G > 1 || c.pk == C)
+			break;
+	}
+	if (best_cost < 0 && G > 1)
+		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld in %lld groups (blocks split the %lld output channels by whole groups and %lld output rows, not the input channels of a group)",
+				   (long long)C, (long long)H, (long long)W, (long long)G, (long long)M,
+				   (long long)OH);
+	if (best_cost < 0)
+		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld (blocks split the %lld output channels, %lld output rows and the input channels)",
+				   (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH);
+	if (getenv("IPU_LOWER_TRACE"))
+		fprintf(stderr, "lower: %s: conv N %lld C %lld %lldx%lld -> M %lld %lldx%lld: pc %lld pr %lld pk %lld, %llu bytes per block\n",
+			n->name, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
+			(long long)OH, (long long)OW, (long long)best.pc, (long long)best.pr, (long long)best.pk,
+			(unsigned long long)conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &best, es));
+	if (best.pk > 1 && lw_fp8_is_layer(n))
+		return lw_fail(l, "this fp8 convolution needs its %lld input channels split into %lld parts, which is lowered in float16/float32 only (--fp8_skip_op_names keeps it out of fp8)",
+			       (long long)C, (long long)best.pk);
+	if (best.pk > 1)
+		return conv_parts(l, n, &best, &win);
+	out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
+	cs = ipu_graph_add_compute_set(l->gb, n->name);
+	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	if (best.pr > 1 && lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es,
+				     (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
+		return -1;
+	l->vt[n->out[0]] = out;
+	for (int64_t b = 0; b < N; b++)
+	for (int64_t ic = 0; ic < best.pc; ic++)
+	for (int64_t ir = 0; ir < best.pr; ir++) {
+		int64_t c0 = M * ic / best.pc, c1 = M * (ic + 1) / best.pc, cb = c1 - c0;
+		/* a grouped block's groups and their input channels */
+		int64_t gb = G > 1 ? G / best.pc : G, ci0 = G > 1 ? C * ic / best.pc : 0;
+		int64_t cin = G > 1 ? C / best.pc : C;
+		int64_t o0 = OH * ir / best.pr, o1 = OH * (ir + 1) / best.pr, rows = o1 - o0;
+		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
+		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
+		uint32_t tile = lw_pick_tile(l);
+		struct ipu_slice ops[4];
+		uint32_t p[17] = {
+			1, (uint32_t)cin, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
+			(uint32_t)KH, (uint32_t)KW,
+			(uint32_t)s_h, (uint32_t)win.s[nsp - 1],
+			(uint32_t)(r0c - r0), (uint32_t)win.pb[nsp - 1],
+			(uint32_t)(r1 - r1c), (uint32_t)win.pe[nsp - 1],
+			(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
+			(uint32_t)gb, 0,
+		};
+
+		if (cb <= 0 || rows <= 0)
+			continue;
+		(void)pbm;
+		/* whole images when the windows touch every row (with one row
+		 * block they may not: a stride-2 conv of an even height without
+		 * end padding never reads the last row) */
+		if (hin == H) {
+			if (lw_piece(l, n->in[0], (uint64_t)(b * img + ci0 * H * W), (uint64_t)(cin * H * W),
+				     tile, &xch, &ops[0]))
+				return -1;
+		} else {
+			if (xt == IPU_GRAPH_INVALID && (xt = lw_value_tensor(l, n->in[0])) == IPU_GRAPH_INVALID)
+				return -1;
+			if (lw_temp(l, "rows", lw_dtype(x->dtype), (uint64_t)(cin * hin * W), tile, &ops[0]))
+				return -1;
+			if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+				return lw_check(l);
+			for (int64_t ch = 0; ch < cin; ch++)
+				if (ipu_exchange_add(l->gb, xch,
+						     (struct ipu_slice){ xt, (uint64_t)(b * img + ((ci0 + ch) * H + r0c) * W), (uint64_t)(hin * W) },
+						     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
+					return lw_check(l);
+		}
+		if (lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)(cb * wrow), tile, &xch, &ops[1]))
+			return -1;
+		if (best.pr == 1) {
+			uint64_t ob = (uint64_t)((b * M + c0) * orow), oc = (uint64_t)(cb * orow);
+
+			if (ipu_graph_map(l->gb, out, tile, ob, ob + oc))
+				return lw_check(l);
+			lw_account(l, tile, oc * es);
+			ops[2] = (struct ipu_slice){ out, ob, oc };
+		} else {
+			if (lw_temp(l, "out_rows", odt, (uint64_t)(cb * rows * OW), tile, &ops[2]))
+				return -1;
+			if (post == IPU_GRAPH_INVALID && (post = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
+				return lw_check(l);
+			for (int64_t ch = 0; ch < cb; ch++) {
+				uint64_t ob = (uint64_t)(((b * M + c0 + ch) * OH + o0) * OW);
+
+				if (ipu_exchange_add(l->gb, post,
+						     (struct ipu_slice){ ops[2].t, ops[2].begin + (uint64_t)(ch * rows * OW), (uint64_t)(rows * OW) },
+						     (struct ipu_slice){ out, ob, (uint64_t)(rows * OW) }))
+					return lw_check(l);
+			}
+		}
+		if (bias && lw_piece(l, n->in[2], (uint64_t)c0, (uint64_t)cb, tile, &xch, &ops[3]))
+			return -1;
+		if (lw_fp8_is_layer(n)) {
+			uint32_t p8[19], f8dt;
+			int sin = 0, sw = 0;
+
+			memcpy(p8, p, sizeof(p));
+			if (!lw_fp8_weight(l, n->in[1], &f8dt, &sw))
+				return lw_fail(l, "internal: fp8 convolution without an fp8 weight");
+			if (lw_fp8_input(l, n, 0, &ops[0], tile, &cs8, &sin))
+				return -1;
+			p8[17] = (uint32_t)sin;
+			p8[18] = (uint32_t)sw;
+			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D_FP8, ops, bias ? 4 : 3, p8, 19))
+				return lw_check(l);
+		} else if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
+			return lw_check(l);
+	}
+	if (cs8 != IPU_GRAPH_INVALID ? lw_emit(l, xch, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs)
+				     : lw_emit(l, xch, cs))
+		return -1;
+	return post != IPU_GRAPH_INVALID && lw_emit(l, post, IPU_GRAPH_INVALID) ? -1 : 1;
+}
+
+int lw_conv(struct lw *l, const struct ir_node *n)
+{
+	if (strcmp(n->op, "Conv"))
+		return 0;
+	return conv(l, n);
+}
