@@ -12,7 +12,7 @@
 #include "infer_internal.h"
 
 static const struct ir_op_info *const tables[] = {
-	ir_ops_elementwise, ir_ops_tensor, ir_ops_nn, ir_ops_reduce,
+	ir_ops_elementwise, ir_ops_tensor, ir_ops_nn, ir_ops_reduce, ir_ops_rnn,
 };
 
 const struct ir_op_info *ir_op_find(const char *op)

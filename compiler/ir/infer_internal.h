@@ -20,6 +20,7 @@ extern const struct ir_op_info ir_ops_elementwise[];
 extern const struct ir_op_info ir_ops_tensor[];
 extern const struct ir_op_info ir_ops_nn[];
 extern const struct ir_op_info ir_ops_reduce[];
+extern const struct ir_op_info ir_ops_rnn[];
 
 const struct ir_op_info *ir_op_find(const char *op);
 

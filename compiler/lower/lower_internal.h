@@ -163,6 +163,8 @@ int lp_add_node(struct ir_graph *g, int *pos, const char *name, const char *op,
 int lp_set_op(struct ir_node *n, const char *op, struct ir_error *e);
 /* prepare_decompose.c: per-node rewrites into lowered ops (see there). */
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
+/* prepare_rnn.c: LSTM, GRU and RNN unrolled over their time steps. */
+int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e);
 /* prepare_gather.c: Gather of one constant index from run-time data ->
  * Slice + Reshape (0 and nothing done when it does not apply). */
 int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e);

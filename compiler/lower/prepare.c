@@ -8,6 +8,7 @@
  *   LayerNormalization without bias -> zero bias
  *   Reduce with empty axes and noop_with_empty_axes -> Identity
  *   Gather of one constant index from run-time data -> Slice + Reshape
+ *   LSTM, GRU, RNN -> their time steps unrolled (prepare_rnn.c)
  * then refolds constants (transposed weights, scaled biases) and drops dead
  * nodes.
  */
@@ -274,6 +275,8 @@ int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e
 			r = lp_gather_slice(g, &i, e);
 		else if (!strcmp(n->op, "BatchNormalization"))
 			r = batchnorm(g, &i, e);
+		else if (!strcmp(n->op, "LSTM") || !strcmp(n->op, "GRU") || !strcmp(n->op, "RNN"))
+			r = lp_rnn(g, &i, e);
 		else if ((!strcmp(n->op, "Sum") || !strcmp(n->op, "Max") || !strcmp(n->op, "Min") ||
 			  !strcmp(n->op, "Mean")) && (n->nin != 2 || !strcmp(n->op, "Mean")))
 			r = variadic(g, &i, e);

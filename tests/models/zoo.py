@@ -69,6 +69,8 @@ QUICK = [
     ("efficientnet_b0", lambda: torchvision.models.efficientnet_b0(), (1, 3, 64, 64)),
     ("resnet50", lambda: torchvision.models.resnet50(), (1, 3, 64, 64)),
     ("encoder", lambda: Encoder(64, 4, 2), (1, 16, 64)),
+    ("lstm", lambda: Recurrent("LSTM", 32, 64, 2, False), (1, 16, 32)),
+    ("gru", lambda: Recurrent("GRU", 32, 64, 2, True), (1, 16, 32)),
 ]
 
 
@@ -83,6 +85,26 @@ class Encoder(torch.nn.Module):
 
     def forward(self, x):
         return self.head(self.enc(x))
+
+
+class Recurrent(torch.nn.Module):
+    """A stacked LSTM or GRU (batch first) and a linear head on every step;
+    the GRU starts from a learned initial state (an initial_h input)."""
+
+    def __init__(self, kind, inp, hidden, layers, bidirectional):
+        super().__init__()
+        self.rnn = getattr(torch.nn, kind)(inp, hidden, layers, batch_first=True,
+                                           bidirectional=bidirectional)
+        dirs = 2 if bidirectional else 1
+        self.h0 = torch.nn.Parameter(torch.randn(layers * dirs, 1, hidden) * 0.5) if kind == "GRU" else None
+        self.head = torch.nn.Linear(dirs * hidden, 10)
+
+    def forward(self, x):
+        if self.h0 is None:
+            y, _ = self.rnn(x)
+        else:
+            y, _ = self.rnn(x, self.h0.expand(-1, x.shape[0], -1).contiguous())
+        return self.head(y)
 
 
 FULL = [
@@ -106,6 +128,8 @@ FULL = [
     ("vit_b_16", lambda: torchvision.models.vit_b_16(), (1, 3, 224, 224)),
     ("encoder_d256_seq128", lambda: Encoder(256, 4, 4), (1, 128, 256)),
     ("encoder_bert_base", lambda: Encoder(768, 12, 12), (1, 128, 768)),
+    ("lstm", lambda: Recurrent("LSTM", 128, 256, 2, False), (1, 32, 128)),
+    ("gru", lambda: Recurrent("GRU", 128, 256, 2, True), (1, 32, 128)),
 ]
 
 
