@@ -7,7 +7,7 @@
 
 static const struct ir_eval_op *const tables[] = {
 	ir_eval_elementwise, ir_eval_tensor, ir_eval_nn, ir_eval_reduce,
-	ir_eval_norm, ir_eval_resize,
+	ir_eval_norm, ir_eval_resize, ir_eval_rnn,
 };
 
 static ir_eval_fn find(const char *op)

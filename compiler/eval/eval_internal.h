@@ -25,6 +25,7 @@ extern const struct ir_eval_op ir_eval_nn[];
 extern const struct ir_eval_op ir_eval_reduce[];
 extern const struct ir_eval_op ir_eval_norm[];
 extern const struct ir_eval_op ir_eval_resize[];
+extern const struct ir_eval_op ir_eval_rnn[];
 
 static inline int64_t ev_numel(const struct ir_tensor *t)
 {
