@@ -92,6 +92,25 @@ uint32_t lw_pick_tile(struct lw *l)
 	return best;
 }
 
+/* The first tile of the `want` consecutive tiles with the least of a[]. */
+static uint32_t least_window(const struct lw *l, const uint64_t *a, uint32_t want)
+{
+	uint64_t sum = 0, bestsum;
+	uint32_t first = 0;
+
+	for (uint32_t k = 0; k < want; k++)
+		sum += a[k];
+	bestsum = sum;
+	for (uint32_t s0 = 1; s0 + want <= l->tiles; s0++) {
+		sum += a[s0 + want - 1] - a[s0 - 1];
+		if (sum < bestsum) {
+			bestsum = sum;
+			first = s0;
+		}
+	}
+	return first;
+}
+
 int lw_spread(struct lw *l, ipu_tensor t, uint64_t n, uint32_t esize, uint32_t want)
 {
 	uint32_t first, nt;
@@ -107,8 +126,11 @@ int lw_spread(struct lw *l, ipu_tensor t, uint64_t n, uint32_t esize, uint32_t w
 	if ((uint64_t)want > n)
 		want = (uint32_t)n;
 	first = l->cursor;
+	/* past the last tile: the window of `want` tiles holding the least
+	 * (restarting at tile 0 every time piled the spreads of a whole
+	 * model's constants onto the first tiles) */
 	if (first + want > l->tiles)
-		first = 0;
+		first = least_window(l, l->used, want);
 	nt = want;
 	used = ipu_graph_map_linear(l->gb, t, first, nt, 1);
 	if (used < 0)
@@ -286,6 +308,14 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 		return IPU_GRAPH_INVALID;
 	}
 	t = ipu_graph_add_tensor(l->gb, x->name, dt, 1, &n);
+	/* kept for the whole program: where the least is kept already */
+	if (l->kept) {
+		uint32_t w = spread_width(l, n * ipux_dtype_size(dt));
+
+		if (w > n)
+			w = (uint32_t)n;
+		l->cursor = least_window(l, l->kept, w);
+	}
 	if (t == IPU_GRAPH_INVALID || (used = lw_spread(l, t, n, ipux_dtype_size(dt), spread_width(l, n * ipux_dtype_size(dt)))) < 0 ||
 	    ipu_graph_set_init(l->gb, t, x->data, n * ipux_dtype_size(dt))) {
 		lw_check(l);
