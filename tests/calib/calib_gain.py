@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """calib_gain.py - what calibration buys: zoo networks (tests/models/zoo.py,
 random weights, BatchNorm statistics calibrated) compiled in fp16 and in the
-fp8 precisions without data, with --calibration-with-data and with
---num-of-layers-keep-fp16 N, run on the in-process device on held-out
+fp8 precisions without data, with --num-of-layers-keep-fp16 N alone (the
+pass's own ranking), with --calibration-with-data and with both, run on the in-process device on held-out
 inputs (not the calibration samples) and compared with PyTorch in float32:
 max |ipu - torch| / max |torch| over the inputs, and how many inputs keep
 torch's top-5 classes (as a set).
@@ -63,7 +63,9 @@ def main():
         for prec in a.precisions.split(","):
             configs = [("none", [])]
             if prec.startswith("fp8"):
-                configs += [("data", ["--calibration-with-data", npz,
+                configs += [("keep %d fp16, no data" % a.keep,
+                             ["--num-of-layers-keep-fp16", str(a.keep)]),
+                            ("data", ["--calibration-with-data", npz,
                                       "--calibration-loss-type", a.loss]),
                             ("data + keep %d fp16" % a.keep,
                              ["--calibration-with-data", npz, "--calibration-loss-type", a.loss,
