@@ -8,6 +8,11 @@
  * the caller returns when all items are done.  That return is the BSP
  * barrier between supersteps.  Workers spin briefly before sleeping so that
  * back-to-back supersteps do not pay a futex wake each.
+ *
+ * The caller waits only for the helpers that joined the job: once it has
+ * taken the last item it closes the job, and a helper that had not joined
+ * by then (asleep, or descheduled on a busy machine) stays out instead of
+ * making every superstep wait for it to be scheduled again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +24,13 @@
 #include "engine_internal.h"
 
 #define SPIN_ITERS 4000
+
+/*
+ * join: the open job's generation (high 32 bits), JOB_CLOSED, and the
+ * number of helpers inside it (JOB_COUNT bits).
+ */
+#define JOB_CLOSED 0x80000000u
+#define JOB_COUNT 0x7fffffffu
 
 struct ipu_pool {
 	pthread_mutex_t lock;
@@ -33,7 +45,7 @@ struct ipu_pool {
 	uint32_t n;
 	atomic_uint next;		/* next item to take */
 	atomic_uint generation;		/* bumped per job */
-	atomic_uint active;		/* helpers still inside the job */
+	_Atomic uint64_t join;		/* who is inside the job (JOB_*) */
 	int shutdown;
 };
 
@@ -50,6 +62,21 @@ static void take_items(struct ipu_pool *p, uint32_t worker)
 		if (i >= p->n)
 			break;
 		p->fn(p->ctx, i, worker);
+	}
+}
+
+/* Enter job gen if it is still open; the caller then waits for us. */
+static int join_job(struct ipu_pool *p, unsigned gen)
+{
+	uint64_t j = atomic_load_explicit(&p->join, memory_order_acquire);
+
+	for (;;) {
+		if ((uint32_t)(j >> 32) != (uint32_t)gen || (j & JOB_CLOSED))
+			return 0;
+		if (atomic_compare_exchange_weak_explicit(&p->join, &j, j + 1,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			return 1;
 	}
 }
 
@@ -83,11 +110,18 @@ static void *worker_main(void *argp)
 		if (gen == seen) /* shutdown without a new job */
 			break;
 		seen = gen;
+		if (!join_job(p, gen))
+			continue;	/* closed already: the caller did it all */
 		take_items(p, id);
-		if (atomic_fetch_sub_explicit(&p->active, 1, memory_order_acq_rel) == 1) {
-			pthread_mutex_lock(&p->lock);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->lock);
+		{
+			uint64_t old = atomic_fetch_sub_explicit(&p->join, 1,
+								 memory_order_acq_rel);
+
+			if ((old & JOB_CLOSED) && (old & JOB_COUNT) == 1) {
+				pthread_mutex_lock(&p->lock);
+				pthread_cond_signal(&p->done);
+				pthread_mutex_unlock(&p->lock);
+			}
 		}
 	}
 	return NULL;
@@ -143,6 +177,9 @@ int ipu_pool_create(uint32_t workers, struct ipu_pool **out)
 
 void ipu_pool_run(struct ipu_pool *p, uint32_t n, ipu_pool_fn fn, void *ctx)
 {
+	unsigned gen;
+	int spins;
+
 	if (n == 0)
 		return;
 	/* small jobs: waking helpers costs more than it saves */
@@ -156,32 +193,35 @@ void ipu_pool_run(struct ipu_pool *p, uint32_t n, ipu_pool_fn fn, void *ctx)
 	p->fn = fn;
 	p->ctx = ctx;
 	p->n = n;
+	gen = atomic_load_explicit(&p->generation, memory_order_relaxed) + 1;
 	atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->active, p->nthreads, memory_order_relaxed);
+	/* open the job before announcing it: a helper that sees gen can join */
+	atomic_store_explicit(&p->join, (uint64_t)gen << 32, memory_order_release);
 	pthread_mutex_lock(&p->lock);
-	atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+	atomic_store_explicit(&p->generation, gen, memory_order_release);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 
 	take_items(p, 0);
 
-	/* wait for helpers to leave the job (they may still hold an item) */
-	{
-		int spins = 0;
-
-		while (atomic_load_explicit(&p->active, memory_order_acquire) && spins < SPIN_ITERS) {
-			spins++;
+	/*
+	 * Every item is taken: close the job, then wait for the helpers inside
+	 * (they may still hold an item).  fn, ctx and n stay valid for them
+	 * until then.
+	 */
+	if (!(atomic_fetch_or_explicit(&p->join, JOB_CLOSED, memory_order_acq_rel) & JOB_COUNT))
+		return;
+	for (spins = 0; spins < SPIN_ITERS; spins++) {
+		if (!(atomic_load_explicit(&p->join, memory_order_acquire) & JOB_COUNT))
+			return;
 #if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
+		__builtin_ia32_pause();
 #endif
-		}
 	}
-	if (atomic_load_explicit(&p->active, memory_order_acquire)) {
-		pthread_mutex_lock(&p->lock);
-		while (atomic_load_explicit(&p->active, memory_order_acquire))
-			pthread_cond_wait(&p->done, &p->lock);
-		pthread_mutex_unlock(&p->lock);
-	}
+	pthread_mutex_lock(&p->lock);
+	while (atomic_load_explicit(&p->join, memory_order_acquire) & JOB_COUNT)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
 }
 
 void ipu_pool_destroy(struct ipu_pool *p)
