@@ -150,11 +150,11 @@ int ipu_conv_direct(const struct conv_args *c, int level)
 {
 #if CD_X86
 	if (level >= 2)
-		return run_avx512(c);
+		return direct_avx512(c);
 	if (level == 1)
-		return run_avx2(c);
+		return direct_avx2(c);
 #else
 	(void)level;
 #endif
-	return run_generic(c);
+	return direct_generic(c);
 }

@@ -287,7 +287,7 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
  */
 #define CD_DW_MAX 2048	/* output columns */
 #define CD_DW_ROWS 8192	/* floats of the padded input rows of one output row */
-CD_TARGET CD_CONTRACT static int CD_FN(dw)(const struct conv_args *c)
+CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(dw)(const struct conv_args *c)
 {
 	typedef CD_FN(vf) vf;
 	_Alignas(64) float acc[CD_DW_MAX];
@@ -402,7 +402,7 @@ CD_TARGET CD_CONTRACT static int CD_FN(dw)(const struct conv_args *c)
 	return 0;
 }
 
-CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
+CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(run)(const struct conv_args *c)
 {
 	_Alignas(64) float bp[CD_BP];
 	_Alignas(64) float cs[CD_CS];
@@ -412,9 +412,6 @@ CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 	size_t M = c->cout_g, taps = c->kH * c->kW, n, g, oh0, ic0, i, k;
 	size_t cout = c->G * M, icl, kh, kw;
 
-	/* one output row: the band engine's set-up outweighs its reuse of the rows */
-	if (c->cin_g == 1 && M == 1 && c->OH == 1 && !CD_FN(dw)(c))
-		return 0;
 	if (cd_plan(c, CD_VL, CD_MR_T, CD_MR_W, &pl))
 		return -1;
 	/* plane offset of each tap of a chunk (a shorter chunk: a prefix) */
@@ -465,6 +462,18 @@ CD_TARGET CD_CONTRACT static int CD_FN(run)(const struct conv_args *c)
 				}
 			}
 	return 0;
+}
+
+/*
+ * Depthwise vertices of one output row take their own path (the band
+ * engine's set-up outweighs its reuse of input rows there).  Called one
+ * after the other, never nested, so their stack scratch never adds up.
+ */
+CD_TARGET static int CD_FN(direct)(const struct conv_args *c)
+{
+	if (c->cin_g == 1 && c->cout_g == 1 && c->OH == 1 && !CD_FN(dw)(c))
+		return 0;
+	return CD_FN(run)(c);
 }
 
 #undef CD_SUFFIX
