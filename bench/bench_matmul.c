@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ipu/ipu.h"
+#include "load_image.h"
 #include "ipu/ops.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
 	struct ipu_mm_args a = { 0 };
 	struct ipu_mm_plan plan;
 	struct ipu_graph_stats st;
-	struct ipu_engine_counters k;
+	struct ipu_counters k;
 	float *A, *B, *C, *C2;
 	void *img;
 	size_t len;
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ipu_graph_destroy(g);
-	if (ipu_open("model", &d, err, sizeof(err)) || ipu_load(d, img, len, err, sizeof(err))) {
+	if (ipu_open("model", &d, err, sizeof(err)) || test_load_image(d, img, len, err, sizeof(err))) {
 		fprintf(stderr, "bench_matmul: %s\n", err);
 		return 1;
 	}

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "ipu/ipu.h"
+#include "load_image.h"
 #include "ipu_util.h"
 
 static double now(void)
@@ -175,7 +176,7 @@ static int run_libipu(const char *dev, uint32_t bytes, uint32_t n, uint32_t dept
 	out = in + (size_t)depth * bytes;
 	memset(in, 0x5a, (size_t)depth * bytes);
 	if (ipu_open(dev, &d, err, sizeof(err)) || ipu_attach(d) ||
-	    ipu_load(d, img, len, err, sizeof(err)) ||
+	    test_load_image(d, img, len, err, sizeof(err)) ||
 	    (registered && ipu_register_memory(d, in, room, &id))) {
 		fprintf(stderr, "bench_uring: libipu on %s: %s\n", dev, err);
 		goto out;

@@ -74,7 +74,7 @@ struct ipu_backend_ops {
 		      uint64_t tag);
 	int (*abort)(struct ipu_device *d);
 	int (*reset)(struct ipu_device *d);
-	int (*counters)(struct ipu_device *d, struct ipu_engine_counters *out);
+	int (*counters)(struct ipu_device *d, struct ipu_counters *out);
 	int (*cs_profile)(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
 	int (*set_run_handler)(struct ipu_device *d, ipu_run_fn fn, void *ctx);
 	/* optional (NULL: not available on this backend) */
@@ -95,9 +95,6 @@ struct ipu_device {
 };
 
 extern const struct ipu_backend_ops ipu_model_backend;
-
-#define ipu_errf(err, errlen, ...) \
-	do { if ((err) && (errlen)) snprintf((err), (errlen), __VA_ARGS__); } while (0)
 
 /* Absolute CLOCK_MONOTONIC deadline timeout_ns from now. */
 void ipu_deadline(struct timespec *ts, int64_t timeout_ns);

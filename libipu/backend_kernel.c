@@ -362,8 +362,7 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 	int rc;
 
 	if (!k) {
-		ipu_errf(err, errlen, "out of memory");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
 	k->dev = d;
 	d->priv = k;
@@ -378,14 +377,14 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 	k->fd = open(spec, O_RDWR | O_CLOEXEC);
 	if (k->fd < 0) {
 		rc = errno;
-		ipu_errf(err, errlen, "cannot open %s: %s%s", spec, strerror(rc),
+		ipu_errorf(err, errlen, rc == ENOENT || rc == ENODEV ? IPU_E_INVAL : IPU_E_IO, "cannot open %s: %s%s", spec, strerror(rc),
 			 rc == ENOENT ? " (is ipu.ko loaded? see Documentation/driver/)" : "");
 		kernel_close(d);
 		return rc == ENOENT || rc == ENODEV ? IPU_E_INVAL : IPU_E_IO;
 	}
 	rc = kioctl(k, IPU_IOCTL_INFO, &k->info);
 	if (rc) {
-		ipu_errf(err, errlen, "%s is not an IPU device (INFO: %s)", spec, strerror(-rc));
+		ipu_errorf(err, errlen, IPU_E_INVAL, "%s is not an IPU device (INFO: %s)", spec, strerror(-rc));
 		kernel_close(d);
 		return IPU_E_INVAL;
 	}
@@ -393,7 +392,7 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 	rc = io_uring_queue_init(KRING_ENTRIES, &k->ring,
 				 IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
 	if (rc) {
-		ipu_errf(err, errlen, "cannot set up io_uring (SQE128/CQE32) for %s: %s",
+		ipu_errorf(err, errlen, IPU_E_IO, "cannot set up io_uring (SQE128/CQE32) for %s: %s",
 			 spec, strerror(-rc));
 		close(k->fd);
 		k->fd = -1;
@@ -403,7 +402,7 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 	/* slots for ipu_register_memory; without them every buffer is pinned per request */
 	k->fixed_ok = io_uring_register_buffers_sparse(&k->ring, IPU_MAX_REGISTERED) == 0;
 	if (ipu_thread_create(&k->reaper, reaper_main, k)) {
-		ipu_errf(err, errlen, "cannot start the completion thread");
+		ipu_errorf(err, errlen, IPU_E_NOMEM, "cannot start the completion thread");
 		io_uring_queue_exit(&k->ring);
 		close(k->fd);
 		k->fd = -1;
@@ -539,9 +538,8 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 	int rc;
 
 	if (len > k->info.max_image) {
-		ipu_errf(err, errlen, "executable of %zu bytes is larger than the device's %u",
+		return ipu_errorf(err, errlen, IPU_E_INVAL, "executable of %zu bytes is larger than the device's %u",
 			 len, k->info.max_image);
-		return IPU_E_INVAL;
 	}
 	/* like the model: wait for runs, cancel buffers still queued */
 	if (k->last_seq) {
@@ -561,19 +559,16 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 	rc = kioctl(k, IPU_IOCTL_LOAD_EXECUTABLE, &a);
 	if (rc) {
 		if (a.verifier_error) {
-			ipu_errf(err, errlen, "%s refused the executable: %s (%d)", k->name,
+			return ipu_errorf(err, errlen, a.verifier_error, "%s refused the executable: %s (%d)", k->name,
 				 ipu_err_name(a.verifier_error), a.verifier_error);
-			return a.verifier_error;
 		}
-		ipu_errf(err, errlen, "%s: LOAD_EXECUTABLE failed: %s (device status %u)%s",
+		return ipu_errorf(err, errlen, kerr(rc), "%s: LOAD_EXECUTABLE failed: %s (device status %u)%s",
 			 k->name, strerror(-rc), a.dev_status,
 			 rc == -EPERM ? ": attach first" : "");
-		return kerr(rc);
 	}
 	st = calloc(a.num_streams ? a.num_streams : 1, sizeof(*st));
 	if (!st) {
-		ipu_errf(err, errlen, "out of memory");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
 	for (i = 0; i < a.num_streams; i++) {
 		struct ipu_stream_info_args si = { .stream = i };
@@ -581,8 +576,7 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 		rc = kioctl(k, IPU_IOCTL_STREAM_INFO, &si);
 		if (rc) {
 			free(st);
-			ipu_errf(err, errlen, "STREAM_INFO %u: %s", i, strerror(-rc));
-			return kerr(rc);
+			return ipu_errorf(err, errlen, kerr(rc), "STREAM_INFO %u: %s", i, strerror(-rc));
 		}
 		st[i].dir = si.dir;
 		st[i].bytes = si.buffer_bytes;
@@ -654,12 +648,10 @@ static int wait_result(struct kernel_dev *k, const struct ipu_wait_args *a, int6
 
 	switch (a->status) {
 	case IPU_WAIT_TIMEDOUT:
-		ipu_errf(err, errlen, "run %llu not finished after %lld ns", seq,
+		return ipu_errorf(err, errlen, IPU_E_TIMEOUT, "run %llu not finished after %lld ns", seq,
 			 (long long)timeout_ns);
-		return IPU_E_TIMEOUT;
 	case IPU_WAIT_ABORTED:
-		ipu_errf(err, errlen, "run %llu was cancelled (abort, reset or watchdog)", seq);
-		return IPU_E_CANCELLED;
+		return ipu_errorf(err, errlen, IPU_E_CANCELLED, "run %llu was cancelled (abort, reset or watchdog)", seq);
 	default:
 		break;
 	}
@@ -683,9 +675,8 @@ static int wait_result(struct kernel_dev *k, const struct ipu_wait_args *a, int6
 		rc = IPU_E_IO;
 		break;
 	}
-	ipu_errf(err, errlen, "run %llu failed on %s: device status %u, result %d", seq,
+	return ipu_errorf(err, errlen, rc, "run %llu failed on %s: device status %u, result %d", seq,
 		 k->name, a->dev_status, (int32_t)a->result);
-	return rc;
 }
 
 static int kernel_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
@@ -696,9 +687,8 @@ static int kernel_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, c
 	int rc = kioctl(k, IPU_IOCTL_WAIT, &a);
 
 	if (rc) {
-		ipu_errf(err, errlen, "wait for run %llu: %s", (unsigned long long)seq,
+		return ipu_errorf(err, errlen, kerr(rc), "wait for run %llu: %s", (unsigned long long)seq,
 			 rc == -ESTALE ? "too old, its status was dropped" : strerror(-rc));
-		return kerr(rc);
 	}
 	return wait_result(k, &a, timeout_ns, err, errlen);
 }
@@ -897,7 +887,7 @@ static int kernel_reset(struct ipu_device *d)
 	return kerr(rc);
 }
 
-static int kernel_counters(struct ipu_device *d, struct ipu_engine_counters *out)
+static int kernel_counters(struct ipu_device *d, struct ipu_counters *out)
 {
 	struct ipu_counters_args a = { 0 };
 	int rc = kioctl(K(d), IPU_IOCTL_COUNTERS, &a);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipu/engine.h"
 #include "ipu/thread.h"
 #include "backend.h"
 
@@ -47,6 +48,8 @@ struct run_status {
 struct model_dev {
 	struct ipu_device *dev;
 	struct ipu_engine *eng;
+	ipu_trace_fn trace_fn;		/* the user's hook, fed by trace_bridge */
+	void *trace_ctx;
 	struct ipu_engine_config cfg;
 	uint32_t version;
 	char serial[32];
@@ -120,14 +123,12 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 	m->version = 2;
 	snprintf(m->serial, sizeof(m->serial), "model-%d", (int)getpid());
 	if (strncmp(spec, "model", 5) || (spec[5] && spec[5] != ':')) {
-		ipu_errf(err, errlen, "'%s' is not a model device spec (model[:key=value,...])", spec);
-		return IPU_E_INVAL;
+		return ipu_errorf(err, errlen, IPU_E_INVAL, "'%s' is not a model device spec (model[:key=value,...])", spec);
 	}
 	if (!spec[5])
 		return 0;
 	if (strlen(spec + 6) >= sizeof(buf)) {
-		ipu_errf(err, errlen, "device spec too long");
-		return IPU_E_INVAL;
+		return ipu_errorf(err, errlen, IPU_E_INVAL, "device spec too long");
 	}
 	strcpy(buf, spec + 6);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -135,8 +136,7 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 		uint64_t v = 0;
 
 		if (!eq) {
-			ipu_errf(err, errlen, "device option '%s' needs a value (key=value)", tok);
-			return IPU_E_INVAL;
+			return ipu_errorf(err, errlen, IPU_E_INVAL, "device option '%s' needs a value (key=value)", tok);
 		}
 		*eq++ = 0;
 		if (!strcmp(tok, "version")) {
@@ -145,8 +145,7 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 			else if (!strcmp(eq, "ipu21"))
 				m->version = 21;
 			else {
-				ipu_errf(err, errlen, "unknown device version '%s' (ipu2 or ipu21)", eq);
-				return IPU_E_INVAL;
+				return ipu_errorf(err, errlen, IPU_E_INVAL, "unknown device version '%s' (ipu2 or ipu21)", eq);
 			}
 			continue;
 		}
@@ -155,10 +154,9 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 			continue;
 		}
 		if (parse_size(eq, &v) || v > UINT32_MAX) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPU_E_INVAL,
 				 "device option %s: '%s' is not a number below 2^32 (suffixes k, M, G, KiB, MiB, GiB)",
 				 tok, eq);
-			return IPU_E_INVAL;
 		}
 		if (!strcmp(tok, "tiles"))
 			m->cfg.num_tiles = (uint32_t)v;
@@ -167,10 +165,9 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 		else if (!strcmp(tok, "workers"))
 			m->cfg.workers = (uint32_t)v;
 		else {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPU_E_INVAL,
 				 "unknown device option '%s' (tiles, tile_mem, workers, version, serial)",
 				 tok);
-			return IPU_E_INVAL;
 		}
 	}
 	return 0;
@@ -345,8 +342,7 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 	int rc;
 
 	if (!m) {
-		ipu_errf(err, errlen, "out of memory");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
 	m->dev = d;
 	rc = parse_spec(m, spec, err, errlen);
@@ -357,8 +353,7 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 	m->status = calloc(STATUS_RING, sizeof(*m->status));
 	if (!m->status) {
 		free(m);
-		ipu_errf(err, errlen, "out of memory");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
 	sops.transfer = model_transfer;
 	sops.ctx = m;
@@ -381,8 +376,7 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 		free(m->status);
 		free(m);
 		d->priv = NULL;
-		ipu_errf(err, errlen, "cannot start the device thread");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "cannot start the device thread");
 	}
 	return 0;
 }
@@ -495,7 +489,7 @@ static int model_load(struct ipu_device *d, const void *image, size_t len, char 
 		m->streams = calloc(xi.num_streams ? xi.num_streams : 1, sizeof(*m->streams));
 		if (!m->streams) {
 			rc = IPU_E_NOMEM;
-			ipu_errf(err, errlen, "out of memory");
+			ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 		} else {
 			m->nstreams = xi.num_streams;
 			for (i = 0; i < xi.num_streams; i++)
@@ -585,8 +579,7 @@ static int model_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, ch
 	pthread_mutex_lock(&m->lock);
 	if (seq == 0 || seq > m->next_seq) {
 		pthread_mutex_unlock(&m->lock);
-		ipu_errf(err, errlen, "no run with sequence number %llu", (unsigned long long)seq);
-		return IPU_E_INVAL;
+		return ipu_errorf(err, errlen, IPU_E_INVAL, "no run with sequence number %llu", (unsigned long long)seq);
 	}
 	while (m->done_seq < seq) {
 		if (timeout_ns == 0 ||
@@ -594,9 +587,8 @@ static int model_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, ch
 			if (m->done_seq >= seq)
 				break;
 			pthread_mutex_unlock(&m->lock);
-			ipu_errf(err, errlen, "run %llu not finished after %lld ns",
+			return ipu_errorf(err, errlen, IPU_E_TIMEOUT, "run %llu not finished after %lld ns",
 				 (unsigned long long)seq, (long long)timeout_ns);
-			return IPU_E_TIMEOUT;
 		}
 		if (timeout_ns < 0)
 			pthread_cond_wait(&m->done, &m->lock);
@@ -606,12 +598,12 @@ static int model_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, ch
 
 		if (st->seq != seq) {
 			rc = IPU_E_INVAL;
-			ipu_errf(err, errlen, "run %llu is too old: its status was dropped",
+			ipu_errorf(err, errlen, IPU_E_INVAL, "run %llu is too old: its status was dropped",
 				 (unsigned long long)seq);
 		} else {
 			rc = st->status;
 			if (rc)
-				ipu_errf(err, errlen, "%s", st->msg);
+				ipu_errorf(err, errlen, rc, "%s", st->msg);
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -695,15 +687,62 @@ static int model_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx)
 	return 0;
 }
 
-static int model_counters(struct ipu_device *d, struct ipu_engine_counters *out)
+static int model_counters(struct ipu_device *d, struct ipu_counters *out)
 {
-	ipu_engine_counters(M(d)->eng, out);
+	struct ipu_engine_counters k;
+
+	ipu_engine_counters(M(d)->eng, &k);
+	*out = (struct ipu_counters){
+		.programs_run = k.programs_run, .steps = k.steps,
+		.compute_sets = k.compute_sets, .vertices = k.vertices,
+		.cycles = k.cycles, .compute_cycles = k.compute_cycles,
+		.exchange_cycles = k.exchange_cycles, .sync_cycles = k.sync_cycles,
+		.stream_cycles = k.stream_cycles, .exchange_bytes = k.exchange_bytes,
+		.stream_bytes_in = k.stream_bytes_in, .stream_bytes_out = k.stream_bytes_out,
+		.stream_copies = k.stream_copies, .stream_stalls = k.stream_stalls,
+		.stall_ns = k.stall_ns, .errors = k.errors,
+	};
 	return 0;
 }
 
 static int model_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out)
 {
-	return ipu_engine_cs_profile(M(d)->eng, cs, out);
+	struct ipu_engine_cs_profile p;
+	int rc = ipu_engine_cs_profile(M(d)->eng, cs, &p);
+
+	if (rc)
+		return rc;
+	*out = (struct ipu_cs_profile){
+		.executions = p.executions, .cycles = p.cycles,
+		.cycles_per_run = p.cycles_per_run, .tiles = p.tiles, .vertices = p.vertices,
+	};
+	return 0;
+}
+
+/* libipu numbers directions and step kinds as the executable format does. */
+_Static_assert(IPU_STREAM_H2D == IPUX_STREAM_H2D && IPU_STREAM_D2H == IPUX_STREAM_D2H,
+	       "stream directions");
+_Static_assert((int)IPU_STEP_EXECUTE == (int)IPUX_STEP_EXECUTE &&
+	       (int)IPU_STEP_EXCHANGE == (int)IPUX_STEP_EXCHANGE &&
+	       (int)IPU_STEP_STREAM_COPY == (int)IPUX_STEP_STREAM_COPY &&
+	       (int)IPU_STEP_SYNC == (int)IPUX_STEP_SYNC &&
+	       IPU_SYNC_INTERNAL == IPUX_SYNC_INTERNAL && IPU_SYNC_EXTERNAL == IPUX_SYNC_EXTERNAL,
+	       "step kinds");
+
+/* The engine's step events, handed on as libipu's own. */
+static void trace_bridge(void *ctx, const struct ipu_engine_step_event *ev)
+{
+	struct model_dev *m = ctx;
+	struct ipu_step_event e = {
+		.program = ev->program, .step = ev->step,
+		.kind = ev->kind == IPU_ENGINE_TRACE_PROGRAM ? IPU_TRACE_PROGRAM : ev->kind,
+		.flags = ev->flags & IPU_ENGINE_TRACE_STALLED ? IPU_TRACE_STALLED : 0,
+		.index = ev->index, .stream = ev->stream, .status = ev->status,
+		.cycles = ev->cycles, .bytes = ev->bytes,
+		.start_ns = ev->start_ns, .end_ns = ev->end_ns,
+	};
+
+	m->trace_fn(m->trace_ctx, &e);
 }
 
 static int model_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx)
@@ -714,10 +753,13 @@ static int model_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx)
 	/* the device thread reads the hook unlocked: it takes the lock before
 	 * each run, so a hook set while idle is seen by the next run whole */
 	pthread_mutex_lock(&m->lock);
-	if (m->busy || m->runs_count || m->aborting)
+	if (m->busy || m->runs_count || m->aborting) {
 		rc = IPU_E_BUSY;
-	else
-		ipu_engine_set_trace(m->eng, fn, ctx);
+	} else {
+		m->trace_fn = fn;
+		m->trace_ctx = ctx;
+		ipu_engine_set_trace(m->eng, fn ? trace_bridge : NULL, fn ? m : NULL);
+	}
 	pthread_mutex_unlock(&m->lock);
 	return rc;
 }
@@ -725,7 +767,14 @@ static int model_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx)
 static int model_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t index,
 				struct ipu_superstep_cost *out)
 {
-	return ipu_engine_superstep_cost(M(d)->eng, kind, index, out);
+	struct ipu_engine_superstep_cost c;
+	int rc = ipu_engine_superstep_cost(M(d)->eng, kind, index, &c);
+
+	if (rc)
+		return rc;
+	out->cycles = c.cycles;
+	out->bytes = c.bytes;
+	return 0;
 }
 
 const struct ipu_backend_ops ipu_model_backend = {

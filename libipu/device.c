@@ -31,15 +31,13 @@ int ipu_open(const char *spec, struct ipu_device **out, char *err, size_t errlen
 		spec = "model";
 	ops = backend_for(spec);
 	if (!ops) {
-		ipu_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPU_E_INVAL,
 			 "unknown device '%s': expected model[:tiles=N,tile_mem=SIZE,workers=N,version=ipu2|ipu21]",
 			 spec);
-		return IPU_E_INVAL;
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
-		ipu_errf(err, errlen, "out of memory");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
 	d->ops = ops;
 	snprintf(d->spec, sizeof(d->spec), "%s", spec);
@@ -48,8 +46,7 @@ int ipu_open(const char *spec, struct ipu_device **out, char *err, size_t errlen
 	if (rc) {
 		ipu_regions_destroy(&d->regions);
 		free(d);
-		ipu_errf(err, errlen, "out of memory");
-		return rc;
+		return ipu_errorf(err, errlen, rc, "out of memory");
 	}
 	rc = ops->open(d, spec, err, errlen);
 	if (rc) {
@@ -87,13 +84,21 @@ int ipu_detach(struct ipu_device *d)
 	return d->ops->detach(d);
 }
 
-int ipu_load(struct ipu_device *d, const void *image, size_t len, char *err, size_t errlen)
+int ipu_load(struct ipu_device *d, const void *image, size_t len, struct ipu_error *e)
 {
-	if (!image || !len) {
-		ipu_errf(err, errlen, "empty executable image");
-		return IPU_E_INVAL;
-	}
-	return d->ops->load(d, image, len, err, errlen);
+	char msg[sizeof(e->msg)];
+	int rc;
+
+	if (!image || !len)
+		return ipu_error_set(e, IPU_E_INVAL, 0, "empty executable image");
+	msg[0] = 0;
+	rc = d->ops->load(d, image, len, msg, sizeof(msg));
+	if (!rc)
+		return ipu_error_set(e, 0, 0, "%s", "");
+	/* the precise finding stays a detail: callers test the class */
+	if (ipu_err_class(rc) == IPU_E_VERIFY)
+		return ipu_error_set(e, IPU_E_VERIFY, rc, "%s", msg);
+	return ipu_error_set(e, rc, 0, "%s", msg);
 }
 
 int ipu_stream_count(struct ipu_device *d)
@@ -124,8 +129,7 @@ int ipu_run_sync(struct ipu_device *d, uint32_t prog, char *err, size_t errlen)
 	int rc = ipu_run(d, prog, &seq);
 
 	if (rc) {
-		ipu_errf(err, errlen, "cannot start program %u: %s", prog, ipu_strerror(rc));
-		return rc;
+		return ipu_errorf(err, errlen, rc, "cannot start program %u: %s", prog, ipu_strerror(rc));
 	}
 	return ipu_wait(d, seq, -1, err, errlen);
 }
@@ -177,7 +181,7 @@ int ipu_reset(struct ipu_device *d)
 	return d->ops->reset(d);
 }
 
-int ipu_counters(struct ipu_device *d, struct ipu_engine_counters *out)
+int ipu_counters(struct ipu_device *d, struct ipu_counters *out)
 {
 	return d->ops->counters(d, out);
 }
@@ -202,25 +206,4 @@ int ipu_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t index,
 	if (!d->ops->superstep_cost)
 		return IPU_E_INVAL;
 	return d->ops->superstep_cost(d, kind, index, out);
-}
-
-const char *ipu_strerror(int err)
-{
-	switch (err) {
-	case IPU_OK: return "success";
-	case IPU_E_NOMEM: return "out of memory";
-	case IPU_E_NOT_LOADED: return "no executable loaded";
-	case IPU_E_PROGRAM: return "no such program";
-	case IPU_E_CANCELLED: return "cancelled (device aborted or reset)";
-	case IPU_E_STREAM: return "stream transfer failed";
-	case IPU_E_FAULT: return "a codelet faulted";
-	case IPU_E_INVAL: return "invalid argument";
-	case IPU_E_BUSY: return "device busy (attached by another process)";
-	case IPU_E_TIMEOUT: return "timed out";
-	case IPU_E_IO: return "device I/O error";
-	default:
-		if (err <= IPUX_E_TRUNCATED && err >= IPUX_E_SIZE_OVERFLOW)
-			return "malformed executable";
-		return ipu_err_name(err);
-	}
 }

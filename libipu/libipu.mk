@@ -13,10 +13,10 @@ LIBS += $(LIBIPU_LIB)
 # links libipu links -luring too.
 LDLIBS_BASE += -luring
 
-# The shared library: libipu and the engine it runs in-process, exporting
-# the ipu_* API only (libipu/libipu.map).
+# The shared library: libipu, the engine it runs in-process and the shared
+# utility (error table, CRC), exporting the ipu_* API only (libipu/libipu.map).
 LIBIPU_SO := $(BUILD)/libipu.so.$(LIBVERSION)
-$(LIBIPU_SO): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o) $$(ENGINE_OBJS) libipu/libipu.map
+$(LIBIPU_SO): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o) $$(ENGINE_OBJS) $$(UTIL_OBJS) libipu/libipu.map
 	$(CC) -shared -Wl,-soname,libipu.so.$(SOVERSION) -Wl,--version-script=libipu/libipu.map \
 		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDFLAGS_BASE) -luring -lm
 INSTALL_SHLIBS += $(LIBIPU_SO)

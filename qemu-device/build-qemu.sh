@@ -53,6 +53,9 @@ dev_files() {
 engine_files() {
 	ls qemu-device/engine/*.c qemu-device/engine/*.h qemu-device/engine/include/ipu/*.h \
 		qemu-device/engine/codelets/*.c qemu-device/engine/codelets/*.h 2>/dev/null || true
+	# the shared utility the engine stands on (error table, CRC, half floats),
+	# copied to hw/misc/ipu/util/
+	ls util/*.c util/*.h util/include/ipu/*.h 2>/dev/null || true
 }
 
 cache_key() {
@@ -177,7 +180,7 @@ build() {
 	# rebuilds only what changed) with its meson.build, Kconfig and
 	# trace-events; hook the directory into QEMU's
 	DST=$TREE/hw/misc/ipu
-	mkdir -p "$DST/engine/codelets" "$DST/engine/include/ipu"
+	mkdir -p "$DST/engine/codelets" "$DST/engine/include/ipu" "$DST/util/include/ipu"
 	want=$(mktemp)
 	trap 'rm -f "$want"' EXIT
 	for f in $(dev_files) $(engine_files); do

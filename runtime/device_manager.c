@@ -127,8 +127,7 @@ int ipurt_dm_create(const char *specs, struct ipurt_device_manager **out, char *
 
 	*out = NULL;
 	if (!dm) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	pthread_mutex_init(&dm->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -149,7 +148,7 @@ int ipurt_dm_create(const char *specs, struct ipurt_device_manager **out, char *
 	if (!rc)
 		rc = add_dev_nodes(dm);
 	if (rc) {
-		rt_errf(err, errlen, "out of memory");
+		ipu_errorf(err, errlen, rc, "out of memory");
 		ipurt_dm_destroy(dm);
 		return rc;
 	}
@@ -271,17 +270,15 @@ int ipurt_dm_acquire_n(struct ipurt_device_manager *dm, const struct ipurt_devic
 		if (n == 0)
 			n = want;
 		if (n != want) {
-			rt_errf(err, errlen, "asked for %u devices but the list '%s' names %u", n,
+			return ipu_errorf(err, errlen, IPURT_E_INVAL, "asked for %u devices but the list '%s' names %u", n,
 				only, want);
-			return IPURT_E_INVAL;
 		}
 	} else {
 		only = NULL;
 	}
 	if (n == 0 || n > dm->n) {
-		rt_errf(err, errlen, "asked for %u devices; the manager has %u (%s)", n, dm->n,
+		return ipu_errorf(err, errlen, n ? IPURT_E_NO_DEVICE : IPURT_E_INVAL, "asked for %u devices; the manager has %u (%s)", n, dm->n,
 			n ? "name more devices, or fewer replicas" : "at least one is needed");
-		return n ? IPURT_E_NO_DEVICE : IPURT_E_INVAL;
 	}
 	for (k = 0; k < n; k++)
 		devs[k] = NULL;
@@ -343,37 +340,33 @@ int ipurt_dm_acquire_n(struct ipurt_device_manager *dm, const struct ipurt_devic
 		if (suitable < n) {
 			pthread_mutex_unlock(&dm->lock);
 			if (n == 1)
-				rt_errf(err, errlen,
+				return ipu_errorf(err, errlen, IPURT_E_NO_DEVICE,
 					"no device can run this model (%u tiles x %u bytes%s%s): %s",
 					req->num_tiles, req->tile_mem, req->ipu_version ? ", " : "",
 					req->ipu_version ? req->ipu_version : "",
 					dm->n ? why : "no devices");
-			else
-				rt_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPURT_E_NO_DEVICE,
 					"%u devices needed, %u can run this model (%u tiles x %u bytes%s%s)%s%s",
 					n, suitable, req->num_tiles, req->tile_mem,
 					req->ipu_version ? ", " : "",
 					req->ipu_version ? req->ipu_version : "", *why ? ": " : "", why);
-			return IPURT_E_NO_DEVICE;
 		}
 		if (policy == IPURT_WAIT_NONE) {
 			pthread_mutex_unlock(&dm->lock);
 			if (n == 1)
-				rt_errf(err, errlen, "all %u suitable devices are in use", suitable);
-			else
-				rt_errf(err, errlen,
+				return ipu_errorf(err, errlen, IPURT_E_BUSY,
+					"all %u suitable devices are in use", suitable);
+			return ipu_errorf(err, errlen, IPURT_E_BUSY,
 					"%u devices needed, fewer of the %u suitable ones are free", n,
 					suitable);
-			return IPURT_E_BUSY;
 		}
 		if (policy == IPURT_WAIT_FOREVER) {
 			pthread_cond_wait(&dm->released, &dm->lock);
 		} else if (pthread_cond_timedwait(&dm->released, &dm->lock, &dl) == ETIMEDOUT) {
 			pthread_mutex_unlock(&dm->lock);
-			rt_errf(err, errlen, "%s within %lld ns",
+			return ipu_errorf(err, errlen, IPURT_E_TIMEOUT, "%s within %lld ns",
 				n == 1 ? "no suitable device became free" : "not enough suitable devices became free",
 				(long long)wait_timeout_ns);
-			return IPURT_E_TIMEOUT;
 		}
 	}
 }

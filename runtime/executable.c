@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipu/ipux.h"
 #include "rt_internal.h"
 
 struct ipurt_executable {
@@ -28,31 +29,29 @@ static int check_streams(struct ipu_device *dev, const struct ipuef_file *f, cha
 	uint8_t *fed;
 
 	if (n < 0) {
-		rt_errf(err, errlen, "cannot list the executable's streams: %s", ipu_err_name(n));
-		return n;
+		return ipu_errorf(err, errlen, n, "cannot list the executable's streams: %s", ipu_err_name(n));
 	}
 	fed = calloc((size_t)n + 1, 1);
 	if (!fed) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	for (a = 0; a < m->num_anchors; a++) {
 		const struct ipuef_anchor *an = &m->anchors[a];
-		uint32_t want = an->direction == IPUEF_OUTPUT ? IPUX_STREAM_D2H : IPUX_STREAM_H2D;
+		uint32_t want = an->direction == IPUEF_OUTPUT ? IPU_STREAM_D2H : IPU_STREAM_H2D;
 
 		if (an->stream_id >= (uint32_t)n) {
-			rt_errf(err, errlen, "anchor '%s' names stream %u; the executable has %d streams",
+			ipu_errorf(err, errlen, IPURT_E_MODEL, "anchor '%s' names stream %u; the executable has %d streams",
 				an->name, an->stream_id, n);
 			free(fed);
 			return IPURT_E_MODEL;
 		}
 		ipu_stream_info(dev, an->stream_id, &dir, &bytes);
 		if (dir != want || bytes != ipuef_anchor_bytes(an)) {
-			rt_errf(err, errlen,
+			ipu_errorf(err, errlen, IPURT_E_MODEL,
 				"anchor '%s' (%s, %llu bytes) does not match stream %u of the executable (%s, %u bytes)",
 				an->name, an->direction == IPUEF_OUTPUT ? "output" : "input",
 				(unsigned long long)ipuef_anchor_bytes(an), an->stream_id,
-				dir == IPUX_STREAM_D2H ? "device to host" : "host to device", bytes);
+				dir == IPU_STREAM_D2H ? "device to host" : "host to device", bytes);
 			free(fed);
 			return IPURT_E_MODEL;
 		}
@@ -61,9 +60,9 @@ static int check_streams(struct ipu_device *dev, const struct ipuef_file *f, cha
 	for (s = 0; s < (uint32_t)n; s++) {
 		if (!fed[s]) {
 			ipu_stream_info(dev, s, &dir, &bytes);
-			rt_errf(err, errlen,
+			ipu_errorf(err, errlen, IPURT_E_MODEL,
 				"stream %u of the executable (%s, %u bytes) has no anchor in the model's metadata: a program using it would wait forever",
-				s, dir == IPUX_STREAM_D2H ? "device to host" : "host to device", bytes);
+				s, dir == IPU_STREAM_D2H ? "device to host" : "host to device", bytes);
 			free(fed);
 			return IPURT_E_MODEL;
 		}
@@ -79,29 +78,26 @@ int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
 	struct ipurt_executable *x;
 	const void *img;
 	size_t len;
-	char derr[256];
+	struct ipu_error le;
 	int rc;
 
 	*out = NULL;
 	if (m->exe_format_major != IPUX_VERSION_MAJOR || m->exe_format_minor > IPUX_VERSION_MINOR) {
-		rt_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 			"the model's executable is format %u.%u; this runtime's devices run %u.%u",
 			m->exe_format_major, m->exe_format_minor, IPUX_VERSION_MAJOR,
 			IPUX_VERSION_MINOR);
-		return IPURT_E_MODEL;
 	}
 	img = ipuef_executable(f, &len);
 	x = calloc(1, sizeof(*x));
 	if (!x) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
-	rc = ipu_load(dev, img, len, derr, sizeof(derr));
+	rc = ipu_load(dev, img, len, &le);
 	if (rc) {
-		rt_errf(err, errlen, "the device refused the model's executable: %s (%s)", derr,
-			ipu_err_name(rc));
 		free(x);
-		return rc;
+		return ipu_errorf(err, errlen, rc, "the device refused the model's executable: %s (%s)",
+				le.msg, ipu_err_name(le.detail ? le.detail : rc));
 	}
 	rc = check_streams(dev, f, err, errlen);
 	if (rc) {
@@ -136,19 +132,17 @@ int ipurt_executable_run(struct ipurt_executable *x, uint32_t prog, int64_t time
 	if (timeout_ns == 0)
 		timeout_ns = -1; /* 0 means no timeout here, not a poll */
 	if (rc) {
-		rt_errf(err, errlen, "cannot start program %u: %s", prog, ipu_strerror(rc));
-		return rc;
+		return ipu_errorf(err, errlen, rc, "cannot start program %u: %s", prog, ipu_strerror(rc));
 	}
 	rc = ipu_wait(x->dev, seq, timeout_ns, derr, sizeof(derr));
 	if (rc == IPU_E_TIMEOUT) {
 		ipu_abort(x->dev);
-		rt_errf(err, errlen, "program %u did not finish within %lld ns (aborted)", prog,
+		return ipu_errorf(err, errlen, IPURT_E_TIMEOUT, "program %u did not finish within %lld ns (aborted)", prog,
 			(long long)timeout_ns);
-		return IPURT_E_TIMEOUT;
 	}
 	if (rc)
-		rt_errf(err, errlen, "program %u failed: %s", prog, derr);
-	return rc;
+		return ipu_errorf(err, errlen, rc, "program %u failed: %s", prog, derr);
+	return 0;
 }
 
 struct ipu_device *ipurt_executable_device(const struct ipurt_executable *x)

@@ -10,49 +10,6 @@
 
 #include "ipuef_internal.h"
 
-const char *ipuef_err_name(int err)
-{
-	switch (err) {
-#define E(x) case x: return #x
-	E(IPUEF_OK);
-	E(IPUEF_E_IO);
-	E(IPUEF_E_NOMEM);
-	E(IPUEF_E_INVAL);
-	E(IPUEF_E_TRUNCATED);
-	E(IPUEF_E_MAGIC);
-	E(IPUEF_E_VERSION);
-	E(IPUEF_E_HEADER);
-	E(IPUEF_E_SIZE);
-	E(IPUEF_E_CHECKSUM);
-	E(IPUEF_E_LIMIT);
-	E(IPUEF_E_BLOB_BOUNDS);
-	E(IPUEF_E_BLOB_CHECKSUM);
-	E(IPUEF_E_BLOB_TYPE);
-	E(IPUEF_E_BLOB_VERSION);
-	E(IPUEF_E_BLOB_COUNT);
-	E(IPUEF_E_RESERVED);
-	E(IPUEF_E_METADATA);
-	E(IPUEF_E_STRING);
-	E(IPUEF_E_TARGET);
-	E(IPUEF_E_PROGRAM);
-	E(IPUEF_E_ANCHOR_NAME);
-	E(IPUEF_E_ANCHOR_DTYPE);
-	E(IPUEF_E_ANCHOR_RANK);
-	E(IPUEF_E_ANCHOR_SHAPE);
-	E(IPUEF_E_ANCHOR_DIR);
-	E(IPUEF_E_ANCHOR_KIND);
-	E(IPUEF_E_ANCHOR_BATCH);
-	E(IPUEF_E_ANCHOR_STREAM);
-	E(IPUEF_E_ANCHOR_PROGRAMS);
-	E(IPUEF_E_TENSOR);
-	E(IPUEF_E_TENSOR_MISSING);
-	E(IPUEF_E_TENSOR_MISMATCH);
-	E(IPUEF_E_OPAQUE);
-#undef E
-	}
-	return "IPUEF_E_UNKNOWN";
-}
-
 const char *ipuef_blob_type_name(uint32_t type)
 {
 	switch (type) {
@@ -62,18 +19,6 @@ const char *ipuef_blob_type_name(uint32_t type)
 	case IPUEF_BLOB_OPAQUE: return "Opaque";
 	}
 	return "unknown";
-}
-
-int ipuef_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
 }
 
 /* Length of the UTF-8 sequence at s (<= n bytes), 0 if invalid. */
@@ -109,22 +54,22 @@ int ipuef_check_string(const char *what, const uint8_t *s, size_t len,
 		       size_t max, bool allow_empty, char *err, size_t errlen)
 {
 	if (!len && !allow_empty)
-		return ipuef_fail(err, errlen, IPUEF_E_STRING, "%s: empty",
+		return ipu_errorf(err, errlen, IPUEF_E_STRING, "%s: empty",
 				  what);
 	if (len > max)
-		return ipuef_fail(err, errlen, IPUEF_E_STRING,
+		return ipu_errorf(err, errlen, IPUEF_E_STRING,
 				  "%s: %zu bytes long, limit %zu", what, len,
 				  max);
 	for (size_t i = 0; i < len;) {
 		size_t n;
 
 		if (s[i] < 0x20 || s[i] == 0x7f)
-			return ipuef_fail(err, errlen, IPUEF_E_STRING,
+			return ipu_errorf(err, errlen, IPUEF_E_STRING,
 					  "%s: control character 0x%02x at byte %zu",
 					  what, s[i], i);
 		n = utf8_seq(s + i, len - i);
 		if (!n)
-			return ipuef_fail(err, errlen, IPUEF_E_STRING,
+			return ipu_errorf(err, errlen, IPUEF_E_STRING,
 					  "%s: invalid UTF-8 at byte %zu", what,
 					  i);
 		i += n;
@@ -177,7 +122,7 @@ int ipuef_tensor_validate(const char *where, const struct ipuef_tensor *t,
 	int rc;
 
 	if (!t->name)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "%s: tensor without a name", where);
 	snprintf(what, sizeof(what), "%s: tensor name", where);
 	rc = ipuef_check_string(what, (const uint8_t *)t->name,
@@ -187,32 +132,32 @@ int ipuef_tensor_validate(const char *where, const struct ipuef_tensor *t,
 		return rc;
 	esize = ipurt_dtype_size(t->dtype);
 	if (!esize || t->dtype == IPURT_DT_INVALID)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "%s (TensorData '%s'): unknown dtype %u",
 				  where, t->name, t->dtype);
 	if (t->rank > IPUEF_MAX_RANK)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "%s (TensorData '%s'): rank %u > %u", where,
 				  t->name, t->rank, IPUEF_MAX_RANK);
 	for (uint32_t i = 0; i < t->rank; i++)
 		if (!t->dims[i])
-			return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+			return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 					  "%s (TensorData '%s'): dim %u is 0",
 					  where, t->name, i);
 	if (t->flags & ~IPUEF_TENSOR_FROZEN)
-		return ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		return ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				  "%s (TensorData '%s'): unknown flags 0x%x",
 				  where, t->name, t->flags);
 	bytes = ipuef_shape_bytes(t->dims, t->rank, esize);
 	if (bytes == UINT64_MAX)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "%s (TensorData '%s'): shape over %llu bytes",
 				  where, t->name,
 				  (unsigned long long)IPUEF_MAX_TENSOR_BYTES);
 	if (bytes != t->size) {
 		char s[200];
 
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "%s (TensorData '%s'): %llu data bytes, but %s %s needs %llu",
 				  where, t->name, (unsigned long long)t->size,
 				  ipurt_dtype_name(t->dtype),
@@ -220,7 +165,7 @@ int ipuef_tensor_validate(const char *where, const struct ipuef_tensor *t,
 				  (unsigned long long)bytes);
 	}
 	if (t->size && !t->data)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "%s (TensorData '%s'): no data", where,
 				  t->name);
 	return 0;
@@ -243,7 +188,7 @@ int ipuef_check_model(const struct ipuef_metadata *m,
 	if (ntensors) {
 		sorted = malloc(ntensors * sizeof(*sorted));
 		if (!sorted)
-			return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+			return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 					  "out of memory checking %u tensors",
 					  ntensors);
 		for (uint32_t i = 0; i < ntensors; i++)
@@ -251,7 +196,7 @@ int ipuef_check_model(const struct ipuef_metadata *m,
 		qsort(sorted, ntensors, sizeof(*sorted), cmp_tensor_name);
 		for (uint32_t i = 1; i < ntensors; i++)
 			if (!strcmp(sorted[i - 1]->name, sorted[i]->name)) {
-				rc = ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+				rc = ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 						"duplicate TensorData name '%s'",
 						sorted[i]->name);
 				goto out;
@@ -270,21 +215,21 @@ int ipuef_check_model(const struct ipuef_metadata *m,
 			hit = bsearch(&kp, sorted, ntensors, sizeof(*sorted),
 				      cmp_tensor_name);
 		if (!hit) {
-			rc = ipuef_fail(err, errlen, IPUEF_E_TENSOR_MISSING,
+			rc = ipu_errorf(err, errlen, IPUEF_E_TENSOR_MISSING,
 					"anchor %u '%s': fed from tensor data, but there is no TensorData blob '%s'",
 					i, a->name, a->name);
 			goto out;
 		}
 		t = *hit;
 		if (t->flags & IPUEF_TENSOR_FROZEN) {
-			rc = ipuef_fail(err, errlen, IPUEF_E_TENSOR_MISMATCH,
+			rc = ipu_errorf(err, errlen, IPUEF_E_TENSOR_MISMATCH,
 					"anchor %u '%s': fed from tensor data, but TensorData '%s' is frozen",
 					i, a->name, t->name);
 			goto out;
 		}
 		if (t->dtype != a->dtype || t->rank != a->rank ||
 		    memcmp(t->dims, a->dims, a->rank * sizeof(a->dims[0]))) {
-			rc = ipuef_fail(err, errlen, IPUEF_E_TENSOR_MISMATCH,
+			rc = ipu_errorf(err, errlen, IPUEF_E_TENSOR_MISMATCH,
 					"anchor %u '%s' is %s %s but its TensorData is %s %s",
 					i, a->name, ipurt_dtype_name(a->dtype),
 					shape_str(s1, sizeof(s1), a->dims, a->rank),

@@ -31,7 +31,7 @@ static int check_index(const char *what, uint32_t i, uint32_t node, uint32_t nod
 		       size_t errlen)
 {
 	if (node != IPUEF_DEBUG_NONE && node >= nodes)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "debug: %s %u: node %u of %u",
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "debug: %s %u: node %u of %u",
 				  what, i, node, nodes);
 	return 0;
 }
@@ -48,7 +48,7 @@ int ipuef_debug_encode(const struct ipuef_debug *d, void **out, size_t *len, cha
 	*len = 0;
 	if (d->num_nodes > IPUEF_DEBUG_MAX || d->num_compute_sets > IPUEF_DEBUG_MAX ||
 	    d->num_exchanges > IPUEF_DEBUG_MAX)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT, "debug: more than %u entries",
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT, "debug: more than %u entries",
 				  IPUEF_DEBUG_MAX);
 	/* pass 1 checks and sizes, pass 2 writes */
 	for (i = 0; i < d->num_nodes; i++) {
@@ -65,7 +65,7 @@ int ipuef_debug_encode(const struct ipuef_debug *d, void **out, size_t *len, cha
 			return rc;
 	buf = malloc(size);
 	if (!buf)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	p = buf;
 	put_le32(p, d->num_nodes);
 	p += 4;
@@ -102,7 +102,7 @@ struct cursor {
 static int get_u32(struct cursor *c, const char *what, uint32_t *v, char *err, size_t errlen)
 {
 	if (c->left < 4)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "debug: truncated at %s", what);
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "debug: truncated at %s", what);
 	*v = get_le32(c->p);
 	c->p += 4;
 	c->left -= 4;
@@ -117,10 +117,10 @@ static int get_str(struct cursor *c, const char *what, uint32_t i, char **dst, c
 
 	snprintf(w, sizeof(w), "debug: node %u %s", i, what);
 	if (c->left < 2)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "%s: truncated", w);
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "%s: truncated", w);
 	n = get_le16(c->p);
 	if (c->left - 2 < n)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "%s: %u bytes, %zu left", w, n,
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "%s: %u bytes, %zu left", w, n,
 				  c->left - 2);
 	if (ipuef_check_string(w, c->p + 2, n, IPUEF_MAX_NAME, false, err, errlen))
 		return IPUEF_E_STRING;
@@ -141,11 +141,11 @@ static int get_nodes(struct cursor *c, const char *what, uint32_t nodes, uint32_
 	if ((rc = get_u32(c, what, n, err, errlen)))
 		return rc;
 	if (*n > IPUEF_DEBUG_MAX || (uint64_t)*n * 4 > c->left)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "debug: %u %s entries, %zu bytes left",
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "debug: %u %s entries, %zu bytes left",
 				  *n, what, c->left);
 	*arr = malloc((*n ? *n : 1) * sizeof(**arr));
 	if (!*arr)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	for (i = 0; i < *n; i++) {
 		(*arr)[i] = get_le32(c->p + 4 * (size_t)i);
 		if ((rc = check_index(what, i, (*arr)[i], nodes, err, errlen)))
@@ -170,16 +170,16 @@ int ipuef_debug_decode(const void *data, size_t len, struct ipuef_debug **out, c
 		return rc;
 	/* each node takes at least 2 + 1 + 2 + 1 bytes */
 	if (n > IPUEF_DEBUG_MAX || (uint64_t)n * 6 > c.left)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "debug: %u nodes, %zu bytes left", n,
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "debug: %u nodes, %zu bytes left", n,
 				  c.left);
 	o = calloc(1, sizeof(*o));
 	if (!o)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	o->nodes = calloc(n ? n : 1, sizeof(*o->nodes));
 	/* the strings are shorter than their bytes plus a NUL each */
 	o->strings = malloc(c.left + 1);
 	if (!o->nodes || !o->strings) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		rc = ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 		goto fail;
 	}
 	sp = o->strings;
@@ -197,7 +197,7 @@ int ipuef_debug_decode(const void *data, size_t len, struct ipuef_debug **out, c
 	    (rc = get_nodes(&c, "exchange", n, &o->pub.num_exchanges, &o->xch, err, errlen)))
 		goto fail;
 	if (c.left) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_OPAQUE, "debug: %zu bytes after the last entry",
+		rc = ipu_errorf(err, errlen, IPUEF_E_OPAQUE, "debug: %zu bytes after the last entry",
 				c.left);
 		goto fail;
 	}

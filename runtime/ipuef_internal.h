@@ -77,10 +77,6 @@ static inline void put_le64(uint8_t *p, uint64_t v)
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* Format a message into err (if any) and return code. */
-int ipuef_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 /*
  * A name or string field: 1..max bytes (0 allowed if allow_empty), valid
  * UTF-8, no control characters.  `what` prefixes the message.

@@ -56,11 +56,11 @@ static int validate_programs(const struct ipuef_metadata *m, uint64_t *mask,
 
 	*mask = 0;
 	if (m->num_programs > IPUEF_MAX_PROGRAMS)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "metadata: %u programs, limit %u",
 				  m->num_programs, IPUEF_MAX_PROGRAMS);
 	if (m->num_programs && !m->programs)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "metadata: %u programs but no array",
 				  m->num_programs);
 	for (uint32_t i = 0; i < m->num_programs; i++) {
@@ -68,7 +68,7 @@ static int validate_programs(const struct ipuef_metadata *m, uint64_t *mask,
 
 		snprintf(what, sizeof(what), "metadata: program %u name", i);
 		if (!p->name)
-			return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+			return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 					  "%s: NULL", what);
 		rc = ipuef_check_string(what, (const uint8_t *)p->name,
 					strlen(p->name), IPUEF_MAX_NAME, false,
@@ -76,18 +76,18 @@ static int validate_programs(const struct ipuef_metadata *m, uint64_t *mask,
 		if (rc)
 			return rc;
 		if (p->index >= IPUEF_MAX_PROGRAMS)
-			return ipuef_fail(err, errlen, IPUEF_E_PROGRAM,
+			return ipu_errorf(err, errlen, IPUEF_E_PROGRAM,
 					  "metadata: program %u '%s': index %u >= %u",
 					  i, p->name, p->index,
 					  IPUEF_MAX_PROGRAMS);
 		if (*mask & (1ull << p->index))
-			return ipuef_fail(err, errlen, IPUEF_E_PROGRAM,
+			return ipu_errorf(err, errlen, IPUEF_E_PROGRAM,
 					  "metadata: program %u '%s': index %u used twice",
 					  i, p->name, p->index);
 		*mask |= 1ull << p->index;
 		for (uint32_t j = 0; j < i; j++)
 			if (!strcmp(m->programs[j].name, p->name))
-				return ipuef_fail(err, errlen, IPUEF_E_PROGRAM,
+				return ipu_errorf(err, errlen, IPUEF_E_PROGRAM,
 						  "metadata: duplicate program name '%s' (programs %u and %u)",
 						  p->name, j, i);
 	}
@@ -102,10 +102,10 @@ static int validate_anchor(const struct ipuef_anchor *a, uint32_t i,
 	int rc;
 
 	if (!a->name)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "metadata: anchor %u: NULL name", i);
 	if (!a->name[0])
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_NAME,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_NAME,
 				  "metadata: anchor %u: empty name", i);
 	snprintf(what, sizeof(what), "metadata: anchor %u name", i);
 	rc = ipuef_check_string(what, (const uint8_t *)a->name,
@@ -114,34 +114,34 @@ static int validate_anchor(const struct ipuef_anchor *a, uint32_t i,
 	if (rc)
 		return rc;
 	if (a->dtype == IPURT_DT_INVALID || a->dtype >= IPURT_DT_COUNT)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_DTYPE,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_DTYPE,
 				  "metadata: anchor %u '%s': unknown dtype %u",
 				  i, a->name, a->dtype);
 	if (a->rank > IPUEF_MAX_RANK)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_RANK,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_RANK,
 				  "metadata: anchor %u '%s': rank %u > %u", i,
 				  a->name, a->rank, IPUEF_MAX_RANK);
 	for (uint32_t d = 0; d < a->rank; d++)
 		if (!a->dims[d])
-			return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_SHAPE,
+			return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_SHAPE,
 					  "metadata: anchor %u '%s': dim %u is 0",
 					  i, a->name, d);
 	bytes = ipuef_shape_bytes(a->dims, a->rank, ipurt_dtype_size(a->dtype));
 	if (bytes == UINT64_MAX)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_SHAPE,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_SHAPE,
 				  "metadata: anchor %u '%s': shape over %llu bytes",
 				  i, a->name,
 				  (unsigned long long)IPUEF_MAX_TENSOR_BYTES);
 	if (a->direction != IPUEF_INPUT && a->direction != IPUEF_OUTPUT)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_DIR,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_DIR,
 				  "metadata: anchor %u '%s': unknown direction %u",
 				  i, a->name, a->direction);
 	if (a->kind > IPUEF_ANCHOR_INDEX)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_KIND,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_KIND,
 				  "metadata: anchor %u '%s': unknown kind %u", i,
 				  a->name, a->kind);
 	if (a->kind != IPUEF_ANCHOR_USER && a->direction != IPUEF_INPUT)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_DIR,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_DIR,
 				  "metadata: anchor %u '%s': a %s anchor must be an input",
 				  i, a->name,
 				  a->kind == IPUEF_ANCHOR_INDEX ? "index"
@@ -149,21 +149,21 @@ static int validate_anchor(const struct ipuef_anchor *a, uint32_t i,
 	if (a->kind == IPUEF_ANCHOR_INDEX &&
 	    (a->dtype == IPURT_DT_F32 || a->dtype == IPURT_DT_F16 ||
 	     a->dtype == IPURT_DT_BOOL))
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_DTYPE,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_DTYPE,
 				  "metadata: anchor %u '%s': the index anchor must have an integer dtype, not %s",
 				  i, a->name, ipurt_dtype_name(a->dtype));
 	if (a->batch_dim != IPUEF_NO_BATCH_DIM && a->batch_dim >= a->rank)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_BATCH,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_BATCH,
 				  "metadata: anchor %u '%s': batch dim %u >= rank %u",
 				  i, a->name, a->batch_dim, a->rank);
 	if (a->stream_id >= IPUEF_MAX_STREAMS)
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_STREAM,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_STREAM,
 				  "metadata: anchor %u '%s': stream id %u >= %u",
 				  i, a->name, a->stream_id, IPUEF_MAX_STREAMS);
 	if (a->programs & ~prog_mask) {
 		uint64_t bad = a->programs & ~prog_mask;
 
-		return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_PROGRAMS,
+		return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_PROGRAMS,
 				  "metadata: anchor %u '%s': used by program index %d, which the metadata does not declare",
 				  i, a->name, __builtin_ctzll(bad));
 	}
@@ -179,7 +179,7 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 	int rc;
 
 	if (!m->ipu_version)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "metadata: no ipu_version");
 	rc = ipuef_check_string("metadata: ipu_version",
 				(const uint8_t *)m->ipu_version,
@@ -188,18 +188,18 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 	if (rc)
 		return rc;
 	if (!m->num_tiles || !m->tile_mem || !m->batch_size)
-		return ipuef_fail(err, errlen, IPUEF_E_TARGET,
+		return ipu_errorf(err, errlen, IPUEF_E_TARGET,
 				  "metadata: num_tiles %u, tile_mem %u, batch_size %u: each must be at least 1",
 				  m->num_tiles, m->tile_mem, m->batch_size);
 	rc = validate_programs(m, &prog_mask, err, errlen);
 	if (rc)
 		return rc;
 	if (n > IPUEF_MAX_ANCHORS)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "metadata: %u anchors, limit %u", n,
 				  IPUEF_MAX_ANCHORS);
 	if (n && !m->anchors)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "metadata: %u anchors but no array", n);
 	for (uint32_t i = 0; i < n; i++) {
 		rc = validate_anchor(&m->anchors[i], i, prog_mask, err, errlen);
@@ -207,7 +207,7 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 			return rc;
 		if (m->anchors[i].kind == IPUEF_ANCHOR_INDEX &&
 		    ++index_anchors > 1)
-			return ipuef_fail(err, errlen, IPUEF_E_ANCHOR_KIND,
+			return ipu_errorf(err, errlen, IPUEF_E_ANCHOR_KIND,
 					  "metadata: anchor %u '%s': a second index anchor",
 					  i, m->anchors[i].name);
 	}
@@ -215,7 +215,7 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 		return 0;
 	sorted = malloc(n * sizeof(*sorted));
 	if (!sorted)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "metadata: out of memory checking %u anchors",
 				  n);
 	for (uint32_t i = 0; i < n; i++)
@@ -226,7 +226,7 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 			uint32_t x = (uint32_t)(sorted[i - 1] - m->anchors);
 			uint32_t y = (uint32_t)(sorted[i] - m->anchors);
 
-			rc = ipuef_fail(err, errlen, IPUEF_E_ANCHOR_NAME,
+			rc = ipu_errorf(err, errlen, IPUEF_E_ANCHOR_NAME,
 					"metadata: duplicate anchor name '%s' (anchors %u and %u)",
 					sorted[i]->name, x < y ? x : y,
 					x < y ? y : x);
@@ -235,7 +235,7 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 		qsort(sorted, n, sizeof(*sorted), cmp_anchor_stream);
 		for (uint32_t i = 1; i < n && !rc; i++)
 			if (sorted[i - 1]->stream_id == sorted[i]->stream_id)
-				rc = ipuef_fail(err, errlen,
+				rc = ipu_errorf(err, errlen,
 						IPUEF_E_ANCHOR_STREAM,
 						"metadata: anchors '%s' and '%s' share stream id %u",
 						sorted[i - 1]->name,
@@ -284,7 +284,7 @@ int ipuef_meta_copy(struct ipuef_meta_owned *dst,
 	o.anchors = calloc(src->num_anchors + 1, sizeof(*o.anchors));
 	if (!o.strings || !o.programs || !o.anchors) {
 		ipuef_meta_free(&o);
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "metadata: out of memory copying %u anchors",
 				  src->num_anchors);
 	}
@@ -321,7 +321,7 @@ static int need(struct cur *c, size_t n, const char *what)
 {
 	if (c->len - c->pos >= n)
 		return 0;
-	return ipuef_fail(c->err, c->errlen, IPUEF_E_METADATA,
+	return ipu_errorf(c->err, c->errlen, IPUEF_E_METADATA,
 			  "metadata: %s needs %zu bytes at offset %zu, only %zu left",
 			  what, n, c->pos, c->len - c->pos);
 }
@@ -366,7 +366,7 @@ static int rdstr(struct cur *c, struct arena *ar, const char *what,
 		return rc;
 	len = rd16(c);
 	if (len > max)
-		return ipuef_fail(c->err, c->errlen, IPUEF_E_STRING,
+		return ipu_errorf(c->err, c->errlen, IPUEF_E_STRING,
 				  "%s: %u bytes long, limit %zu", what, len,
 				  max);
 	rc = need(c, len, what);
@@ -377,7 +377,7 @@ static int rdstr(struct cur *c, struct arena *ar, const char *what,
 		return rc;
 	*out = arena_put(ar, c->p + c->pos, len);
 	if (!*out)
-		return ipuef_fail(c->err, c->errlen, IPUEF_E_METADATA,
+		return ipu_errorf(c->err, c->errlen, IPUEF_E_METADATA,
 				  "%s: string arena overflow", what);
 	c->pos += len;
 	return 0;
@@ -405,7 +405,7 @@ static int decode_anchor(struct cur *c, struct arena *ar, uint32_t i,
 	a->stream_id = rd32(c);
 	a->programs = rd64(c);
 	if (a->rank > IPUEF_MAX_RANK)
-		return ipuef_fail(c->err, c->errlen, IPUEF_E_ANCHOR_RANK,
+		return ipu_errorf(c->err, c->errlen, IPUEF_E_ANCHOR_RANK,
 				  "metadata: anchor %u '%s': rank %u > %u", i,
 				  a->name, a->rank, IPUEF_MAX_RANK);
 	snprintf(what, sizeof(what), "anchor %u '%.40s' dims", i, a->name);
@@ -432,7 +432,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 	ar.size = len + 1;
 	o.strings = ar.p = malloc(ar.size);
 	if (!o.strings)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "metadata: out of memory (%zu bytes)", len);
 	rc = need(&c, 8, "header fields");
 	if (rc)
@@ -441,7 +441,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 	o.m.exe_format_minor = rd16(&c);
 	flags = rd32(&c);
 	if (flags) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		rc = ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				"metadata: flags 0x%x, must be 0", flags);
 		goto fail;
 	}
@@ -457,7 +457,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 	o.m.batch_size = rd32(&c);
 	o.m.num_programs = rd32(&c);
 	if (o.m.num_programs > IPUEF_MAX_PROGRAMS) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		rc = ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				"metadata: %u programs, limit %u",
 				o.m.num_programs, IPUEF_MAX_PROGRAMS);
 		goto fail;
@@ -468,7 +468,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 		goto fail;
 	o.programs = calloc(o.m.num_programs + 1, sizeof(*o.programs));
 	if (!o.programs) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		rc = ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				"metadata: out of memory");
 		goto fail;
 	}
@@ -488,7 +488,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 		goto fail;
 	o.m.num_anchors = rd32(&c);
 	if (o.m.num_anchors > IPUEF_MAX_ANCHORS) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		rc = ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				"metadata: %u anchors, limit %u",
 				o.m.num_anchors, IPUEF_MAX_ANCHORS);
 		goto fail;
@@ -499,7 +499,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 		goto fail;
 	o.anchors = calloc(o.m.num_anchors + 1, sizeof(*o.anchors));
 	if (!o.anchors) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		rc = ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				"metadata: out of memory for %u anchors",
 				o.m.num_anchors);
 		goto fail;
@@ -510,7 +510,7 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 			goto fail;
 	}
 	if (c.pos != len) {
-		rc = ipuef_fail(err, errlen, IPUEF_E_METADATA,
+		rc = ipu_errorf(err, errlen, IPUEF_E_METADATA,
 				"metadata: %zu trailing bytes after the last anchor",
 				len - c.pos);
 		goto fail;

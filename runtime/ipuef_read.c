@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipu/engine.h"
+#include "ipu/crc32.h"
 #include "ipuef_internal.h"
 
 struct ipuef_file {
@@ -125,7 +125,7 @@ static int decode_tensor(struct ipuef_file *f, uint32_t bi, const uint8_t *p,
 
 	snprintf(where, sizeof(where), "blob %u", bi);
 	if (size < IPUEF_TENSOR_FIXED)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "blob %u (TensorData): payload of %llu bytes is shorter than its %u-byte fixed part",
 				  bi, (unsigned long long)size,
 				  IPUEF_TENSOR_FIXED);
@@ -134,12 +134,12 @@ static int decode_tensor(struct ipuef_file *f, uint32_t bi, const uint8_t *p,
 	nl = get_le16(p + 2);
 	t->flags = get_le32(p + 4);
 	if (t->rank > IPUEF_MAX_RANK)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "blob %u (TensorData): rank %u > %u", bi,
 				  t->rank, IPUEF_MAX_RANK);
 	hdr = IPUEF_TENSOR_FIXED + 8ull * t->rank + nl;
 	if (hdr > size)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "blob %u (TensorData): dims and a %u-byte name need %llu bytes, the payload has %llu",
 				  bi, nl, (unsigned long long)hdr,
 				  (unsigned long long)size);
@@ -152,15 +152,15 @@ static int decode_tensor(struct ipuef_file *f, uint32_t bi, const uint8_t *p,
 		return rc;
 	t->name = keep_name(f, p + IPUEF_TENSOR_FIXED + 8 * t->rank, nl);
 	if (!t->name)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	data_off = ipuef_align8(hdr);
 	if (data_off > size)
-		return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+		return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 				  "blob %u (TensorData '%s'): data offset %llu past the payload end %llu",
 				  bi, t->name, (unsigned long long)data_off,
 				  (unsigned long long)size);
 	if (!zero_bytes(p + hdr, data_off - hdr))
-		return ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		return ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				  "blob %u (TensorData '%s'): padding before the data is not zero",
 				  bi, t->name);
 	t->data = p + data_off;
@@ -178,7 +178,7 @@ static int decode_opaque(struct ipuef_file *f, uint32_t bi, const uint8_t *p,
 	int rc;
 
 	if (size < IPUEF_OPAQUE_FIXED)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE,
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE,
 				  "blob %u (Opaque): payload of %llu bytes is shorter than its %u-byte fixed part",
 				  bi, (unsigned long long)size,
 				  IPUEF_OPAQUE_FIXED);
@@ -186,12 +186,12 @@ static int decode_opaque(struct ipuef_file *f, uint32_t bi, const uint8_t *p,
 	vl = get_le16(p + 2);
 	flags = get_le32(p + 4);
 	if (flags)
-		return ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		return ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				  "blob %u (Opaque): flags 0x%x, must be 0", bi,
 				  flags);
 	hdr = IPUEF_OPAQUE_FIXED + (uint64_t)nl + vl;
 	if (hdr > size)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE,
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE,
 				  "blob %u (Opaque): name and version need %llu bytes, the payload has %llu",
 				  bi, (unsigned long long)hdr,
 				  (unsigned long long)size);
@@ -209,15 +209,15 @@ static int decode_opaque(struct ipuef_file *f, uint32_t bi, const uint8_t *p,
 	o->version = o->name ? keep_name(f, p + IPUEF_OPAQUE_FIXED + nl, vl)
 			     : NULL;
 	if (!o->version)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	data_off = ipuef_align8(hdr);
 	if (data_off > size)
-		return ipuef_fail(err, errlen, IPUEF_E_OPAQUE,
+		return ipu_errorf(err, errlen, IPUEF_E_OPAQUE,
 				  "blob %u (Opaque '%s'): data offset %llu past the payload end %llu",
 				  bi, o->name, (unsigned long long)data_off,
 				  (unsigned long long)size);
 	if (!zero_bytes(p + hdr, data_off - hdr))
-		return ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		return ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				  "blob %u (Opaque '%s'): padding before the data is not zero",
 				  bi, o->name);
 	o->data = p + data_off;
@@ -245,34 +245,34 @@ static int check_header(struct ipuef_file *f, uint64_t *hsize_out, char *err,
 	uint64_t fsize;
 
 	if (f->len < IPUEF_HEADER_SIZE)
-		return ipuef_fail(err, errlen, IPUEF_E_TRUNCATED,
+		return ipu_errorf(err, errlen, IPUEF_E_TRUNCATED,
 				  "file is %zu bytes, shorter than the %u-byte header",
 				  f->len, IPUEF_HEADER_SIZE);
 	if (memcmp(b, IPUEF_MAGIC, IPUEF_MAGIC_LEN))
-		return ipuef_fail(err, errlen, IPUEF_E_MAGIC,
+		return ipu_errorf(err, errlen, IPUEF_E_MAGIC,
 				  "not an .ipuef file (bad magic %02x %02x %02x %02x %02x %02x %02x %02x)",
 				  b[0], b[1], b[2], b[3], b[4], b[5], b[6],
 				  b[7]);
 	f->major = get_le16(b + IPUEF_HDR_OFF_MAJOR);
 	f->minor = get_le16(b + IPUEF_HDR_OFF_MINOR);
 	if (f->major != IPUEF_VERSION_MAJOR)
-		return ipuef_fail(err, errlen, IPUEF_E_VERSION,
+		return ipu_errorf(err, errlen, IPUEF_E_VERSION,
 				  "format version %u.%u, this reader reads %u.x",
 				  f->major, f->minor, IPUEF_VERSION_MAJOR);
 	hsize = get_le32(b + IPUEF_HDR_OFF_HSIZE);
 	fsize = get_le64(b + IPUEF_HDR_OFF_FSIZE);
 	if (fsize > f->len)
-		return ipuef_fail(err, errlen, IPUEF_E_TRUNCATED,
+		return ipu_errorf(err, errlen, IPUEF_E_TRUNCATED,
 				  "header says the file is %llu bytes, but it is %zu (truncated?)",
 				  (unsigned long long)fsize, f->len);
 	if (fsize < f->len)
-		return ipuef_fail(err, errlen, IPUEF_E_SIZE,
+		return ipu_errorf(err, errlen, IPUEF_E_SIZE,
 				  "%llu unexpected bytes after the end the header declares (%llu)",
 				  (unsigned long long)(f->len - fsize),
 				  (unsigned long long)fsize);
 	if (hsize < IPUEF_HEADER_SIZE || hsize % IPUEF_BLOB_ALIGN ||
 	    hsize > fsize)
-		return ipuef_fail(err, errlen, IPUEF_E_HEADER,
+		return ipu_errorf(err, errlen, IPUEF_E_HEADER,
 				  "header_size %u: must be a multiple of 8, at least %u and inside the file",
 				  hsize, IPUEF_HEADER_SIZE);
 	stored = get_le32(b + IPUEF_HDR_OFF_CRC);
@@ -280,17 +280,17 @@ static int check_header(struct ipuef_file *f, uint64_t *hsize_out, char *err,
 	crc = ipu_crc32(crc, b + IPUEF_HEADER_SIZE,
 			f->len - IPUEF_HEADER_SIZE);
 	if (crc != stored)
-		return ipuef_fail(err, errlen, IPUEF_E_CHECKSUM,
+		return ipu_errorf(err, errlen, IPUEF_E_CHECKSUM,
 				  "checksum mismatch: stored 0x%08x, computed 0x%08x (file corrupted)",
 				  stored, crc);
 	f->checksum = stored;
 	f->nblobs = get_le32(b + IPUEF_HDR_OFF_COUNT);
 	if (f->nblobs > IPUEF_MAX_BLOBS)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "%u blobs, limit %u", f->nblobs,
 				  IPUEF_MAX_BLOBS);
 	if ((uint64_t)f->nblobs * IPUEF_BLOB_HEADER_SIZE > fsize - hsize)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_BOUNDS,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_BOUNDS,
 				  "%u blobs need at least %llu bytes, the file has %llu after its header",
 				  f->nblobs,
 				  (unsigned long long)f->nblobs *
@@ -310,7 +310,7 @@ static int check_blob(struct ipuef_file *f, uint32_t i, uint64_t off,
 	char label[96];
 
 	if (left < IPUEF_BLOB_HEADER_SIZE)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_BOUNDS,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_BOUNDS,
 				  "blob %u: header at offset %llu needs %u bytes, only %llu left",
 				  i, (unsigned long long)off,
 				  IPUEF_BLOB_HEADER_SIZE,
@@ -326,32 +326,32 @@ static int check_blob(struct ipuef_file *f, uint32_t i, uint64_t off,
 	blob_label(label, sizeof(label), bi->type, p,
 		   bi->size < left ? bi->size : left);
 	if (bi->size > left)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_BOUNDS,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_BOUNDS,
 				  "blob %u (%s): size %llu exceeds file (%llu bytes left)",
 				  i, label, (unsigned long long)bi->size,
 				  (unsigned long long)left);
 	padded = ipuef_align8(bi->size);
 	if (padded > left)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_BOUNDS,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_BOUNDS,
 				  "blob %u (%s): padding to 8 bytes runs past the end of the file",
 				  i, label);
 	if (flags || reserved)
-		return ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		return ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				  "blob %u (%s): flags 0x%x / reserved 0x%x, must be 0",
 				  i, label, flags, reserved);
 	if (!zero_bytes(p + bi->size, padded - bi->size))
-		return ipuef_fail(err, errlen, IPUEF_E_RESERVED,
+		return ipu_errorf(err, errlen, IPUEF_E_RESERVED,
 				  "blob %u (%s): padding after the payload is not zero",
 				  i, label);
 	crc = ipu_crc32(0, p, bi->size);
 	if (crc != bi->crc)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_CHECKSUM,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_CHECKSUM,
 				  "blob %u (%s): checksum mismatch: stored 0x%08x, computed 0x%08x",
 				  i, label, bi->crc, crc);
 	if (!expected_version(bi->type))
 		return 1;	/* unknown type: the caller decides */
 	if (bi->version != expected_version(bi->type))
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_VERSION,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_VERSION,
 				  "blob %u (%s): payload version %u, this reader reads %u",
 				  i, label, bi->version,
 				  expected_version(bi->type));
@@ -379,7 +379,7 @@ static int build_indexes(struct ipuef_file *f, char *err, size_t errlen)
 	f->anchor_index = malloc((na + 1) * sizeof(*f->anchor_index));
 	f->tensor_index = malloc((f->ntensors + 1) * sizeof(*f->tensor_index));
 	if (!f->anchor_index || !f->tensor_index)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < na; i++)
 		f->anchor_index[i] = &f->meta.anchors[i];
 	for (uint32_t i = 0; i < f->ntensors; i++)
@@ -403,7 +403,7 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 	f->opaques = calloc(f->nblobs + 1, sizeof(*f->opaques));
 	f->names = calloc(2 * (size_t)f->nblobs + 1, sizeof(*f->names));
 	if (!f->blobs || !f->tensors || !f->opaques || !f->names)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory for %u blobs", f->nblobs);
 	for (uint32_t i = 0; i < f->nblobs; i++) {
 		struct ipuef_blob_info *bi = &f->blobs[i];
@@ -418,14 +418,14 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 			 * older readers skip; our own minor has none. */
 			if (f->minor > IPUEF_VERSION_MINOR)
 				continue;
-			return ipuef_fail(err, errlen, IPUEF_E_BLOB_TYPE,
+			return ipu_errorf(err, errlen, IPUEF_E_BLOB_TYPE,
 					  "blob %u: unknown type %u", i,
 					  bi->type);
 		}
 		switch (bi->type) {
 		case IPUEF_BLOB_METADATA:
 			if (f->have_meta)
-				return ipuef_fail(err, errlen,
+				return ipu_errorf(err, errlen,
 						  IPUEF_E_BLOB_COUNT,
 						  "blob %u: a second Metadata blob (the first is blob %u)",
 						  i, meta_blob);
@@ -438,7 +438,7 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 			break;
 		case IPUEF_BLOB_EXECUTABLE:
 			if (f->exe)
-				return ipuef_fail(err, errlen,
+				return ipu_errorf(err, errlen,
 						  IPUEF_E_BLOB_COUNT,
 						  "blob %u: a second Executable blob (the first is blob %u)",
 						  i, exe_blob);
@@ -469,14 +469,14 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 		}
 	}
 	if (off != f->len)
-		return ipuef_fail(err, errlen, IPUEF_E_SIZE,
+		return ipu_errorf(err, errlen, IPUEF_E_SIZE,
 				  "%llu bytes after the last blob (blob count %u too small?)",
 				  (unsigned long long)(f->len - off), f->nblobs);
 	if (!f->have_meta)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_COUNT,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Metadata blob");
 	if (!f->exe)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_COUNT,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Executable blob");
 	rc = ipuef_check_model(&f->meta.m, f->tensors, f->ntensors, err,
 			       errlen);
@@ -496,7 +496,7 @@ static int open_buf(uint8_t *buf, size_t len, struct ipuef_file **out,
 		err[0] = 0;
 	if (!f) {
 		free(buf);
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	}
 	f->buf = buf;
 	f->len = len;
@@ -515,12 +515,12 @@ int ipuef_open_mem(const void *data, size_t len, struct ipuef_file **out,
 	uint8_t *buf;
 
 	if (!out || (!data && len))
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_open_mem: NULL argument");
 	*out = NULL;
 	buf = malloc(len ? len : 1);
 	if (!buf)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory for a %zu-byte file", len);
 	if (len)
 		memcpy(buf, data, len);
@@ -563,18 +563,18 @@ int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 	int fd;
 
 	if (!path || !out)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_open: NULL argument");
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: %s", path,
+		return ipu_errorf(err, errlen, IPUEF_E_IO, "%s: %s", path,
 				  strerror(errno));
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
 		int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
 
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: %s", path,
+		return ipu_errorf(err, errlen, IPUEF_E_IO, "%s: %s", path,
 				  strerror(e));
 	}
 	n = read_full(fd, hdr, sizeof(hdr));
@@ -582,30 +582,30 @@ int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 		int e = errno;
 
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: read: %s", path, strerror(e));
+		return ipu_errorf(err, errlen, IPUEF_E_IO, "%s: read: %s", path, strerror(e));
 	}
 	if ((size_t)n < sizeof(hdr)) {
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_TRUNCATED,
+		return ipu_errorf(err, errlen, IPUEF_E_TRUNCATED,
 				  "%s: %zd bytes, shorter than the %u-byte header", path, n,
 				  IPUEF_HEADER_SIZE);
 	}
 	if (memcmp(hdr, IPUEF_MAGIC, IPUEF_MAGIC_LEN)) {
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_MAGIC, "%s: not an .ipuef file (bad magic)",
+		return ipu_errorf(err, errlen, IPUEF_E_MAGIC, "%s: not an .ipuef file (bad magic)",
 				  path);
 	}
 	fsize = get_le64(hdr + IPUEF_HDR_OFF_FSIZE);
 	if (fsize < IPUEF_HEADER_SIZE || fsize > IPUEF_MAX_FILE_SIZE || fsize > SIZE_MAX) {
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "%s: the header declares %llu bytes; files are %u bytes to %llu bytes",
 				  path, (unsigned long long)fsize, IPUEF_HEADER_SIZE,
 				  (unsigned long long)IPUEF_MAX_FILE_SIZE);
 	}
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size != fsize) {
 		close(fd);
-		return ipuef_fail(err, errlen,
+		return ipu_errorf(err, errlen,
 				  (uint64_t)st.st_size < fsize ? IPUEF_E_TRUNCATED : IPUEF_E_SIZE,
 				  "%s: the header says the file is %llu bytes, but it is %llu%s", path,
 				  (unsigned long long)fsize, (unsigned long long)st.st_size,
@@ -614,7 +614,7 @@ int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 	buf = malloc((size_t)fsize);
 	if (!buf) {
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "%s: out of memory for %llu bytes", path, (unsigned long long)fsize);
 	}
 	memcpy(buf, hdr, sizeof(hdr));
@@ -622,7 +622,7 @@ int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 	if (n >= 0 && (size_t)n == (size_t)fsize - sizeof(hdr) && read_full(fd, &extra, 1) == 1) {
 		free(buf);
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_SIZE,
+		return ipu_errorf(err, errlen, IPUEF_E_SIZE,
 				  "%s: unexpected bytes after the %llu the header declares", path,
 				  (unsigned long long)fsize);
 	}
@@ -631,12 +631,12 @@ int ipuef_open(const char *path, struct ipuef_file **out, char *err,
 
 		free(buf);
 		close(fd);
-		return ipuef_fail(err, errlen, IPUEF_E_IO, "%s: read: %s", path, strerror(e));
+		return ipu_errorf(err, errlen, IPUEF_E_IO, "%s: read: %s", path, strerror(e));
 	}
 	close(fd);
 	if ((size_t)n < (size_t)fsize - sizeof(hdr)) {
 		free(buf);
-		return ipuef_fail(err, errlen, IPUEF_E_TRUNCATED,
+		return ipu_errorf(err, errlen, IPUEF_E_TRUNCATED,
 				  "%s: the header says the file is %llu bytes, but it ends after %zu (truncated?)",
 				  path, (unsigned long long)fsize, (size_t)n + sizeof(hdr));
 	}

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipu/engine.h"
+#include "ipu/crc32.h"
 #include "ipu/file_atomic.h"
 #include "ipuef_internal.h"
 
@@ -36,11 +36,11 @@ struct ipuef_writer {
 int ipuef_writer_create(struct ipuef_writer **out, char *err, size_t errlen)
 {
 	if (!out)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_create: NULL argument");
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM, "out of memory");
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -72,7 +72,7 @@ int ipuef_writer_set_metadata(struct ipuef_writer *w,
 	int rc;
 
 	if (!w || !m)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_set_metadata: NULL argument");
 	rc = ipuef_meta_copy(&o, m, err, errlen);
 	if (rc)
@@ -98,14 +98,14 @@ int ipuef_writer_set_executable(struct ipuef_writer *w, const void *data,
 	void *copy;
 
 	if (!w || (!data && len))
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_set_executable: NULL argument");
 	if (len > IPUEF_MAX_TENSOR_BYTES)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "executable of %zu bytes is too large", len);
 	copy = dup_bytes(data, len);
 	if (!copy)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory copying a %zu-byte executable",
 				  len);
 	free(w->exe);
@@ -146,18 +146,18 @@ int ipuef_writer_add_tensor(struct ipuef_writer *w,
 	int rc;
 
 	if (!w || !t)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_add_tensor: NULL argument");
 	snprintf(where, sizeof(where), "tensor %u", w->ntensors);
 	rc = ipuef_tensor_validate(where, t, err, errlen);
 	if (rc)
 		return rc;
 	if (blob_count(w) >= IPUEF_MAX_BLOBS)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "more than %u blobs", IPUEF_MAX_BLOBS);
 	for (uint32_t i = 0; i < w->ntensors; i++)
 		if (!strcmp(w->tensors[i].name, t->name))
-			return ipuef_fail(err, errlen, IPUEF_E_TENSOR,
+			return ipu_errorf(err, errlen, IPUEF_E_TENSOR,
 					  "duplicate TensorData name '%s'",
 					  t->name);
 	c = *t;
@@ -170,7 +170,7 @@ int ipuef_writer_add_tensor(struct ipuef_writer *w,
 		 sizeof(*w->tensors))) {
 		free((void *)c.name);
 		free((void *)c.data);
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory copying tensor '%s' (%llu bytes)",
 				  t->name, (unsigned long long)t->size);
 	}
@@ -186,7 +186,7 @@ int ipuef_writer_add_opaque(struct ipuef_writer *w, const char *name,
 	int rc;
 
 	if (!w || !name || (!data && len))
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_add_opaque: NULL argument");
 	if (!version)
 		version = "";
@@ -201,11 +201,11 @@ int ipuef_writer_add_opaque(struct ipuef_writer *w, const char *name,
 	if (rc)
 		return rc;
 	if (len > IPUEF_MAX_TENSOR_BYTES)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "opaque '%s' of %zu bytes is too large", name,
 				  len);
 	if (blob_count(w) >= IPUEF_MAX_BLOBS)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "more than %u blobs", IPUEF_MAX_BLOBS);
 	o.name = strdup(name);
 	o.version = strdup(version);
@@ -217,7 +217,7 @@ int ipuef_writer_add_opaque(struct ipuef_writer *w, const char *name,
 		free(o.name);
 		free(o.version);
 		free(o.data);
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory copying opaque '%s'", name);
 	}
 	w->opaques[w->nopaques++] = o;
@@ -267,13 +267,13 @@ int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
 	int rc;
 
 	if (!w || !out || !len)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_write_mem: NULL argument");
 	if (!w->have_meta)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_COUNT,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Metadata: call ipuef_writer_set_metadata() first");
 	if (!w->have_exe)
-		return ipuef_fail(err, errlen, IPUEF_E_BLOB_COUNT,
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Executable: call ipuef_writer_set_executable() first");
 	rc = ipuef_check_model(&w->meta.m, w->tensors, w->ntensors, err,
 			       errlen);
@@ -286,13 +286,13 @@ int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
 	for (uint32_t i = 0; i < w->nopaques; i++)
 		total += blob_span(opaque_payload(&w->opaques[i]));
 	if (total > SIZE_MAX)
-		return ipuef_fail(err, errlen, IPUEF_E_LIMIT,
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
 				  "file of %llu bytes does not fit in memory",
 				  (unsigned long long)total);
 	/* calloc: padding and reserved fields are zero. */
 	buf = calloc(1, (size_t)total);
 	if (!buf)
-		return ipuef_fail(err, errlen, IPUEF_E_NOMEM,
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory for a %llu-byte file",
 				  (unsigned long long)total);
 	o = buf + IPUEF_HEADER_SIZE;
@@ -360,13 +360,13 @@ int ipuef_writer_write_file(struct ipuef_writer *w, const char *path,
 	int rc;
 
 	if (!path)
-		return ipuef_fail(err, errlen, IPUEF_E_INVAL,
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
 				  "ipuef_writer_write_file: NULL path");
 	rc = ipuef_writer_write_mem(w, &buf, &len, err, errlen);
 	if (rc)
 		return rc;
 	if (ipurt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
-		rc = ipuef_fail(err, errlen, IPUEF_E_IO, "%s", msg);
+		rc = ipu_errorf(err, errlen, IPUEF_E_IO, "%s", msg);
 	free(buf);
 	return rc;
 }

@@ -176,27 +176,23 @@ static int bind_tensor(const struct ipurt_runner *r, const struct ipurt_tensor *
 		if (t->name && !strcmp(r->m->anchors[i].name, t->name))
 			idx = (int)i;
 	if (idx < 0) {
-		rt_errf(err, errlen, "the model has no anchor '%s'", t->name ? t->name : "(null)");
-		return IPURT_E_NAME;
+		return ipu_errorf(err, errlen, IPURT_E_NAME, "the model has no anchor '%s'", t->name ? t->name : "(null)");
 	}
 	a = &r->m->anchors[idx];
 	if ((a->direction == IPUEF_OUTPUT) != output || a->kind == IPUEF_ANCHOR_TENSOR_DATA ||
 	    !(a->programs & (1ull << r->main_prog))) {
-		rt_errf(err, errlen, "'%s' is %s, not %s of the main program", a->name,
+		return ipu_errorf(err, errlen, IPURT_E_NAME, "'%s' is %s, not %s of the main program", a->name,
 			a->kind == IPUEF_ANCHOR_TENSOR_DATA ? "a weight (TensorData) anchor" :
 			a->direction == IPUEF_OUTPUT ? "an output" : "an input",
 			output ? "an output" : "an input");
-		return IPURT_E_NAME;
 	}
 	rt_shape_str(a->dtype, a->rank, a->dims, want, sizeof(want));
 	rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
 	if (t->dtype != a->dtype) {
-		rt_errf(err, errlen, "'%s': got %s, the model needs %s", a->name, got, want);
-		return IPURT_E_DTYPE;
+		return ipu_errorf(err, errlen, IPURT_E_DTYPE, "'%s': got %s, the model needs %s", a->name, got, want);
 	}
 	if (!t->data) {
-		rt_errf(err, errlen, "'%s': no data", a->name);
-		return IPURT_E_INVAL;
+		return ipu_errorf(err, errlen, IPURT_E_INVAL, "'%s': no data", a->name);
 	}
 	bd = batch_dim(r, a);
 	if (t->rank != a->rank)
@@ -224,19 +220,17 @@ static int bind_tensor(const struct ipurt_runner *r, const struct ipurt_tensor *
 	b->bc = a->dims[bd];
 	b->bu = t->dims[bd];
 	if (b->bu == 0 || (r->cfg.batching_dim == IPURT_NO_BATCHING_DIM && b->bu % b->bc)) {
-		rt_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPURT_E_BATCH,
 			"'%s': got %s; dimension %u must be %s %llu (the compiled batch)%s", a->name,
 			got, bd, r->cfg.batching_dim == IPURT_NO_BATCHING_DIM ? "a multiple of" :
 			"at least 1, compiled", (unsigned long long)b->bc,
 			r->cfg.batching_dim == IPURT_NO_BATCHING_DIM ?
 				"; set batching_dim for other batch sizes" : "");
-		return IPURT_E_BATCH;
 	}
 	return 0;
 bad_shape:
-	rt_errf(err, errlen, "'%s': got %s, the model needs %s%s", a->name, got, want,
+	return ipu_errorf(err, errlen, IPURT_E_SHAPE, "'%s': got %s, the model needs %s%s", a->name, got, want,
 		bd != IPUEF_NO_BATCH_DIM ? " (any batch along the batch dimension)" : "");
-	return IPURT_E_SHAPE;
 }
 
 /* The subgraph K of "graphK/name", or -1. */
@@ -318,8 +312,7 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 			return rc;
 		for (j = 0; j < i; j++) {
 			if (f->b[j].anchor == b->anchor) {
-				rt_errf(err, errlen, "'%s' is given twice", b->a->name);
-				return IPURT_E_INVAL;
+				return ipu_errorf(err, errlen, IPURT_E_INVAL, "'%s' is given twice", b->a->name);
 			}
 		}
 		if ((int)b->anchor == r->index_anchor) {
@@ -330,10 +323,9 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 			int k = graph_of(b->a->name);
 
 			if (graph >= 0 && k != graph) {
-				rt_errf(err, errlen,
+				return ipu_errorf(err, errlen, IPURT_E_INVAL,
 					"'%s' and an earlier tensor belong to different subgraphs: one request runs one subgraph",
 					b->a->name);
-				return IPURT_E_INVAL;
 			}
 			graph = k;
 		}
@@ -341,12 +333,11 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 		nr = batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM ? 0 : (b->bu + b->bc - 1) / b->bc;
 		if (nr) {
 			if (first && (nr != runs || b->bu * first->bc != first->bu * b->bc)) {
-				rt_errf(err, errlen,
+				return ipu_errorf(err, errlen, IPURT_E_BATCH,
 					"'%s' has batch %llu, but '%s' has %llu (compiled batches %llu and %llu)",
 					b->a->name, (unsigned long long)b->bu, first->a->name,
 					(unsigned long long)first->bu, (unsigned long long)b->bc,
 					(unsigned long long)first->bc);
-				return IPURT_E_BATCH;
 			}
 			runs = nr;
 			first = b;
@@ -358,9 +349,8 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 		struct binding *b = &f->b[i];
 
 		if (batch_dim(r, b->a) == IPUEF_NO_BATCH_DIM && runs > 1 && b->output) {
-			rt_errf(err, errlen, "output '%s' has no batch dimension but the request spans %llu runs",
+			return ipu_errorf(err, errlen, IPURT_E_BATCH, "output '%s' has no batch dimension but the request spans %llu runs",
 				b->a->name, (unsigned long long)runs);
-			return IPURT_E_BATCH;
 		}
 		/* in place when every run's slice is contiguous and whole */
 		b->staged = b->bu % b->bc != 0 || (b->outer > 1 && runs > 1);
@@ -389,18 +379,16 @@ static int prepare(struct ipurt_runner *r, const struct ipurt_tensor *in, uint32
 			}
 		}
 		if (missing[0]) {
-			rt_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPURT_E_MISSING,
 				"missing %s (validate_io_params is on: every input and output must be given%s)",
 				missing, r->index_anchor >= 0 ?
 				"; turn it off to run one subgraph of a fused model" : "");
-			return IPURT_E_MISSING;
 		}
 	}
 	if (r->index_anchor >= 0 && !have_index) {
 		if (graph < 0) {
-			rt_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPURT_E_MISSING,
 				"fused model: give 'index' or tensors named graphK/... so the subgraph is known");
-			return IPURT_E_MISSING;
 		}
 		f->index = graph;
 	}
@@ -452,10 +440,10 @@ static void complete_run(struct run_ref *ref, int status, const char *msg)
 		f->status = status;
 		if (*first && ref->rep)
 			snprintf(f->msg, sizeof(f->msg), "device run failed on %s, then on %s: %s",
-				 first, ref->rep->name, msg && *msg ? msg : ipurt_err_name(status));
+				 first, ref->rep->name, msg && *msg ? msg : ipu_err_name(status));
 		else
 			snprintf(f->msg, sizeof(f->msg), "%s",
-				 msg && *msg ? msg : ipurt_err_name(status));
+				 msg && *msg ? msg : ipu_err_name(status));
 	}
 	if (--f->remaining == 0) {
 		if (!f->status) {
@@ -506,7 +494,7 @@ static void run_done(void *ctx, void *tag, int status, const char *msg)
 		char why[256];
 
 		snprintf(why, sizeof(why), "a run failed: %s",
-			 msg && *msg ? msg : ipurt_err_name(status));
+			 msg && *msg ? msg : ipu_err_name(status));
 		/* a run cancelled by the flush of a device already out says so */
 		if (!atomic_load(&rep->out))
 			take_out(rep, why);
@@ -712,7 +700,7 @@ static int open_replica(struct ipurt_runner *r, struct replica *rep, struct ipu_
 			char e[256];
 
 			snprintf(e, sizeof(e), "%s", err ? err : "");
-			rt_errf(err, errlen, "%s: %s", rep->name, e);
+			ipu_errorf(err, errlen, rc, "%s: %s", rep->name, e);
 		}
 		return rc;
 	}
@@ -734,15 +722,13 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 	req.ipu_version = r->m->ipu_version;
 	if (n == IPURT_ALL_LISTED) {
 		if (!r->cfg.device || !*r->cfg.device) {
-			rt_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPURT_E_INVAL,
 				"num_devices IPURT_ALL_LISTED needs a device list (e.g. \"/dev/ipu0,/dev/ipu1\")");
-			return IPURT_E_INVAL;
 		}
 		only = r->cfg.device;
 		n = 0;
 	} else if (n > 1024) {
-		rt_errf(err, errlen, "num_devices %u: at most 1024", n);
-		return IPURT_E_INVAL;
+		return ipu_errorf(err, errlen, IPURT_E_INVAL, "num_devices %u: at most 1024", n);
 	}
 	if (r->cfg.dm) {
 		r->dm = r->cfg.dm;
@@ -764,8 +750,7 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 			l = strlen(one);
 			spec = malloc(n * (l + 1));
 			if (!spec) {
-				rt_errf(err, errlen, "out of memory");
-				return IPURT_E_NOMEM;
+				return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 			}
 			for (k = 0; k < n; k++) {
 				memcpy(spec + k * (l + 1), one, l);
@@ -780,8 +765,7 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 	}
 	devs = calloc(ipurt_dm_count(r->dm) + 1, sizeof(*devs));
 	if (!devs) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	rc = ipurt_dm_acquire_n(r->dm, &req, n, only, r->cfg.wait_policy, r->cfg.wait_timeout_ns,
 				devs, err, errlen);
@@ -792,7 +776,7 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 		if (!r->reps) {
 			for (i = 0; i < got; i++)
 				ipurt_dm_release(r->dm, devs[i]);
-			rt_errf(err, errlen, "out of memory");
+			ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 			rc = IPURT_E_NOMEM;
 		}
 	}
@@ -819,8 +803,7 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 			r->index_anchor = (int)i;
 	if (r->nrep > 1) {
 		if (ipu_thread_create(&r->fo_thread, failover_main, r)) {
-			rt_errf(err, errlen, "out of memory starting the failover thread");
-			return IPURT_E_NOMEM;
+			return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory starting the failover thread");
 		}
 		r->fo_started = 1;
 	}
@@ -836,8 +819,7 @@ int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_conf
 
 	*out = NULL;
 	if (!r) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	if (cfg)
 		r->cfg = *cfg;
@@ -950,18 +932,15 @@ static int register_error(int rc, void *addr, size_t len, char *err, size_t errl
 {
 	switch (rc) {
 	case IPU_E_BUSY:
-		rt_errf(err, errlen, "cannot register %zu bytes: all %d slots of the device are in use",
+		return ipu_errorf(err, errlen, IPURT_E_BUSY, "cannot register %zu bytes: all %d slots of the device are in use",
 			len, IPU_MAX_REGISTERED);
-		return IPURT_E_BUSY;
 	case IPU_E_NOMEM:
-		rt_errf(err, errlen, "cannot register %zu bytes: out of memory (or over RLIMIT_MEMLOCK)",
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "cannot register %zu bytes: out of memory (or over RLIMIT_MEMLOCK)",
 			len);
-		return IPURT_E_NOMEM;
 	default:
-		rt_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
 			"cannot register %zu bytes at %p: %s (ranges may not overlap, 1 GiB at most each)",
 			len, addr, ipu_strerror(rc));
-		return IPURT_E_INVAL;
 	}
 }
 
@@ -1039,8 +1018,7 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 
 	*out = NULL;
 	if (!f) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -1051,13 +1029,13 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 	rc = prepare(r, inputs, nin, outputs, nout, f, err, errlen);
 	if (rc) {
 		if (rc == IPURT_E_NOMEM)
-			rt_errf(err, errlen, "out of memory");
+			ipu_errorf(err, errlen, rc, "out of memory");
 		ipurt_future_free(f);
 		return rc;
 	}
 	f->refs = calloc(f->nruns, sizeof(*f->refs));
 	if (!f->refs) {
-		rt_errf(err, errlen, "out of memory");
+		ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 		ipurt_future_free(f);
 		return IPURT_E_NOMEM;
 	}
@@ -1077,8 +1055,7 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 			r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_DONE, now_ns(), rc);
 		f->remaining = 0;
 		ipurt_future_free(f);
-		rt_errf(err, errlen, "out of memory queuing the request");
-		return rc;
+		return ipu_errorf(err, errlen, rc, "out of memory queuing the request");
 	}
 	*out = f;
 	return 0;
@@ -1154,8 +1131,7 @@ int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, siz
 	if (!f->done && timeout_ns >= 0 && !timed_out) {
 		pthread_mutex_unlock(&f->lock);
 		if (!recover) {
-			rt_errf(err, errlen, "request not finished after %lld ns", (long long)timeout_ns);
-			return IPURT_E_TIMEOUT;
+			return ipu_errorf(err, errlen, IPURT_E_TIMEOUT, "request not finished after %lld ns", (long long)timeout_ns);
 		}
 		/* the pipeline is stuck (e.g. inputs for another subgraph): reset it */
 		ipurt_qm_recover(f->r->reps[0].qm);
@@ -1163,21 +1139,20 @@ int ipurt_future_wait(struct ipurt_future *f, int64_t timeout_ns, char *err, siz
 		while (!f->done)
 			pthread_cond_wait(&f->cv, &f->lock);
 		pthread_mutex_unlock(&f->lock);
-		rt_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPURT_E_TIMEOUT,
 			"request timed out after %lld ns (does the model read inputs that were not given?); queued requests were cancelled",
 			(long long)timeout_ns);
-		return IPURT_E_TIMEOUT;
 	}
 	while (!f->done)
 		pthread_cond_wait(&f->cv, &f->lock);
 	rc = f->status;
 	if (rc && timed_out) {
-		rt_errf(err, errlen,
+		ipu_errorf(err, errlen, IPURT_E_TIMEOUT,
 			"request timed out after %lld ns on every device it was given to (does the model read inputs that were not given?): %s",
 			(long long)timeout_ns, f->msg);
 		rc = IPURT_E_TIMEOUT;
 	} else if (rc) {
-		rt_errf(err, errlen, "%s", f->msg);
+		ipu_errorf(err, errlen, rc, "%s", f->msg);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return rc;

@@ -23,38 +23,6 @@
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-const char *ipurt_npy_err_name(int err)
-{
-	switch (err) {
-	case IPURT_NPY_OK: return "IPURT_NPY_OK";
-	case IPURT_NPY_E_IO: return "IPURT_NPY_E_IO";
-	case IPURT_NPY_E_NOMEM: return "IPURT_NPY_E_NOMEM";
-	case IPURT_NPY_E_INVAL: return "IPURT_NPY_E_INVAL";
-	case IPURT_NPY_E_FORMAT: return "IPURT_NPY_E_FORMAT";
-	case IPURT_NPY_E_DTYPE: return "IPURT_NPY_E_DTYPE";
-	case IPURT_NPY_E_ORDER: return "IPURT_NPY_E_ORDER";
-	case IPURT_NPY_E_SHAPE: return "IPURT_NPY_E_SHAPE";
-	case IPURT_NPY_E_SIZE: return "IPURT_NPY_E_SIZE";
-	case IPURT_NPY_E_VALUE: return "IPURT_NPY_E_VALUE";
-	}
-	return "IPURT_NPY_E_UNKNOWN";
-}
-
 void ipurt_npy_free(struct ipurt_npy *a)
 {
 	if (!a)
@@ -88,7 +56,7 @@ static int parse_descr(const char *d, uint32_t *dtype, char *err,
 	const char *code = d + 1;
 
 	if (order != '<' && order != '>' && order != '|' && order != '=')
-		return fail(err, errlen, IPURT_NPY_E_DTYPE,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE,
 			    "dtype '%.40s' is not supported (no byte-order mark)",
 			    d);
 	for (uint32_t t = 1; t < IPURT_DT_COUNT; t++) {
@@ -97,11 +65,11 @@ static int parse_descr(const char *d, uint32_t *dtype, char *err,
 		if (strcmp(code, descrs[t] + 1))
 			continue;
 		if (esize > 1 && order == '>')
-			return fail(err, errlen, IPURT_NPY_E_DTYPE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE,
 				    "dtype '%s' is big-endian: save it with a.astype('<%s')",
 				    d, code);
 		if (esize > 1 && order == '|')
-			return fail(err, errlen, IPURT_NPY_E_DTYPE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE,
 				    "dtype '%s': a %zu-byte type needs a byte order",
 				    d, esize);
 		*dtype = t;
@@ -109,10 +77,10 @@ static int parse_descr(const char *d, uint32_t *dtype, char *err,
 	}
 	for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
 		if (!strcmp(code, unsupported[i].code))
-			return fail(err, errlen, IPURT_NPY_E_DTYPE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE,
 				    "dtype '%s' (%s) is not supported: save it with a.astype(%s)",
 				    d, unsupported[i].numpy, unsupported[i].to);
-	return fail(err, errlen, IPURT_NPY_E_DTYPE,
+	return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE,
 		    "dtype '%.40s' is not supported (the runtime takes float32, float16, int32, int64, uint8, bool, int8)",
 		    d);
 }
@@ -133,7 +101,7 @@ static void skip_ws(struct lex *l)
 
 static int syntax(struct lex *l, const char *what)
 {
-	return fail(l->err, l->errlen, IPURT_NPY_E_FORMAT,
+	return ipu_errorf(l->err, l->errlen, IPURT_NPY_E_FORMAT,
 		    "header: %s at byte %td", what, l->p - l->start);
 }
 
@@ -200,7 +168,7 @@ static int shape(struct lex *l, struct ipurt_npy *a)
 			break;
 		while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
 			if (v > (UINT64_MAX - 9) / 10 || digits > 19)
-				return fail(l->err, l->errlen, IPURT_NPY_E_SHAPE,
+				return ipu_errorf(l->err, l->errlen, IPURT_NPY_E_SHAPE,
 					    "header: dimension %u is too large",
 					    a->rank);
 			v = v * 10 + (uint64_t)(*l->p++ - '0');
@@ -211,7 +179,7 @@ static int shape(struct lex *l, struct ipurt_npy *a)
 		if (l->p < l->end && *l->p == 'L') /* Python 2 long */
 			l->p++;
 		if (a->rank >= IPURT_NPY_MAX_RANK)
-			return fail(l->err, l->errlen, IPURT_NPY_E_SHAPE,
+			return ipu_errorf(l->err, l->errlen, IPURT_NPY_E_SHAPE,
 				    "header: more than %u dimensions",
 				    IPURT_NPY_MAX_RANK);
 		a->dims[a->rank++] = v;
@@ -254,7 +222,7 @@ static int parse_dict(const char *h, size_t len, struct ipurt_npy *a,
 				return syntax(&l, "'descr' given twice");
 			skip_ws(&l);
 			if (l.p < l.end && *l.p == '[')
-				return fail(err, errlen, IPURT_NPY_E_DTYPE,
+				return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE,
 					    "structured dtypes are not supported: save a plain array");
 			rc = string(&l, descr, sizeof(descr));
 			if (rc)
@@ -267,7 +235,7 @@ static int parse_dict(const char *h, size_t len, struct ipurt_npy *a,
 			if (have_order)
 				return syntax(&l, "'fortran_order' given twice");
 			if (word(&l, "True"))
-				return fail(err, errlen, IPURT_NPY_E_ORDER,
+				return ipu_errorf(err, errlen, IPURT_NPY_E_ORDER,
 					    "the array is in Fortran order: save it with np.save(f, np.ascontiguousarray(a))");
 			if (!word(&l, "False"))
 				return syntax(&l, "fortran_order must be True or False");
@@ -297,7 +265,7 @@ static int parse_dict(const char *h, size_t len, struct ipurt_npy *a,
 	if (l.p != l.end)
 		return syntax(&l, "text after the closing '}'");
 	if (!have_descr || !have_order || !have_shape)
-		return fail(err, errlen, IPURT_NPY_E_FORMAT,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 			    "header lacks '%s'",
 			    !have_descr ? "descr" :
 			    !have_order ? "fortran_order" : "shape");
@@ -316,15 +284,15 @@ static long long parse_header(const uint8_t *buf, size_t len,
 	int rc;
 
 	if (len < MAGIC_LEN + 2 || memcmp(buf, MAGIC, MAGIC_LEN))
-		return fail(err, errlen, IPURT_NPY_E_FORMAT,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 			    "not a .npy file (no \\x93NUMPY magic)");
 	if (buf[6] < 1 || buf[6] > 3 || buf[7] != 0)
-		return fail(err, errlen, IPURT_NPY_E_FORMAT,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 			    ".npy format version %u.%u is not supported (1.0, 2.0, 3.0 are)",
 			    buf[6], buf[7]);
 	pre = buf[6] == 1 ? 10 : 12;
 	if (len < pre)
-		return fail(err, errlen, IPURT_NPY_E_FORMAT,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 			    "truncated: %zu bytes, the preamble needs %zu", len,
 			    pre);
 	hlen = buf[6] == 1 ? (size_t)(buf[8] | buf[9] << 8)
@@ -332,16 +300,16 @@ static long long parse_header(const uint8_t *buf, size_t len,
 				     (size_t)buf[10] << 16 |
 				     (size_t)buf[11] << 24;
 	if (hlen > IPURT_NPY_MAX_HEADER)
-		return fail(err, errlen, IPURT_NPY_E_FORMAT,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 			    "header of %zu bytes is over the %u-byte limit", hlen,
 			    IPURT_NPY_MAX_HEADER);
 	if (hlen > len - pre)
-		return fail(err, errlen, IPURT_NPY_E_FORMAT,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 			    "truncated: the header needs %zu bytes, %zu are left",
 			    hlen, len - pre);
 	for (size_t i = 0; i < hlen; i++)
 		if (!buf[pre + i] || (buf[6] < 3 && buf[pre + i] >= 0x80))
-			return fail(err, errlen, IPURT_NPY_E_FORMAT,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 				    "header byte %zu is 0x%02x, not text", i,
 				    buf[pre + i]);
 	rc = parse_dict((const char *)buf + pre, hlen, a, err, errlen);
@@ -351,17 +319,17 @@ static long long parse_header(const uint8_t *buf, size_t len,
 	n = esize;
 	for (uint32_t i = 0; i < a->rank; i++) {
 		if (a->dims[i] && n > (uint64_t)(SIZE_MAX / 2) / a->dims[i])
-			return fail(err, errlen, IPURT_NPY_E_SHAPE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_SHAPE,
 				    "shape too large for memory");
 		n *= a->dims[i];
 	}
 	if (n != len - pre - hlen) {
 		if (n > len - pre - hlen)
-			return fail(err, errlen, IPURT_NPY_E_SIZE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_SIZE,
 				    "truncated: %s shape needs %llu data bytes, the file has %zu",
 				    ipurt_dtype_name(a->dtype),
 				    (unsigned long long)n, len - pre - hlen);
-		return fail(err, errlen, IPURT_NPY_E_SIZE,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_SIZE,
 			    "%zu unexpected bytes after the %llu data bytes",
 			    len - pre - hlen - (size_t)n, (unsigned long long)n);
 	}
@@ -377,7 +345,7 @@ static int check_bools(const struct ipurt_npy *a, char *err, size_t errlen)
 		return 0;
 	for (size_t i = 0; i < a->size; i++)
 		if (d[i] > 1)
-			return fail(err, errlen, IPURT_NPY_E_VALUE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_VALUE,
 				    "bool element %zu is %u, not 0 or 1", i,
 				    d[i]);
 	return 0;
@@ -391,7 +359,7 @@ int ipurt_npy_parse(const void *buf, size_t len, struct ipurt_npy *out,
 	int rc;
 
 	if (!out || (!buf && len))
-		return fail(err, errlen, IPURT_NPY_E_INVAL,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_INVAL,
 			    "ipurt_npy_parse: NULL argument");
 	memset(out, 0, sizeof(*out));
 	memset(&a, 0, sizeof(a));
@@ -400,7 +368,7 @@ int ipurt_npy_parse(const void *buf, size_t len, struct ipurt_npy *out,
 		return (int)off;
 	a.data = malloc(a.size ? a.size : 1);
 	if (!a.data)
-		return fail(err, errlen, IPURT_NPY_E_NOMEM,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_NOMEM,
 			    "out of memory for %zu bytes", a.size);
 	memcpy(a.data, (const uint8_t *)buf + off, a.size);
 	rc = check_bools(&a, err, errlen);
@@ -423,18 +391,18 @@ int ipurt_npy_read(const char *path, struct ipurt_npy *out, char *err,
 	int fd, rc;
 
 	if (!path || !out)
-		return fail(err, errlen, IPURT_NPY_E_INVAL,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_INVAL,
 			    "ipurt_npy_read: NULL argument");
 	memset(out, 0, sizeof(*out));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, IPURT_NPY_E_IO, "%s: %s", path,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_IO, "%s: %s", path,
 			    strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		int e = errno;
 
 		close(fd);
-		return fail(err, errlen, IPURT_NPY_E_IO, "%s: %s", path,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_IO, "%s: %s", path,
 			    S_ISREG(st.st_mode) ? strerror(e) : "not a regular file");
 	}
 	{
@@ -448,7 +416,7 @@ int ipurt_npy_read(const char *path, struct ipurt_npy *out, char *err,
 		while (n < 0 && errno == EINTR);
 		if (n != (ssize_t)sizeof(magic) || memcmp(magic, MAGIC, sizeof(magic))) {
 			close(fd);
-			return fail(err, errlen, IPURT_NPY_E_FORMAT,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_FORMAT,
 				    "%s: not a .npy file (no \\x93NUMPY magic)", path);
 		}
 	}
@@ -456,7 +424,7 @@ int ipurt_npy_read(const char *path, struct ipurt_npy *out, char *err,
 	buf = malloc(cap);
 	if (!buf) {
 		close(fd);
-		return fail(err, errlen, IPURT_NPY_E_NOMEM,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_NOMEM,
 			    "%s: out of memory for %zu bytes", path, cap);
 	}
 	while (len < cap) {
@@ -469,7 +437,7 @@ int ipurt_npy_read(const char *path, struct ipurt_npy *out, char *err,
 
 			free(buf);
 			close(fd);
-			return fail(err, errlen, IPURT_NPY_E_IO, "%s: read: %s",
+			return ipu_errorf(err, errlen, IPURT_NPY_E_IO, "%s: read: %s",
 				    path, strerror(e));
 		}
 		if (n == 0)
@@ -479,7 +447,7 @@ int ipurt_npy_read(const char *path, struct ipurt_npy *out, char *err,
 	close(fd);
 	if (len == cap) {
 		free(buf);
-		return fail(err, errlen, IPURT_NPY_E_IO,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_IO,
 			    "%s: the file grew while it was read", path);
 	}
 	memset(&a, 0, sizeof(a));
@@ -509,23 +477,23 @@ int ipurt_npy_encode(const struct ipurt_npy *a, void **out, size_t *len,
 	uint8_t *buf;
 
 	if (!a || !out || !len || (!a->data && a->size))
-		return fail(err, errlen, IPURT_NPY_E_INVAL,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_INVAL,
 			    "ipurt_npy_encode: NULL argument");
 	if (!ipurt_dtype_size(a->dtype) || a->dtype == IPURT_DT_INVALID)
-		return fail(err, errlen, IPURT_NPY_E_DTYPE, "unknown dtype %u",
+		return ipu_errorf(err, errlen, IPURT_NPY_E_DTYPE, "unknown dtype %u",
 			    a->dtype);
 	if (a->rank > IPURT_NPY_MAX_RANK)
-		return fail(err, errlen, IPURT_NPY_E_SHAPE, "rank %u > %u",
+		return ipu_errorf(err, errlen, IPURT_NPY_E_SHAPE, "rank %u > %u",
 			    a->rank, IPURT_NPY_MAX_RANK);
 	n = ipurt_dtype_size(a->dtype);
 	for (uint32_t i = 0; i < a->rank; i++) {
 		if (a->dims[i] && n > (uint64_t)(SIZE_MAX / 2) / a->dims[i])
-			return fail(err, errlen, IPURT_NPY_E_SHAPE,
+			return ipu_errorf(err, errlen, IPURT_NPY_E_SHAPE,
 				    "shape too large");
 		n *= a->dims[i];
 	}
 	if (n != a->size)
-		return fail(err, errlen, IPURT_NPY_E_SIZE,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_SIZE,
 			    "%zu data bytes, but the %s shape needs %llu",
 			    a->size, ipurt_dtype_name(a->dtype),
 			    (unsigned long long)n);
@@ -548,7 +516,7 @@ int ipurt_npy_encode(const struct ipurt_npy *a, void **out, size_t *len,
 	total = pre + h + pad + 1 + a->size;
 	buf = malloc(total);
 	if (!buf)
-		return fail(err, errlen, IPURT_NPY_E_NOMEM,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_NOMEM,
 			    "out of memory for %zu bytes", total);
 	memcpy(buf, MAGIC, MAGIC_LEN);
 	buf[6] = pre == 10 ? 1 : 2;
@@ -582,13 +550,13 @@ int ipurt_npy_write(const char *path, const struct ipurt_npy *a, char *err,
 	int rc;
 
 	if (!path)
-		return fail(err, errlen, IPURT_NPY_E_INVAL,
+		return ipu_errorf(err, errlen, IPURT_NPY_E_INVAL,
 			    "ipurt_npy_write: NULL path");
 	rc = ipurt_npy_encode(a, &buf, &len, err, errlen);
 	if (rc)
 		return rc;
 	if (ipurt_write_file_atomic(path, buf, len, msg, sizeof(msg)))
-		rc = fail(err, errlen, IPURT_NPY_E_IO, "%s", msg);
+		rc = ipu_errorf(err, errlen, IPURT_NPY_E_IO, "%s", msg);
 	free(buf);
 	return rc;
 }

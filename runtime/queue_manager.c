@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * queue_manager.c - the QueueManager: per-anchor SPSC rings of pointers to
- * user memory, a ring of run tokens, a feeder thread that moves buffers
- * into the device's stream FIFOs and starts Main.
+ * user memory, moved into the device's stream FIFOs before Main is started,
+ * by the producer itself (the default) or by a feeder thread fed through a
+ * ring of run tokens (IPURT_QM_FEEDER=1, kept to measure the difference).
  *
  * Runs are reported by libipu's run handler (from the device's thread), in
  * the order they were started; a small mutex-protected FIFO of in-flight
@@ -55,8 +56,19 @@ struct ipurt_queue_manager {
 	rt_run_dispatched_fn dispatched;	/* NULL: not wanted */
 	void *done_ctx;
 	pthread_t feeder;
-	int threads;
+	int use_feeder;			/* a feeder thread, else the producer feeds */
+	int ready;			/* fully created: destroy must drain */
+	int closed;			/* under plock: destroy has begun */
 };
+
+/*
+ * Whether a feeder thread moves requests from the rings to the device.
+ * libipu's submit and run only queue work, so the producer does it itself
+ * under the producers' lock: that saves a thread hand-off per request,
+ * which on a busy host costs a scheduling slot each (bench/bench_runner.md:
+ * p50 13-18 us without the feeder against 48-70 us with it).
+ */
+#define QM_FEEDER_DEFAULT 0
 
 static void finish(struct ipurt_queue_manager *qm, struct qm_token *t, int status,
 		   const char *msg)
@@ -75,51 +87,70 @@ static void drain_anchor_rings(struct ipurt_queue_manager *qm)
 			;
 }
 
+/*
+ * Move what the anchor rings hold into the device's stream FIFOs and start
+ * Main for token t.  Returns t if it must be finished with *status (the
+ * caller does that with no lock held), else NULL: it is in flight.
+ */
+static struct qm_token *feed(struct ipurt_queue_manager *qm, struct qm_token *t, int *status)
+{
+	uint32_t i;
+	int rc = 0;
+	void *buf;
+
+	pthread_mutex_lock(&qm->flock);
+	if (t->gen != atomic_load(&qm->gen) || atomic_load(&qm->dead)) {
+		pthread_mutex_unlock(&qm->flock);
+		*status = IPURT_E_CANCELLED;
+		return t;
+	}
+	for (i = 0; i < qm->m->num_anchors && !rc; i++) {
+		while (qm->rings[i] && ipurt_ring_try_pop(qm->rings[i], &buf) == IPURT_RING_OK) {
+			rc = ipu_stream_submit(qm->dev, qm->m->anchors[i].stream_id, buf,
+					       qm->bytes[i], 0);
+			if (rc)
+				break;
+		}
+	}
+	if (!rc) {
+		/* in the FIFO before the run can finish: the handler pairs them */
+		pthread_mutex_lock(&qm->ilock);
+		rc = ipu_run(qm->dev, qm->main_prog, &t->seq);
+		/* under ilock: the run cannot be reported done before this */
+		if (!rc && qm->dispatched)
+			qm->dispatched(qm->done_ctx, t->tag);
+		if (!rc) {
+			t->next = NULL;
+			if (qm->tail)
+				qm->tail->next = t;
+			else
+				qm->head = t;
+			qm->tail = t;
+		}
+		pthread_mutex_unlock(&qm->ilock);
+	}
+	pthread_mutex_unlock(&qm->flock);
+	*status = rc;
+	return rc ? t : NULL;
+}
+
+static void finish_failed(struct ipurt_queue_manager *qm, struct qm_token *t, int status)
+{
+	finish(qm, t, status, status == IPURT_E_CANCELLED ? "cancelled by a timeout recovery" :
+			      ipu_strerror(status));
+}
+
 static void *feeder_main(void *arg)
 {
 	struct ipurt_queue_manager *qm = arg;
 	void *item;
+	int status;
 
 	while (ipurt_ring_pop(qm->runs, &item, -1) == IPURT_RING_OK) {
-		struct qm_token *t = item;
-		uint32_t i;
-		int rc = 0;
-		void *buf;
+		struct qm_token *t = feed(qm, item, &status);
 
-		pthread_mutex_lock(&qm->flock);
-		if (t->gen != atomic_load(&qm->gen) || atomic_load(&qm->dead)) {
-			pthread_mutex_unlock(&qm->flock);
-			finish(qm, t, IPURT_E_CANCELLED, "cancelled by a timeout recovery");
-			continue;
-		}
-		for (i = 0; i < qm->m->num_anchors && !rc; i++) {
-			while (qm->rings[i] && ipurt_ring_try_pop(qm->rings[i], &buf) == IPURT_RING_OK) {
-				rc = ipu_stream_submit(qm->dev, qm->m->anchors[i].stream_id, buf,
-						       qm->bytes[i], 0);
-				if (rc)
-					break;
-			}
-		}
-		if (!rc) {
-			/* in the FIFO before the run can finish: the handler pairs them */
-			pthread_mutex_lock(&qm->ilock);
-			rc = ipu_run(qm->dev, qm->main_prog, &t->seq);
-			/* under ilock: the run cannot be reported done before this */
-			if (!rc && qm->dispatched)
-				qm->dispatched(qm->done_ctx, t->tag);
-			if (!rc) {
-				t->next = NULL;
-				if (qm->tail)
-					qm->tail->next = t;
-				else
-					qm->head = t;
-				qm->tail = t;
-			}
-			pthread_mutex_unlock(&qm->ilock);
-		}
-		pthread_mutex_unlock(&qm->flock);
-		if (rc)
-			finish(qm, t, rc, ipu_strerror(rc));
+		if (t)
+			finish_failed(qm, t, status);
 	}
 	return NULL;
 }
@@ -158,6 +189,14 @@ static void run_finished(void *ctx, uint64_t seq, int status, const char *msg)
 	pthread_mutex_unlock(&qm->ilock);
 }
 
+/* IPURT_QM_FEEDER=1|0 forces one design (bench/bench_runner compares them). */
+static int feeder_wanted(void)
+{
+	const char *v = getenv("IPURT_QM_FEEDER");
+
+	return v && *v ? strcmp(v, "0") != 0 : QM_FEEDER_DEFAULT;
+}
+
 int ipurt_session_create_queue_manager(struct ipurt_session *s, uint32_t depth,
 				       ipurt_run_done_fn done, void *done_ctx,
 				       struct ipurt_queue_manager **out, char *err,
@@ -178,18 +217,15 @@ int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done
 
 	*out = NULL;
 	if (!done || depth < 2 || depth > (1u << 20) || (depth & (depth - 1))) {
-		rt_errf(err, errlen, "ring buffer size %u must be a power of two in 2..%u", depth,
+		return ipu_errorf(err, errlen, IPURT_E_INVAL, "ring buffer size %u must be a power of two in 2..%u", depth,
 			1u << 20);
-		return IPURT_E_INVAL;
 	}
 	if (prog < 0) {
-		rt_errf(err, errlen, "the model has no 'main' program");
-		return IPURT_E_MODEL;
+		return ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has no 'main' program");
 	}
 	qm = calloc(1, sizeof(*qm));
 	if (!qm) {
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	qm->dev = ipurt_executable_device(ipurt_session_executable(s));
 	qm->m = ipuef_metadata(f);
@@ -198,6 +234,7 @@ int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done
 	qm->done = done;
 	qm->dispatched = dispatched;
 	qm->done_ctx = done_ctx;
+	qm->use_feeder = feeder_wanted();
 	pthread_mutex_init(&qm->plock, NULL);
 	pthread_mutex_init(&qm->flock, NULL);
 	pthread_mutex_init(&qm->ilock, NULL);
@@ -221,14 +258,14 @@ int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done
 		rc = IPURT_E_INVAL;
 	if (!rc)
 		ipu_set_completion_handler(qm->dev, buffer_finished, NULL);
-	if (!rc && ipu_thread_create(&qm->feeder, feeder_main, qm)) {
+	if (!rc && qm->use_feeder && ipu_thread_create(&qm->feeder, feeder_main, qm)) {
 		ipu_set_run_handler(qm->dev, NULL, NULL);
 		rc = IPURT_E_NOMEM;
 	}
 	if (!rc)
-		qm->threads = 1;
+		qm->ready = 1;
 	if (rc) {
-		rt_errf(err, errlen, "out of memory creating the queue manager");
+		ipu_errorf(err, errlen, rc, "out of memory creating the queue manager");
 		ipurt_qm_destroy(qm);
 		return rc;
 	}
@@ -242,9 +279,10 @@ void ipurt_qm_destroy(struct ipurt_queue_manager *qm)
 
 	if (!qm)
 		return;
-	if (qm->threads) {
+	if (qm->ready) {
 		/* cancel what has not run, stop what runs, let the threads drain */
 		pthread_mutex_lock(&qm->plock);
+		qm->closed = 1;
 		ipurt_ring_close(qm->runs);
 		pthread_mutex_lock(&qm->flock);
 		atomic_fetch_add(&qm->gen, 1);
@@ -252,7 +290,8 @@ void ipurt_qm_destroy(struct ipurt_queue_manager *qm)
 		drain_anchor_rings(qm);
 		pthread_mutex_unlock(&qm->flock);
 		pthread_mutex_unlock(&qm->plock);
-		pthread_join(qm->feeder, NULL);
+		if (qm->use_feeder)
+			pthread_join(qm->feeder, NULL);
 		/* every started run is reported, finished or cancelled */
 		pthread_mutex_lock(&qm->ilock);
 		while (qm->head)
@@ -278,7 +317,7 @@ int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 {
 	struct qm_token *t;
 	uint32_t i;
-	int rc = 0;
+	int rc = 0, status;
 
 	for (i = 0; i < n; i++)
 		if (anchors[i] >= qm->m->num_anchors || !qm->rings[anchors[i]] || !buffers[i])
@@ -291,11 +330,22 @@ int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 	t->tag = run_tag;
 	pthread_mutex_lock(&qm->plock);
 	t->gen = atomic_load(&qm->gen);
+	if (qm->closed)
+		rc = IPURT_E_CLOSED;
 	for (i = 0; i < n && !rc; i++)
 		if (ipurt_ring_push(qm->rings[anchors[i]], buffers[i], -1) != IPURT_RING_OK)
 			rc = IPURT_E_CLOSED;
-	if (!rc && ipurt_ring_push(qm->runs, t, -1) != IPURT_RING_OK)
+	if (!rc && qm->use_feeder && ipurt_ring_push(qm->runs, t, -1) != IPURT_RING_OK)
 		rc = IPURT_E_CLOSED;
+	if (!rc && !qm->use_feeder) {
+		/* the rings hold only this request's buffers now: feed them here */
+		struct qm_token *failed = feed(qm, t, &status);
+
+		pthread_mutex_unlock(&qm->plock);
+		if (failed)
+			finish_failed(qm, failed, status);
+		return 0;
+	}
 	pthread_mutex_unlock(&qm->plock);
 	if (rc)
 		free(t);

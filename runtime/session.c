@@ -40,9 +40,8 @@ static int check_exact(const struct ipuef_anchor *a, const struct ipurt_tensor *
 		return 0;
 	rt_shape_str(a->dtype, a->rank, a->dims, want, sizeof(want));
 	rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
-	rt_errf(err, errlen, "tensor '%s': got %s%s, the model needs %s", a->name, got,
+	return ipu_errorf(err, errlen, t->dtype != a->dtype ? IPURT_E_DTYPE : IPURT_E_SHAPE, "tensor '%s': got %s%s, the model needs %s", a->name, got,
 		t->data ? "" : " with no data", want);
-	return t->dtype != a->dtype ? IPURT_E_DTYPE : IPURT_E_SHAPE;
 }
 
 int ipurt_session_run_program(struct ipurt_session *s, const char *program,
@@ -54,15 +53,13 @@ int ipurt_session_run_program(struct ipurt_session *s, const char *program,
 	int rc;
 
 	if (!p) {
-		rt_errf(err, errlen, "the model has no program '%s'", program);
-		return IPURT_E_MODEL;
+		return ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has no program '%s'", program);
 	}
 	for (i = 0; i < n; i++) {
 		const struct ipuef_anchor *a = ipuef_find_anchor(s->f, tensors[i].name);
 
 		if (!a) {
-			rt_errf(err, errlen, "the model has no anchor '%s'", tensors[i].name);
-			return IPURT_E_NAME;
+			return ipu_errorf(err, errlen, IPURT_E_NAME, "the model has no anchor '%s'", tensors[i].name);
 		}
 		rc = check_exact(a, &tensors[i], err, errlen);
 		if (rc)
@@ -74,9 +71,8 @@ int ipurt_session_run_program(struct ipurt_session *s, const char *program,
 		rc = ipu_stream_submit(s->dev, a->stream_id, tensors[i].data, ipuef_anchor_bytes(a), 0);
 		if (rc) {
 			ipu_abort(s->dev);
-			rt_errf(err, errlen, "cannot queue '%s' on stream %u: %s", a->name,
+			return ipu_errorf(err, errlen, rc, "cannot queue '%s' on stream %u: %s", a->name,
 				a->stream_id, ipu_strerror(rc));
-			return rc;
 		}
 	}
 	return ipurt_executable_run(s->x, p->index, timeout_ns, err, errlen);
@@ -95,16 +91,14 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 
 	*out = NULL;
 	if (!ipuef_find_program(f, "main")) {
-		rt_errf(err, errlen, "the model has no 'main' program");
-		return IPURT_E_MODEL;
+		return ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has no 'main' program");
 	}
 	s = calloc(1, sizeof(*s));
 	feed = calloc(m->num_anchors ? m->num_anchors : 1, sizeof(*feed));
 	if (!s || !feed) {
 		free(s);
 		free(feed);
-		rt_errf(err, errlen, "out of memory");
-		return IPURT_E_NOMEM;
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
 	s->dev = dev;
 	s->f = f;
@@ -121,7 +115,7 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 			continue;
 		ov = find_override(opts, a->name);
 		if (opts && opts->exclude && opts->exclude(a->name, opts->exclude_ctx) && !ov) {
-			rt_errf(err, errlen,
+			ipu_errorf(err, errlen, IPURT_E_MISSING,
 				"tensor '%s' is excluded from automatic binding but no data was given for it",
 				a->name);
 			rc = IPURT_E_MISSING;
@@ -133,7 +127,7 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 		}
 		t = ipuef_find_tensor(f, a->name);
 		if (!t) { /* the reader guarantees it; be defensive anyway */
-			rt_errf(err, errlen, "no TensorData for anchor '%s'", a->name);
+			ipu_errorf(err, errlen, IPURT_E_MODEL, "no TensorData for anchor '%s'", a->name);
 			rc = IPURT_E_MODEL;
 			goto fail;
 		}
@@ -150,7 +144,7 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 		if (rc)
 			goto fail;
 	} else if (nfeed) {
-		rt_errf(err, errlen, "the model has TensorData anchors but no 'load' program");
+		ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has TensorData anchors but no 'load' program");
 		rc = IPURT_E_MODEL;
 		goto fail;
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Write qemu-device/engine/crc32_table.h: the slicing-by-8 tables of the
+"""Write util/crc32_table.h: the slicing-by-8 tables of the
 IEEE CRC-32 (reflected polynomial 0xedb88320), as zlib's crc32.h does.
-Regenerate with: scripts/gen-crc32-table.py > qemu-device/engine/crc32_table.h"""
+Regenerate with: scripts/gen-crc32-table.py > util/crc32_table.h"""
 
 POLY = 0xEDB88320
 t = [[0] * 256 for _ in range(8)]

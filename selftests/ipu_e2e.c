@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "ipu/ipu.h"
+#include "load_image.h"
 #include "ipu_util.h"
 #include "kselftest_harness.h"
 #include "e2e_common.h"
@@ -149,7 +150,7 @@ TEST(libipu_kernel_backend_api)
 	ASSERT_EQ(0, ipu_attach(a));
 	EXPECT_EQ(IPU_E_BUSY, ipu_attach(b));
 	EXPECT_EQ(IPU_E_NOT_LOADED, ipu_stream_count(a));
-	ASSERT_EQ(0, ipu_load(a, img, len, err, sizeof(err)));
+	ASSERT_EQ(0, test_load_image(a, img, len, err, sizeof(err)));
 	EXPECT_EQ(2, ipu_stream_count(a));
 	ASSERT_EQ(0, ipu_stream_info(a, 1, &dir, &bytes));
 	EXPECT_EQ(1u, dir);
@@ -187,7 +188,7 @@ TEST(libipu_kernel_backend_api)
 	EXPECT_EQ(256, n);
 	EXPECT_EQ(IPU_E_PROGRAM, ipu_run(a, 3, &seq));
 	{
-		struct ipu_engine_counters k;
+		struct ipu_counters k;
 
 		ASSERT_EQ(0, ipu_counters(a, &k));
 		EXPECT_LE(1u, k.programs_run);
@@ -221,7 +222,7 @@ TEST(libipu_more_buffers_than_the_ring)
 		x[i] = (float)i;
 	ASSERT_EQ(0, ipu_open("/dev/ipu0", &d, err, sizeof(err)));
 	ASSERT_EQ(0, ipu_attach(d));
-	ASSERT_EQ(0, ipu_load(d, img, len, err, sizeof(err)));
+	ASSERT_EQ(0, test_load_image(d, img, len, err, sizeof(err)));
 	for (i = 0; i < R; i++) {
 		ASSERT_EQ(0, ipu_stream_submit(d, 0, x + i * NF, NF * 4, i));
 		ASSERT_EQ(0, ipu_stream_submit(d, 1, y + i * NF, NF * 4, R + i));
@@ -372,7 +373,7 @@ TEST(libipu_registered_memory)
 	ASSERT_NE(MAP_FAILED, mem);
 	ASSERT_EQ(0, ipu_open("/dev/ipu0", &d, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, ipu_attach(d));
-	ASSERT_EQ(0, ipu_load(d, img, len, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, test_load_image(d, img, len, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, ipu_register_memory(d, mem, bytes, &id));
 	/*
 	 * io_uring pinned the range once.  (Not an exact count: the system's

@@ -263,7 +263,7 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 	if (req->status) {
 		char msg[SRV_ERR + 64];
 
-		snprintf(msg, sizeof(msg), "%s: %s", ipurt_err_name(req->status), req->err);
+		snprintf(msg, sizeof(msg), "%s: %s", ipu_err_name(req->status), req->err);
 		rc = (int)status_of_runtime(req->status);
 		srv_request_free(req);
 		srv_repo_put(h->repo, m);

@@ -193,7 +193,7 @@ static void *worker(void *arg)
 	for (;;) {
 		uint32_t n = 0, j;
 		uint64_t rows, t0, t1, cycles = 0;
-		struct ipu_engine_counters c0, c1;
+		struct ipu_counters c0, c1;
 		int rc, have;
 
 		while ((!m->head || m->forming) && !m->stopping)

@@ -112,7 +112,8 @@ int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs
 	void *image = NULL;
 	size_t len = 0;
 	struct ipu_device *d = NULL;
-	char spec[128], err[512];
+	char spec[128], err[512] = "";
+	struct ipu_error le;
 	const struct ipuef_anchor *an;
 	uint32_t na;
 	int bad = 0, r = -1;
@@ -122,9 +123,10 @@ int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs
 		return -1;
 	an = ipu_lower_anchors(&info, &na);
 	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u", t->tiles, t->tile_mem);
+	le.msg[0] = 0;
 	if (ipu_open(spec, &d, err, sizeof(err)) || ipu_attach(d) ||
-	    ipu_load(d, image, len, err, sizeof(err))) {
-		ir_err(e, "--check: in-process device (%s): %s", spec, err);
+	    ipu_load(d, image, len, &le)) {
+		ir_err(e, "--check: in-process device (%s): %s%s", spec, err, le.msg);
 		goto out;
 	}
 	for (int k = 0; k < n; k++) {

@@ -125,7 +125,7 @@ char *ipuc_report_data(const struct ipuc_report *r, struct ipu_graph *gb, const 
 	struct ipu_engine_config cfg;
 	struct ipu_engine *eng = NULL;
 	struct ipu_exe_info xi;
-	struct ipu_superstep_cost c;
+	struct ipu_engine_superstep_cost c;
 	uint32_t ntiles, tmem, i, nn = ipu_graph_num_origins(gb);
 	struct node_acc *acc = calloc((size_t)nn + 1, sizeof(*acc));	/* [nn]: no node */
 	uint64_t *peak = NULL, stream = 0, sbytes = 0, compute = 0, exchange = 0, xbytes = 0;
@@ -145,7 +145,7 @@ char *ipuc_report_data(const struct ipuc_report *r, struct ipu_graph *gb, const 
 		goto out;
 	}
 	for (i = 0; i < xi.num_compute_sets; i++) {
-		struct ipu_cs_profile p;
+		struct ipu_engine_cs_profile p;
 		uint32_t o = ipu_graph_cs_origin(gb, i);
 		struct node_acc *a = &acc[o < nn ? o : nn];
 

@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 	struct ipu_device *d = NULL;
 	struct ipu_device_info info;
 	struct ipu_graph_stats st;
-	struct ipu_engine_counters k;
+	struct ipu_counters k;
+	struct ipu_error le;
 	char err[512];
 	void *img = NULL;
 	size_t len;
@@ -155,8 +156,8 @@ int main(int argc, char **argv)
 			goto out;
 		printf("saved      %s\n", save);
 	}
-	if (ipu_load(d, img, len, err, sizeof(err))) {
-		fprintf(stderr, "mlp-example: load: %s\n", err);
+	if (ipu_load(d, img, len, &le)) {
+		fprintf(stderr, "mlp-example: load: %s\n", le.msg);
 		goto out;
 	}
 	x = malloc((size_t)m.batch * m.in * sizeof(*x));

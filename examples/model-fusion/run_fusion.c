@@ -37,7 +37,7 @@ static int check_graph0(struct ipurt_runner *r)
 
 	rc = ipurt_runner_execute(r, in, 2, out, 1, err, sizeof(err));
 	if (rc) {
-		printf("not ok - graph0: execute failed: %s (%s)\n", err, ipurt_err_name(rc));
+		printf("not ok - graph0: execute failed: %s (%s)\n", err, ipu_err_name(rc));
 		return 1;
 	}
 	/* npt.assert_array_equal(g0_O, np.ones([2]) * 3) */
@@ -61,7 +61,7 @@ static int check_graph1(struct ipurt_runner *r)
 
 	rc = ipurt_runner_execute(r, in, 1, out, 1, err, sizeof(err));
 	if (rc) {
-		printf("not ok - graph1: execute failed: %s (%s)\n", err, ipurt_err_name(rc));
+		printf("not ok - graph1: execute failed: %s (%s)\n", err, ipu_err_name(rc));
 		return 1;
 	}
 	/* npt.assert_array_equal(g1_O, [[0.0, 1.5, 2.0]] as f16): exact bits */
@@ -90,7 +90,7 @@ static int check_explicit_index(struct ipurt_runner *r)
 
 	rc = ipurt_runner_execute(r, in, 2, out, 1, err, sizeof(err));
 	if (rc) {
-		printf("not ok - index = 1 given: execute failed: %s (%s)\n", err, ipurt_err_name(rc));
+		printf("not ok - index = 1 given: execute failed: %s (%s)\n", err, ipu_err_name(rc));
 		return 1;
 	}
 	if (ipu_f16_to_f32(o[0]) != 0.0f || ipu_f16_to_f32(o[1]) != 1.5f ||
@@ -134,7 +134,7 @@ static int check_validate_on(const char *path, const char *device)
 		return 1;
 	}
 	printf("ok - validate_io_params on refuses a graph0-only request: %s (%s)\n", err,
-	       ipurt_err_name(rc));
+	       ipu_err_name(rc));
 	return 0;
 }
 
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 	rc = ipurt_runner_create(path, &cfg, &r, err, sizeof(err));
 	if (rc) {
 		printf("not ok - load %s on %s: %s (%s)\n", path, device ? device : "the default device",
-		       err, ipurt_err_name(rc));
+		       err, ipu_err_name(rc));
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}

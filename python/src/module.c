@@ -67,14 +67,14 @@ PyObject *ipupy_raise(struct ipupy_state *st, int code, const char *msg)
 		cls = st->file_error;
 	else
 		cls = st->error;
-	exc = PyObject_CallFunction(cls, "s", msg && msg[0] ? msg : ipurt_err_name(code));
+	exc = PyObject_CallFunction(cls, "s", msg && msg[0] ? msg : ipu_err_name(code));
 	if (!exc)
 		return NULL;
 	v = PyLong_FromLong(code);
 	if (!v || PyObject_SetAttrString(exc, "code", v))
 		goto out;
 	Py_DECREF(v);
-	v = PyUnicode_FromString(ipurt_err_name(code));
+	v = PyUnicode_FromString(ipu_err_name(code));
 	if (!v || PyObject_SetAttrString(exc, "code_name", v))
 		goto out;
 	PyErr_SetObject(cls, exc);

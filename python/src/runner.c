@@ -356,7 +356,7 @@ static PyObject *runner_model(PyObject *obj, void *unused)
 static PyObject *runner_counters(PyObject *obj, void *unused)
 {
 	struct ipupy_runner *self = (struct ipupy_runner *)obj;
-	struct ipu_engine_counters c;
+	struct ipu_counters c;
 	int rc;
 
 	(void)unused;

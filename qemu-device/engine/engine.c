@@ -31,10 +31,9 @@ static int pick_isa(uint32_t *isa, char *err, size_t errlen)
 			strcat(have, ", ");
 			strcat(have, ipu_isa_name(j));
 		}
-		ipu_errf(err, errlen, "IPU_ENGINE_ISA=%.32s: %s; this host supports %s",
+		return ipu_errorf(err, errlen, IPU_E_INVAL, "IPU_ENGINE_ISA=%.32s: %s; this host supports %s",
 			 want, i == IPU_ISA_COUNT ? "unknown kernel variant"
 						  : "the CPU lacks it", have);
-		return IPU_E_INVAL;
 	}
 	if (i != IPU_ISA_AUTO)
 		*isa = i;
@@ -53,19 +52,17 @@ int ipu_engine_create(const struct ipu_engine_config *cfg,
 	if (!cfg || cfg->num_tiles == 0 || cfg->num_tiles > IPUX_MAX_TILES ||
 	    cfg->tile_mem == 0 || cfg->tile_mem % IPU_TILE_ALIGN ||
 	    cfg->tile_mem > IPUX_MAX_TILE_MEM) {
-		ipu_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPU_E_INVAL,
 			 "bad device config: %u tiles (1..%u) of %u bytes (a non-zero multiple of %u up to %u)",
 			 cfg ? cfg->num_tiles : 0, IPUX_MAX_TILES, cfg ? cfg->tile_mem : 0,
 			 IPU_TILE_ALIGN, IPUX_MAX_TILE_MEM);
-		return IPU_E_INVAL;
 	}
 	rc = pick_isa(&isa, err, errlen);
 	if (rc)
 		return rc;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		ipu_errf(err, errlen, "out of memory");
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
 	e->cfg = *cfg;
 	e->isa = isa;
@@ -73,7 +70,7 @@ int ipu_engine_create(const struct ipu_engine_config *cfg,
 		e->sops = *streams;
 	rc = ipu_pool_create(cfg->workers, &e->pool);
 	if (rc) {
-		ipu_errf(err, errlen, "cannot start %u worker threads", cfg->workers);
+		ipu_errorf(err, errlen, rc, "cannot start %u worker threads", cfg->workers);
 		free(e);
 		return rc;
 	}
@@ -185,7 +182,7 @@ int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
 	}
 	rc = bind_memory(e);
 	if (rc) {
-		ipu_errf(err, errlen, "out of memory laying out %u tiles of %u bytes",
+		ipu_errorf(err, errlen, rc, "out of memory laying out %u tiles of %u bytes",
 			 e->exe->hdr->num_tiles, e->exe->hdr->tile_mem);
 		unload(e);
 	}
@@ -306,7 +303,7 @@ void ipu_engine_reset_counters(struct ipu_engine *e)
 }
 
 int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
-			  struct ipu_cs_profile *out)
+			  struct ipu_engine_cs_profile *out)
 {
 	const struct ipu_cs_plan *p;
 
@@ -324,14 +321,14 @@ int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
 	return 0;
 }
 
-void ipu_engine_set_trace(struct ipu_engine *e, ipu_trace_fn fn, void *ctx)
+void ipu_engine_set_trace(struct ipu_engine *e, ipu_engine_trace_fn fn, void *ctx)
 {
 	e->trace_ctx = ctx;
 	e->trace = fn;
 }
 
 int ipu_engine_superstep_cost(const struct ipu_engine *e, uint32_t kind, uint32_t index,
-			      struct ipu_superstep_cost *out)
+			      struct ipu_engine_superstep_cost *out)
 {
 	const struct ipu_exe *x = e->exe;
 

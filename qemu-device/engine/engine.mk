@@ -7,8 +7,9 @@ ENGINE_LIB := $(BUILD)/libipuengine.a
 # Codelets are the hot loop: optimise harder (still IEEE-exact, no fast-math).
 CFLAGS_qemu-device_engine_codelets_ := -O3 -funroll-loops
 
-$(ENGINE_LIB): $(ENGINE_OBJS)
+$(ENGINE_LIB): $(ENGINE_OBJS) $$(UTIL_OBJS)
 	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 LIBS += $(ENGINE_LIB)

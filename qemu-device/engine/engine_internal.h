@@ -132,7 +132,7 @@ struct ipu_engine {
 	_Atomic uint64_t *cs_exec;	/* per compute set executions */
 	atomic_int abort_req;
 	_Atomic uint64_t ctr[C_NUM];
-	ipu_trace_fn trace;		/* NULL: no per-step events */
+	ipu_engine_trace_fn trace;		/* NULL: no per-step events */
 	void *trace_ctx;
 	uint32_t trace_prog;		/* program being run, for its events */
 };
@@ -148,8 +148,5 @@ int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err,
 #define IPU_COST_XCH_BYTES_PER_CYCLE 8u
 #define IPU_COST_STREAM_LATENCY 500u
 #define IPU_COST_STREAM_BYTES_PER_CYCLE 16u
-
-#define ipu_errf(err, errlen, ...) \
-	do { if ((err) && (errlen)) snprintf((err), (errlen), __VA_ARGS__); } while (0)
 
 #endif /* IPU_ENGINE_INTERNAL_H */

@@ -78,11 +78,10 @@ static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t 
 	if (fv != UINT32_MAX) {
 		const struct ipux_vertex *v = &e->exe->vertices[fv];
 
-		ipu_errf(err, errlen, "compute set %u: vertex %u (%s) on tile %u faulted (%s)",
+		return ipu_errorf(err, errlen, IPU_E_FAULT, "compute set %u: vertex %u (%s) on tile %u faulted (%s)",
 			 cs, fv, e->exe->vcodelet[fv]->name, v->tile,
 			 atomic_load(&job.fault_code) == IPU_FAULT_INDEX ?
 				 "index out of range" : "codelet fault");
-		return IPU_E_FAULT;
 	}
 	return 0;
 }
@@ -171,9 +170,8 @@ static int run_stream_copy(struct ipu_engine *e, uint32_t sci, int *was_stalled,
 	uint64_t t0, t1;
 
 	if (!e->sops.transfer) {
-		ipu_errf(err, errlen, "stream copy %u on stream %u: no host stream handler",
+		return ipu_errorf(err, errlen, IPU_E_STREAM, "stream copy %u on stream %u: no host stream handler",
 			 sci, sc->stream);
-		return IPU_E_STREAM;
 	}
 	t0 = now_ns();
 	rc = e->sops.transfer(e->sops.ctx, sc->stream, st->dir,
@@ -187,11 +185,11 @@ static int run_stream_copy(struct ipu_engine *e, uint32_t sci, int *was_stalled,
 	}
 	if (rc) {
 		if (rc == IPU_E_CANCELLED)
-			ipu_errf(err, errlen, "aborted while waiting on stream %u", sc->stream);
-		else
-			ipu_errf(err, errlen, "host failed transfer on stream %u (%s)",
-				 sc->stream, ipu_err_name(rc));
-		return rc < 0 ? rc : IPU_E_STREAM;
+			return ipu_errorf(err, errlen, rc, "aborted while waiting on stream %u",
+					sc->stream);
+		return ipu_errorf(err, errlen, rc < 0 ? rc : IPU_E_STREAM,
+				"host failed transfer on stream %u (%s)", sc->stream,
+				ipu_err_name(rc));
 	}
 	atomic_fetch_add_explicit(&e->ctr[st->dir == IPUX_STREAM_H2D ? C_STREAM_IN : C_STREAM_OUT],
 				  st->buffer_bytes, memory_order_relaxed);
@@ -206,9 +204,9 @@ static void trace_step(struct ipu_engine *e, uint32_t si, uint64_t t0, int stall
 {
 	const struct ipu_exe *x = e->exe;
 	const struct ipux_step *s = &x->steps[si];
-	struct ipu_step_event ev = {
+	struct ipu_engine_step_event ev = {
 		.program = e->trace_prog, .step = si, .kind = s->kind,
-		.flags = stalled ? IPU_TRACE_STALLED : 0, .index = s->a, .start_ns = t0,
+		.flags = stalled ? IPU_ENGINE_TRACE_STALLED : 0, .index = s->a, .start_ns = t0,
 	};
 
 	switch (s->kind) {
@@ -240,8 +238,7 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 	int rc = 0;
 
 	if (atomic_load_explicit(&e->abort_req, memory_order_relaxed)) {
-		ipu_errf(err, errlen, "aborted at step %u", si);
-		return IPU_E_CANCELLED;
+		return ipu_errorf(err, errlen, IPU_E_CANCELLED, "aborted at step %u", si);
 	}
 	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 1, memory_order_relaxed);
 	if (e->trace && (s->kind == IPUX_STEP_EXECUTE || s->kind == IPUX_STEP_EXCHANGE ||
@@ -292,8 +289,7 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 		add_sync(e);
 		return 0;
 	default: /* unreachable after verification */
-		ipu_errf(err, errlen, "step %u: unknown kind %u", si, s->kind);
-		return IPUX_E_STEP_KIND;
+		return ipu_errorf(err, errlen, IPUX_E_STEP_KIND, "step %u: unknown kind %u", si, s->kind);
 	}
 }
 
@@ -302,18 +298,16 @@ int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err, size_t errl
 	int rc;
 
 	if (!e->exe) {
-		ipu_errf(err, errlen, "no executable loaded");
-		return IPU_E_NOT_LOADED;
+		return ipu_errorf(err, errlen, IPU_E_NOT_LOADED, "no executable loaded");
 	}
 	if (prog >= e->exe->nprograms) {
-		ipu_errf(err, errlen, "program %u does not exist (executable has %u)",
+		return ipu_errorf(err, errlen, IPU_E_PROGRAM, "program %u does not exist (executable has %u)",
 			 prog, e->exe->nprograms);
-		return IPU_E_PROGRAM;
 	}
 	if (e->trace) {
 		struct ipu_engine_counters c0, c1;
-		struct ipu_step_event ev = { .program = prog, .step = e->exe->programs[prog],
-					     .kind = IPU_TRACE_PROGRAM };
+		struct ipu_engine_step_event ev = { .program = prog, .step = e->exe->programs[prog],
+					     .kind = IPU_ENGINE_TRACE_PROGRAM };
 
 		e->trace_prog = prog;
 		ipu_engine_counters(e, &c0);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "ipu/crc32.h"
 
 struct sec_desc {
 	uint32_t rec_size;	/* bytes per record (1 for DATA) */
@@ -67,10 +68,9 @@ static int parse_sections(struct ipu_exe *x, char *err, size_t errlen)
 	    h->section_offset > x->len ||
 	    (uint64_t)h->section_count * sizeof(*tab) >
 		    (uint64_t)x->len - h->section_offset) {
-		ipu_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPUX_E_SECTION_TABLE,
 			 "section table (%u entries at offset %u) outside the %zu-byte image or misaligned",
 			 h->section_count, h->section_offset, x->len);
-		return IPUX_E_SECTION_TABLE;
 	}
 	tab = (const struct ipux_section *)(x->image + h->section_offset);
 	for (i = 0; i < h->section_count; i++) {
@@ -78,41 +78,35 @@ static int parse_sections(struct ipu_exe *x, char *err, size_t errlen)
 		const struct sec_desc *d;
 
 		if (s->type == 0 || s->type > IPUX_SEC_MAX) {
-			ipu_errf(err, errlen, "section %u: unknown type %u", i, s->type);
-			return IPUX_E_SECTION_UNKNOWN;
+			return ipu_errorf(err, errlen, IPUX_E_SECTION_UNKNOWN, "section %u: unknown type %u", i, s->type);
 		}
 		d = &sec_descs[s->type];
 		if (seen[s->type]) {
-			ipu_errf(err, errlen, "section %u: second %s section", i, d->name);
-			return IPUX_E_SECTION_DUP;
+			return ipu_errorf(err, errlen, IPUX_E_SECTION_DUP, "section %u: second %s section", i, d->name);
 		}
 		seen[s->type] = 1;
 		if (s->offset % 4) {
-			ipu_errf(err, errlen, "section %u (%s): offset %u not 4-aligned",
+			return ipu_errorf(err, errlen, IPUX_E_SECTION_ALIGN, "section %u (%s): offset %u not 4-aligned",
 				 i, d->name, s->offset);
-			return IPUX_E_SECTION_ALIGN;
 		}
 		if ((uint64_t)s->count * d->rec_size != s->size) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_SECTION_SIZE,
 				 "section %u (%s): size %u != %u records x %u bytes",
 				 i, d->name, s->size, s->count, d->rec_size);
-			return IPUX_E_SECTION_SIZE;
 		}
 		if (s->offset < h->header_size ||
 		    (uint64_t)s->offset + s->size > x->len) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_SECTION_BOUNDS,
 				 "section %u (%s): [%u, %llu) outside the image of %zu bytes",
 				 i, d->name, s->offset,
 				 (unsigned long long)s->offset + s->size, x->len);
-			return IPUX_E_SECTION_BOUNDS;
 		}
 		payload[s->type] = x->image + s->offset;
 		counts[s->type] = s->count;
 	}
 	for (i = 1; i <= IPUX_SEC_MAX; i++) {
 		if (sec_descs[i].required && !seen[i]) {
-			ipu_errf(err, errlen, "no %s section", sec_descs[i].name);
-			return IPUX_E_SECTION_MISSING;
+			return ipu_errorf(err, errlen, IPUX_E_SECTION_MISSING, "no %s section", sec_descs[i].name);
 		}
 	}
 	x->streams = payload[IPUX_SEC_STREAMS];
@@ -167,63 +161,53 @@ static int check_header(struct ipu_exe *x, uint32_t dev_tiles,
 	unsigned i;
 
 	if (x->len < sizeof(*h)) {
-		ipu_errf(err, errlen, "image of %zu bytes is shorter than the %zu-byte header",
+		return ipu_errorf(err, errlen, IPUX_E_TRUNCATED, "image of %zu bytes is shorter than the %zu-byte header",
 			 x->len, sizeof(*h));
-		return IPUX_E_TRUNCATED;
 	}
 	h = x->hdr = (const struct ipux_header *)x->image;
 	if (h->magic != IPUX_MAGIC) {
-		ipu_errf(err, errlen, "bad magic 0x%08x (want 0x%08x, \"IPUX\")",
+		return ipu_errorf(err, errlen, IPUX_E_BAD_MAGIC, "bad magic 0x%08x (want 0x%08x, \"IPUX\")",
 			 h->magic, IPUX_MAGIC);
-		return IPUX_E_BAD_MAGIC;
 	}
 	if (h->version_major != IPUX_VERSION_MAJOR ||
 	    h->version_minor > IPUX_VERSION_MINOR) {
-		ipu_errf(err, errlen, "format version %u.%u not supported (device speaks %u.%u)",
+		return ipu_errorf(err, errlen, IPUX_E_BAD_VERSION, "format version %u.%u not supported (device speaks %u.%u)",
 			 h->version_major, h->version_minor,
 			 IPUX_VERSION_MAJOR, IPUX_VERSION_MINOR);
-		return IPUX_E_BAD_VERSION;
 	}
 	if (h->header_size != sizeof(*h) || h->flags) {
-		ipu_errf(err, errlen, "header_size %u (want %zu) or flags 0x%x (want 0)",
+		return ipu_errorf(err, errlen, IPUX_E_BAD_HEADER, "header_size %u (want %zu) or flags 0x%x (want 0)",
 			 h->header_size, sizeof(*h), h->flags);
-		return IPUX_E_BAD_HEADER;
 	}
 	for (i = 0; i < sizeof(h->reserved) / sizeof(h->reserved[0]); i++) {
 		if (h->reserved[i]) {
-			ipu_errf(err, errlen, "header reserved word %u is 0x%x, must be 0",
+			return ipu_errorf(err, errlen, IPUX_E_BAD_HEADER, "header reserved word %u is 0x%x, must be 0",
 				 i, h->reserved[i]);
-			return IPUX_E_BAD_HEADER;
 		}
 	}
 	if (h->total_size > x->len) {
-		ipu_errf(err, errlen, "image truncated: header says %u bytes, got %zu",
+		return ipu_errorf(err, errlen, IPUX_E_TRUNCATED, "image truncated: header says %u bytes, got %zu",
 			 h->total_size, x->len);
-		return IPUX_E_TRUNCATED;
 	}
 	if (h->total_size < x->len) {
-		ipu_errf(err, errlen, "image has %zu trailing bytes after its %u bytes",
+		return ipu_errorf(err, errlen, IPUX_E_BAD_HEADER, "image has %zu trailing bytes after its %u bytes",
 			 x->len - h->total_size, h->total_size);
-		return IPUX_E_BAD_HEADER;
 	}
 	crc = ipu_exe_checksum(x->image, x->len);
 	if (crc != h->checksum) {
-		ipu_errf(err, errlen, "checksum mismatch: header says 0x%08x, content is 0x%08x",
+		return ipu_errorf(err, errlen, IPUX_E_CHECKSUM, "checksum mismatch: header says 0x%08x, content is 0x%08x",
 			 h->checksum, crc);
-		return IPUX_E_CHECKSUM;
 	}
 	if (h->num_tiles == 0 || h->num_tiles > IPUX_MAX_TILES ||
 	    h->num_tiles > dev_tiles) {
-		ipu_errf(err, errlen, "executable needs %u tiles, device has %u (limit %u)",
+		return ipu_errorf(err, errlen, IPUX_E_TILES, "executable needs %u tiles, device has %u (limit %u)",
 			 h->num_tiles, dev_tiles, IPUX_MAX_TILES);
-		return IPUX_E_TILES;
 	}
 	if (h->tile_mem == 0 || h->tile_mem % IPU_TILE_ALIGN ||
 	    h->tile_mem > IPUX_MAX_TILE_MEM || h->tile_mem > dev_tile_mem) {
-		ipu_errf(err, errlen,
+		return ipu_errorf(err, errlen, IPUX_E_TILE_MEM,
 			 "executable needs %u bytes per tile, device has %u (must be a non-zero multiple of %u, limit %u)",
 			 h->tile_mem, dev_tile_mem, IPU_TILE_ALIGN, IPUX_MAX_TILE_MEM);
-		return IPUX_E_TILE_MEM;
 	}
 	return 0;
 }
@@ -233,14 +217,12 @@ static int check_streams(struct ipu_exe *x, char *err, size_t errlen)
 	uint32_t i;
 
 	if (x->nstreams > IPUX_MAX_STREAMS) {
-		ipu_errf(err, errlen, "%u streams, limit %u", x->nstreams, IPUX_MAX_STREAMS);
-		return IPUX_E_LIMIT;
+		return ipu_errorf(err, errlen, IPUX_E_LIMIT, "%u streams, limit %u", x->nstreams, IPUX_MAX_STREAMS);
 	}
 	for (i = 0; i < x->nstreams; i++) {
 		if (x->streams[i].dir > IPUX_STREAM_D2H) {
-			ipu_errf(err, errlen, "stream %u: direction %u is neither H2D (0) nor D2H (1)",
+			return ipu_errorf(err, errlen, IPUX_E_STREAM_DIR, "stream %u: direction %u is neither H2D (0) nor D2H (1)",
 				 i, x->streams[i].dir);
-			return IPUX_E_STREAM_DIR;
 		}
 	}
 	return 0;
@@ -256,61 +238,51 @@ static int check_vertex(struct ipu_exe *x, uint32_t vi, char *err, size_t errlen
 	int rc;
 
 	if (v->tile >= x->hdr->num_tiles) {
-		ipu_errf(err, errlen, "vertex %u: tile %u >= %u tiles", vi, v->tile,
+		return ipu_errorf(err, errlen, IPUX_E_TILE_RANGE, "vertex %u: tile %u >= %u tiles", vi, v->tile,
 			 x->hdr->num_tiles);
-		return IPUX_E_TILE_RANGE;
 	}
 	if (v->reserved) {
-		ipu_errf(err, errlen, "vertex %u: reserved field 0x%x, must be 0", vi, v->reserved);
-		return IPUX_E_RESERVED;
+		return ipu_errorf(err, errlen, IPUX_E_RESERVED, "vertex %u: reserved field 0x%x, must be 0", vi, v->reserved);
 	}
 	cl = ipu_codelet_get(v->codelet);
 	if (!cl) {
-		ipu_errf(err, errlen, "vertex %u: unknown codelet %u", vi, v->codelet);
-		return IPUX_E_CODELET_UNKNOWN;
+		return ipu_errorf(err, errlen, IPUX_E_CODELET_UNKNOWN, "vertex %u: unknown codelet %u", vi, v->codelet);
 	}
 	if (v->num_operands > IPUX_MAX_OPERANDS || v->num_params > IPUX_MAX_PARAMS) {
-		ipu_errf(err, errlen, "vertex %u (%s): %u operands / %u params over the limits %u / %u",
+		return ipu_errorf(err, errlen, IPUX_E_LIMIT, "vertex %u (%s): %u operands / %u params over the limits %u / %u",
 			 vi, cl->name, v->num_operands, v->num_params,
 			 IPUX_MAX_OPERANDS, IPUX_MAX_PARAMS);
-		return IPUX_E_LIMIT;
 	}
 	if ((uint64_t)v->first_operand + v->num_operands > x->noperands) {
-		ipu_errf(err, errlen, "vertex %u (%s): operands [%u, +%u) outside the %u-entry table",
+		return ipu_errorf(err, errlen, IPUX_E_OPERAND_RANGE, "vertex %u (%s): operands [%u, +%u) outside the %u-entry table",
 			 vi, cl->name, v->first_operand, v->num_operands, x->noperands);
-		return IPUX_E_OPERAND_RANGE;
 	}
 	if ((uint64_t)v->first_param + v->num_params > x->nparams) {
-		ipu_errf(err, errlen, "vertex %u (%s): params [%u, +%u) outside the %u-entry table",
+		return ipu_errorf(err, errlen, IPUX_E_PARAM_RANGE, "vertex %u (%s): params [%u, +%u) outside the %u-entry table",
 			 vi, cl->name, v->first_param, v->num_params, x->nparams);
-		return IPUX_E_PARAM_RANGE;
 	}
 	for (j = 0; j < v->num_operands; j++) {
 		const struct ipux_operand *op = &x->operands[v->first_operand + j];
 		uint32_t es = ipux_dtype_size(op->dtype);
 
 		if (!es) {
-			ipu_errf(err, errlen, "vertex %u (%s): operand %u has unknown dtype %u",
+			return ipu_errorf(err, errlen, IPUX_E_DTYPE, "vertex %u (%s): operand %u has unknown dtype %u",
 				 vi, cl->name, j, op->dtype);
-			return IPUX_E_DTYPE;
 		}
 		if (op->reserved[0] || op->reserved[1] || op->reserved[2]) {
-			ipu_errf(err, errlen, "vertex %u (%s): operand %u reserved bytes not 0",
+			return ipu_errorf(err, errlen, IPUX_E_RESERVED, "vertex %u (%s): operand %u reserved bytes not 0",
 				 vi, cl->name, j);
-			return IPUX_E_RESERVED;
 		}
 		if (op->offset % es) {
-			ipu_errf(err, errlen, "vertex %u (%s): operand %u offset %u not aligned to %u",
+			return ipu_errorf(err, errlen, IPUX_E_REGION_ALIGN, "vertex %u (%s): operand %u offset %u not aligned to %u",
 				 vi, cl->name, j, op->offset, es);
-			return IPUX_E_REGION_ALIGN;
 		}
 		if (!in_tile(x, op->offset, (uint64_t)op->count * es)) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_REGION_BOUNDS,
 				 "vertex %u (%s): operand %u region [%u, %llu) outside tile memory of %u bytes",
 				 vi, cl->name, j, op->offset,
 				 (unsigned long long)op->offset + (uint64_t)op->count * es,
 				 x->hdr->tile_mem);
-			return IPUX_E_REGION_BOUNDS;
 		}
 	}
 	ctx.mem = NULL;
@@ -322,8 +294,7 @@ static int check_vertex(struct ipu_exe *x, uint32_t vi, char *err, size_t errlen
 	why[0] = 0;
 	rc = cl->check(&ctx, why, sizeof(why));
 	if (rc) {
-		ipu_errf(err, errlen, "vertex %u (%s) on tile %u: %s", vi, cl->name, v->tile, why);
-		return rc < 0 ? rc : IPUX_E_OPERAND_SHAPE;
+		return ipu_errorf(err, errlen, rc < 0 ? rc : IPUX_E_OPERAND_SHAPE, "vertex %u (%s) on tile %u: %s", vi, cl->name, v->tile, why);
 	}
 	x->vcodelet[vi] = cl;
 	{
@@ -442,7 +413,7 @@ static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 		uint32_t i, g;
 
 		if ((uint64_t)cs->first_vertex + cs->num_vertices > x->nvertices) {
-			ipu_errf(err, errlen,
+			ipu_errorf(err, errlen, IPUX_E_VERTEX_RANGE,
 				 "compute set %u: vertices [%u, +%u) outside the %u-entry table",
 				 c, cs->first_vertex, cs->num_vertices, x->nvertices);
 			rc = IPUX_E_VERTEX_RANGE;
@@ -544,16 +515,14 @@ static int plan_exchanges(struct ipu_exe *x, char *err, size_t errlen)
 		const struct ipux_copy *c = &x->copies[i];
 
 		if (c->src_tile >= x->hdr->num_tiles || c->dst_tile >= x->hdr->num_tiles) {
-			ipu_errf(err, errlen, "copy %u: tile %u -> %u, executable has %u tiles",
+			return ipu_errorf(err, errlen, IPUX_E_TILE_RANGE, "copy %u: tile %u -> %u, executable has %u tiles",
 				 i, c->src_tile, c->dst_tile, x->hdr->num_tiles);
-			return IPUX_E_TILE_RANGE;
 		}
 		if (!in_tile(x, c->src_offset, c->bytes) ||
 		    !in_tile(x, c->dst_offset, c->bytes)) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_COPY_BOUNDS,
 				 "copy %u: %u bytes from offset %u to offset %u run outside tile memory of %u bytes",
 				 i, c->bytes, c->src_offset, c->dst_offset, x->hdr->tile_mem);
-			return IPUX_E_COPY_BOUNDS;
 		}
 	}
 	x->xchplan = calloc(x->nxchs ? x->nxchs : 1, sizeof(*x->xchplan));
@@ -572,7 +541,7 @@ static int plan_exchanges(struct ipu_exe *x, char *err, size_t errlen)
 		int hazard;
 
 		if ((uint64_t)xe->first_copy + xe->num_copies > x->ncopies) {
-			ipu_errf(err, errlen, "exchange %u: copies [%u, +%u) outside the %u-entry table",
+			ipu_errorf(err, errlen, IPUX_E_COPY_RANGE, "exchange %u: copies [%u, +%u) outside the %u-entry table",
 				 e, xe->first_copy, xe->num_copies, x->ncopies);
 			rc = IPUX_E_COPY_RANGE;
 			goto done;
@@ -612,7 +581,7 @@ static int plan_exchanges(struct ipu_exe *x, char *err, size_t errlen)
 			uint64_t off = 0;
 
 			if (p->bytes > (256u << 20)) {
-				ipu_errf(err, errlen,
+				ipu_errorf(err, errlen, IPUX_E_LIMIT,
 					 "exchange %u: %llu bytes with overlapping sources and destinations exceed the 256 MiB staging limit",
 					 e, (unsigned long long)p->bytes);
 				rc = IPUX_E_LIMIT;
@@ -653,15 +622,13 @@ static int plan_stream_copies(struct ipu_exe *x, char *err, size_t errlen)
 		const struct ipux_region *r = &x->regions[i];
 
 		if (r->tile >= x->hdr->num_tiles) {
-			ipu_errf(err, errlen, "region %u: tile %u >= %u tiles", i, r->tile,
+			return ipu_errorf(err, errlen, IPUX_E_TILE_RANGE, "region %u: tile %u >= %u tiles", i, r->tile,
 				 x->hdr->num_tiles);
-			return IPUX_E_TILE_RANGE;
 		}
 		if (!in_tile(x, r->offset, r->bytes)) {
-			ipu_errf(err, errlen, "region %u: [%u, %llu) outside tile memory of %u bytes",
+			return ipu_errorf(err, errlen, IPUX_E_REGION_BOUNDS, "region %u: [%u, %llu) outside tile memory of %u bytes",
 				 i, r->offset, (unsigned long long)r->offset + r->bytes,
 				 x->hdr->tile_mem);
-			return IPUX_E_REGION_BOUNDS;
 		}
 	}
 	for (i = 0; i < x->nscs; i++) {
@@ -669,23 +636,20 @@ static int plan_stream_copies(struct ipu_exe *x, char *err, size_t errlen)
 		uint64_t total = 0;
 
 		if (sc->stream >= x->nstreams) {
-			ipu_errf(err, errlen, "stream copy %u: stream %u, executable has %u streams",
+			return ipu_errorf(err, errlen, IPUX_E_STREAM_ID, "stream copy %u: stream %u, executable has %u streams",
 				 i, sc->stream, x->nstreams);
-			return IPUX_E_STREAM_ID;
 		}
 		if ((uint64_t)sc->first_region + sc->num_regions > x->nregions) {
-			ipu_errf(err, errlen, "stream copy %u: regions [%u, +%u) outside the %u-entry table",
+			return ipu_errorf(err, errlen, IPUX_E_REGION_RANGE, "stream copy %u: regions [%u, +%u) outside the %u-entry table",
 				 i, sc->first_region, sc->num_regions, x->nregions);
-			return IPUX_E_REGION_RANGE;
 		}
 		for (j = 0; j < sc->num_regions; j++)
 			total += x->regions[sc->first_region + j].bytes;
 		if (total != x->streams[sc->stream].buffer_bytes) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_STREAM_SIZE,
 				 "stream copy %u: regions hold %llu bytes, stream %u buffers are %u bytes",
 				 i, (unsigned long long)total, sc->stream,
 				 x->streams[sc->stream].buffer_bytes);
-			return IPUX_E_STREAM_SIZE;
 		}
 		x->sc_seg_first[i] = (uint32_t)nseg;
 		nseg += sc->num_regions;
@@ -705,17 +669,15 @@ static int check_inits(struct ipu_exe *x, char *err, size_t errlen)
 		const struct ipux_init *in = &x->inits[i];
 
 		if (in->tile >= x->hdr->num_tiles) {
-			ipu_errf(err, errlen, "init %u: tile %u >= %u tiles", i, in->tile,
+			return ipu_errorf(err, errlen, IPUX_E_TILE_RANGE, "init %u: tile %u >= %u tiles", i, in->tile,
 				 x->hdr->num_tiles);
-			return IPUX_E_TILE_RANGE;
 		}
 		if (!in_tile(x, in->offset, in->bytes) ||
 		    (uint64_t)in->data_offset + in->bytes > x->ndata) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_INIT_BOUNDS,
 				 "init %u: %u bytes to tile offset %u from data offset %u: outside tile memory (%u) or DATA (%u)",
 				 i, in->bytes, in->offset, in->data_offset,
 				 x->hdr->tile_mem, x->ndata);
-			return IPUX_E_INIT_BOUNDS;
 		}
 	}
 	return 0;
@@ -727,15 +689,13 @@ static int check_step_fields(const struct ipu_exe *x, uint32_t si, char *err, si
 	int ok_ref = 1, unused_zero = 1;
 
 	if (s->flags) {
-		ipu_errf(err, errlen, "step %u: flags 0x%x, must be 0", si, s->flags);
-		return IPUX_E_STEP_FLAGS;
+		return ipu_errorf(err, errlen, IPUX_E_STEP_FLAGS, "step %u: flags 0x%x, must be 0", si, s->flags);
 	}
 	switch (s->kind) {
 	case IPUX_STEP_SEQUENCE:
 		if ((uint64_t)s->a + s->b > x->nchildren) {
-			ipu_errf(err, errlen, "step %u (Sequence): children [%u, +%u) outside the %u-entry table",
+			return ipu_errorf(err, errlen, IPUX_E_CHILD_RANGE, "step %u (Sequence): children [%u, +%u) outside the %u-entry table",
 				 si, s->a, s->b, x->nchildren);
-			return IPUX_E_CHILD_RANGE;
 		}
 		unused_zero = !s->c && !s->d;
 		break;
@@ -753,23 +713,20 @@ static int check_step_fields(const struct ipu_exe *x, uint32_t si, char *err, si
 		break;
 	case IPUX_STEP_REPEAT:
 		if (s->b >= x->nsteps) {
-			ipu_errf(err, errlen, "step %u (Repeat): body step %u, only %u steps",
+			return ipu_errorf(err, errlen, IPUX_E_STEP_RANGE, "step %u (Repeat): body step %u, only %u steps",
 				 si, s->b, x->nsteps);
-			return IPUX_E_STEP_RANGE;
 		}
 		unused_zero = !s->c && !s->d;
 		break;
 	case IPUX_STEP_SWITCH:
 		if (s->a >= x->hdr->num_tiles || s->b % 4 || !in_tile(x, s->b, 4) || s->d == 0) {
-			ipu_errf(err, errlen,
+			return ipu_errorf(err, errlen, IPUX_E_SWITCH,
 				 "step %u (Switch): selector at tile %u offset %u (needs an aligned i32 inside a tile) with %u children (needs >= 1)",
 				 si, s->a, s->b, s->d);
-			return IPUX_E_SWITCH;
 		}
 		if ((uint64_t)s->c + s->d > x->nchildren) {
-			ipu_errf(err, errlen, "step %u (Switch): children [%u, +%u) outside the %u-entry table",
+			return ipu_errorf(err, errlen, IPUX_E_CHILD_RANGE, "step %u (Switch): children [%u, +%u) outside the %u-entry table",
 				 si, s->c, s->d, x->nchildren);
-			return IPUX_E_CHILD_RANGE;
 		}
 		break;
 	case IPUX_STEP_SYNC:
@@ -777,17 +734,14 @@ static int check_step_fields(const struct ipu_exe *x, uint32_t si, char *err, si
 		unused_zero = !s->b && !s->c && !s->d;
 		break;
 	default:
-		ipu_errf(err, errlen, "step %u: unknown kind %u", si, s->kind);
-		return IPUX_E_STEP_KIND;
+		return ipu_errorf(err, errlen, IPUX_E_STEP_KIND, "step %u: unknown kind %u", si, s->kind);
 	}
 	if (!ok_ref) {
-		ipu_errf(err, errlen, "step %u (kind %u): refers to entry %u which does not exist",
+		return ipu_errorf(err, errlen, IPUX_E_STEP_REF, "step %u (kind %u): refers to entry %u which does not exist",
 			 si, s->kind, s->a);
-		return IPUX_E_STEP_REF;
 	}
 	if (!unused_zero) {
-		ipu_errf(err, errlen, "step %u (kind %u): unused fields must be 0", si, s->kind);
-		return IPUX_E_RESERVED;
+		return ipu_errorf(err, errlen, IPUX_E_RESERVED, "step %u (kind %u): unused fields must be 0", si, s->kind);
 	}
 	return 0;
 }
@@ -806,14 +760,12 @@ static int step_height(const struct ipu_exe *x, uint8_t *height, uint32_t si,
 	const uint32_t *kids = x->children;
 
 	if (height[si] == UINT8_MAX) {
-		ipu_errf(err, errlen, "step %u contains itself", si);
-		return IPUX_E_PROGRAM_CYCLE;
+		return ipu_errorf(err, errlen, IPUX_E_PROGRAM_CYCLE, "step %u contains itself", si);
 	}
 	if (height[si])
 		return height[si];
 	if (depth > IPUX_MAX_DEPTH) {
-		ipu_errf(err, errlen, "steps nested deeper than %u at step %u", IPUX_MAX_DEPTH, si);
-		return IPUX_E_PROGRAM_DEPTH;
+		return ipu_errorf(err, errlen, IPUX_E_PROGRAM_DEPTH, "steps nested deeper than %u at step %u", IPUX_MAX_DEPTH, si);
 	}
 	if (s->kind == IPUX_STEP_SEQUENCE) {
 		first = s->a;
@@ -832,9 +784,8 @@ static int step_height(const struct ipu_exe *x, uint8_t *height, uint32_t si,
 		int r;
 
 		if (c >= x->nsteps) {
-			ipu_errf(err, errlen, "step %u: child %u is step %u, only %u steps",
+			return ipu_errorf(err, errlen, IPUX_E_STEP_RANGE, "step %u: child %u is step %u, only %u steps",
 				 si, i, c, x->nsteps);
-			return IPUX_E_STEP_RANGE;
 		}
 		r = step_height(x, height, c, depth + 1, err, errlen);
 		if (r < 0)
@@ -843,8 +794,7 @@ static int step_height(const struct ipu_exe *x, uint8_t *height, uint32_t si,
 			h = (uint32_t)r;
 	}
 	if (h + 1 > IPUX_MAX_DEPTH) {
-		ipu_errf(err, errlen, "steps nested deeper than %u at step %u", IPUX_MAX_DEPTH, si);
-		return IPUX_E_PROGRAM_DEPTH;
+		return ipu_errorf(err, errlen, IPUX_E_PROGRAM_DEPTH, "steps nested deeper than %u at step %u", IPUX_MAX_DEPTH, si);
 	}
 	height[si] = (uint8_t)(h + 1);
 	return (int)(h + 1);
@@ -857,9 +807,8 @@ static int check_programs(struct ipu_exe *x, char *err, size_t errlen)
 	int rc = 0;
 
 	if (x->nprograms == 0 || x->nprograms > IPUX_MAX_PROGRAMS) {
-		ipu_errf(err, errlen, "%u programs (must be 1..%u)", x->nprograms,
+		return ipu_errorf(err, errlen, IPUX_E_PROGRAM_COUNT, "%u programs (must be 1..%u)", x->nprograms,
 			 IPUX_MAX_PROGRAMS);
-		return IPUX_E_PROGRAM_COUNT;
 	}
 	for (i = 0; i < x->nsteps; i++) {
 		rc = check_step_fields(x, i, err, errlen);
@@ -868,9 +817,8 @@ static int check_programs(struct ipu_exe *x, char *err, size_t errlen)
 	}
 	for (i = 0; i < x->nprograms; i++) {
 		if (x->programs[i] >= x->nsteps) {
-			ipu_errf(err, errlen, "program %u: root step %u, only %u steps",
+			return ipu_errorf(err, errlen, IPUX_E_STEP_RANGE, "program %u: root step %u, only %u steps",
 				 i, x->programs[i], x->nsteps);
-			return IPUX_E_STEP_RANGE;
 		}
 	}
 	height = calloc(x->nsteps ? x->nsteps : 1, 1);
@@ -928,12 +876,10 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 
 	*out = NULL;
 	if (!image && len) {
-		ipu_errf(err, errlen, "no image");
-		return IPU_E_INVAL;
+		return ipu_errorf(err, errlen, IPU_E_INVAL, "no image");
 	}
 	if (len > IPUX_MAX_IMAGE_SIZE) {
-		ipu_errf(err, errlen, "image of %zu bytes is over the 4 GiB limit", len);
-		return IPUX_E_LIMIT;
+		return ipu_errorf(err, errlen, IPUX_E_LIMIT, "image of %zu bytes is over the 4 GiB limit", len);
 	}
 	x = calloc(1, sizeof(*x));
 	if (x)
@@ -941,8 +887,7 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		x->image = malloc(len ? len : 1);
 	if (!x || !x->image) {
 		free(x);
-		ipu_errf(err, errlen, "out of memory for a copy of the %zu-byte executable", len);
-		return IPU_E_NOMEM;
+		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory for a copy of the %zu-byte executable", len);
 	}
 	if (len)
 		memcpy(x->image, image, len);
@@ -973,7 +918,7 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		rc = check_programs(x, err, errlen);
 	if (rc) {
 		if (rc == IPU_E_NOMEM)
-			ipu_errf(err, errlen, "out of memory while verifying the executable");
+			ipu_errorf(err, errlen, rc, "out of memory while verifying the executable");
 		ipu_exe_free(x);
 		return rc;
 	}

@@ -332,10 +332,10 @@ out:
 }
 
 /* The counters of every device the model is loaded on, added up. */
-static int counters_all(struct ipurt_runner *r, struct ipu_engine_counters *out)
+static int counters_all(struct ipurt_runner *r, struct ipu_counters *out)
 {
 	uint64_t sum[sizeof(*out) / sizeof(uint64_t)], one[sizeof(*out) / sizeof(uint64_t)];
-	struct ipu_engine_counters c;
+	struct ipu_counters c;
 	uint32_t i;
 	size_t k;
 
@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 	struct modelled mod = { 0 };
 	uint32_t a;
 	struct run_trace *trace = NULL;
-	struct ipu_engine_counters tc0;
+	struct ipu_counters tc0;
 	int trace_steps = 0;
 	uint64_t ph0;
 
@@ -578,7 +578,7 @@ int main(int argc, char **argv)
 	ph0 = run_trace_now();
 	{
 		double t0 = now();
-		struct ipu_engine_counters c0, c1;
+		struct ipu_counters c0, c1;
 		int have = !counters_all(r, &c0);
 
 		if (ipurt_runner_execute(r, tin, (uint32_t)nin, tout, (uint32_t)nout, err, sizeof(err))) {
@@ -620,7 +620,7 @@ int main(int argc, char **argv)
 		char note[256], sp[512];
 
 		if (trace_steps) {
-			struct ipu_engine_counters c1;
+			struct ipu_counters c1;
 
 			step_sums_detach(&sums, ipurt_runner_device(r));
 			trace_steps = 0;

@@ -19,7 +19,7 @@ void step_sums_hook(void *ctx, const struct ipu_step_event *ev)
 	case IPU_TRACE_PROGRAM:
 		atomic_fetch_add_explicit(&s->programs, 1, memory_order_relaxed);
 		break;
-	case IPUX_STEP_STREAM_COPY:
+	case IPU_STEP_STREAM_COPY:
 		if (ev->stream < s->nstreams && s->d2h[ev->stream])
 			atomic_fetch_add_explicit(&s->d2h_ns, ns, memory_order_relaxed);
 		else
@@ -47,7 +47,7 @@ int step_sums_attach(struct step_sums *s, struct ipu_device *dev)
 		uint32_t dir = 0, bytes;
 
 		if (!ipu_stream_info(dev, (uint32_t)i, &dir, &bytes))
-			s->d2h[i] = dir == IPUX_STREAM_D2H;
+			s->d2h[i] = dir == IPU_STREAM_D2H;
 	}
 	n = ipu_set_trace(dev, step_sums_hook, s);
 	if (n) {

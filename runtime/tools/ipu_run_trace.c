@@ -210,9 +210,9 @@ static const struct ipuef_debug_node *node_of(const struct writer *w, uint16_t k
 
 	if (!d)
 		return NULL;
-	if (kind == IPUX_STEP_EXECUTE && idx < d->num_compute_sets)
+	if (kind == IPU_STEP_EXECUTE && idx < d->num_compute_sets)
 		n = d->cs_node[idx];
-	else if (kind == IPUX_STEP_EXCHANGE && idx < d->num_exchanges)
+	else if (kind == IPU_STEP_EXCHANGE && idx < d->num_exchanges)
 		n = d->xch_node[idx];
 	return n == IPUEF_DEBUG_NONE ? NULL : &d->nodes[n];
 }
@@ -227,7 +227,7 @@ static json_t *step_args(const struct writer *w, const struct ipu_step_event *e,
 	if (!a)
 		return NULL;
 	switch (e->kind) {
-	case IPUX_STEP_EXECUTE: {
+	case IPU_STEP_EXECUTE: {
 		struct ipu_cs_profile p;
 
 		*cat = "compute";
@@ -242,7 +242,7 @@ static json_t *step_args(const struct writer *w, const struct ipu_step_event *e,
 		}
 		break;
 	}
-	case IPUX_STEP_EXCHANGE:
+	case IPU_STEP_EXCHANGE:
 		*cat = "exchange";
 		if (nd)
 			snprintf(name, len, "exchange: %s", nd->name);
@@ -251,7 +251,7 @@ static json_t *step_args(const struct writer *w, const struct ipu_step_event *e,
 		json_object_set_new(a, "exchange", json_integer(e->index));
 		json_object_set_new(a, "bytes", json_integer((json_int_t)e->bytes));
 		break;
-	case IPUX_STEP_STREAM_COPY: {
+	case IPU_STEP_STREAM_COPY: {
 		const char *an = stream_anchor(w, e->stream);
 
 		*cat = "stream";
@@ -265,10 +265,10 @@ static json_t *step_args(const struct writer *w, const struct ipu_step_event *e,
 		json_object_set_new(a, "stalled", json_boolean(e->flags & IPU_TRACE_STALLED));
 		break;
 	}
-	case IPUX_STEP_SYNC:
+	case IPU_STEP_SYNC:
 		*cat = "sync";
 		snprintf(name, len, "sync");
-		json_object_set_new(a, "external", json_boolean(e->index == IPUX_SYNC_EXTERNAL));
+		json_object_set_new(a, "external", json_boolean(e->index == IPU_SYNC_EXTERNAL));
 		break;
 	default:
 		*cat = "program";
@@ -384,7 +384,7 @@ static void request_events(struct writer *w, struct req_event *r, size_t n)
 	}
 }
 
-static json_t *counters_json(const struct ipu_engine_counters *c)
+static json_t *counters_json(const struct ipu_counters *c)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 			 "programs_run", (json_int_t)c->programs_run, "steps", (json_int_t)c->steps,

@@ -32,7 +32,7 @@ struct run_trace_info {
 	struct ipu_device *dev;		/* for per-compute-set tiles and vertices */
 	double ghz;			/* the modelled tile clock */
 	int have_steps;			/* the device gave per-step events */
-	struct ipu_engine_counters counters;	/* the device's, over the traced runs */
+	struct ipu_counters counters;	/* the device's, over the traced runs */
 };
 
 /*

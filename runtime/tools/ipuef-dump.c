@@ -340,10 +340,10 @@ int main(int argc, char **argv)
 		/* I/O messages already name the file. */
 		if (rc == IPUEF_E_IO)
 			fprintf(stderr, "ipuef-dump: %s (%s)\n", err,
-				ipuef_err_name(rc));
+				ipu_err_name(rc));
 		else
 			fprintf(stderr, "ipuef-dump: %s: %s (%s)\n", path,
-				err, ipuef_err_name(rc));
+				err, ipu_err_name(rc));
 		return CLI_EXIT_FAILURE;
 	}
 	if (json)

@@ -19,6 +19,7 @@
 
 #include "alloc_inject.h"
 #include "harness.h"
+#include "load_image.h"
 #include "ipu/ipu.h"
 #include "ipu/ipuef.h"
 #include "ipu/lower.h"
@@ -191,7 +192,7 @@ static int op_libipu(void *ctx, char *err, size_t errlen)
 	if (rc)
 		snprintf(err, errlen, "attach: %d", rc);
 	if (!rc)
-		rc = ipu_load(d, exe->p, exe->len, err, errlen);
+		rc = test_load_image(d, exe->p, exe->len, err, errlen);
 	ipu_close(d);
 	return rc;
 }

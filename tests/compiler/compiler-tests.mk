@@ -31,7 +31,7 @@ ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c runtime/file_atomic.c \
 	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
 ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
-	-Icompiler/include -Icompiler -Iqemu-device/engine/include -Iruntime/include
+	-Icompiler/include -Icompiler -Iutil/include -Iqemu-device/engine/include -Iruntime/include
 ONNX_CORPUS := build/fuzz/onnx-corpus
 
 $(ONNX_FUZZ): $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h)
@@ -58,10 +58,10 @@ ONNX_LOWER_FUZZ := build/fuzz/fuzz_onnx_lower
 ONNX_LOWER_FUZZ_SRCS = tests/compiler/fuzz_onnx_lower.c \
 	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
 		compiler/lower/*.c compiler/graph/*.c qemu-device/engine/*.c \
-		qemu-device/engine/codelets/*.c)) runtime/dtype.c runtime/ipuef_common.c \
+		qemu-device/engine/codelets/*.c util/*.c)) runtime/dtype.c runtime/ipuef_common.c \
 	runtime/ipuef_meta.c runtime/ipuef_read.c runtime/ipuef_write.c runtime/ipuef_debug.c runtime/file_atomic.c
 
-$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h qemu-device/engine/*.h qemu-device/engine/include/ipu/*.h)
+$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h qemu-device/engine/*.h qemu-device/engine/include/ipu/*.h util/include/ipu/*.h)
 	@mkdir -p $(dir $@)
 	clang $(ONNX_FUZZ_FLAGS) -Iruntime/include -Iruntime -I$(COMPILER_GEN) -o $@ \
 		-Icompiler/onnx $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) -w -lprotobuf-c -lm -pthread

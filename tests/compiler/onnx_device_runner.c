@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ipu/ipu.h"
+#include "load_image.h"
 #include "ipu/lower.h"
 #include "ipu/onnx_io.h"
 #include "ipu/passes.h"
@@ -221,7 +222,7 @@ void run_node_test_device(const char *dir, const struct ipu_target *t, struct no
 	}
 	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u,workers=1", t->tiles, t->tile_mem);
 	if (ipu_open(spec, &d, err, sizeof(err)) || ipu_attach(d) ||
-	    ipu_load(d, image, len, err, sizeof(err))) {
+	    test_load_image(d, image, len, err, sizeof(err))) {
 		o->result = NODE_WRONG_VALUE;
 		snprintf(o->msg, sizeof(o->msg), "device refused the executable: %s", err);
 		goto done;

@@ -17,6 +17,7 @@
 
 #include "graph/graph_alloc.h"
 #include "harness.h"
+#include "load_image.h"
 #include "ipu/codelet.h"
 #include "ipu/graph.h"
 #include "ipu/ipu.h"
@@ -654,7 +655,7 @@ static int run_program(struct ipu_device *d, struct ipu_graph *g, uint64_t seed,
 
 	if (compile(g, &img, &len, st))
 		return -1;
-	rc = ipu_load(d, img, len, err, sizeof(err));
+	rc = test_load_image(d, img, len, err, sizeof(err));
 	free(img);
 	if (rc) {
 		fprintf(stderr, "  load: %s\n", err);

@@ -4,7 +4,7 @@
 # must be byte-identical (tests/engine/check-qemu-flags-identity.sh), since
 # the in-process device and the QEMU device run the same engine sources.
 QFLAGS_DIR := $(BUILD)/qemu-flags
-QFLAGS_CFLAGS := -std=gnu11 -g -pthread -Iqemu-device/engine -Iqemu-device/engine/include
+QFLAGS_CFLAGS := -std=gnu11 -g -pthread -Iqemu-device/engine -Iqemu-device/engine/include -Iutil/include
 QFLAGS_ENGINE_LIB := $(QFLAGS_DIR)/libipuengine.a
 
 $(QFLAGS_DIR)/qemu-device/engine/codelets/%.o: qemu-device/engine/codelets/%.c
@@ -13,9 +13,12 @@ $(QFLAGS_DIR)/qemu-device/engine/codelets/%.o: qemu-device/engine/codelets/%.c
 $(QFLAGS_DIR)/qemu-device/engine/%.o: qemu-device/engine/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(QFLAGS_CFLAGS) -O2 -MMD -MP -c -o $@ $<
--include $(ENGINE_SRCS:%.c=$(QFLAGS_DIR)/%.d)
+$(QFLAGS_DIR)/util/%.o: util/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(QFLAGS_CFLAGS) -O2 -MMD -MP -c -o $@ $<
+-include $(ENGINE_SRCS:%.c=$(QFLAGS_DIR)/%.d) $(UTIL_SRCS:%.c=$(QFLAGS_DIR)/%.d)
 
-$(QFLAGS_ENGINE_LIB): $(ENGINE_SRCS:%.c=$(QFLAGS_DIR)/%.o)
+$(QFLAGS_ENGINE_LIB): $(ENGINE_SRCS:%.c=$(QFLAGS_DIR)/%.o) $(UTIL_SRCS:%.c=$(QFLAGS_DIR)/%.o)
 	$(AR) rcs $@ $^
 
 IDENTITY_DUMP := $(BUILD)/tests/engine/identity_dump

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "load_image.h"
 #include "ipu/ipu.h"
 #include "mlp_model.h"
 
@@ -31,7 +32,7 @@ static double run_mlp(uint32_t ntiles, uint32_t tile_mem, const char *spec, stru
 		fprintf(stderr, "build: %s\n", err);
 		goto out;
 	}
-	if (ipu_open(spec, &d, err, sizeof(err)) || ipu_load(d, img, len, err, sizeof(err))) {
+	if (ipu_open(spec, &d, err, sizeof(err)) || test_load_image(d, img, len, err, sizeof(err))) {
 		fprintf(stderr, "device: %s\n", err);
 		free(img);
 		goto out;

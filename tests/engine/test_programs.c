@@ -14,6 +14,7 @@
 
 #include "ipu/codelet.h"
 #include "harness.h"
+#include "load_image.h"
 #include "ipu/graph.h"
 #include "ipu/ipu.h"
 
@@ -42,7 +43,7 @@ static int load(struct ipu_device *d, struct ipu_graph *g)
 		fprintf(stderr, "compile: %s\n", ipu_graph_error(g));
 		return -1;
 	}
-	rc = ipu_load(d, img, len, err, sizeof(err));
+	rc = test_load_image(d, img, len, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "load: %s (%s)\n", err, ipu_err_name(rc));
 	free(img);
@@ -150,7 +151,7 @@ TEST(stream_compute_stream)
 		CHECK(c[1].tag == 22 && c[1].stream == 1 && c[1].status == 0);
 	}
 	{
-		struct ipu_engine_counters k;
+		struct ipu_counters k;
 
 		ipu_counters(d, &k);
 		CHECK_EQ_INT(k.programs_run, 1);
@@ -223,7 +224,7 @@ TEST(exchange_rotation_reads_before_writes)
 	}
 	CHECK(ok);
 	{
-		struct ipu_engine_counters k;
+		struct ipu_counters k;
 
 		ipu_counters(d, &k);
 		CHECK_EQ_INT(k.exchange_bytes, 2 * sizeof(in));
@@ -385,7 +386,7 @@ TEST(stream_copy_blocks_until_buffer_queued)
 	CHECK_EQ_INT(ipu_wait(d, seq, -1, err, sizeof(err)), 0);
 	CHECK(memcmp(in, out, sizeof(in)) == 0);
 	{
-		struct ipu_engine_counters k;
+		struct ipu_counters k;
 
 		/*
 		 * Each stream copy stalled if the device reached it before its
@@ -458,7 +459,7 @@ TEST(programs_and_device_limits)
 	/* the executable uses 2 tiles: a 1-tile device refuses it */
 	REQUIRE(ipu_graph_compile(g, &img, &len, NULL) == 0);
 	REQUIRE(ipu_open("model:tiles=1,tile_mem=64k,workers=1", &small, err, sizeof(err)) == 0);
-	rc = ipu_load(small, img, len, err, sizeof(err));
+	rc = test_load_image(small, img, len, err, sizeof(err));
 	CHECK_EQ_INT(rc, IPUX_E_TILES);
 	CHECK(strstr(err, "needs 2 tiles") != NULL);
 	ipu_close(small);

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "ipu/codelet.h"
+#include "ipu/crc32.h"
 #include "ipu/engine.h"
 #include "harness.h"
+#include "load_image.h"
 #include "ipu/graph.h"
 #include "ipu/ipu.h"
 
@@ -242,7 +244,7 @@ TEST(base_image_runs)
 	int i;
 
 	REQUIRE(ipu_open("model:tiles=4,tile_mem=4096,workers=2", &d, err, sizeof(err)) == 0);
-	CHECK_EQ_INT(ipu_load(d, base_img, base_len, err, sizeof(err)), 0);
+	CHECK_EQ_INT(test_load_image(d, base_img, base_len, err, sizeof(err)), 0);
 	for (i = 0; i < 16; i++)
 		x[i] = (float)(i * i);
 	ipu_stream_submit(d, 2, &sel, 4, 0);

@@ -83,7 +83,7 @@ static void parse(const uint8_t *data, size_t size)
 		return;
 	}
 	if (f || !err[0] || rc > IPUEF_E_IO || rc < IPUEF_E_OPAQUE ||
-	    !strcmp(ipuef_err_name(rc), "IPUEF_E_UNKNOWN"))
+	    !strcmp(ipu_err_name(rc), "IPU_E_UNKNOWN"))
 		abort();
 }
 
@@ -108,7 +108,7 @@ static void parse_npy(const uint8_t *data, size_t size)
 		return;
 	}
 	if (a.data || !err[0] ||
-	    !strcmp(ipurt_npy_err_name(rc), "IPURT_NPY_E_UNKNOWN"))
+	    !strcmp(ipu_err_name(rc), "IPU_E_UNKNOWN"))
 		abort();
 }
 

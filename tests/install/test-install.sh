@@ -29,6 +29,31 @@ if cc -std=c11 -Wall -Werror -o "$prefix/hello" tests/install/hello_runtime.c $f
 else
 	ko "build against the installed headers: $(cat "$prefix/cc.log")"
 fi
+# the public headers of libipu and libipurt stand alone: nothing of the
+# engine's (ipu/engine.h, ipu/ipux.h, ...) is reached from them, in the tree
+# (no engine folder on the include path) and in the prefix
+for h in ipu/ipu.h ipu/runtime.h; do
+	if echo "#include <$h>" | cc -std=c11 -Wall -Werror -fsyntax-only -x c \
+		-Iutil/include -Ilibipu/include -Iruntime/include - 2>"$prefix/cc.log"; then
+		ok "<$h> compiles without the engine's folder on the include path"
+	else
+		ko "<$h> needs more than util/, libipu/ and runtime/ includes: $(head -3 "$prefix/cc.log")"
+	fi
+	reached=$(echo "#include <$h>" | cc -std=c11 -H -fsyntax-only -x c -I"$prefix/include" - 2>&1 |
+		sed -n 's|^\.* ||p' | sed -n 's|.*/include/ipu/||p' | sort -u | tr '\n' ' ')
+	case " $reached" in
+	*" engine.h "* | *" ipux.h "* | *" codelet.h "* | *" thread.h "*)
+		ko "installed <$h> reaches the engine's headers: $reached" ;;
+	*) ok "installed <$h> reaches only: $reached" ;;
+	esac
+done
+flags=$(pkg-config --cflags --libs libipu 2>&1)
+if cc -std=c11 -Wall -Werror -o "$prefix/hello_libipu" tests/install/hello_libipu.c $flags 2>"$prefix/cc.log"; then
+	out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/hello_libipu" 2>&1) && ok "libipu program: $out" ||
+		ko "libipu program: $out"
+else
+	ko "build against the installed libipu: $(cat "$prefix/cc.log")"
+fi
 "$BUILD"/tests/modelrunner/gen_models "$prefix" >/dev/null
 out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/hello" "$prefix/affine.ipuef" 2>&1) && ok "it runs a model: $out" ||
 	ko "run: $out"

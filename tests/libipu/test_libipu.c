@@ -23,11 +23,12 @@ enum { S_W = 0, S_X = 1, S_Y = 2 };	/* the model's streams */
 static struct ipu_device *open_loaded(void)
 {
 	struct ipu_device *d = NULL;
-	char err[256];
+	struct ipu_error le = { 0 };
+	char err[256] = "";
 
 	if (ipu_open("model:tiles=8,tile_mem=64k,workers=2", &d, err, sizeof(err)) ||
-	    ipu_attach(d) || ipu_load(d, image, image_len, err, sizeof(err))) {
-		fprintf(stderr, "open_loaded: %s\n", err);
+	    ipu_attach(d) || ipu_load(d, image, image_len, &le)) {
+		fprintf(stderr, "open_loaded: %s%s\n", err, le.msg);
 		ipu_close(d);
 		return NULL;
 	}
@@ -91,22 +92,30 @@ TEST(load_refuses_what_the_verifier_refuses)
 	struct ipu_device_info info;
 	struct ipu_device *d;
 	uint8_t junk[256];
+	struct ipu_error le;
 	char err[256] = "";
 
 	memset(junk, 0xa5, sizeof(junk));
 	REQUIRE(ipu_open("model:tiles=8,tile_mem=64k", &d, err, sizeof(err)) == 0);
 	REQUIRE(ipu_attach(d) == 0);
-	CHECK(ipu_load(d, junk, sizeof(junk), err, sizeof(err)) < 0);
-	CHECK(err[0] != 0);
-	CHECK(ipu_load(d, NULL, 0, err, sizeof(err)) < 0);
+	/* the verifier's finding is the detail of one class */
+	CHECK_EQ_INT(ipu_load(d, junk, sizeof(junk), &le), IPU_E_VERIFY);
+	CHECK_EQ_INT(le.code, IPU_E_VERIFY);
+	CHECK_EQ_INT(le.detail, IPUX_E_BAD_MAGIC);
+	CHECK(le.msg[0] != 0);
+	CHECK_EQ_INT(ipu_err_class(le.detail), IPU_E_VERIFY);
+	CHECK(!strcmp(ipu_err_name(le.detail), "IPUX_E_BAD_MAGIC"));
+	CHECK_EQ_INT(ipu_load(d, NULL, 0, &le), IPU_E_INVAL);
+	CHECK_EQ_INT(le.detail, 0);
 	CHECK_EQ_INT(ipu_info(d, &info), 0);
 	CHECK_EQ_INT(info.state, IPU_STATE_IDLE);
 	/* the model needs 3 tiles: a 2-tile device refuses it, naming why */
 	ipu_close(d);
 	REQUIRE(ipu_open("model:tiles=2,tile_mem=64k", &d, err, sizeof(err)) == 0);
 	REQUIRE(ipu_attach(d) == 0);
-	CHECK(ipu_load(d, image, image_len, err, sizeof(err)) < 0);
-	CHECK(strstr(err, "tiles") != NULL);
+	CHECK_EQ_INT(ipu_load(d, image, image_len, &le), IPU_E_VERIFY);
+	CHECK_EQ_INT(le.detail, IPUX_E_TILES);
+	CHECK(strstr(le.msg, "tiles") != NULL);
 	ipu_close(d);
 }
 
@@ -261,7 +270,7 @@ static void on_buffer(void *ctx, const struct ipu_completion *c)
 TEST(handlers_counters_and_reset)
 {
 	struct ipu_device *d = open_loaded();
-	struct ipu_engine_counters before, after;
+	struct ipu_counters before, after;
 	struct ipu_device_info info;
 	struct handled h;
 	float x[12] = { 1 }, y[12];

@@ -34,7 +34,7 @@ static struct ipurt_runner *runner(const char *path, struct ipurt_config *c)
 	int rc = ipurt_runner_create(path, c, &r, err, sizeof(err));
 
 	if (rc)
-		fprintf(stderr, "runner: %s (%s)\n", err, ipurt_err_name(rc));
+		fprintf(stderr, "runner: %s (%s)\n", err, ipu_err_name(rc));
 	return r;
 }
 
@@ -179,7 +179,7 @@ TEST(batch_multiples_without_batching_dim)
 			CHECK(affine_ok(x, y, b));
 		} else {
 			CHECK_MSG(rc == IPURT_E_BATCH, "batch %llu: %s", (unsigned long long)b,
-				  ipurt_err_name(rc));
+				  ipu_err_name(rc));
 			CHECK(strstr(err, "multiple of 4") != NULL);
 		}
 	}

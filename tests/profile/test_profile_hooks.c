@@ -59,7 +59,7 @@ TEST(steps_and_requests)
 	struct ipurt_config cfg;
 	struct ipurt_runner *r = NULL;
 	struct ipu_device *dev;
-	struct ipu_engine_counters c0, c1;
+	struct ipu_counters c0, c1;
 	float x[12 * 3] = { 0 }, y[12 * 3], y4[4][4 * 3];
 	struct ipurt_tensor in = { "X", IPURT_DT_F32, 2, { 12, 3 }, x };
 	struct ipurt_tensor out = { "Y", IPURT_DT_F32, 2, { 12, 3 }, y };
@@ -102,9 +102,9 @@ TEST(steps_and_requests)
 			sum += e->cycles;
 			if (!t_start)
 				t_start = e->start_ns;
-			CHECK(e->kind == IPUX_STEP_EXECUTE || e->kind == IPUX_STEP_EXCHANGE ||
-			      e->kind == IPUX_STEP_STREAM_COPY || e->kind == IPUX_STEP_SYNC);
-			if (e->kind != IPUX_STEP_SYNC) {
+			CHECK(e->kind == IPU_STEP_EXECUTE || e->kind == IPU_STEP_EXCHANGE ||
+			      e->kind == IPU_STEP_STREAM_COPY || e->kind == IPU_STEP_SYNC);
+			if (e->kind != IPU_STEP_SYNC) {
 				CHECK(ipu_superstep_cost(dev, e->kind, e->index, &sc) == 0);
 				CHECK(sc.cycles == e->cycles && sc.bytes == e->bytes);
 			}
@@ -157,9 +157,9 @@ TEST(superstep_cost_refuses)
 	char err[256];
 
 	REQUIRE(ipurt_runner_create(affine_path, NULL, &r, err, sizeof(err)) == 0);
-	CHECK(ipu_superstep_cost(ipurt_runner_device(r), IPUX_STEP_SYNC, 0, &sc) == IPU_E_INVAL);
-	CHECK(ipu_superstep_cost(ipurt_runner_device(r), IPUX_STEP_EXECUTE, 1u << 30, &sc) == IPU_E_INVAL);
-	CHECK(ipu_superstep_cost(ipurt_runner_device(r), IPUX_STEP_EXECUTE, 0, &sc) == 0 && sc.cycles > 0);
+	CHECK(ipu_superstep_cost(ipurt_runner_device(r), IPU_STEP_SYNC, 0, &sc) == IPU_E_INVAL);
+	CHECK(ipu_superstep_cost(ipurt_runner_device(r), IPU_STEP_EXECUTE, 1u << 30, &sc) == IPU_E_INVAL);
+	CHECK(ipu_superstep_cost(ipurt_runner_device(r), IPU_STEP_EXECUTE, 0, &sc) == 0 && sc.cycles > 0);
 	ipurt_runner_destroy(r);
 }
 

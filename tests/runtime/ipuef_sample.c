@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipu/engine.h"
+#include "ipu/crc32.h"
 #include "ipuef_internal.h"
 #include "ipuef_sample.h"
 

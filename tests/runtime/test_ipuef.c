@@ -27,7 +27,7 @@ static int open_bytes(const void *b, size_t n, struct ipuef_file **f)
 		struct ipuef_file *f_ = (struct ipuef_file *)1;              \
 		int rc_ = open_bytes(buf, len, &f_);                         \
 		CHECK_MSG(rc_ == (code), "got %s (%s), want %s",            \
-			  ipuef_err_name(rc_), err, ipuef_err_name(code));   \
+			  ipu_err_name(rc_), err, ipu_err_name(code));   \
 		CHECK((code) == 0 ? f_ != NULL : f_ == NULL);              \
 		if (msg)                                                     \
 			CHECK_MSG(strstr(err, msg ? msg : "") != NULL,       \
@@ -214,7 +214,7 @@ TEST(truncated_everywhere)
 		int rc = open_bytes(buf, n, &f);
 
 		CHECK_MSG(rc == IPUEF_E_TRUNCATED, "length %zu: %s (%s)", n,
-			  ipuef_err_name(rc), err);
+			  ipu_err_name(rc), err);
 		CHECK(f == NULL);
 	}
 	EXPECT_REFUSED(buf, 31, IPUEF_E_TRUNCATED,
@@ -258,7 +258,7 @@ TEST(bit_flips_everywhere)
 			    i == IPUEF_HDR_OFF_MINOR + 1)
 				CHECK_MSG(rc == IPUEF_E_CHECKSUM,
 					  "flip at %zu.%d: %s (%s)", i, bit,
-					  ipuef_err_name(rc), err);
+					  ipu_err_name(rc), err);
 			else if (i < IPUEF_MAGIC_LEN)
 				CHECK_EQ_INT(rc, IPUEF_E_MAGIC);
 			else if (i < IPUEF_HDR_OFF_MINOR)
@@ -269,7 +269,7 @@ TEST(bit_flips_everywhere)
 						  rc == IPUEF_E_TRUNCATED ||
 						  rc == IPUEF_E_SIZE,
 					  "flip at %zu.%d: %s", i, bit,
-					  ipuef_err_name(rc));
+					  ipu_err_name(rc));
 			if (rc == 0)
 				ipuef_close(f);
 		}
@@ -604,7 +604,7 @@ TEST(bad_counts)
 		rc = open_bytes(file, flen, &f);
 		CHECK_MSG(rc == IPUEF_E_METADATA || rc == IPUEF_E_STRING,
 			  "metadata cut at %zu: %s (%s)", n,
-			  ipuef_err_name(rc), err);
+			  ipu_err_name(rc), err);
 		free(file);
 	}
 	free(meta);
@@ -823,8 +823,8 @@ TEST(writer_rules)
 		     IPUEF_E_IO);
 	CHECK(strstr(err, "/nonexistent-dir/m.ipuef") != NULL);
 	ipuef_writer_destroy(w);
-	CHECK(!strcmp(ipuef_err_name(IPUEF_E_ANCHOR_RANK), "IPUEF_E_ANCHOR_RANK"));
-	CHECK(!strcmp(ipuef_err_name(12345), "IPUEF_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_err_name(IPUEF_E_ANCHOR_RANK), "IPUEF_E_ANCHOR_RANK"));
+	CHECK(!strcmp(ipu_err_name(12345), "IPU_E_UNKNOWN"));
 }
 
 TEST(dtypes)

@@ -158,7 +158,7 @@ TEST(numpy_refused)
 		path_of(p, sizeof(p), cases[i].name, ".npy");
 		rc = ipurt_npy_read(p, &a, err, sizeof(err));
 		CHECK_MSG(rc == cases[i].code, "%s: %s (%s)", cases[i].name,
-			  ipurt_npy_err_name(rc), err);
+			  ipu_err_name(rc), err);
 		CHECK_MSG(strstr(err, cases[i].msg) != NULL, "%s: '%s'",
 			  cases[i].name, err);
 		CHECK(a.data == NULL);
@@ -219,7 +219,7 @@ TEST(roundtrip_mem)
 		int rc = ipurt_npy_parse(buf, n, &b, err, sizeof(err));
 
 		CHECK_MSG(rc == IPURT_NPY_E_FORMAT || rc == IPURT_NPY_E_SIZE,
-			  "length %zu: %s", n, ipurt_npy_err_name(rc));
+			  "length %zu: %s", n, ipu_err_name(rc));
 		CHECK(b.data == NULL);
 	}
 	free(buf);
@@ -299,7 +299,7 @@ TEST(hostile_headers)
 		int rc = parse_header_str(1, cases[i].hdr, cases[i].data, &a);
 
 		CHECK_MSG(rc == cases[i].code, "case %zu: %s (%s)", i,
-			  ipurt_npy_err_name(rc), err);
+			  ipu_err_name(rc), err);
 		if (cases[i].msg)
 			CHECK_MSG(strstr(err, cases[i].msg) != NULL,
 				  "case %zu: '%s' lacks '%s'", i, err,
@@ -387,10 +387,10 @@ static int setup(void)
 /* The runtime's one name table covers the .npy codes too. */
 TEST(error_names)
 {
-	CHECK(!strcmp(ipurt_err_name(IPURT_NPY_E_FORMAT), ipurt_npy_err_name(IPURT_NPY_E_FORMAT)));
-	CHECK(strstr(ipurt_err_name(IPURT_NPY_E_DTYPE), "UNKNOWN") == NULL);
-	CHECK(strstr(ipurt_err_name(IPUEF_E_MAGIC), "UNKNOWN") == NULL);
-	CHECK(!strcmp(ipurt_err_name(IPURT_E_TIMEOUT), "IPURT_E_TIMEOUT"));
+	CHECK(!strcmp(ipu_err_name(IPURT_NPY_E_FORMAT), ipu_err_name(IPURT_NPY_E_FORMAT)));
+	CHECK(strstr(ipu_err_name(IPURT_NPY_E_DTYPE), "UNKNOWN") == NULL);
+	CHECK(strstr(ipu_err_name(IPUEF_E_MAGIC), "UNKNOWN") == NULL);
+	CHECK(!strcmp(ipu_err_name(IPURT_E_TIMEOUT), "IPURT_E_TIMEOUT"));
 }
 
 int main(int argc, char **argv)

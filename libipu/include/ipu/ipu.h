@@ -18,9 +18,11 @@
  *   stream copy with no buffer queued waits for one, like Poplar's blocking
  *   stream callbacks, so buffers may also be submitted after ipu_run.
  *
- * All functions return 0 (or a count) on success and a negative ipu_err
- * code (engine.h) on failure.  Functions that can fail for reasons a user
- * must read take an `err` buffer that receives a one-line message.
+ * All functions return 0 (or a count) on success and a negative code of
+ * ipu/error.h on failure (ipu_err_name() and ipu_strerror() name it).
+ * Functions that can fail for reasons a user must read take an `err`
+ * buffer that receives a one-line message; ipu_load, whose failures have a
+ * precise cause below their class, fills a struct ipu_error instead.
  * A device handle may be used from several threads; run/wait/stream calls
  * are internally serialised where needed.
  */
@@ -30,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipu/engine.h"	/* error codes, counters */
+#include "ipu/error.h"
 
 struct ipu_device;
 
@@ -70,11 +72,22 @@ int ipu_info(struct ipu_device *d, struct ipu_device_info *info);
 int ipu_attach(struct ipu_device *d);
 int ipu_detach(struct ipu_device *d);
 
-/* Load (verify + upload) an executable image; waits for running programs. */
-int ipu_load(struct ipu_device *d, const void *image, size_t len, char *err,
-	     size_t errlen);
+/*
+ * Load (verify + upload) an executable image; waits for running programs.
+ * An image the device's verifier refuses fails with IPU_E_VERIFY, its
+ * precise finding (IPUX_E_*) in e->detail, as the driver reports it.  e
+ * may be NULL; on success e->code is 0 and e->msg empty.
+ */
+int ipu_load(struct ipu_device *d, const void *image, size_t len, struct ipu_error *e);
 
-/* Number and directions/sizes of the loaded executable's streams. */
+/*
+ * Stream directions, numbered as the executable format and the driver's
+ * uapi number them (the same definitions as linux/ipu.h).
+ */
+#define IPU_STREAM_H2D 0	/* host to device (model input, weights) */
+#define IPU_STREAM_D2H 1	/* device to host (model output) */
+
+/* Number and directions (IPU_STREAM_*)/sizes of the loaded executable's streams. */
 int ipu_stream_count(struct ipu_device *d);
 int ipu_stream_info(struct ipu_device *d, uint32_t stream, uint32_t *dir,
 		    uint32_t *buffer_bytes);
@@ -160,21 +173,91 @@ int ipu_abort(struct ipu_device *d);
 /* Abort, unload the executable, clear counters: back to IPU_STATE_IDLE. */
 int ipu_reset(struct ipu_device *d);
 
-int ipu_counters(struct ipu_device *d, struct ipu_engine_counters *out);
+/* Counters since open or the last reset, all kinds of work the device did. */
+struct ipu_counters {
+	uint64_t programs_run;
+	uint64_t steps;			/* program steps executed */
+	uint64_t compute_sets;		/* Execute steps */
+	uint64_t vertices;		/* vertex executions */
+	uint64_t cycles;		/* modelled cycles, all kinds */
+	uint64_t compute_cycles;
+	uint64_t exchange_cycles;
+	uint64_t sync_cycles;
+	uint64_t stream_cycles;
+	uint64_t exchange_bytes;
+	uint64_t stream_bytes_in;	/* host to device */
+	uint64_t stream_bytes_out;	/* device to host */
+	uint64_t stream_copies;
+	uint64_t stream_stalls;		/* transfers that had to wait for the host */
+	uint64_t stall_ns;		/* wall time spent waiting for the host */
+	uint64_t errors;
+};
+
+int ipu_counters(struct ipu_device *d, struct ipu_counters *out);
+
+/* Profile of one compute set, accumulated over runs. */
+struct ipu_cs_profile {
+	uint64_t executions;
+	uint64_t cycles;		/* modelled, all executions */
+	uint32_t cycles_per_run;	/* modelled cycles of one execution */
+	uint32_t tiles;			/* tiles with at least one vertex */
+	uint32_t vertices;
+};
+
 /* Per compute set profile (model backend). */
 int ipu_cs_profile(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
+
 /*
- * Per-step events of the programs that run from now on (model backend;
- * struct ipu_step_event in ipu/engine.h), delivered on the device's thread;
- * fn NULL stops them.  IPU_E_BUSY while a run is queued or running,
+ * One superstep as it ran.  Leaf steps only (enum ipu_step_kind, numbered
+ * as the executable format numbers them); after the last step of a
+ * program one more event of kind IPU_TRACE_PROGRAM covers the whole run.
+ */
+enum ipu_step_kind {
+	IPU_STEP_EXECUTE = 2,		/* index: compute set */
+	IPU_STEP_EXCHANGE = 3,		/* index: exchange */
+	IPU_STEP_STREAM_COPY = 4,	/* index: stream copy */
+	IPU_STEP_SYNC = 7,		/* index: IPU_SYNC_INTERNAL or IPU_SYNC_EXTERNAL */
+};
+#define IPU_SYNC_INTERNAL 0u		/* tiles only */
+#define IPU_SYNC_EXTERNAL 1u		/* tiles and host */
+#define IPU_TRACE_PROGRAM 0u		/* kind of the end-of-program event */
+#define IPU_TRACE_STALLED 1u		/* flags: a stream copy waited for the host */
+
+struct ipu_step_event {
+	uint32_t program;		/* program index */
+	uint32_t step;			/* index in the program steps (the root for a program) */
+	uint16_t kind;			/* enum ipu_step_kind or IPU_TRACE_PROGRAM */
+	uint16_t flags;			/* IPU_TRACE_STALLED */
+	uint32_t index;			/* compute set, exchange, stream copy, sync kind */
+	uint32_t stream;		/* stream copies: the stream */
+	int32_t status;			/* program event: its result (0 or an error code) */
+	uint64_t cycles;		/* modelled, exactly as added to the counters */
+	uint64_t bytes;			/* exchange / stream copy: bytes moved */
+	uint64_t start_ns, end_ns;	/* host CLOCK_MONOTONIC wall time */
+};
+
+/* Called on the device's thread after each traced step; must not call libipu. */
+typedef void (*ipu_trace_fn)(void *ctx, const struct ipu_step_event *ev);
+
+/*
+ * Per-step events of the programs that run from now on (model backend),
+ * delivered on the device's thread; fn NULL stops them.  Costs two clock
+ * reads per step while set.  IPU_E_BUSY while a run is queued or running,
  * IPU_E_INVAL on a backend without them (/dev/ipuN).
  */
 int ipu_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx);
-/* Modelled cost of one superstep of the loaded executable (model backend). */
+
+/* Modelled cost of one superstep of the loaded executable, whether or not it ran. */
+struct ipu_superstep_cost {
+	uint64_t cycles;		/* as a run adds to the counters */
+	uint64_t bytes;			/* exchange / stream copy: bytes moved */
+};
+
+/*
+ * Modelled cost of one superstep (kind IPU_STEP_EXECUTE, _EXCHANGE or
+ * _STREAM_COPY, index among them) of the loaded executable (model backend).
+ */
 int ipu_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t index,
 		       struct ipu_superstep_cost *out);
-
-/* Human-readable description of an error code. */
-const char *ipu_strerror(int err);
 
 #endif /* IPU_IPU_H */

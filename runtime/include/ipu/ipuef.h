@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "ipu/dtype.h"
+#include "ipu/error.h"
 
 #define IPUEF_VERSION_MAJOR 1
 #define IPUEF_VERSION_MINOR 0
@@ -51,49 +52,8 @@
 /* batch_dim of an anchor that has no batch dimension. */
 #define IPUEF_NO_BATCH_DIM 0xffffffffu
 
-/*
- * Error codes, all negative and outside the engine's ipu_err range
- * (-1..-99) so that a caller propagating either can tell them apart.
- */
-enum ipuef_err {
-	IPUEF_OK = 0,
-	IPUEF_E_IO = -100,		/* open/read/write failed (errno in message) */
-	IPUEF_E_NOMEM = -101,
-	IPUEF_E_INVAL = -102,		/* bad argument to an API call */
-	IPUEF_E_TRUNCATED = -103,	/* shorter than the header says */
-	IPUEF_E_MAGIC = -104,		/* not an .ipuef file */
-	IPUEF_E_VERSION = -105,		/* major version we cannot read */
-	IPUEF_E_HEADER = -106,		/* header_size wrong */
-	IPUEF_E_SIZE = -107,		/* bytes beyond the declared end/last blob */
-	IPUEF_E_CHECKSUM = -108,	/* whole-file CRC mismatch */
-	IPUEF_E_LIMIT = -109,		/* a count over its IPUEF_MAX_* limit */
-	IPUEF_E_BLOB_BOUNDS = -110,	/* blob header or payload past the end */
-	IPUEF_E_BLOB_CHECKSUM = -111,	/* blob payload CRC mismatch */
-	IPUEF_E_BLOB_TYPE = -112,	/* unknown blob type */
-	IPUEF_E_BLOB_VERSION = -113,	/* blob payload version not supported */
-	IPUEF_E_BLOB_COUNT = -114,	/* Metadata/Executable missing or repeated */
-	IPUEF_E_RESERVED = -115,	/* reserved field, flag or padding not 0 */
-	IPUEF_E_METADATA = -116,	/* Metadata payload overrun or trailing bytes */
-	IPUEF_E_STRING = -117,		/* empty, too long, NUL or invalid UTF-8 */
-	IPUEF_E_TARGET = -118,		/* tiles/tile_mem/batch size 0 */
-	IPUEF_E_PROGRAM = -119,		/* program index/name bad or duplicate */
-	IPUEF_E_ANCHOR_NAME = -120,	/* anchor name empty or duplicate */
-	IPUEF_E_ANCHOR_DTYPE = -121,
-	IPUEF_E_ANCHOR_RANK = -122,	/* rank > IPUEF_MAX_RANK */
-	IPUEF_E_ANCHOR_SHAPE = -123,	/* a dim 0 or size over the limit */
-	IPUEF_E_ANCHOR_DIR = -124,	/* unknown direction, or kind needs input */
-	IPUEF_E_ANCHOR_KIND = -125,
-	IPUEF_E_ANCHOR_BATCH = -126,	/* batch dim >= rank */
-	IPUEF_E_ANCHOR_STREAM = -127,	/* stream id over limit or shared */
-	IPUEF_E_ANCHOR_PROGRAMS = -128,	/* uses a program that does not exist */
-	IPUEF_E_TENSOR = -129,		/* TensorData malformed or duplicate name */
-	IPUEF_E_TENSOR_MISSING = -130,	/* tensor-data anchor without its blob */
-	IPUEF_E_TENSOR_MISMATCH = -131,	/* blob dtype/shape differs from anchor */
-	IPUEF_E_OPAQUE = -132,		/* Opaque blob malformed */
-};
-
-/* Short stable name of an error code ("IPUEF_E_TRUNCATED"), never NULL. */
-const char *ipuef_err_name(int err);
+/* Errors: the IPUEF_E_* codes of ipu/error.h (names: ipu_err_name()). */
+#define IPUEF_OK IPU_OK
 
 enum ipuef_blob_type {
 	IPUEF_BLOB_METADATA = 1,

@@ -21,25 +21,15 @@
 #include <stdint.h>
 
 #include "ipu/dtype.h"
+#include "ipu/error.h"
 
 /* NumPy's own limit on dimensions (NPY_MAXDIMS of NumPy 1.x). */
 #define IPURT_NPY_MAX_RANK 32u
 /* Longest header accepted; NumPy writes a few hundred bytes at most. */
 #define IPURT_NPY_MAX_HEADER (1u << 20)
 
-/* Error codes, negative, in their own range. */
-enum ipurt_npy_err {
-	IPURT_NPY_OK = 0,
-	IPURT_NPY_E_IO = -160,		/* open/read/write failed */
-	IPURT_NPY_E_NOMEM = -161,
-	IPURT_NPY_E_INVAL = -162,	/* bad argument */
-	IPURT_NPY_E_FORMAT = -163,	/* not .npy, bad version or header syntax */
-	IPURT_NPY_E_DTYPE = -164,	/* a dtype the runtime does not take */
-	IPURT_NPY_E_ORDER = -165,	/* fortran_order True */
-	IPURT_NPY_E_SHAPE = -166,	/* rank or size over the limits */
-	IPURT_NPY_E_SIZE = -167,	/* data bytes do not match the shape */
-	IPURT_NPY_E_VALUE = -168,	/* a bool element that is not 0 or 1 */
-};
+/* Errors: the IPURT_NPY_E_* codes of ipu/error.h (names: ipu_err_name()). */
+#define IPURT_NPY_OK IPU_OK
 
 /* An array: C order, little-endian elements. */
 struct ipurt_npy {
@@ -75,7 +65,5 @@ int ipurt_npy_encode(const struct ipurt_npy *a, void **out, size_t *len,
 /* Free the data of an array filled by read/parse; safe on an empty one. */
 void ipurt_npy_free(struct ipurt_npy *a);
 
-/* Short stable name of an error code, never NULL. */
-const char *ipurt_npy_err_name(int err);
 
 #endif /* IPU_NPY_H */

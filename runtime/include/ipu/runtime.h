@@ -13,15 +13,17 @@
  *                  predicate to exclude tensors the user overrides), runs
  *                  Load once, then serves requests; owns a QueueManager
  *   QueueManager   one SPSC RingBuffer per anchor holding pointers to the
- *                  user's memory (no copies) and a feeder thread that moves
- *                  them into the device's streams in order, so the host
- *                  prepares request k+1 while the device runs request k
+ *                  user's memory (no copies), moved into the device's
+ *                  stream FIFOs in order as each request is enqueued, so
+ *                  the host prepares request k+1 while the device runs
+ *                  request k
  *   ModelRunner    the one-call API: execute / execute_async + wait, with
  *                  timeouts, I/O validation, dynamic batch sizing and
  *                  conditional execution of fused models
  *
- * Errors: negative codes (IPURT_E_* below, or the engine's / the .ipuef
- * reader's, which they pass through) and a one-line message in `err`.
+ * Errors: negative codes of ipu/error.h (IPURT_E_*, or the device's and the
+ * .ipuef reader's, which pass through; ipu_err_name() names any of them)
+ * and a one-line message in `err`.
  * No global state; a ModelRunner may be used by many threads at once.
  */
 #ifndef IPU_RUNTIME_H
@@ -34,25 +36,6 @@
 #include "ipu/ipu.h"
 #include "ipu/ipuef.h"
 
-enum ipurt_err {
-	IPURT_E_NOMEM = -300,
-	IPURT_E_INVAL = -301,		/* bad argument */
-	IPURT_E_NO_DEVICE = -302,	/* no device satisfies the model */
-	IPURT_E_BUSY = -303,		/* all suitable devices in use (no wait) */
-	IPURT_E_TIMEOUT = -304,		/* request or device wait timed out */
-	IPURT_E_NAME = -305,		/* no anchor of that name */
-	IPURT_E_DTYPE = -306,		/* tensor dtype differs from the anchor's */
-	IPURT_E_SHAPE = -307,		/* tensor shape incompatible with the anchor */
-	IPURT_E_MISSING = -308,		/* a required anchor was not provided */
-	IPURT_E_BATCH = -309,		/* batch sizes disagree or not a multiple */
-	IPURT_E_MODEL = -310,		/* model file unusable (no main program, ...) */
-	IPURT_E_DEVICE = -311,		/* the device failed a request */
-	IPURT_E_CANCELLED = -312,	/* dropped by a timeout recovery or close */
-	IPURT_E_CLOSED = -313,		/* runner is shutting down */
-};
-
-/* Stable name of any code this library returns ("IPURT_E_SHAPE", ...). */
-const char *ipurt_err_name(int err);
 
 /* ------------------------------------------------------------------ */
 /* DeviceManager                                                        */

@@ -18,78 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipu/error.h"	/* IPUX_E_* from the verifier, IPU_E_* at run time */
 #include "ipu/ipux.h"
-
-/*
- * Error codes.  Load errors are distinct per malformation so that a caller
- * (and the tests) can tell exactly what was refused.  All are negative.
- */
-enum ipu_err {
-	IPU_OK = 0,
-	/* image structure */
-	IPUX_E_TRUNCATED = -1,		/* shorter than its header says */
-	IPUX_E_BAD_MAGIC = -2,
-	IPUX_E_BAD_VERSION = -3,
-	IPUX_E_BAD_HEADER = -4,		/* header_size, flags, reserved */
-	IPUX_E_CHECKSUM = -5,
-	IPUX_E_SECTION_TABLE = -6,	/* table outside image or misaligned */
-	IPUX_E_SECTION_BOUNDS = -7,	/* payload outside image */
-	IPUX_E_SECTION_SIZE = -8,	/* size != count * record size */
-	IPUX_E_SECTION_DUP = -9,
-	IPUX_E_SECTION_UNKNOWN = -10,
-	IPUX_E_SECTION_MISSING = -11,
-	IPUX_E_SECTION_ALIGN = -12,
-	/* target */
-	IPUX_E_TILES = -13,		/* 0, over the limit or over the device */
-	IPUX_E_TILE_MEM = -14,		/* 0, over the limit or over the device */
-	/* tables */
-	IPUX_E_RESERVED = -15,		/* a reserved field is not zero */
-	IPUX_E_TILE_RANGE = -16,	/* a tile index >= num_tiles */
-	IPUX_E_REGION_BOUNDS = -17,	/* region outside tile memory */
-	IPUX_E_REGION_ALIGN = -18,	/* region misaligned for its dtype */
-	IPUX_E_DTYPE = -19,		/* unknown dtype */
-	IPUX_E_CODELET_UNKNOWN = -20,
-	IPUX_E_OPERAND_RANGE = -21,	/* operand index outside OPERANDS */
-	IPUX_E_PARAM_RANGE = -22,	/* param index outside PARAMS */
-	IPUX_E_OPERAND_COUNT = -23,	/* wrong number of operands */
-	IPUX_E_PARAM_COUNT = -24,	/* wrong number of params */
-	IPUX_E_OPERAND_TYPE = -25,	/* operand dtype not accepted */
-	IPUX_E_OPERAND_SHAPE = -26,	/* operand size inconsistent with params */
-	IPUX_E_PARAM_VALUE = -27,	/* a param out of its range */
-	IPUX_E_VERTEX_RANGE = -28,	/* compute set vertex range outside table */
-	IPUX_E_COPY_RANGE = -29,	/* exchange copy range outside table */
-	IPUX_E_COPY_BOUNDS = -30,	/* copy source/destination outside tile */
-	IPUX_E_STREAM_DIR = -31,
-	IPUX_E_STREAM_ID = -32,		/* stream copy names no stream */
-	IPUX_E_STREAM_SIZE = -33,	/* regions do not add up to buffer_bytes */
-	IPUX_E_REGION_RANGE = -34,	/* stream copy region range outside table */
-	IPUX_E_STEP_KIND = -35,
-	IPUX_E_STEP_REF = -36,		/* step refers to a missing cs/exchange/... */
-	IPUX_E_STEP_FLAGS = -37,
-	IPUX_E_CHILD_RANGE = -38,	/* children range outside CHILDREN */
-	IPUX_E_STEP_RANGE = -39,	/* a step index outside STEPS */
-	IPUX_E_PROGRAM_CYCLE = -40,	/* a step contains itself */
-	IPUX_E_PROGRAM_DEPTH = -41,	/* nesting deeper than IPUX_MAX_DEPTH */
-	IPUX_E_PROGRAM_COUNT = -42,	/* 0 or more than IPUX_MAX_PROGRAMS */
-	IPUX_E_SWITCH = -43,		/* selector misplaced or no cases */
-	IPUX_E_INIT_BOUNDS = -44,	/* init outside tile or DATA */
-	IPUX_E_LIMIT = -45,		/* a count over an engine limit */
-	IPUX_E_SIZE_OVERFLOW = -46,	/* offset + size overflows */
-	/* run time */
-	IPU_E_NOMEM = -60,
-	IPU_E_NOT_LOADED = -61,
-	IPU_E_PROGRAM = -62,		/* program index out of range */
-	IPU_E_CANCELLED = -63,		/* aborted (ipu_engine_abort) */
-	IPU_E_STREAM = -64,		/* host side failed a stream transfer */
-	IPU_E_FAULT = -65,		/* a codelet faulted (see fault detail) */
-	IPU_E_INVAL = -66,		/* bad argument from the embedding */
-	IPU_E_BUSY = -67,
-	IPU_E_TIMEOUT = -68,
-	IPU_E_IO = -69,			/* device or transport failure */
-};
-
-/* Short stable name of an error code ("IPUX_E_TRUNCATED"), never NULL. */
-const char *ipu_err_name(int err);
 
 struct ipu_engine_config {
 	uint32_t num_tiles;	/* tiles of the device */
@@ -139,7 +69,7 @@ struct ipu_engine_counters {
 };
 
 /* Profile of one compute set, accumulated over runs. */
-struct ipu_cs_profile {
+struct ipu_engine_cs_profile {
 	uint64_t executions;
 	uint64_t cycles;		/* modelled, all executions */
 	uint32_t cycles_per_run;	/* modelled cycles of one execution */
@@ -151,17 +81,17 @@ struct ipu_cs_profile {
  * One superstep as it ran, for profiles (ipu_engine_set_trace).  Leaf
  * steps only (Execute, Exchange, StreamCopy, Sync); Sequence, Repeat and
  * Switch are visible through the leaves they run.  After the last step of
- * a program one more event with kind IPU_TRACE_PROGRAM covers the whole
+ * a program one more event with kind IPU_ENGINE_TRACE_PROGRAM covers the whole
  * run.
  */
-#define IPU_TRACE_PROGRAM 0u		/* kind of the end-of-program event */
-#define IPU_TRACE_STALLED 1u		/* flags: a stream copy waited for the host */
+#define IPU_ENGINE_TRACE_PROGRAM 0u		/* kind of the end-of-program event */
+#define IPU_ENGINE_TRACE_STALLED 1u		/* flags: a stream copy waited for the host */
 
-struct ipu_step_event {
+struct ipu_engine_step_event {
 	uint32_t program;		/* program index */
 	uint32_t step;			/* index in STEPS (the root for a program) */
-	uint16_t kind;			/* IPUX_STEP_* or IPU_TRACE_PROGRAM */
-	uint16_t flags;			/* IPU_TRACE_STALLED */
+	uint16_t kind;			/* IPUX_STEP_* or IPU_ENGINE_TRACE_PROGRAM */
+	uint16_t flags;			/* IPU_ENGINE_TRACE_STALLED */
 	uint32_t index;			/* compute set, exchange, stream copy, sync kind */
 	uint32_t stream;		/* stream copies: the stream */
 	int32_t status;			/* program event: its result (0 or ipu_err) */
@@ -174,10 +104,10 @@ struct ipu_step_event {
  * Called on the thread running the program, after each traced step; must
  * not call into the engine.  Costs two clock reads per step while set.
  */
-typedef void (*ipu_trace_fn)(void *ctx, const struct ipu_step_event *ev);
+typedef void (*ipu_engine_trace_fn)(void *ctx, const struct ipu_engine_step_event *ev);
 
 /* Modelled cost of one superstep of the loaded executable, whether or not it ran. */
-struct ipu_superstep_cost {
+struct ipu_engine_superstep_cost {
 	uint64_t cycles;		/* as a run adds to the counters */
 	uint64_t bytes;			/* exchange / stream copy: bytes moved */
 };
@@ -265,13 +195,13 @@ void ipu_engine_counters(const struct ipu_engine *e,
 void ipu_engine_reset_counters(struct ipu_engine *e);
 /* Profile of compute set `cs`; IPU_E_INVAL if out of range. */
 int ipu_engine_cs_profile(const struct ipu_engine *e, uint32_t cs,
-			  struct ipu_cs_profile *out);
+			  struct ipu_engine_cs_profile *out);
 
 /*
  * Report every step of the programs that run from now on to fn (NULL:
  * stop).  Set it while no program runs (the run reads it unlocked).
  */
-void ipu_engine_set_trace(struct ipu_engine *e, ipu_trace_fn fn, void *ctx);
+void ipu_engine_set_trace(struct ipu_engine *e, ipu_engine_trace_fn fn, void *ctx);
 /*
  * Modelled cost of compute set, exchange or stream copy `index` (kind
  * IPUX_STEP_EXECUTE / EXCHANGE / STREAM_COPY) of the loaded executable;
@@ -279,12 +209,10 @@ void ipu_engine_set_trace(struct ipu_engine *e, ipu_trace_fn fn, void *ctx);
  * range.
  */
 int ipu_engine_superstep_cost(const struct ipu_engine *e, uint32_t kind, uint32_t index,
-			      struct ipu_superstep_cost *out);
+			      struct ipu_engine_superstep_cost *out);
 
 /* The checksum an image's header must hold (len >= header size). */
 uint32_t ipu_exe_checksum(const void *image, size_t len);
 
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) used by the format. */
-uint32_t ipu_crc32(uint32_t crc, const void *data, size_t len);
 
 #endif /* IPU_ENGINE_H */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "crc32_table.h"
-#include "ipu/engine.h"
+#include "ipu/crc32.h"
 
 uint32_t ipu_crc32(uint32_t crc, const void *data, size_t len)
 {
@@ -26,7 +26,7 @@ uint32_t ipu_crc32(uint32_t crc, const void *data, size_t len)
 	while (len >= 8) {
 		uint32_t lo, hi;
 
-		memcpy(&lo, p, 4);	/* little-endian hosts (engine_internal.h) */
+		memcpy(&lo, p, 4);	/* little-endian hosts (checked at engine creation) */
 		memcpy(&hi, p + 4, 4);
 		lo ^= crc;
 		crc = crc32_tables[7][lo & 0xff] ^ crc32_tables[6][(lo >> 8) & 0xff] ^

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_error.c - the one error table (ipu/error.h): every code of every
+ * layer has one unique name and a description, the verifier's findings
+ * belong to the IPU_E_VERIFY class, and the formatting helper truncates
+ * safely and returns the code it was given.
+ */
+#include <string.h>
+
+#include "harness.h"
+#include "ipu/error.h"
+
+/* Every code the header declares, by layer (kept in step with the enum). */
+static int all_codes(int *out)
+{
+	int n = 0, c;
+
+	out[n++] = IPU_OK;
+	for (c = IPUX_E_TRUNCATED; c >= IPUX_E_SIZE_OVERFLOW; c--)
+		out[n++] = c;
+	for (c = IPU_E_NOMEM; c >= IPU_E_VERIFY; c--)
+		out[n++] = c;
+	for (c = IPUEF_E_IO; c >= IPUEF_E_OPAQUE; c--)
+		out[n++] = c;
+	for (c = IPURT_NPY_E_IO; c >= IPURT_NPY_E_VALUE; c--)
+		out[n++] = c;
+	for (c = IPURT_E_NOMEM; c >= IPURT_E_CLOSED; c--)
+		out[n++] = c;
+	return n;
+}
+
+TEST(every_code_named_once)
+{
+	int codes[256], n = all_codes(codes), i, j;
+
+	CHECK_EQ_INT(n, 114);
+	for (i = 0; i < n; i++) {
+		const char *name = ipu_err_name(codes[i]);
+
+		CHECK_MSG(strcmp(name, "IPU_E_UNKNOWN"), "code %d has no name", codes[i]);
+		CHECK_MSG(strcmp(ipu_strerror(codes[i]), "unknown error"),
+			  "code %d has no description", codes[i]);
+		for (j = 0; j < i; j++)
+			CHECK_MSG(strcmp(name, ipu_err_name(codes[j])), "%s named twice", name);
+	}
+	/* the layers' own spellings, including the .npy ones that used to print as unknown */
+	CHECK(!strcmp(ipu_err_name(IPURT_NPY_E_ORDER), "IPURT_NPY_E_ORDER"));
+	CHECK(!strcmp(ipu_err_name(IPUEF_E_CHECKSUM), "IPUEF_E_CHECKSUM"));
+	CHECK(!strcmp(ipu_err_name(IPUX_E_TILES), "IPUX_E_TILES"));
+	CHECK(!strcmp(ipu_err_name(IPURT_E_SHAPE), "IPURT_E_SHAPE"));
+	CHECK(!strcmp(ipu_err_name(IPU_E_VERIFY), "IPU_E_VERIFY"));
+	/* gaps between the layers and beyond them are unknown, never NULL */
+	CHECK(!strcmp(ipu_err_name(-47), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_err_name(-200), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_err_name(12345), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_strerror(-1000), "unknown error"));
+}
+
+TEST(verifier_findings_are_details_of_one_class)
+{
+	int c;
+
+	for (c = IPUX_E_TRUNCATED; c >= IPUX_E_SIZE_OVERFLOW; c--)
+		CHECK_EQ_INT(ipu_err_class(c), IPU_E_VERIFY);
+	CHECK_EQ_INT(ipu_err_class(IPU_E_VERIFY), IPU_E_VERIFY);
+	CHECK_EQ_INT(ipu_err_class(IPU_E_NOMEM), IPU_E_NOMEM);
+	CHECK_EQ_INT(ipu_err_class(IPUEF_E_CHECKSUM), IPUEF_E_CHECKSUM);
+	CHECK_EQ_INT(ipu_err_class(0), 0);
+}
+
+TEST(formatting_helper)
+{
+	struct ipu_error e;
+	char small[8];
+
+	memset(small, 'x', sizeof(small));
+	CHECK_EQ_INT(ipu_errorf(small, sizeof(small), IPU_E_INVAL, "value %d too large", 123456),
+		     IPU_E_INVAL);
+	CHECK(!strcmp(small, "value 1"));
+	CHECK_EQ_INT(ipu_errorf(NULL, 0, IPURT_E_NAME, "ignored %s", "x"), IPURT_E_NAME);
+	CHECK_EQ_INT(ipu_errorf(small, 0, IPURT_E_NAME, "not written"), IPURT_E_NAME);
+	CHECK(!strcmp(small, "value 1"));
+	CHECK_EQ_INT(ipu_error_set(&e, IPU_E_VERIFY, IPUX_E_CHECKSUM, "crc %08x", 0xdeadbeefu),
+		     IPU_E_VERIFY);
+	CHECK_EQ_INT(e.code, IPU_E_VERIFY);
+	CHECK_EQ_INT(e.detail, IPUX_E_CHECKSUM);
+	CHECK(!strcmp(e.msg, "crc deadbeef"));
+	CHECK_EQ_INT(ipu_error_set(NULL, IPU_E_IO, 0, "nowhere"), IPU_E_IO);
+}
+
+int main(int argc, char **argv)
+{
+	TH_INIT(argc, argv);
+	RUN(every_code_named_once);
+	RUN(verifier_findings_are_details_of_one_class);
+	RUN(formatting_helper);
+	return TH_DONE();
+}
