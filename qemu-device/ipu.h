@@ -159,7 +159,7 @@ bool ipu_fault_parse(IpuState *s, const char *spec, Error **errp);
 void ipu_fault_write_locked(IpuState *s, hwaddr addr, uint32_t val);
 uint8_t ipu_fault_match_locked(IpuState *s, const struct ipu_cmd *cmd);
 bool ipu_fault_wait_hung_locked(IpuState *s, uint32_t gen);
-void ipu_fault_step(void *ctx, const struct ipu_step_event *ev);
+void ipu_fault_step(void *ctx, const struct ipu_engine_step_event *ev);
 bool ipu_fault_take_dma(IpuState *s);
 
 /* ipu_rings.c */

@@ -213,13 +213,13 @@ bool ipu_fault_wait_hung_locked(IpuState *s, uint32_t gen)
  * sleeps (both give way to a reset at once: the engine then stops at the
  * next step boundary).
  */
-void ipu_fault_step(void *ctx, const struct ipu_step_event *ev)
+void ipu_fault_step(void *ctx, const struct ipu_engine_step_event *ev)
 {
     IpuState *s = ctx;
     uint32_t gen, ms;
     int64_t deadline, left;
 
-    if (ev->kind == IPU_TRACE_PROGRAM) {
+    if (ev->kind == IPU_ENGINE_TRACE_PROGRAM) {
         return;
     }
     if (qatomic_read(&s->hung)) {

@@ -46,7 +46,7 @@ static struct ipurt_runner *runner(const char *path, const char *device, uint32_
 	c.num_devices = ndev;
 	rc = ipurt_runner_create(path, &c, &r, err, sizeof(err));
 	if (rc)
-		fprintf(stderr, "runner: %s (%s)\n", err, ipurt_err_name(rc));
+		fprintf(stderr, "runner: %s (%s)\n", err, ipu_err_name(rc));
 	return r;
 }
 
