@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "ipu/ipu.h"
+#include "load_image.h"
 #include "mlp_model.h"
 
 #define E2E_MODEL_SPEC "model:tiles=16,tile_mem=256k,workers=2"
@@ -80,7 +81,7 @@ static inline int e2e_run_on(const char *spec, const void *img, size_t len, cons
 	}
 	rc = ipu_attach(d);
 	if (!rc)
-		rc = ipu_load(d, img, len, err, sizeof(err));
+		rc = test_load_image(d, img, len, err, sizeof(err));
 	for (i = 0; !rc && i < reqs; i++) {
 		rc = ipu_stream_submit(d, 0, (void *)(x + (size_t)i * in_floats), in_floats * 4, i);
 		if (!rc)

@@ -24,7 +24,7 @@ VM_PROGRAMS := $(VM_SELFTESTS) $(VM_TOOLS) $(VM_BENCH)
 
 $(BUILD)/selftests/%.o: selftests/%.c $(KSRC_DIR)/.extracted
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) -Iselftests -I$(KSFT_INC) $(NL_CFLAGS) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-misleading-indentation -Wno-sign-compare \
+	$(CC) $(ALL_CPPFLAGS) -Iselftests -Itests/lib -I$(KSFT_INC) $(NL_CFLAGS) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-unused-parameter -pthread -MMD -MP -c -o $@ $<
 
 $(VM_DIR)/bin/ipu_selftest: $(BUILD)/selftests/ipu_selftest.o $(GRAPH_LIB) $(ENGINE_LIB)
