@@ -75,6 +75,8 @@ all:
 # prerequisites and link before the library exists (found by a fresh-clone
 # `make demo`).  The fragments that build them define the same values.
 ENGINE_LIB := $(BUILD)/libipuengine.a
+UTIL_SRCS := $(sort $(wildcard util/*.c))
+UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/%.o)
 GRAPH_LIB := $(BUILD)/libipugraph.a
 LIBIPU_LIB := $(BUILD)/libipu.a
 RUNTIME_LIB := $(BUILD)/libipurt.a

@@ -157,22 +157,22 @@ static int binary_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	op = p[0];
 	rank = p[1];
 	if (rank < 1 || rank > IPUX_MAX_RANK)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "BINARY: rank %u outside 1..%u", rank,
 			      IPUX_MAX_RANK);
 	if (v->num_params != 2 + 3 * rank)
-		return cl_err(why, len, IPUX_E_PARAM_COUNT,
+		return ipu_errorf(why, len, IPUX_E_PARAM_COUNT,
 			      "BINARY: %u params, rank %u needs %u",
 			      v->num_params, rank, 2 + 3 * rank);
 	if (op >= IPUX_BIN_COUNT)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "BINARY: unknown op %u", op);
 	r = cl_check_same_dtype(v, 0, 1, "BINARY", "a", "b", why, len);
 	if (r)
 		return r;
 	tab = bin_table(v->ops[0].dtype);
 	if (!tab || !tab[op])
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "BINARY: op %u does not accept %s operands", op,
 			      cl_dt_name(v->ops[0].dtype));
 	odt = (bin_is_compare(op) || op >= IPUX_BIN_AND) &&
@@ -180,7 +180,7 @@ static int binary_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		      ? IPUX_DT_U8
 		      : v->ops[0].dtype;
 	if (v->ops[2].dtype != odt)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "BINARY: out is %s, op %u needs %s",
 			      cl_dt_name(v->ops[2].dtype), op,
 			      cl_dt_name(odt));
@@ -329,19 +329,19 @@ static int where_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	rank = p[0];
 	if (rank < 1 || rank > IPUX_MAX_RANK)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "WHERE: rank %u outside 1..%u", rank,
 			      IPUX_MAX_RANK);
 	if (v->num_params != 1 + 4 * rank)
-		return cl_err(why, len, IPUX_E_PARAM_COUNT,
+		return ipu_errorf(why, len, IPUX_E_PARAM_COUNT,
 			      "WHERE: %u params, rank %u needs %u",
 			      v->num_params, rank, 1 + 4 * rank);
 	if (v->ops[0].dtype != IPUX_DT_U8)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "WHERE: cond is %s, expected U8",
 			      cl_dt_name(v->ops[0].dtype));
 	if (!cl_is_valid_dt(v->ops[1].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "WHERE: x has invalid dtype %u",
 			      v->ops[1].dtype);
 	r = cl_check_same_dtype(v, 1, 2, "WHERE", "x", "y", why, len);

@@ -46,20 +46,6 @@ extern const struct ipu_codelet ipu_cl_copy, ipu_cl_fill, ipu_cl_cast,
 	ipu_cl_pad, ipu_cl_cumsum, ipu_cl_topk, ipu_cl_iota, ipu_cl_cast_fp8,
 	ipu_cl_matmul_fp8, ipu_cl_conv2d_fp8;
 
-__attribute__((format(printf, 4, 5)))
-static inline int cl_err(char *why, size_t whylen, int code, const char *fmt,
-			 ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 static inline const char *cl_dt_name(uint32_t dt)
 {
 	switch (dt) {
@@ -105,19 +91,19 @@ static inline int cl_check_counts(const struct ipu_vertex_ctx *v,
 {
 	if (v->num_ops < min_ops || v->num_ops > max_ops) {
 		if (min_ops == max_ops)
-			return cl_err(why, whylen, IPUX_E_OPERAND_COUNT,
+			return ipu_errorf(why, whylen, IPUX_E_OPERAND_COUNT,
 				      "%s: %u operands, expected %u", name,
 				      v->num_ops, min_ops);
-		return cl_err(why, whylen, IPUX_E_OPERAND_COUNT,
+		return ipu_errorf(why, whylen, IPUX_E_OPERAND_COUNT,
 			      "%s: %u operands, expected %u..%u", name,
 			      v->num_ops, min_ops, max_ops);
 	}
 	if (v->num_params < min_params || v->num_params > max_params) {
 		if (min_params == max_params)
-			return cl_err(why, whylen, IPUX_E_PARAM_COUNT,
+			return ipu_errorf(why, whylen, IPUX_E_PARAM_COUNT,
 				      "%s: %u params, expected %u", name,
 				      v->num_params, min_params);
-		return cl_err(why, whylen, IPUX_E_PARAM_COUNT,
+		return ipu_errorf(why, whylen, IPUX_E_PARAM_COUNT,
 			      "%s: %u params, expected %u..%u", name,
 			      v->num_params, min_params, max_params);
 	}
@@ -157,10 +143,10 @@ static inline int cl_check_dims(const uint32_t *d, uint32_t n, uint64_t *out,
 	int r = cl_prod(d, n, out);
 
 	if (r == -1)
-		return cl_err(why, whylen, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, whylen, IPUX_E_PARAM_VALUE,
 			      "%s: %s has a zero dimension", name, what);
 	if (r == -2)
-		return cl_err(why, whylen, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, whylen, IPUX_E_PARAM_VALUE,
 			      "%s: %s has more than 2^32-1 elements", name,
 			      what);
 	return 0;
@@ -172,7 +158,7 @@ static inline int cl_check_count(const struct ipu_vertex_ctx *v, uint32_t op,
 				 char *why, size_t whylen)
 {
 	if (v->ops[op].count != want)
-		return cl_err(why, whylen, IPUX_E_OPERAND_SHAPE,
+		return ipu_errorf(why, whylen, IPUX_E_OPERAND_SHAPE,
 			      "%s: %s has %u elements, %s = %llu", name,
 			      opname, v->ops[op].count, expr,
 			      (unsigned long long)want);
@@ -185,7 +171,7 @@ static inline int cl_check_dtype_float(const struct ipu_vertex_ctx *v,
 				       size_t whylen)
 {
 	if (!cl_is_float(v->ops[op].dtype))
-		return cl_err(why, whylen, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, whylen, IPUX_E_OPERAND_TYPE,
 			      "%s: %s is %s, expected F32 or F16", name, opname,
 			      cl_dt_name(v->ops[op].dtype));
 	return 0;
@@ -198,7 +184,7 @@ static inline int cl_check_same_dtype(const struct ipu_vertex_ctx *v,
 				      size_t whylen)
 {
 	if (v->ops[a].dtype != v->ops[b].dtype)
-		return cl_err(why, whylen, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, whylen, IPUX_E_OPERAND_TYPE,
 			      "%s: %s is %s but %s is %s", name, bn,
 			      cl_dt_name(v->ops[b].dtype), an,
 			      cl_dt_name(v->ops[a].dtype));
@@ -607,7 +593,7 @@ static inline int cl_check_strides(const struct ipu_vertex_ctx *v, uint32_t op,
 	uint64_t m;
 
 	if (cl_max_index(shape, st, rank, &m) || m >= v->ops[op].count)
-		return cl_err(why, whylen, IPUX_E_OPERAND_SHAPE,
+		return ipu_errorf(why, whylen, IPUX_E_OPERAND_SHAPE,
 			      "%s: %s reach element %llu of %u", name, what,
 			      (unsigned long long)m, v->ops[op].count);
 	return 0;

@@ -85,18 +85,18 @@ static int conv_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	for (i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++)
 		if (p[nonzero[i]] == 0)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "CONV2D: %s is 0", conv_pname[nonzero[i]]);
 	if (p[P_FLAGS] & ~IPUX_CONV_ACCUMULATE)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "CONV2D: unknown flags 0x%x", p[P_FLAGS]);
 	if (p[P_CIN] % p[P_G] || p[P_COUT] % p[P_G])
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "CONV2D: groups %u does not divide Cin %u and "
 			      "Cout %u", p[P_G], p[P_CIN], p[P_COUT]);
 	conv_out_dims(p, &d);
 	if (d.OH == 0 || d.OW == 0)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "CONV2D: dilated kernel larger than the padded "
 			      "input");
 	f[0] = p[P_N]; f[1] = p[P_CIN]; f[2] = p[P_H]; f[3] = p[P_W];
@@ -122,7 +122,7 @@ static int conv_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 				   why, len);
 	return r;
 big:
-	return cl_err(why, len, IPUX_E_PARAM_VALUE,
+	return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 		      "CONV2D: an operand would exceed 2^32-1 elements");
 }
 

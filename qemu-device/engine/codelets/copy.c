@@ -14,7 +14,7 @@ static int copy_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (r)
 		return r;
 	if (!cl_is_valid_dt(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "COPY: src has invalid dtype %u",
 			      v->ops[0].dtype);
 	r = cl_check_same_dtype(v, 0, 1, "COPY", "src", "dst", why, len);
@@ -53,7 +53,7 @@ static int fill_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (r)
 		return r;
 	if (!cl_is_valid_dt(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "FILL: dst has invalid dtype %u",
 			      v->ops[0].dtype);
 	return 0;
@@ -85,15 +85,15 @@ static int cast_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (r)
 		return r;
 	if (!cl_is_valid_dt(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "CAST: src has invalid dtype %u",
 			      v->ops[0].dtype);
 	if (!cl_is_valid_dt(v->ops[1].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "CAST: dst has invalid dtype %u",
 			      v->ops[1].dtype);
 	if (cl_is_fp8(v->ops[0].dtype) || cl_is_fp8(v->ops[1].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "CAST: %s to %s needs a scale: use CAST_FP8",
 			      cl_dt_name(v->ops[0].dtype),
 			      cl_dt_name(v->ops[1].dtype));
@@ -250,11 +250,11 @@ static int iota_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (r)
 		return r;
 	if (!cl_is_valid_dt(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "IOTA: out has invalid dtype %u",
 			      v->ops[0].dtype);
 	if (cl_is_fp8(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "IOTA: out is %s, which has no scale here",
 			      cl_dt_name(v->ops[0].dtype));
 	return 0;

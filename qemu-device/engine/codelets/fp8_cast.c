@@ -18,7 +18,7 @@ static int cast_fp8_check(const struct ipu_vertex_ctx *v, char *why,
 	ddt = v->ops[1].dtype;
 	if (!((cl_is_float(sdt) && cl_is_fp8(ddt)) ||
 	      (cl_is_fp8(sdt) && cl_is_float(ddt))))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "CAST_FP8: %s to %s; one side must be F32 or "
 			      "F16 and the other FP8_143 or FP8_152",
 			      cl_dt_name(sdt), cl_dt_name(ddt));
@@ -32,7 +32,7 @@ static int cast_fp8_check(const struct ipu_vertex_ctx *v, char *why,
 		return r;
 	/* sizes differ, so in-place use could not be exact: refuse overlap */
 	if (cl_overlap(v, 0, 1))
-		return cl_err(why, len, IPUX_E_OPERAND_SHAPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_SHAPE,
 			      "CAST_FP8: src and dst overlap");
 	return 0;
 }

@@ -33,14 +33,14 @@ static inline int fp8_check_scale(const struct ipu_vertex_ctx *v, uint32_t op,
 
 	if (!cl_is_fp8(v->ops[op].dtype)) {
 		if (s != 0)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "%s: scale of %s is %d but %s is %s, "
 				      "not fp8 (must be 0)", name, opname, s,
 				      opname, cl_dt_name(v->ops[op].dtype));
 		return 0;
 	}
 	if (s < IPU_FP8_SCALE_MIN || s > IPU_FP8_SCALE_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: scale of %s is %d, outside [%d, %d]", name,
 			      opname, s, IPU_FP8_SCALE_MIN, IPU_FP8_SCALE_MAX);
 	return 0;
@@ -54,7 +54,7 @@ static inline int fp8_check_readable(const struct ipu_vertex_ctx *v,
 	uint32_t dt = v->ops[op].dtype;
 
 	if (!cl_is_float(dt) && !cl_is_fp8(dt))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "%s: %s is %s, expected F32, F16, FP8_143 or "
 			      "FP8_152", name, opname, cl_dt_name(dt));
 	return 0;
@@ -65,7 +65,7 @@ static inline int fp8_check_fp8(const struct ipu_vertex_ctx *v, uint32_t op,
 				char *why, size_t len)
 {
 	if (!cl_is_fp8(v->ops[op].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "%s: %s is %s, expected FP8_143 or FP8_152",
 			      name, opname, cl_dt_name(v->ops[op].dtype));
 	return 0;

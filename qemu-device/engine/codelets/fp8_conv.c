@@ -99,24 +99,24 @@ static int cv8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	for (i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++)
 		if (p[nonzero[i]] == 0)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "%s: %s is 0", nm, cv8_pname[nonzero[i]]);
 	if (p[P_FLAGS] & ~IPUX_CONV_ACCUMULATE)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: unknown flags 0x%x", nm, p[P_FLAGS]);
 	if (p[P_CIN] % p[P_G] || p[P_COUT] % p[P_G])
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: groups %u does not divide Cin %u and Cout %u",
 			      nm, p[P_G], p[P_CIN], p[P_COUT]);
 	cv8_out_dims(p, &d);
 	if (d.OH == 0 || d.OW == 0)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: dilated kernel larger than the padded input",
 			      nm);
 	if (cv8_prod4(p[P_N], p[P_CIN], p[P_H], p[P_W], &want[0]) ||
 	    cv8_prod4(p[P_COUT], d.cin_g, p[P_KH], p[P_KW], &want[1]) ||
 	    cv8_prod4(p[P_N], p[P_COUT], d.OH, d.OW, &want[2]))
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: an operand would exceed 2^32-1 elements", nm);
 	r = cl_check_count(v, 0, want[0], nm, "in", "N*Cin*H*W", why, len);
 	if (!r)

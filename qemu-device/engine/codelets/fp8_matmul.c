@@ -43,7 +43,7 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (!r)
 		r = fp8_check_readable(v, 1, "MATMUL_FP8", mm8_what[1], why, len);
 	if (!r && !cl_is_fp8(v->ops[0].dtype) && !cl_is_fp8(v->ops[1].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "MATMUL_FP8: neither A (%s) nor B (%s) is fp8: "
 			      "use MATMUL", cl_dt_name(v->ops[0].dtype),
 			      cl_dt_name(v->ops[1].dtype));
@@ -59,11 +59,11 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	flags = p[MP_FLAGS];
 	if (flags & ~(IPUX_MM_ACCUMULATE | IPUX_MM_TRANS_B | IPUX_MM_B_SHARED |
 		      IPUX_MM_A_SHARED))
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "MATMUL_FP8: unknown flags 0x%x", flags);
 	for (i = 0; i < 4; i++)
 		if (p[i] == 0)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "MATMUL_FP8: %s is 0", mm8_dim[i]);
 	na = (uint64_t)((flags & IPUX_MM_A_SHARED) ? 1 : p[MP_BATCH]) * p[MP_M];
 	nb = (uint64_t)((flags & IPUX_MM_B_SHARED) ? 1 : p[MP_BATCH]) * p[MP_K];
@@ -71,7 +71,7 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (na > UINT32_MAX || (na *= p[MP_K]) > UINT32_MAX ||
 	    nb > UINT32_MAX || (nb *= p[MP_N]) > UINT32_MAX ||
 	    nc > UINT32_MAX || (nc *= p[MP_N]) > UINT32_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "MATMUL_FP8: an operand of batch %u, M %u, N %u, "
 			      "K %u exceeds 2^32-1 elements",
 			      p[0], p[1], p[2], p[3]);

@@ -20,12 +20,12 @@ static int gather_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	p = v->params;
 	if (!cl_is_valid_dt(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "GATHER: data has invalid dtype %u",
 			      v->ops[0].dtype);
 	idt = v->ops[1].dtype;
 	if (idt != IPUX_DT_I32 && idt != IPUX_DT_I64)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "GATHER: indices is %s, expected I32 or I64",
 			      cl_dt_name(idt));
 	r = cl_check_same_dtype(v, 0, 2, "GATHER", "data", "out", why, len);
@@ -35,10 +35,10 @@ static int gather_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (r)
 		return r;
 	if (p[3] == 0)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE, "GATHER: nidx is 0");
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE, "GATHER: nidx is 0");
 	nout = (uint64_t)p[0] * p[3];
 	if (nout > UINT32_MAX || (nout *= p[2]) > UINT32_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "GATHER: out would exceed 2^32-1 elements");
 	r = cl_check_count(v, 0, n, "GATHER", "data", "outer*len*inner", why,
 			   len);

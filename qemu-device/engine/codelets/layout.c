@@ -76,15 +76,15 @@ static int lay_rank(const struct ipu_vertex_ctx *v, const char *name,
 	uint32_t r;
 
 	if (v->num_params < 1)
-		return cl_err(why, len, IPUX_E_PARAM_COUNT,
+		return ipu_errorf(why, len, IPUX_E_PARAM_COUNT,
 			      "%s: no params", name);
 	r = v->params[0];
 	if (r < 1 || r > IPUX_MAX_RANK)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: rank %u outside 1..%u", name, r,
 			      IPUX_MAX_RANK);
 	if (v->num_params != fixed + per_dim * r)
-		return cl_err(why, len, IPUX_E_PARAM_COUNT,
+		return ipu_errorf(why, len, IPUX_E_PARAM_COUNT,
 			      "%s: %u params, rank %u needs %u", name,
 			      v->num_params, r, fixed + per_dim * r);
 	*rank = r;
@@ -95,7 +95,7 @@ static int lay_dtypes(const struct ipu_vertex_ctx *v, const char *name,
 		      char *why, size_t len)
 {
 	if (!cl_is_valid_dt(v->ops[0].dtype))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "%s: in has invalid dtype %u", name,
 			      v->ops[0].dtype);
 	return cl_check_same_dtype(v, 0, 1, name, "in", "out", why, len);
@@ -129,7 +129,7 @@ static int transpose_check(const struct ipu_vertex_ctx *v, char *why,
 		uint32_t pk = v->params[1 + rank + k];
 
 		if (pk >= rank || (seen & (1u << pk)))
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "TRANSPOSE: perm is not a permutation "
 				      "of 0..%u", rank - 1);
 		seen |= 1u << pk;
@@ -205,11 +205,11 @@ static int strided_check(const struct ipu_vertex_ctx *v, char *why,
 
 		if (t < 0 ? __builtin_add_overflow(lo, t, &lo)
 			  : __builtin_add_overflow(hi, t, &hi))
-			return cl_err(why, len, IPUX_E_OPERAND_SHAPE,
+			return ipu_errorf(why, len, IPUX_E_OPERAND_SHAPE,
 				      "STRIDED_COPY: index range overflows");
 	}
 	if (lo < 0 || hi >= (int64_t)v->ops[0].count)
-		return cl_err(why, len, IPUX_E_OPERAND_SHAPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_SHAPE,
 			      "STRIDED_COPY: reads in[%lld..%lld], in has %u "
 			      "elements", (long long)lo, (long long)hi,
 			      v->ops[0].count);
@@ -264,25 +264,25 @@ static int pad_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	mode = p[1 + 3 * rank];
 	if (mode > PAD_EDGE)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "PAD: unknown mode %u", mode);
 	for (k = 0; k < rank; k++) {
 		int64_t in = p[1 + k], b = (int32_t)p[1 + rank + k];
 		int64_t e = (int32_t)p[1 + 2 * rank + k], o = in + b + e;
 
 		if (o < 1)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "PAD: dim %u of out has size %lld", k,
 				      (long long)o);
 		if (mode == PAD_REFLECT && (b > in - 1 || e > in - 1))
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "PAD: reflect pad %lld/%lld of dim %u "
 				      "exceeds its size %lld - 1",
 				      (long long)b, (long long)e, k,
 				      (long long)in);
 		if (__builtin_mul_overflow(nout, (uint64_t)o, &nout) ||
 		    nout > UINT32_MAX)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "PAD: out would exceed 2^32-1 elements");
 	}
 	return cl_check_count(v, 1, nout, "PAD", "out", "prod(out_shape)", why,

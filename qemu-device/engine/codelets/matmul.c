@@ -125,11 +125,11 @@ static int matmul_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	flags = p[4];
 	if (flags & ~(IPUX_MM_ACCUMULATE | IPUX_MM_TRANS_B | IPUX_MM_B_SHARED |
 		      IPUX_MM_A_SHARED))
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "MATMUL: unknown flags 0x%x", flags);
 	for (i = 0; i < 4; i++)
 		if (p[i] == 0)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "MATMUL: %s is 0", mm_dim[i]);
 	/* each operand's count must fit; the 4-way product need not */
 	na = (uint64_t)((flags & IPUX_MM_A_SHARED) ? 1 : p[0]) * p[1];
@@ -138,7 +138,7 @@ static int matmul_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (na > UINT32_MAX || (na *= p[3]) > UINT32_MAX || nb > UINT32_MAX ||
 	    (nb *= p[2]) > UINT32_MAX || nc > UINT32_MAX ||
 	    (nc *= p[2]) > UINT32_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "MATMUL: an operand of batch %u, M %u, N %u, "
 			      "K %u exceeds 2^32-1 elements",
 			      p[0], p[1], p[2], p[3]);

@@ -27,10 +27,10 @@ static int norm_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 			return r;
 	}
 	if (p[3] > 1)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "NORM: scale_mode %u is not 0 or 1", p[3]);
 	if (p[3] == 1 && p[4] == 0)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "NORM: period is 0");
 	r = cl_check_dims(p, 2, &n, "NORM", "rows*cols", why, len);
 	if (!r)

@@ -48,18 +48,18 @@ static int pool_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (r)
 		return r;
 	if (p[Q_OP] > IPUX_POOL_AVG)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "POOL2D: unknown op %u", p[Q_OP]);
 	if (p[Q_FLAGS] & ~IPUX_POOL_COUNT_PAD)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "POOL2D: unknown flags 0x%x", p[Q_FLAGS]);
 	for (i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++)
 		if (p[nonzero[i]] == 0)
-			return cl_err(why, len, IPUX_E_PARAM_VALUE,
+			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "POOL2D: %s is 0", pool_pname[nonzero[i]]);
 	pool_out_dims(p, &oh, &ow);
 	if (!oh || !ow)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "POOL2D: dilated window larger than the padded "
 			      "input");
 	r = cl_check_dims(p + Q_NC, 3, &nin, "POOL2D", "NC*H*W", why, len);
@@ -68,7 +68,7 @@ static int pool_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (oh > UINT32_MAX || ow > UINT32_MAX ||
 	    (nout = (uint64_t)p[Q_NC] * oh) > UINT32_MAX ||
 	    (nout *= ow) > UINT32_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "POOL2D: out would exceed 2^32-1 elements");
 	r = cl_check_count(v, 0, nin, "POOL2D", "in", "NC*H*W", why, len);
 	if (!r)

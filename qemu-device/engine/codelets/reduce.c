@@ -40,28 +40,28 @@ static int reduce_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	p = v->params;
 	op = p[0];
 	if (op >= IPUX_RED_COUNT)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "REDUCE: unknown op %u", op);
 	idt = v->ops[0].dtype;
 	if (!cl_is_float(idt) && idt != IPUX_DT_I32)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "REDUCE: in is %s, expected F32, F16 or I32",
 			      cl_dt_name(idt));
 	if (idt == IPUX_DT_I32 &&
 	    (op == IPUX_RED_L2 || op == IPUX_RED_LOG_SUM_EXP))
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "REDUCE: op %u needs a float input", op);
 	odt = (op == IPUX_RED_ARGMAX || op == IPUX_RED_ARGMIN) ? IPUX_DT_I32
 							       : idt;
 	if (v->ops[1].dtype != odt)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "REDUCE: out is %s, expected %s",
 			      cl_dt_name(v->ops[1].dtype), cl_dt_name(odt));
 	r = seq_check_shape(v, p + 1, "REDUCE", &n, why, len);
 	if (r)
 		return r;
 	if (odt == IPUX_DT_I32 && idt != IPUX_DT_I32 && p[2] > INT32_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "REDUCE: len %u does not fit an I32 index", p[2]);
 	nout = (uint64_t)p[1] * p[3];
 	return cl_check_count(v, 1, nout, "REDUCE", "out", "outer*inner", why,
@@ -421,14 +421,14 @@ static int cumsum_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	dt = v->ops[0].dtype;
 	if (!cl_is_float(dt) && dt != IPUX_DT_I32)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "CUMSUM: in is %s, expected F32, F16 or I32",
 			      cl_dt_name(dt));
 	r = cl_check_same_dtype(v, 0, 1, "CUMSUM", "in", "out", why, len);
 	if (r)
 		return r;
 	if (v->params[3] & ~(IPUX_CUMSUM_EXCLUSIVE | IPUX_CUMSUM_REVERSE))
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "CUMSUM: unknown flags 0x%x", v->params[3]);
 	r = seq_check_shape(v, v->params, "CUMSUM", &n, why, len);
 	if (r)
@@ -521,27 +521,27 @@ static int topk_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	p = v->params;
 	dt = v->ops[0].dtype;
 	if (!cl_is_float(dt) && dt != IPUX_DT_I32)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "TOPK: in is %s, expected F32, F16 or I32",
 			      cl_dt_name(dt));
 	r = cl_check_same_dtype(v, 0, 1, "TOPK", "in", "values", why, len);
 	if (r)
 		return r;
 	if (v->ops[2].dtype != IPUX_DT_I32)
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "TOPK: indices is %s, expected I32",
 			      cl_dt_name(v->ops[2].dtype));
 	if (p[4] & ~IPUX_TOPK_LARGEST)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "TOPK: unknown flags 0x%x", p[4]);
 	r = seq_check_shape(v, p, "TOPK", &n, why, len);
 	if (r)
 		return r;
 	if (p[3] < 1 || p[3] > p[1])
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "TOPK: k %u outside 1..len (%u)", p[3], p[1]);
 	if (p[1] > INT32_MAX)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "TOPK: len %u does not fit an I32 index", p[1]);
 	nout = (uint64_t)p[0] * p[3] * p[2]; /* <= outer*len*inner */
 	r = cl_check_count(v, 1, nout, "TOPK", "values", "outer*k*inner", why,
@@ -553,7 +553,7 @@ static int topk_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	/* the indices output is the heap: it must not alias anything */
 	if (cl_overlap(v, 0, 1) || cl_overlap(v, 0, 2) || cl_overlap(v, 1, 2))
-		return cl_err(why, len, IPUX_E_OPERAND_SHAPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_SHAPE,
 			      "TOPK: operands overlap");
 	return 0;
 }

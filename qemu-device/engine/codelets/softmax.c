@@ -23,7 +23,7 @@ static int softmax_check(const struct ipu_vertex_ctx *v, char *why,
 	if (r)
 		return r;
 	if (v->params[3] & ~IPUX_SOFTMAX_LOG)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "SOFTMAX: unknown flags 0x%x", v->params[3]);
 	r = cl_check_dims(v->params, 3, &n, "SOFTMAX", "outer*len*inner", why,
 			  len);

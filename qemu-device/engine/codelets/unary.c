@@ -145,7 +145,7 @@ static int unary_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	op = v->params[0];
 	if (op >= IPUX_UN_COUNT)
-		return cl_err(why, len, IPUX_E_PARAM_VALUE,
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "UNARY: unknown op %u", op);
 	dt = v->ops[0].dtype;
 	r = cl_check_same_dtype(v, 0, 1, "UNARY", "src", "dst", why, len);
@@ -153,14 +153,14 @@ static int unary_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	if (op == IPUX_UN_NOT) {
 		if (dt != IPUX_DT_U8)
-			return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+			return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 				      "UNARY: NOT needs U8, src is %s",
 				      cl_dt_name(dt));
 	} else if (!cl_is_float(dt) &&
 		   !(dt == IPUX_DT_I32 &&
 		     (op == IPUX_UN_NEG || op == IPUX_UN_ABS ||
 		      op == IPUX_UN_SIGN))) {
-		return cl_err(why, len, IPUX_E_OPERAND_TYPE,
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "UNARY: op %u does not accept %s", op,
 			      cl_dt_name(dt));
 	}
