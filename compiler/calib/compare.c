@@ -84,7 +84,7 @@ int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 				struct ir_error *e)
 {
 	const struct ir_node *n = &g->nodes[node];
-	const struct ir_tensor *qin[2];
+	const struct ir_tensor *qin[3];
 	struct ir_tensor q, res;
 	int64_t fmt = ir_attr_int(n, "fp8_input_format", -1);
 	int64_t scale = ir_attr_int(n, "fp8_input_scale", 0);
@@ -93,7 +93,8 @@ int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 	int64_t cnt;
 
 	(void)ctx;
-	if (fmt < 0 || n->nin != 2 || n->nout != 1 || !in[a])
+	/* Conv, MatMul and Gemm: data and weight, and Conv's or Gemm's bias, which stays as it is */
+	if (fmt < 0 || n->nin < 2 || n->nin > 3 || n->nout != 1 || !in[a])
 		return 0;
 	if (!ipu_fp8_format_name((uint32_t)fmt) || scale < IPU_FP8_SCALE_MIN ||
 	    scale > IPU_FP8_SCALE_MAX)
@@ -110,6 +111,8 @@ int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 	}
 	qin[a] = &q;
 	qin[1 - a] = in[1 - a];
+	if (n->nin == 3)
+		qin[2] = in[2];
 	memset(&res, 0, sizeof(res));
 	res.dtype = out[0].dtype;
 	res.rank = out[0].rank;

@@ -845,6 +845,50 @@ TEST(fp8_activation_emulation_and_report)
 	ir_graph_free(g);
 }
 
+/* A layer with a bias (Gemm, Conv) gets its data input converted too; the bias stays. */
+TEST(fp8_activation_emulation_with_bias)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	struct ir_infer_opts io = { 0 };
+	struct ipu_calib_samples s;
+	struct ir_error e = { "" };
+	struct ir_tensor y;
+	int64_t dx[] = { 1, 4 }, dw[] = { 4, 3 }, db[] = { 3 };
+	float w[12], b[3] = { 0.25f, -1.5f, 3.0f };
+	int in[3], out;
+	const float *x;
+
+	REQUIRE(g);
+	for (int i = 0; i < 12; i++)
+		w[i] = (float)(1 << (i % 3)) * ((i & 1) ? -1.0f : 1.0f);	/* exact in fp8 */
+	in[0] = input(g, "x", 2, dx);
+	in[1] = cf32(g, "w", 2, dw, w);
+	in[2] = cf32(g, "b", 1, db, b);
+	out = node(g, "fc", "Gemm", in, 3, "y");
+	ir_graph_add_output(g, out, NULL);
+	REQUIRE(ir_infer(g, &io, &e) == 0);
+	REQUIRE(ir_attr_set_int(&g->nodes[0], "fp8_weight_input", 1, &e) == 0);
+	REQUIRE(ir_attr_set_int(&g->nodes[0], "fp8_input_format", IPU_FP8_143, &e) == 0);
+	REQUIRE(ir_attr_set_int(&g->nodes[0], "fp8_input_scale", -2, &e) == 0);
+	REQUIRE(ipu_calib_samples_random(g, 1, 5, &s, &e) == 0);
+	REQUIRE(ir_eval_graph_visit(g, s.in, &y, ipu_calib_emulate_fp8_input, NULL, &e) == 0);
+	x = s.in[0].data;
+	for (int j = 0; j < 3; j++) {
+		double a = b[j], raw = b[j];
+
+		for (int k = 0; k < 4; k++) {
+			a += q143(x[k], -2) * w[k * 3 + j];
+			raw += (double)x[k] * w[k * 3 + j];
+		}
+		CHECK_MSG(fabs(ir_get_f(y.data, IR_F32, (size_t)j) - a) <= 1e-5 * (fabs(a) + 1),
+			  "y[%d] = %g, by hand %g (unconverted %g)", j,
+			  ir_get_f(y.data, IR_F32, (size_t)j), a, raw);
+	}
+	ir_tensor_free(&y);
+	ipu_calib_samples_free(&s);
+	ir_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -864,5 +908,6 @@ int main(int argc, char **argv)
 	RUN(fp8_formats_through_the_device_encoder);
 	RUN(layer_inputs_and_fp8_ranking);
 	RUN(fp8_activation_emulation_and_report);
+	RUN(fp8_activation_emulation_with_bias);
 	return TH_DONE();
 }
