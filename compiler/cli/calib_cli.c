@@ -160,6 +160,64 @@ static double rank_score(void *ctx, const struct ir_graph *g, int node,
 	return 0;
 }
 
+static int layer_scale(void *ctx, const struct ir_graph *g, int node, int *scale,
+		       struct ir_error *e)
+{
+	const struct ipuc_calib_fp8 *cf = ctx;
+	double d;
+
+	(void)e;
+	for (int i = 0; i < cf->nscales; i++) {
+		if (ipu_calib_ranking_score(&cf->scales[i], g->nodes[node].name, &d)) {
+			*scale = (int)d;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Each layer's activation input scale from the statistics, kept by node name. */
+static int layer_scales(const struct ipu_calib *c, const struct ir_graph *g,
+			const struct ipu_calib_format *act, struct ipu_calib_ranking *out,
+			FILE *log, struct ir_error *e)
+{
+	int n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->names = calloc((size_t)g->nnodes + 1, sizeof(*out->names));
+	out->score = calloc((size_t)g->nnodes + 1, sizeof(*out->score));
+	if (!out->names || !out->score) {
+		ipu_calib_ranking_free(out);
+		return ir_err(e, "out of memory");
+	}
+	for (int i = 0; i < g->nnodes; i++) {
+		int k = ipu_calib_layer_activation(g, i), scale = 0, r;
+
+		if (k < 0 || !g->nodes[i].name)
+			continue;
+		r = ipu_calib_activation_scale(c, g->vals[g->nodes[i].in[k]].name, act, &scale, e);
+		if (r < 0) {
+			out->n = n;
+			ipu_calib_ranking_free(out);
+			return -1;
+		}
+		if (!r)
+			continue;
+		out->names[n] = strdup(g->nodes[i].name);
+		if (!out->names[n]) {
+			out->n = n;
+			ipu_calib_ranking_free(out);
+			return ir_err(e, "out of memory");
+		}
+		out->score[n++] = scale;
+		if (log)
+			fprintf(log, "ipu-compile: calibration: fp8 input scale %d for layer %s\n",
+				scale, g->nodes[i].name);
+	}
+	out->n = n;
+	return 0;
+}
+
 int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model *models,
 			   int n, const struct ipuc_calib_state *st,
 			   struct ipuc_calib_fp8 *cf, FILE *log, struct ir_error *e)
@@ -204,6 +262,17 @@ int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model
 				fprintf(log, "ipu-compile: calibration: fp8 input scale %d (%s, loss %s)\n",
 					scale, ipu_fp8_format_name(cf->f8.input_format),
 					ipu_calib_loss_name(o->calibration_loss));
+			/* and each layer its own, where its input was seen */
+			for (int i = 0; i < n; i++) {
+				if (!st[i].calib)
+					continue;
+				if (layer_scales(st[i].calib, st[i].g32, &act, &cf->scales[cf->nscales],
+						 log, e)) {
+					ipuc_calib_fp8_free(cf);
+					return -1;
+				}
+				cf->nscales++;
+			}
 		}
 	}
 	if (fixed_format(cf->f8.input_format, 1, cf->f8.input_scale, &act, e) ||
@@ -237,6 +306,10 @@ void ipuc_calib_fp8_apply(const struct ipuc_calib_fp8 *cf, struct ir_fp8_opts *f
 		return;
 	if (cf->input_scale_from_data)
 		f8->input_scale = cf->f8.input_scale;
+	if (cf->nscales) {
+		f8->input_scale_of = layer_scale;
+		f8->input_scale_ctx = (void *)cf;
+	}
 	if (cf->ranked) {
 		f8->rank = cf->f8.rank;
 		f8->rank_ctx = cf->f8.rank_ctx;
@@ -247,5 +320,7 @@ void ipuc_calib_fp8_free(struct ipuc_calib_fp8 *cf)
 {
 	for (int i = 0; i < cf->nrank; i++)
 		ipu_calib_ranking_free(&cf->rank[i]);
+	for (int i = 0; i < cf->nscales; i++)
+		ipu_calib_ranking_free(&cf->scales[i]);
 	memset(cf, 0, sizeof(*cf));
 }

@@ -31,6 +31,9 @@ struct ipuc_calib_fp8 {
 	int ranked;
 	struct ipu_calib_ranking rank[IPUC_MAX_MODELS];
 	int nrank;
+	/* fp8 with data: each layer's activation scale, by node name */
+	struct ipu_calib_ranking scales[IPUC_MAX_MODELS];
+	int nscales;
 };
 
 /* Fills cf for the models' precisions (after every model was compiled;
@@ -38,7 +41,7 @@ struct ipuc_calib_fp8 {
 int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model *models,
 			   int n, const struct ipuc_calib_state *st,
 			   struct ipuc_calib_fp8 *cf, FILE *log, struct ir_error *e);
-/* The calibrated input scale and ranking into the pass options f8. */
+/* The calibrated input scales and ranking into the pass options f8. */
 void ipuc_calib_fp8_apply(const struct ipuc_calib_fp8 *cf, struct ir_fp8_opts *f8);
 void ipuc_calib_fp8_free(struct ipuc_calib_fp8 *cf);
 

@@ -185,8 +185,19 @@ int ir_pass_fp8(struct ir_graph *g, const struct ir_fp8_opts *o,
 		struct ir_node *n = &g->nodes[r[j].node];
 		int k = ir_fp8_weight_input(g, r[j].node);
 		struct ir_value *w = &g->vals[n->in[k]];
-		int s = weight_scale(w, o);
+		int s = weight_scale(w, o), is = o->input_scale;
 		int64_t cnt = ir_value_numel(w);
+
+		if (o->mode == IR_FP8_FULL && o->input_scale_of) {
+			int got = o->input_scale_of(o->input_scale_ctx, g, r[j].node, &is, e);
+
+			if (got < 0) {
+				free(r);
+				return -1;
+			}
+			if (!got || is < IPU_FP8_SCALE_MIN || is > IPU_FP8_SCALE_MAX)
+				is = o->input_scale;
+		}
 
 		for (int64_t i = 0; i < cnt; i++)
 			ir_set_f(w->data, w->dtype, (size_t)i,
@@ -196,7 +207,7 @@ int ir_pass_fp8(struct ir_graph *g, const struct ir_fp8_opts *o,
 		    ir_attr_set_int(n, "fp8_weight_scale", s, e) ||
 		    (o->mode == IR_FP8_FULL &&
 		     (ir_attr_set_int(n, "fp8_input_format", o->input_format, e) ||
-		      ir_attr_set_int(n, "fp8_input_scale", o->input_scale, e)))) {
+		      ir_attr_set_int(n, "fp8_input_scale", is, e)))) {
 			free(r);
 			return -1;
 		}

@@ -216,6 +216,44 @@ TEST(pass_full_mode_skip_and_keep)
 	CHECK(!ir_fp8_name_matches("fc2", "fc"));
 }
 
+/* Per layer: -4 for the Conv, none for the MatMul (it keeps input_scale). */
+static int conv_scale(void *ctx, const struct ir_graph *g, int node, int *scale,
+		      struct ir_error *e)
+{
+	int *calls = ctx;
+
+	(void)e;
+	(*calls)++;
+	if (strcmp(g->nodes[node].op, "Conv"))
+		return 0;
+	*scale = -4;
+	return 1;
+}
+
+TEST(pass_full_mode_per_layer_input_scales)
+{
+	struct ir_graph *g = net(0);
+	struct ir_fp8_opts o = fp8_opts(IR_FP8_FULL);
+	struct ir_error e = { "" };
+	int calls = 0;
+
+	REQUIRE(pipeline(g) == 0);
+	o.input_scale = -2;
+	o.input_scale_of = conv_scale;
+	o.input_scale_ctx = &calls;
+	CHECK_EQ_INT(ir_pass_fp8(g, &o, &e), 2);
+	CHECK_EQ_INT(calls, 2);
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+
+		if (!strcmp(n->op, "Conv"))
+			CHECK_EQ_INT(ir_attr_int(n, "fp8_input_scale", 0), -4);
+		if (!strcmp(n->op, "MatMul"))
+			CHECK_EQ_INT(ir_attr_int(n, "fp8_input_scale", 0), -2);
+	}
+	ir_graph_free(g);
+}
+
 TEST(fp8_params_parsing)
 {
 	struct ipuc_options o;
@@ -307,6 +345,7 @@ int main(int argc, char **argv)
 	TH_INIT(argc, argv);
 	RUN(pass_marks_layers_and_rounds_weights);
 	RUN(pass_full_mode_skip_and_keep);
+	RUN(pass_full_mode_per_layer_input_scales);
 	RUN(fp8_params_parsing);
 	RUN(fp8_yaml_keys);
 	RUN(fp8_weight_on_the_device);

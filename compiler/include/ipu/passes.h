@@ -73,6 +73,14 @@ struct ir_fp8_opts {
 	int keep_fp16;			/* the N most sensitive stay fp16 */
 	ir_fp8_rank_fn rank;		/* NULL: ir_fp8_weight_error */
 	void *rank_ctx;
+	/*
+	 * Mode fp8: the scale of one layer's activation input (from
+	 * calibration data), or NULL for input_scale everywhere.  Returns 1
+	 * with *scale set, 0 to keep input_scale, -1 on error (e set).
+	 */
+	int (*input_scale_of)(void *ctx, const struct ir_graph *g, int node, int *scale,
+			      struct ir_error *e);
+	void *input_scale_ctx;
 };
 
 /*
