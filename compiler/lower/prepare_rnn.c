@@ -29,10 +29,22 @@ struct rb {
 	int dt;
 };
 
+/*
+ * Time steps unrolled per node (sequence length x directions).  Each step
+ * adds a few dozen ops, and the lowering's passes grow faster than
+ * linearly with them; past this a sequence must be split.
+ */
+#define RNN_MAX_UNROLLED 512
+
 static int cint(struct rb *b, const int64_t *v, int64_t n)
 {
 	struct ir_tensor t;
-	int x = ir_value_add_unique(b->g, "rnn_i64", b->e);
+	char nm[48];
+	int x;
+
+	/* the value count makes the name new at the first try */
+	snprintf(nm, sizeof(nm), "rnn_i64_%d", b->g->nvals);
+	x = ir_value_add_unique(b->g, nm, b->e);
 
 	if (x < 0 || ir_tensor_alloc(&t, IR_I64, 1, &n, b->e))
 		return -1;
@@ -146,18 +158,25 @@ int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e)
 	struct rb b = { g, *pi, "", e, 0 };
 	int ydir[2], hlast[2], clast[2];
 	int *ys = NULL, r = -1;
+	char base[200];
 
 	for (int k = 0; k < 8; k++)
 		in[k] = k < n->nin ? n->in[k] : -1;
 	for (int k = 0; k < 3; k++)
 		out[k] = k < n->nout ? n->out[k] : -1;
 	snprintf(b.name, sizeof(b.name), "%s", n->name);
+	/* n points into g->nodes, which the unrolling reallocates */
+	snprintf(base, sizeof(base), "%s", n->name);
 	b.dt = g->vals[in[0]].dtype;
 	T = g->vals[in[0]].dims[layout ? 1 : 0];
 	B = g->vals[in[0]].dims[layout ? 0 : 1];
 	I = g->vals[in[0]].dims[2];
 	H = g->vals[in[2]].dims[2];
 	G = gates * H;
+	if (T * D > RNN_MAX_UNROLLED)
+		return ir_node_err(e, g, n, "%s over %lld time steps%s: its steps are unrolled, and at most %d are lowered (split the sequence into shorter ones)",
+				   n->op, (long long)T, D > 1 ? " in both directions" : "",
+				   RNN_MAX_UNROLLED / (int)D);
 	if (ir_attr_find(n, "clip"))
 		return ir_node_err(e, g, n, "clip is not lowered (the cell state would need a Clip per step)");
 	if (ir_attr_int(n, "input_forget", 0))
@@ -243,7 +262,11 @@ int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e)
 			goto out;
 		for (int64_t s = 0; s < T; s++) {
 			int64_t t = rev ? T - 1 - s : s, shg[2] = { B, G }, shy[4] = { 1, 1, B, H };
-			int xt = reshape(&b, slice(&b, xw, 0, t, t + 1), 2, shg);
+			int xt;
+
+			/* one name per step: few ops of a step share a name to make unique */
+			snprintf(b.name, sizeof(b.name), "%s/%s%lld", base, d ? "r" : "t", (long long)t);
+			xt = reshape(&b, slice(&b, xw, 0, t, t + 1), 2, shg);
 
 			if (gates == 4) {
 				int gt = op2(&b, "Add", xt, op2(&b, "MatMul", h, rt));
@@ -291,6 +314,7 @@ int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e)
 			if (out[0] >= 0 && (ys[t] = reshape(&b, h, 4, shy)) < 0)
 				goto out;
 		}
+		snprintf(b.name, sizeof(b.name), "%s", base);
 		if (out[0] >= 0) {
 			int64_t sh1[4] = { T, 1, B, H };
 
