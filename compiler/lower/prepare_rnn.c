@@ -34,7 +34,7 @@ struct rb {
  * adds a few dozen ops, and the lowering's passes grow faster than
  * linearly with them; past this a sequence must be split.
  */
-#define RNN_MAX_UNROLLED 512
+#define RNN_MAX_UNROLLED 256
 
 static int cint(struct rb *b, const int64_t *v, int64_t n)
 {
