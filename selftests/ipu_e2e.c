@@ -257,52 +257,6 @@ TEST(libipu_more_buffers_than_the_ring)
 	free(img);
 }
 
-/*
- * Pages pinned with FOLL_PIN since boot, minus those released (/proc/vmstat).
- * The counters are folded from per-CPU deltas lazily, so the two can be off
- * by a few pages (even below zero) until stat_refresh folds them.
- */
-static int64_t foll_pins_held(void)
-{
-	int rfd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
-	FILE *f;
-	char name[64];
-	unsigned long long v;
-	int64_t acq = -1, rel = -1;
-
-	if (rfd >= 0) {
-		if (write(rfd, "1", 1) != 1)
-			acq = -1;	/* read the unfolded counters then */
-		close(rfd);
-	}
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %llu", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acq = (int64_t)v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			rel = (int64_t)v;
-	}
-	fclose(f);
-	return acq < 0 || rel < 0 ? -1 : acq - rel;
-}
-
-/* The count once earlier tests' deferred releases are done (steady 200 ms). */
-static int64_t foll_pins_settled(void)
-{
-	int64_t v = foll_pins_held(), w;
-
-	for (int i = 0; i < 50; i++) {
-		usleep(200000);
-		w = foll_pins_held();
-		if (w == v)
-			break;
-		v = w;
-	}
-	return v;
-}
-
 /* Queue R requests (x_i -> y_i), check the driver's pinned pages while they
  * wait for the run, run, and check every output and completion. */
 static void registered_batch(struct __test_metadata *_metadata, struct ipu_device *d,
