@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ipu_run_opts.c - ipu-run's command line (ipu_run_opts.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ipu_run_opts.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ipu-run MODEL.ipuef [options]\n"
+		"Run a compiled model on an IPU device and report its outputs, its speed on\n"
+		"the host and the modelled device time per request (cycles and us at the\n"
+		"target's clock: 1.33 GHz ipu2, 1.85 GHz ipu21).\n"
+		"\n"
+		"  --device DEV          libipu device: model[:tiles=N,tile_mem=SIZE,workers=N]\n"
+		"                        (SIZE: bytes, or with k/KiB, M/MiB) or /dev/ipuN\n"
+		"                        (default: the in-process model device); several\n"
+		"                        separated by ',' (/dev/ipu0,/dev/ipu1 or model,model):\n"
+		"                        the model is loaded on each and requests are spread\n"
+		"                        over them (a device that fails is taken out, its\n"
+		"                        requests move to the others); separated by ';': the\n"
+		"                        first of them that is free\n"
+		"  --input NAME=FILE     read input NAME from a .npy file (repeatable); inputs\n"
+		"                        not given are generated (seeded random) and said so;\n"
+		"                        another element type is converted, with a note, when\n"
+		"                        no value changes (f16 to f32, integers that fit) or\n"
+		"                        for f32 into an f16 input (rounded to nearest)\n"
+		"  --output NAME=FILE    write output NAME to a .npy file (repeatable); other\n"
+		"                        outputs are summarised\n"
+		"  --warmup N            untimed requests after the first, before timing\n"
+		"                        (0..1000000, default 5)\n"
+		"  --iterations N        timed requests (0..100000000, default 100, 0: none;\n"
+		"                        with --duration: at least N)\n"
+		"  --duration S          time requests for at least S seconds (0.001..86400)\n"
+		"  --inflight N          requests in flight for the throughput run, which\n"
+		"                        runs as many requests as the latency run (1..4096,\n"
+		"                        default 16; 1: no throughput run)\n"
+		"  --batch-size B        run B samples per request (dynamic batch sizing\n"
+		"                        along the model's batch dimension; 1..2147483648)\n"
+		"  --subgraph K          fused models: run subgraph K (graphK/... anchors)\n"
+		"  --seed S              seed of generated inputs (default 1)\n"
+		"  --timeout-ms T        fail loading the model, or a request, not done after\n"
+		"                        T ms (0..86400000, default 0: wait forever)\n"
+		"  --no-validate         do not require every input/output (validate_io_params)\n"
+		"  --json                print one JSON object instead of text\n"
+		"  --export-times FILE.json  write every timed request's start and latency\n"
+		"  --profile FILE.json   write a trace of the run in the Chrome trace event\n"
+		"                        format (open it in https://ui.perfetto.dev or\n"
+		"                        chrome://tracing): every program step on the\n"
+		"                        modelled device, the same steps in host wall\n"
+		"                        time, and each request's life; keep --iterations\n"
+		"                        small, every step of every request is recorded\n"
+		"  --help, --version     this text; the version\n"
+		"\n"
+		"MODEL may be '-' or a pipe: it is read once.  Names from the model are\n"
+		"printed with control characters escaped (\\xNN).\n"
+		"Exit status: 0 done, 1 failed (model, inputs, device), 2 bad command line.\n");
+}
+
+static int parse_named(char *arg, struct run_named *n, int *count, const char *what)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1]) {
+		fprintf(stderr, "ipu-run: --%s takes NAME=FILE.npy, got '%s'\n", what, arg);
+		return -1;
+	}
+	if (*count >= RUN_MAX_IO) {
+		fprintf(stderr, "ipu-run: more than %d --%s options\n", RUN_MAX_IO, what);
+		return -1;
+	}
+	*eq = 0;
+	n[*count].name = arg;
+	n[*count].path = eq + 1;
+	(*count)++;
+	return 0;
+}
+
+int run_opts_parse(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "inflight", required_argument, NULL, 'f' },
+		{ "batch-size", required_argument, NULL, 'b' },
+		{ "subgraph", required_argument, NULL, 'g' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "no-validate", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "profile", required_argument, NULL, 'P' },
+		{ "warmup", required_argument, NULL, 'W' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "export-times", required_argument, NULL, 'E' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, li, iterations_given = 0;
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	o->iterations = 100;
+	o->warmup = 5;
+	o->inflight = 16;
+	o->seed = 1;
+	o->subgraph = -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:i:o:n:b:s:jh", lo, &li)) != -1) {
+		switch (c) {
+		case 'd': o->device = optarg; break;
+		case 'i': if (parse_named(optarg, o->in, &o->nin, "input")) return -1; break;
+		case 'o': if (parse_named(optarg, o->out, &o->nout, "output")) return -1; break;
+		case 'n':
+			if (cli_parse_u64("ipu-run", "iterations", optarg, 0, 100000000, &v))
+				return -1;
+			o->iterations = (unsigned)v;
+			iterations_given |= 1;
+			break;
+		case 'f':
+			if (cli_parse_u64("ipu-run", "inflight", optarg, 1, 4096, &v))
+				return -1;
+			o->inflight = (unsigned)v;
+			break;
+		case 'b':
+			if (cli_parse_u64("ipu-run", "batch-size", optarg, 1, 1ull << 31, &o->batch))
+				return -1;
+			break;
+		case 'g':
+			if (cli_parse_u64("ipu-run", "subgraph", optarg, 0, 4095, &v))
+				return -1;
+			o->subgraph = (int)v;
+			break;
+		case 's':
+			if (cli_parse_u64("ipu-run", "seed", optarg, 0, UINT64_MAX, &o->seed))
+				return -1;
+			break;
+		case 't':
+			if (cli_parse_u64("ipu-run", "timeout-ms", optarg, 0, 86400000, &o->timeout_ms))
+				return -1;
+			break;
+		case 'V': o->no_validate = 1; break;
+		case 'j': o->json = 1; break;
+		case 'P': o->profile = optarg; break;
+		case 'E': o->export_times = optarg; break;
+		case 'W':
+			if (cli_parse_u64("ipu-run", "warmup", optarg, 0, 1000000, &v))
+				return -1;
+			o->warmup = (unsigned)v;
+			break;
+		case 'D': {
+			char *end;
+
+			o->duration = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->duration >= 0.001 && o->duration <= 86400)) {
+				fprintf(stderr, "ipu-run: --duration takes seconds from 0.001 to 86400, got '%s'\n",
+					optarg);
+				return -1;
+			}
+			iterations_given |= 2;
+			break;
+		}
+		case 'h': usage(stdout); exit(CLI_EXIT_OK);
+		case 'v': cli_print_version("ipu-run"); exit(CLI_EXIT_OK);
+		case ':':
+			fprintf(stderr, "ipu-run: option %s needs a value (see --help)\n", argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "ipu-run: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, optind == argc ? "ipu-run: which model? (usage: ipu-run MODEL.ipuef [options])\n"
+					      : "ipu-run: one model at a time (got '%s' after it)\n",
+			optind < argc - 1 ? argv[optind + 1] : "");
+		return -1;
+	}
+	o->model = argv[optind];
+	/* a duration alone: as many requests as fit, at least one */
+	if (iterations_given == 2)
+		o->iterations = 1;
+	return 0;
+}
+
+int run_opts_check_outputs(const struct run_opts *o)
+{
+	const char *inputs[RUN_MAX_IO + 1];
+	unsigned k = 0;
+	int i;
+
+	inputs[k++] = o->model;
+	for (i = 0; i < o->nin; i++)
+		inputs[k++] = o->in[i].path;
+	for (i = 0; i < o->nout; i++)
+		if (cli_check_output(stderr, "ipu-run", o->out[i].path, inputs, k))
+			return -1;
+	if (o->profile && cli_check_output(stderr, "ipu-run", o->profile, inputs, k))
+		return -1;
+	if (o->export_times && cli_check_output(stderr, "ipu-run", o->export_times, inputs, k))
+		return -1;
+	return 0;
+}
