@@ -58,12 +58,24 @@ engine_files() {
 	ls util/*.c util/*.h util/include/ipu/*.h 2>/dev/null || true
 }
 
+# A snapshot of the sources, taken before waiting for the cache's lock: the
+# key and the build both come from it, so a source edited while another
+# build holds the lock can never be built under a key that does not hash it.
+FILES=$(dev_files; engine_files)
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+for f in $FILES qemu-device/build-qemu.sh; do
+	mkdir -p "$STAGE/${f%/*}"
+	cp "$f" "$STAGE/$f"
+done
+
 cache_key() {
 	{
 		echo "$QEMU_DEB_VERSION"
 		echo "${CONFIGURE_FLAGS[*]}"
+		cd "$STAGE"
 		sha256sum qemu-device/build-qemu.sh
-		for f in $(dev_files) $(engine_files); do
+		for f in $FILES; do
 			sha256sum "$f"
 		done
 	} | sha256sum | cut -c1-16
@@ -181,21 +193,20 @@ build() {
 	# trace-events; hook the directory into QEMU's
 	DST=$TREE/hw/misc/ipu
 	mkdir -p "$DST/engine/codelets" "$DST/engine/include/ipu" "$DST/util/include/ipu"
-	want=$(mktemp)
-	trap 'rm -f "$want"' EXIT
-	for f in $(dev_files) $(engine_files); do
+	want=$STAGE/.want
+	for f in $FILES; do
 		rel=${f#qemu-device/}
 		echo "$rel" >>"$want"
-		if ! cmp -s "$f" "$DST/$rel"; then
-			cp "$f" "$DST/$rel"
+		if ! cmp -s "$STAGE/$f" "$DST/$rel"; then
+			cp "$STAGE/$f" "$DST/$rel"
 		fi
 	done
 	(cd "$DST" && find . -type f | sed 's|^\./||') | sort | comm -23 - <(sort "$want") |
 		while read -r stale; do rm -f "$DST/$stale"; done
 	# every C file must be built: qemu-device/meson.build lists them
-	for f in $(dev_files) $(engine_files); do
+	for f in $FILES; do
 		case $f in
-		*.c) grep -q "'${f#qemu-device/}'" qemu-device/meson.build ||
+		*.c) grep -q "'${f#qemu-device/}'" "$STAGE/qemu-device/meson.build" ||
 			{ log "qemu-device/meson.build does not list ${f#qemu-device/}"; exit 1; } ;;
 		esac
 	done
