@@ -71,17 +71,15 @@ static int check_streams(struct ipu_device *dev, const struct ipuef_file *f, cha
 	return 0;
 }
 
-int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
-			  struct ipurt_executable **out, char *err, size_t errlen)
+/* Upload the file's executable to dev and check its streams against the metadata. */
+static int upload(struct ipu_device *dev, const struct ipuef_file *f, char *err, size_t errlen)
 {
 	const struct ipuef_metadata *m = ipuef_metadata(f);
-	struct ipurt_executable *x;
+	struct ipu_error le;
 	const void *img;
 	size_t len;
-	struct ipu_error le;
 	int rc;
 
-	*out = NULL;
 	if (m->exe_format_major != IPUX_VERSION_MAJOR || m->exe_format_minor > IPUX_VERSION_MINOR) {
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 			"the model's executable is format %u.%u; this runtime's devices run %u.%u",
@@ -89,17 +87,26 @@ int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
 			IPUX_VERSION_MINOR);
 	}
 	img = ipuef_executable(f, &len);
+	rc = ipu_load(dev, img, len, &le);
+	if (rc) {
+		return ipu_errorf(err, errlen, rc, "the device refused the model's executable: %s (%s)",
+				le.msg, ipu_err_name(le.detail ? le.detail : rc));
+	}
+	return check_streams(dev, f, err, errlen);
+}
+
+int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
+			  struct ipurt_executable **out, char *err, size_t errlen)
+{
+	struct ipurt_executable *x;
+	int rc;
+
+	*out = NULL;
 	x = calloc(1, sizeof(*x));
 	if (!x) {
 		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
-	rc = ipu_load(dev, img, len, &le);
-	if (rc) {
-		free(x);
-		return ipu_errorf(err, errlen, rc, "the device refused the model's executable: %s (%s)",
-				le.msg, ipu_err_name(le.detail ? le.detail : rc));
-	}
-	rc = check_streams(dev, f, err, errlen);
+	rc = upload(dev, f, err, errlen);
 	if (rc) {
 		free(x);
 		return rc;
@@ -108,6 +115,11 @@ int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
 	x->f = f;
 	*out = x;
 	return 0;
+}
+
+int ipurt_executable_reload(struct ipurt_executable *x, char *err, size_t errlen)
+{
+	return upload(x->dev, x->f, err, errlen);
 }
 
 void ipurt_executable_free(struct ipurt_executable *x)

@@ -20,6 +20,8 @@
  * every run it held as cancelled) and moves each such run to another
  * device, at most once per run, so a request that fails on two devices
  * is taken to be at fault itself rather than taking every device out.
+ * A runner with one device keeps it: after a reset unloaded the model, the
+ * next run loads it again first.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +46,7 @@ struct replica {
 	_Atomic uint64_t runs_ok;
 	_Atomic int out;		/* taken out of rotation */
 	int recovered;			/* its queue flushed since (r->lock) */
+	_Atomic int unloaded;		/* a run met the device without the model */
 	char why[256];			/* why it was taken out (r->lock) */
 	uint32_t reg_ids[IPU_MAX_REGISTERED];
 };
@@ -72,6 +75,7 @@ struct ipurt_runner {
 	int index_anchor;		/* anchor of kind INDEX, or -1 */
 	_Atomic uint64_t next_id;	/* of the next request (on_request) */
 	pthread_mutex_t lock;		/* failover list, reasons, registrations */
+	pthread_mutex_t reload_lock;	/* one reload of a device at a time */
 	pthread_cond_t cv;		/* work for the failover thread */
 	struct run_ref *fo_head, *fo_tail;
 	_Atomic int closing;
@@ -490,6 +494,12 @@ static void run_done(void *ctx, void *tag, int status, const char *msg)
 	atomic_fetch_sub(&rep->outstanding, 1);
 	if (!status)
 		atomic_fetch_add(&rep->runs_ok, 1);
+	if (status == IPU_E_NOT_LOADED && r->nrep == 1) {
+		/* a reset unloaded the model: the next request loads it again */
+		atomic_store(&rep->unloaded, 1);
+		complete_run(ref, status, "the device no longer holds the model (was it reset?); it is loaded again for the next request");
+		return;
+	}
 	if (status && r->nrep > 1 && !ref->moves && !atomic_load(&r->closing)) {
 		char why[256];
 
@@ -578,6 +588,30 @@ static void out_reasons(struct ipurt_runner *r, char *buf, size_t len)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * One device that lost the model (a reset): load it again before the run
+ * goes there.  Returns non-zero, with the run finished, if that failed.
+ */
+static int reload(struct replica *rep, struct run_ref *ref)
+{
+	struct ipurt_runner *r = rep->r;
+	char err[256], msg[320];
+	int rc = 0;
+
+	pthread_mutex_lock(&r->reload_lock);
+	if (atomic_load(&rep->unloaded)) {
+		rc = rt_qm_reload(rep->qm, rep->s, err, sizeof(err));
+		if (!rc)
+			atomic_store(&rep->unloaded, 0);
+	}
+	pthread_mutex_unlock(&r->reload_lock);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "the device lost the model and loading it again failed: %s", err);
+		complete_run(ref, rc, msg);
+	}
+	return rc;
+}
+
 /* Queue one run on a device in rotation, or finish it with the reason it cannot run. */
 static void dispatch_run(struct ipurt_runner *r, struct run_ref *ref, int stage,
 			 uint32_t *anchors, void **bufs)
@@ -600,6 +634,8 @@ static void dispatch_run(struct ipurt_runner *r, struct run_ref *ref, int stage,
 			complete_run(ref, IPURT_E_DEVICE, msg);
 			return;
 		}
+		if (atomic_load(&rep->unloaded) && reload(rep, ref))
+			return;
 		pthread_mutex_lock(&f->lock);
 		ref->rep = rep;
 		pthread_mutex_unlock(&f->lock);
@@ -826,6 +862,7 @@ int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_conf
 	else
 		ipurt_config_init(&r->cfg);
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->reload_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cv, &ca);
@@ -887,6 +924,7 @@ void ipurt_runner_destroy(struct ipurt_runner *r)
 	ipurt_dm_destroy(r->own_dm);
 	ipuef_close(r->own_file);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->reload_lock);
 	pthread_cond_destroy(&r->cv);
 	free(r);
 }

@@ -88,6 +88,20 @@ static void drain_anchor_rings(struct ipurt_queue_manager *qm)
 }
 
 /*
+ * Start over on the device (flock held): cancel every run and buffer it
+ * holds and drop what the rings hold, under a new generation.  After a run
+ * or a stream buffer was refused, part of a request may be in the device's
+ * stream FIFOs and the rest in the rings; left there, it would be read by
+ * the next request's run, or fill the rings until producers block forever.
+ */
+static void clear_locked(struct ipurt_queue_manager *qm)
+{
+	atomic_fetch_add(&qm->gen, 1);
+	ipu_abort(qm->dev);
+	drain_anchor_rings(qm);
+}
+
+/*
  * Move what the anchor rings hold into the device's stream FIFOs and start
  * Main for token t.  Returns t if it must be finished with *status (the
  * caller does that with no lock held), else NULL: it is in flight.
@@ -129,6 +143,9 @@ static struct qm_token *feed(struct ipurt_queue_manager *qm, struct qm_token *t,
 		}
 		pthread_mutex_unlock(&qm->ilock);
 	}
+	/* the producer feeding holds plock: the rings hold only this request */
+	if (rc && !qm->use_feeder)
+		clear_locked(qm);
 	pthread_mutex_unlock(&qm->flock);
 	*status = rc;
 	return rc ? t : NULL;
@@ -149,6 +166,8 @@ static void *feeder_main(void *arg)
 	while (ipurt_ring_pop(qm->runs, &item, -1) == IPURT_RING_OK) {
 		struct qm_token *t = feed(qm, item, &status);
 
+		if (t && status != IPURT_E_CANCELLED)
+			ipurt_qm_recover(qm);
 		if (t)
 			finish_failed(qm, t, status);
 	}
@@ -357,11 +376,24 @@ void ipurt_qm_recover(struct ipurt_queue_manager *qm)
 	/* tokens of the old generation are reported cancelled */
 	pthread_mutex_lock(&qm->plock);
 	pthread_mutex_lock(&qm->flock);
-	atomic_fetch_add(&qm->gen, 1);
-	ipu_abort(qm->dev);
-	drain_anchor_rings(qm);
+	clear_locked(qm);
 	pthread_mutex_unlock(&qm->flock);
 	pthread_mutex_unlock(&qm->plock);
+}
+
+int rt_qm_reload(struct ipurt_queue_manager *qm, struct ipurt_session *s, char *err,
+		 size_t errlen)
+{
+	int rc;
+
+	/* Load's run is not in the in-flight FIFO: run_finished passes it by */
+	pthread_mutex_lock(&qm->plock);
+	pthread_mutex_lock(&qm->flock);
+	clear_locked(qm);
+	rc = ipurt_session_reload(s, err, errlen);
+	pthread_mutex_unlock(&qm->flock);
+	pthread_mutex_unlock(&qm->plock);
+	return rc;
 }
 
 void rt_qm_fail(struct ipurt_queue_manager *qm)

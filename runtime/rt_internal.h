@@ -27,4 +27,12 @@ int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done
  */
 void rt_qm_fail(struct ipurt_queue_manager *qm);
 
+/*
+ * Load the model again on a QueueManager's device (after a reset unloaded
+ * it): with producers held off, everything queued is cancelled and the
+ * session reloads (ipurt_session_reload).  Thread-safe.
+ */
+int rt_qm_reload(struct ipurt_queue_manager *qm, struct ipurt_session *s, char *err,
+		 size_t errlen);
+
 #endif /* IPU_RT_INTERNAL_H */

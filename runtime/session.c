@@ -13,6 +13,8 @@ struct ipurt_session {
 	struct ipu_device *dev;
 	const struct ipuef_file *f;
 	struct ipurt_executable *x;
+	int64_t load_timeout_ns;
+	int overridden;			/* created with caller data for TensorData */
 };
 
 static const struct ipurt_tensor *find_override(const struct ipurt_session_opts *o,
@@ -78,34 +80,16 @@ int ipurt_session_run_program(struct ipurt_session *s, const char *program,
 	return ipurt_executable_run(s->x, p->index, timeout_ns, err, errlen);
 }
 
-int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
-			 const struct ipurt_session_opts *opts, struct ipurt_session **out,
-			 char *err, size_t errlen)
+/*
+ * The TensorData anchors' tensors: the caller's overrides, else the file's
+ * data.  Fills feed (room for every anchor) and *n.
+ */
+static int tensor_data(const struct ipuef_file *f, const struct ipurt_session_opts *opts,
+		       struct ipurt_tensor *feed, uint32_t *n, char *err, size_t errlen)
 {
 	const struct ipuef_metadata *m = ipuef_metadata(f);
-	const struct ipuef_program *load = ipuef_find_program(f, "load");
-	struct ipurt_session *s;
-	struct ipurt_tensor *feed = NULL;
 	uint32_t i, nfeed = 0;
-	int rc;
 
-	*out = NULL;
-	if (!ipuef_find_program(f, "main")) {
-		return ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has no 'main' program");
-	}
-	s = calloc(1, sizeof(*s));
-	feed = calloc(m->num_anchors ? m->num_anchors : 1, sizeof(*feed));
-	if (!s || !feed) {
-		free(s);
-		free(feed);
-		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
-	}
-	s->dev = dev;
-	s->f = f;
-	rc = ipurt_executable_load(dev, f, &s->x, err, errlen);
-	if (rc)
-		goto fail;
-	/* TensorData anchors: from the file unless excluded/overridden */
 	for (i = 0; i < m->num_anchors; i++) {
 		const struct ipuef_anchor *a = &m->anchors[i];
 		const struct ipurt_tensor *ov;
@@ -115,11 +99,9 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 			continue;
 		ov = find_override(opts, a->name);
 		if (opts && opts->exclude && opts->exclude(a->name, opts->exclude_ctx) && !ov) {
-			ipu_errorf(err, errlen, IPURT_E_MISSING,
+			return ipu_errorf(err, errlen, IPURT_E_MISSING,
 				"tensor '%s' is excluded from automatic binding but no data was given for it",
 				a->name);
-			rc = IPURT_E_MISSING;
-			goto fail;
 		}
 		if (ov) {
 			feed[nfeed++] = *ov;
@@ -127,9 +109,7 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 		}
 		t = ipuef_find_tensor(f, a->name);
 		if (!t) { /* the reader guarantees it; be defensive anyway */
-			ipu_errorf(err, errlen, IPURT_E_MODEL, "no TensorData for anchor '%s'", a->name);
-			rc = IPURT_E_MODEL;
-			goto fail;
+			return ipu_errorf(err, errlen, IPURT_E_MODEL, "no TensorData for anchor '%s'", a->name);
 		}
 		feed[nfeed].name = a->name;
 		feed[nfeed].dtype = a->dtype;
@@ -138,24 +118,72 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 		feed[nfeed].data = (void *)t->data; /* only read: H2D stream */
 		nfeed++;
 	}
-	if (load) {
-		rc = ipurt_session_run_program(s, "load", feed, nfeed,
-					       opts ? opts->load_timeout_ns : -1, err, errlen);
-		if (rc)
-			goto fail;
-	} else if (nfeed) {
-		ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has TensorData anchors but no 'load' program");
-		rc = IPURT_E_MODEL;
-		goto fail;
-	}
+	*n = nfeed;
+	return 0;
+}
+
+/* Run Load with the TensorData (a model without Load may have none). */
+static int run_load(struct ipurt_session *s, const struct ipurt_session_opts *opts, char *err,
+		    size_t errlen)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(s->f);
+	struct ipurt_tensor *feed = calloc(m->num_anchors ? m->num_anchors : 1, sizeof(*feed));
+	uint32_t nfeed = 0;
+	int rc;
+
+	if (!feed)
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
+	rc = tensor_data(s->f, opts, feed, &nfeed, err, errlen);
+	if (!rc && ipuef_find_program(s->f, "load"))
+		rc = ipurt_session_run_program(s, "load", feed, nfeed, s->load_timeout_ns, err, errlen);
+	else if (!rc && nfeed)
+		rc = ipu_errorf(err, errlen, IPURT_E_MODEL,
+				"the model has TensorData anchors but no 'load' program");
 	free(feed);
+	return rc;
+}
+
+int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
+			 const struct ipurt_session_opts *opts, struct ipurt_session **out,
+			 char *err, size_t errlen)
+{
+	struct ipurt_session *s;
+	int rc;
+
+	*out = NULL;
+	if (!ipuef_find_program(f, "main")) {
+		return ipu_errorf(err, errlen, IPURT_E_MODEL, "the model has no 'main' program");
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
+	}
+	s->dev = dev;
+	s->f = f;
+	s->load_timeout_ns = opts ? opts->load_timeout_ns : -1;
+	s->overridden = opts && (opts->num_overrides || opts->exclude);
+	rc = ipurt_executable_load(dev, f, &s->x, err, errlen);
+	if (!rc)
+		rc = run_load(s, opts, err, errlen);
+	if (rc) {
+		ipurt_executable_free(s->x);
+		free(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
-fail:
-	free(feed);
-	ipurt_executable_free(s->x);
-	free(s);
-	return rc;
+}
+
+int ipurt_session_reload(struct ipurt_session *s, char *err, size_t errlen)
+{
+	int rc;
+
+	if (s->overridden) {
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+			"the session was created with the caller's data for its TensorData: create it again to reload");
+	}
+	rc = ipurt_executable_reload(s->x, err, errlen);
+	return rc ? rc : run_load(s, NULL, err, errlen);
 }
 
 void ipurt_session_destroy(struct ipurt_session *s)

@@ -3,9 +3,11 @@
  * test_runner.c - the Model Runtime end to end on the in-process device:
  * Session (TensorData binding, predicates), DeviceManager (requirements,
  * wait policies), ModelRunner (execute vs execute_async, concurrent
- * callers, dynamic batch sizing, timeouts, I/O validation, fused models).
+ * callers, dynamic batch sizing, timeouts, I/O validation, fused models,
+ * a device reset).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +355,105 @@ TEST(timeout_surfaces_and_recovers)
 	ipurt_runner_destroy(r);
 }
 
+
+struct reset_at {
+	struct ipu_device *dev;
+	_Atomic int *submitted;
+	int after;
+};
+
+static void *reset_when_submitted(void *arg)
+{
+	struct reset_at *z = arg;
+
+	while (atomic_load(z->submitted) < z->after)
+		usleep(100);
+	ipu_reset(z->dev);
+	return NULL;
+}
+
+/*
+ * One device, reset: the request that meets it fails with a reason, the
+ * model is loaded again and later requests give the right results; more
+ * failures than the rings hold never block a caller; a reset with many
+ * requests in flight fails some of them and none hangs.
+ */
+TEST(single_device_reset_reloads_the_model)
+{
+	enum { N = 48 };
+	static float x[N][12], y[N][12];
+	struct ipurt_future *f[N];
+	struct ipurt_config c;
+	struct ipurt_runner *r;
+	struct reset_at z;
+	_Atomic int submitted = 0;
+	pthread_t t;
+	uint64_t d[2] = { 4, 3 };
+	char err[256];
+	int i, k, rc, ok = 0, right = 1;
+
+	ipurt_config_init(&c);
+	c.timeout_ns = 20000 * 1000000ull;
+	r = runner(affine_path, &c);
+	REQUIRE(r);
+	for (i = 0; i < N; i++)
+		for (k = 0; k < 12; k++)
+			x[i][k] = (float)(i * 12 + k) / 8.0f - 3.0f;
+	/* more resets than the rings have room for */
+	for (i = 0; i < 24; i++) {
+		struct ipurt_tensor in = T("X", IPURT_DT_F32, 2, d, x[i]);
+		struct ipurt_tensor out = T("Y", IPURT_DT_F32, 2, d, y[i]);
+
+		ipu_reset(ipurt_runner_device(r));
+		rc = ipurt_runner_execute(r, &in, 1, &out, 1, err, sizeof(err));
+		CHECK_EQ_INT(rc, IPU_E_NOT_LOADED);
+		CHECK_MSG(strstr(err, "no longer holds the model") != NULL, "'%s'", err);
+		memset(y[i], 0, sizeof(y[i]));
+		CHECK_EQ_INT(ipurt_runner_execute(r, &in, 1, &out, 1, err, sizeof(err)), 0);
+		right &= affine_ok(x[i], y[i], 4);
+	}
+	CHECK(right);
+	/* a reset among requests in flight */
+	z.dev = ipurt_runner_device(r);
+	z.submitted = &submitted;
+	z.after = N / 3;
+	REQUIRE(pthread_create(&t, NULL, reset_when_submitted, &z) == 0);
+	for (i = 0; i < N; i++) {
+		struct ipurt_tensor in = T("X", IPURT_DT_F32, 2, d, x[i]);
+		struct ipurt_tensor out = T("Y", IPURT_DT_F32, 2, d, y[i]);
+
+		memset(y[i], 0, sizeof(y[i]));
+		CHECK_EQ_INT(ipurt_runner_execute_async(r, &in, 1, &out, 1, &f[i], err, sizeof(err)), 0);
+		atomic_fetch_add(&submitted, 1);
+	}
+	pthread_join(t, NULL);
+	for (i = 0; i < N; i++) {
+		rc = ipurt_future_wait(f[i], -1, err, sizeof(err));
+		CHECK_MSG(rc == 0 || rc == IPU_E_NOT_LOADED || rc == IPURT_E_CANCELLED, "request %d: %s (%s)", i,
+			  err, ipu_err_name(rc));
+		if (!rc) {
+			ok++;
+			right &= affine_ok(x[i], y[i], 4);
+		}
+		ipurt_future_free(f[i]);
+	}
+	CHECK(right);
+	CHECK(ok >= N / 3);
+	/* and after it, the model is there again */
+	for (i = 0; i < 4; i++) {
+		struct ipurt_tensor in = T("X", IPURT_DT_F32, 2, d, x[i]);
+		struct ipurt_tensor out = T("Y", IPURT_DT_F32, 2, d, y[i]);
+
+		rc = ipurt_runner_execute(r, &in, 1, &out, 1, err, sizeof(err));
+		if (rc == IPU_E_NOT_LOADED) /* the reset came after the last run */
+			rc = ipurt_runner_execute(r, &in, 1, &out, 1, err, sizeof(err));
+		CHECK_EQ_INT(rc, 0);
+		right &= affine_ok(x[i], y[i], 4);
+	}
+	CHECK(right);
+	ipurt_runner_destroy(r);
+}
+
 static int exclude_w(const char *name, void *ctx)
 {
 	(void)ctx;
@@ -535,6 +636,7 @@ int main(int argc, char **argv)
 	RUN(validation_errors);
 	RUN(fused_model_subgraphs);
 	RUN(timeout_surfaces_and_recovers);
+	RUN(single_device_reset_reloads_the_model);
 	RUN(session_tensor_predicate);
 	RUN(device_manager_requirements_and_waits);
 	RUN(device_spec_lists);

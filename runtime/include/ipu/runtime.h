@@ -102,6 +102,11 @@ struct ipurt_executable;
 int ipurt_executable_load(struct ipu_device *dev, const struct ipuef_file *f,
 			  struct ipurt_executable **out, char *err, size_t errlen);
 void ipurt_executable_free(struct ipurt_executable *x);
+/*
+ * Upload the same executable again to the same device, e.g. after a
+ * device reset unloaded it (runs then fail with IPU_E_NOT_LOADED).
+ */
+int ipurt_executable_reload(struct ipurt_executable *x, char *err, size_t errlen);
 /* Program index by name ("load", "main", "save"), or -1. */
 int ipurt_executable_program(const struct ipurt_executable *x, const char *name);
 /* Run a program to completion (its streams must be fed by the caller). */
@@ -140,6 +145,14 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 			 const struct ipurt_session_opts *opts, struct ipurt_session **out,
 			 char *err, size_t errlen);
 void ipurt_session_destroy(struct ipurt_session *s);
+/*
+ * Upload the executable again and run Load again with the file's
+ * TensorData, as ipurt_session_create did: a device reset unloads the
+ * model.  Not for sessions created with overrides (IPURT_E_INVAL: their
+ * data belongs to the caller, who creates the session again instead).
+ * The caller keeps other users of the device away meanwhile.
+ */
+int ipurt_session_reload(struct ipurt_session *s, char *err, size_t errlen);
 struct ipurt_executable *ipurt_session_executable(struct ipurt_session *s);
 const struct ipuef_file *ipurt_session_file(const struct ipurt_session *s);
 /*
