@@ -383,34 +383,21 @@ void lw_temp_reset(struct lw *l)
 		memset(l->scr->top, 0, (size_t)l->tiles * IPUX_DT_COUNT * sizeof(uint64_t));
 }
 
-/* Is [begin, begin+count) of t entirely on `tile`? */
+/* Is [begin, begin+count) of t inside one piece on `tile`?  Pieces mapped
+ * next to each other on one tile are placed apart in its memory, and a
+ * vertex operand must be one contiguous range. */
 static int on_tile(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 		   uint32_t tile)
 {
-	uint64_t pos = begin, end = begin + count;
+	uint64_t b, e;
+	uint32_t k, pt, off;
 
-	while (pos < end) {
-		uint32_t tt = ipu_graph_tile_of(l->gb, t, pos);
-		uint32_t k = 0, pt;
-		uint64_t b, e2;
-		uint32_t off;
-		int found = 0;
-
-		if (tt != tile)
-			return 0;
-		/* find the interval holding pos to skip to its end */
-		while (ipu_graph_tensor_location(l->gb, t, k, &pt, &b, &e2, &off) == 0) {
-			if (pos >= b && pos < e2) {
-				pos = e2;
-				found = 1;
-				break;
-			}
-			k++;
-		}
-		if (!found)
-			return 0;
-	}
-	return 1;
+	if (ipu_graph_tile_of(l->gb, t, begin) != tile)
+		return 0;
+	for (k = 0; ipu_graph_tensor_location(l->gb, t, k, &pt, &b, &e, &off) == 0; k++)
+		if (begin >= b && begin < e)
+			return pt == tile && begin + count <= e;
+	return 0;
 }
 
 int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,

@@ -33,6 +33,24 @@ check-zoo-full: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 		--log $(BUILD)/test-logs/zoo-full-results.txt
 CHECKS += ;make -s check-zoo;
 
+# Batch sizes (tests/models/README.md): check-zoo-batch compiles every
+# quick-set CNN at batch 1, 4 and 16 and the sequence models at batch 1 and
+# 8 (about 15 minutes on this machine, not part of make check);
+# check-zoo-batch-quick, part of make check, a mobile CNN at batch 4 (two
+# pieces of one activation on one tile, which a vertex cannot read as one)
+# and the encoder at batch 8.
+.PHONY: check-zoo-batch check-zoo-batch-quick
+check-zoo-batch: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@mkdir -p $(BUILD)/test-logs
+	nice /usr/bin/python3 tests/models/zoo.py --bin $(BUILD)/bin --work $(BUILD)/zoo-batch \
+		--batch 1,4,16 --seq-batch 1,8 --log $(BUILD)/test-logs/zoo-batch-results.txt
+check-zoo-batch-quick: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@mkdir -p $(BUILD)/test-logs
+	nice /usr/bin/python3 tests/models/zoo.py --bin $(BUILD)/bin --work $(BUILD)/zoo-batch-quick \
+		--only mobilenet_v2,encoder --batch 4 --seq-batch 8 \
+		--log $(BUILD)/test-logs/zoo-batch-quick-results.txt
+CHECKS += ;make -s check-zoo-batch-quick;
+
 # The fp8 precisions (tests/models/zoo_fp8.py): zoo networks compiled with
 # --precision fp16, fp8_weight and fp8, against PyTorch and an independent
 # fp8 emulation, with the executables' sizes (Documentation/compiler/fp8.md).

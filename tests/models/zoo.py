@@ -27,9 +27,13 @@ With --compare-no-reuse every case is also compiled with
 --no-memory-reuse and its output must be bit-identical to the one with
 memory reuse.
 
---batch N exports every model with batch size N (default 1).
+--batch N,... exports every convolutional network once per batch size
+listed (default 1), --seq-batch N,... the sequence models (encoders, LSTM,
+GRU; default: the --batch list); a case's name then carries its batch size
+when more than one is swept or it is not 1 (resnet18@b16).
 
-Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE] [--batch N]
+Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE]
+              [--batch N,...] [--seq-batch N,...]
               [--only NAME,...] [--allow-refused NAME,...] [--compare-no-reuse]
 Prints one line per case and ends with "zoo: N passed, N failed".
 """
@@ -131,6 +135,20 @@ FULL = [
     ("lstm", lambda: Recurrent("LSTM", 128, 256, 2, False), (1, 32, 128)),
     ("gru", lambda: Recurrent("GRU", 128, 256, 2, True), (1, 32, 128)),
 ]
+
+
+def is_sequence_model(name):
+    return name.startswith(("encoder", "lstm", "gru"))
+
+
+def batch_list(text):
+    try:
+        sizes = [int(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("expected batch sizes such as 1,4,16, got '%s'" % text)
+    return sizes
 
 
 def calibrate(m, shape, seed):
@@ -253,42 +271,51 @@ def main():
                     help="comma-separated model names whose refusal is known")
     ap.add_argument("--log", default="")
     ap.add_argument("--timeout", type=int, default=600)
-    ap.add_argument("--batch", type=int, default=1, help="batch size of every model's input")
+    ap.add_argument("--batch", type=batch_list, default=[1],
+                    help="comma-separated batch sizes of the convolutional networks' input")
+    ap.add_argument("--seq-batch", type=batch_list, default=None,
+                    help="comma-separated batch sizes of the sequence models (default: --batch)")
     ap.add_argument("--compare-no-reuse", action="store_true",
                     help="also compile with --no-memory-reuse and require a bit-identical output")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     torch.set_num_threads(1)
     allowed = set(filter(None, a.allow_refused.split(",")))
+    seq_batch = a.seq_batch or a.batch
+    swept = len(a.batch) > 1 or len(seq_batch) > 1
     results, npass, nfail = [], 0, 0
-    for i, (name, ctor, shape) in enumerate(QUICK if a.set == "quick" else FULL):
-        if a.only and name not in a.only.split(","):
+    for i, (model, ctor, shape) in enumerate(QUICK if a.set == "quick" else FULL):
+        if a.only and model not in a.only.split(","):
             continue
-        shape = (a.batch,) + tuple(shape[1:])
-        path, ref, ref16, bound = build(name, ctor, shape, a.work, 1000 + i)
-        for prec in ("fp32", "fp16"):
-            r = case(a, name, path, prec, ref if prec == "fp32" else ref16, bound)
-            results.append(r)
-            ok = r["status"] == "pass" or (r["status"] == "refused" and name in allowed)
-            npass += ok
-            nfail += not ok
-            detail = ("err %.2e (tolerance %g%s), compile %.2f s, peak tile %s bytes (%s without reuse)%s" %
-                      (r["err"], TOL[prec],
-                       "; fp16 storage in torch: %.2e" % r["fp16_bound"] if "fp16_bound" in r else "",
-                       r["compile_s"], r["peak_tile_bytes"], r["peak_tile_bytes_no_reuse"],
-                       ", bit-identical without reuse" if r.get("same_without_reuse") is True else
-                       (", without reuse: %s" % r["same_without_reuse"]) if "same_without_reuse" in r else "")
-                      if "err" in r else r.get("message", ""))
-            print("%s - %s %s: %s: %s" % ("ok" if ok else "not ok", name, prec, r["status"], detail),
-                  flush=True)
+        for batch in (seq_batch if is_sequence_model(model) else a.batch):
+            name = model if batch == 1 and not swept else "%s@b%d" % (model, batch)
+            shp = (batch,) + tuple(shape[1:])
+            path, ref, ref16, bound = build(name, ctor, shp, a.work, 1000 + i)
+            for prec in ("fp32", "fp16"):
+                r = case(a, name, path, prec, ref if prec == "fp32" else ref16, bound)
+                r["batch"] = batch
+                results.append(r)
+                ok = r["status"] == "pass" or (r["status"] == "refused" and model in allowed)
+                npass += ok
+                nfail += not ok
+                detail = ("err %.2e (tolerance %g%s), compile %.2f s, peak tile %s bytes (%s without reuse)%s" %
+                          (r["err"], TOL[prec],
+                           "; fp16 storage in torch: %.2e" % r["fp16_bound"] if "fp16_bound" in r else "",
+                           r["compile_s"], r["peak_tile_bytes"], r["peak_tile_bytes_no_reuse"],
+                           ", bit-identical without reuse" if r.get("same_without_reuse") is True else
+                           (", without reuse: %s" % r["same_without_reuse"]) if "same_without_reuse" in r else "")
+                          if "err" in r else r.get("message", ""))
+                print("%s - %s %s: %s: %s" % ("ok" if ok else "not ok", name, prec, r["status"], detail),
+                      flush=True)
     if a.log:
         with open(a.log, "w") as f:
-            f.write("# model zoo (%s set, batch %d): ipu-compile + ipu-run vs PyTorch %s, torchvision %s\n"
-                    % (a.set, a.batch, torch.__version__, torchvision.__version__))
-            f.write("# %-22s %-5s %-8s %10s %12s %12s %10s %10s\n" % (
+            f.write("# model zoo (%s set, batch %s, sequence models batch %s): ipu-compile + ipu-run vs PyTorch %s, torchvision %s\n"
+                    % (a.set, ",".join(map(str, a.batch)), ",".join(map(str, seq_batch)),
+                       torch.__version__, torchvision.__version__))
+            f.write("# %-26s %-5s %-8s %10s %12s %12s %10s %10s\n" % (
                 "model", "prec", "status", "compile s", "peak tile B", "no reuse B", "err", "fp16 emu"))
             for r in results:
-                f.write("%-24s %-5s %-8s %10s %12s %12s %10s %10s %s\n" % (
+                f.write("%-28s %-5s %-8s %10s %12s %12s %10s %10s %s\n" % (
                     r["model"], r["precision"], r["status"], r["compile_s"],
                     r.get("peak_tile_bytes") or "-", r.get("peak_tile_bytes_no_reuse") or "-",
                     "%.2e" % r["err"] if "err" in r else "-",
