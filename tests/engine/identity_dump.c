@@ -113,6 +113,8 @@ int main(void)
 		{ IPUX_CL_REDUCE, 2, 4, { F, F }, { 4096, 128 }, { IPUX_RED_SUM, 128, 32, 1 } },
 		{ IPUX_CL_POOL2D, 2, 15, { F, F }, { 8 * 32 * 32, 8 * 16 * 16 },
 		  { IPUX_POOL_AVG, 8, 32, 32, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 0 } },
+		{ IPUX_CL_POOL2D, 2, 15, { F, F }, { 8 * 32 * 32, 8 * 16 * 16 },
+		  { IPUX_POOL_MAX, 8, 32, 32, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 0 } },
 		{ IPUX_CL_CAST_FP8, 2, 1, { F, IPUX_DT_FP8_143 }, { 4096, 4096 }, { (uint32_t)-2 } },
 		{ IPUX_CL_CAST_FP8, 2, 1, { IPUX_DT_FP8_152, H }, { 4096, 4096 }, { 3 } },
 		{ IPUX_CL_MATMUL_FP8, 3, 7, { H, IPUX_DT_FP8_143, F }, { 29 * 342, 342 * 38, 29 * 38 },

@@ -81,6 +81,93 @@ TEST(pool2d_random)
 	ct_free(&t);
 }
 
+/*
+ * Max pooling over rows wide enough for the vectorised interior, with NaNs
+ * (two payloads) and signed zeros among the inputs: the output must be the
+ * exact bits the rule picks, walking each window in (kh, kw) order: the
+ * first NaN, else the first of the largest values.
+ */
+TEST(pool2d_max_exact_bits)
+{
+	struct ct_rng r = { 61 };
+	struct ct_tile t;
+	uint32_t it;
+
+	ct_init(&t, 1 << 19);
+	for (it = 0; it < 120; it++) {
+		uint32_t p[15], OH, OW, I, O, c, oh, ow, kh, kw, i;
+		float *in, *out;
+
+		p[0] = IPUX_POOL_MAX;
+		p[1] = (uint32_t)ct_int(&r, 1, 3);
+		p[4] = (uint32_t)ct_int(&r, 1, 4);
+		p[5] = (uint32_t)ct_int(&r, 1, 4);
+		p[6] = (uint32_t)ct_int(&r, 1, 3);
+		p[7] = (uint32_t)ct_int(&r, 1, 4);
+		p[8] = (uint32_t)ct_int(&r, 0, p[4] - 1);
+		p[9] = (uint32_t)ct_int(&r, 0, p[5] - 1);
+		p[10] = (uint32_t)ct_int(&r, 0, p[4] - 1);
+		p[11] = (uint32_t)ct_int(&r, 0, p[5] - 1);
+		p[12] = it % 3 == 0 ? 2 : 1;
+		p[13] = it % 4 == 0 ? 2 : 1;
+		p[14] = 0;
+		p[2] = (uint32_t)ct_int(&r, p[12] * (p[4] - 1) + 1, 12);
+		p[3] = (uint32_t)ct_int(&r, p[13] * (p[5] - 1) + 1, 90);
+		OH = (p[2] + p[8] + p[10] - p[12] * (p[4] - 1) - 1) / p[6] + 1;
+		OW = (p[3] + p[9] + p[11] - p[13] * (p[5] - 1) - 1) / p[7] + 1;
+		ct_reset(&t);
+		I = ct_op(&t, IPUX_DT_F32, p[1] * p[2] * p[3]);
+		O = ct_op(&t, IPUX_DT_F32, p[1] * OH * OW);
+		for (c = 0; c < 15; c++)
+			ct_p(&t, p[c]);
+		in = ct_ptr(&t, I);
+		for (i = 0; i < p[1] * p[2] * p[3]; i++) {
+			uint32_t bits, k = (uint32_t)ct_int(&r, 0, 19);
+
+			/* few distinct values: ties between equal values are common */
+			in[i] = (float)ct_int(&r, -2, 2);
+			if (in[i] == 0.0f && (k & 1))
+				in[i] = -0.0f;
+			if (k == 0 || k == 1) {
+				bits = k ? 0x7fc00001u : 0xffc00002u;
+				memcpy(&in[i], &bits, sizeof(bits));
+			}
+		}
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_POOL2D), 0);
+		in = ct_ptr(&t, I);
+		out = ct_ptr(&t, O);
+		for (c = 0; c < p[1]; c++)
+			for (oh = 0; oh < OH; oh++)
+				for (ow = 0; ow < OW; ow++) {
+					float m = -INFINITY;
+					int nan = 0;
+					uint32_t gb, wb;
+
+					for (kh = 0; kh < p[4] && !nan; kh++)
+						for (kw = 0; kw < p[5] && !nan; kw++) {
+							long ih = (long)(oh * p[6] + kh * p[12]) - (long)p[8];
+							long iw = (long)(ow * p[7] + kw * p[13]) - (long)p[9];
+							float x;
+
+							if (ih < 0 || iw < 0 || ih >= (long)p[2] || iw >= (long)p[3])
+								continue;
+							x = in[((size_t)c * p[2] + (size_t)ih) * p[3] + (size_t)iw];
+							if (isnan(x)) {
+								m = x;
+								nan = 1;
+							} else if (x > m) {
+								m = x;
+							}
+						}
+					memcpy(&wb, &m, sizeof(wb));
+					memcpy(&gb, &out[((size_t)c * OH + oh) * OW + ow], sizeof(gb));
+					CHECK_MSG(gb == wb, "it %u c %u oh %u ow %u: got 0x%08x want 0x%08x",
+						  it, c, oh, ow, gb, wb);
+				}
+	}
+	ct_free(&t);
+}
+
 TEST(pool2d_check)
 {
 	struct ct_tile t;
@@ -497,6 +584,7 @@ int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
 	RUN(pool2d_random);
+	RUN(pool2d_max_exact_bits);
 	RUN(pool2d_check);
 	RUN(pool2d_huge_window);
 	RUN(gather_random);

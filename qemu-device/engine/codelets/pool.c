@@ -123,6 +123,74 @@ static void pool_range(int64_t start, uint64_t d, uint64_t k, uint64_t n,
 	*hi = h > l ? h : l;
 }
 
+/*
+ * Max pooling of 8 outputs [o0, o0+8) of one output row whose windows lie
+ * inside the input horizontally: the same per-element update in the same
+ * (kh, kw) order as the scalar loop, lane by lane, so the chosen input
+ * (NaN first, the first of equal values) is the same bits.  On a ResNet
+ * stem this ran at a fraction of the convolutions' speed one output at a
+ * time.
+ */
+typedef float pool_vf __attribute__((vector_size(16)));
+typedef int32_t pool_vi __attribute__((vector_size(16)));
+
+/* m = x where x is a NaN or above m and m is no NaN (128-bit: every x86-64) */
+static inline pool_vf pool_vmax(pool_vf m, pool_vf x)
+{
+	pool_vi sel = ((x > m) | (x != x)) & (m == m);
+
+	return (pool_vf)(((pool_vi)x & sel) | ((pool_vi)m & ~sel));
+}
+
+static void pool_max8(const float *in, size_t plane, size_t W, int64_t hs,
+		      uint64_t h0, uint64_t h1, const uint32_t *p, uint64_t o0,
+		      float *dst)
+{
+	size_t sW = p[Q_SW], dH = p[Q_DH], dW = p[Q_DW], kW = p[Q_KW], kw, l;
+	pool_vf m0 = { -INFINITY, -INFINITY, -INFINITY, -INFINITY }, m1 = m0;
+	uint64_t kh;
+
+	for (kh = h0; kh < h1; kh++) {
+		const float *row = in + plane +
+				   (size_t)(hs + (int64_t)(kh * dH)) * W +
+				   (size_t)(o0 * sW) - p[Q_PL];
+
+		for (kw = 0; kw < kW; kw++) {
+			const float *r = row + kw * dW;
+			pool_vf x0, x1;
+
+			if (sW == 1) {
+				memcpy(&x0, r, sizeof(x0));
+				memcpy(&x1, r + 4, sizeof(x1));
+			} else if (sW == 2) {
+				pool_vf a, b, c, d;
+
+				memcpy(&a, r, sizeof(a));
+				memcpy(&b, r + 4, sizeof(b));
+				memcpy(&c, r + 8, sizeof(c));
+				/* the last lane reads r[14]: 15 floats, not 16 */
+				memcpy(&d, r + 11, sizeof(d));
+#ifdef __clang__
+				x0 = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+				x1 = __builtin_shufflevector(c, d, 0, 2, 5, 7);
+#else
+				x0 = __builtin_shuffle(a, b, (pool_vi){ 0, 2, 4, 6 });
+				x1 = __builtin_shuffle(c, d, (pool_vi){ 0, 2, 5, 7 });
+#endif
+			} else {
+				for (l = 0; l < 4; l++) {
+					x0[l] = r[l * sW];
+					x1[l] = r[(l + 4) * sW];
+				}
+			}
+			m0 = pool_vmax(m0, x0);
+			m1 = pool_vmax(m1, x1);
+		}
+	}
+	memcpy(dst, &m0, sizeof(m0));
+	memcpy(dst + 4, &m1, sizeof(m1));
+}
+
 static int pool_run(const struct ipu_vertex_ctx *v)
 {
 	const uint32_t *p = v->params;
@@ -134,8 +202,17 @@ static int pool_run(const struct ipu_vertex_ctx *v)
 	const void *in = IPU_OP_PTR(v, 0, const void);
 	void *out = IPU_OP_PTR(v, 1, void);
 	double full = (double)p[Q_KH] * p[Q_KW];
+	uint64_t vlo, vhi, span;
+	int fast;
 
 	pool_out_dims(p, &OH, &OW);
+	/* outputs [vlo, vhi) of a row have their windows inside the row */
+	vlo = ((uint64_t)p[Q_PL] + p[Q_SW] - 1) / p[Q_SW];
+	span = (uint64_t)p[Q_DW] * (p[Q_KW] - 1);
+	vhi = W + p[Q_PL] > span ? (W + p[Q_PL] - span - 1) / p[Q_SW] + 1 : 0;
+	if (vhi > OW)
+		vhi = OW;
+	fast = is_max && dt == IPUX_DT_F32 && vhi >= vlo + 8;
 	for (c = 0; c < p[Q_NC]; c++) {
 		size_t plane = c * H * W;
 
@@ -144,7 +221,18 @@ static int pool_run(const struct ipu_vertex_ctx *v)
 			uint64_t h0, h1, kh;
 
 			pool_range(hs, p[Q_DH], p[Q_KH], H, &h0, &h1);
+			if (fast) {
+				float *o = (float *)out + (c * OH + oh) * OW;
+
+				for (ow = vlo; ow + 8 <= vhi; ow += 8)
+					pool_max8(in, plane, W, hs, h0, h1, p, ow, o + ow);
+			}
 			for (ow = 0; ow < OW; ow++) {
+				if (fast && ow == vlo) {
+					ow = vlo + (vhi - vlo) / 8 * 8;
+					if (ow >= OW)
+						break;
+				}
 				int64_t ws = (int64_t)(ow * p[Q_SW]) -
 					     (int64_t)p[Q_PL];
 				uint64_t w0, w1, cnt;
