@@ -86,6 +86,10 @@ int main(void)
 		{ IPUX_CL_MATMUL, 3, 5, { F, F, F }, { 29 * 342, 342 * 38, 29 * 38 }, { 1, 29, 38, 342, 0 } },
 		{ IPUX_CL_MATMUL, 3, 5, { F, F, F }, { 784, 784 * 512, 512 }, { 1, 1, 512, 784, 0 } },
 		{ IPUX_CL_MATMUL, 3, 5, { F, F, F }, { 30 * 200, 200 * 5, 30 * 5 }, { 1, 30, 5, 200, 0 } },
+		/* skinny with short K and few columns (split 1x1 convolutions), f16 and transposed */
+		{ IPUX_CL_MATMUL, 3, 5, { F, F, F }, { 2 * 5 * 10, 2 * 10 * 4, 2 * 5 * 4 }, { 2, 5, 4, 10, 1 } },
+		{ IPUX_CL_MATMUL, 3, 5, { H, H, H }, { 9 * 27, 27 * 7, 9 * 7 }, { 1, 9, 7, 27, 2 } },
+		{ IPUX_CL_MATMUL, 3, 5, { F, F, F }, { 40, 40 * 8, 8 }, { 1, 1, 8, 40, 0 } },
 		{ IPUX_CL_MATMUL, 3, 5, { H, H, H }, { 2 * 70 * 300, 2 * 300 * 90, 2 * 70 * 90 }, { 2, 70, 90, 300, 1 } },
 		{ IPUX_CL_MATMUL, 3, 5, { F, F, F }, { 64 * 256, 64 * 256, 64 * 64 }, { 1, 64, 64, 256, 2 } },
 		/* direct convolution: few and many channels, strides, groups, f16 */

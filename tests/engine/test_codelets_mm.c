@@ -131,6 +131,100 @@ TEST(matmul_big_blocks)
 		}
 }
 
+/*
+ * Products with few rows or columns run the skinny paths, whose sums are
+ * part of the bits the QEMU and in-process devices must agree on.  M < 4
+ * with B [K][N]: each element is C (or +0) plus its products in K order.
+ * Otherwise with N < 8: 32 interleaved partial sums per 256-long block of
+ * K (term k into partial k % 32, each starting from +0), added by pairs
+ * in order, the block sums added to C (or +0).  Short K and few columns
+ * take their own loops; their f32 results must be these exact bits,
+ * checked here against those sums written out (f32 operations, no fused
+ * multiply-add), signed zeros and all.
+ */
+TEST(matmul_skinny_exact_bits)
+{
+	struct ct_rng r = { 0x5eed };
+	int it;
+
+	for (it = 0; it < 400; it++) {
+		uint32_t batch = (uint32_t)ct_int(&r, 1, 3), M = (uint32_t)ct_int(&r, 1, 9);
+		uint32_t N = (uint32_t)ct_int(&r, 1, 7), K = (uint32_t)ct_int(&r, 1, 40);
+		uint32_t flags = (uint32_t)ct_int(&r, 0, 15), na, nb, nc, A, B, C, b, i, j, k;
+		struct ct_tile t;
+		float *a, *bm, *c, *c0;
+
+		na = (flags & IPUX_MM_A_SHARED ? 1 : batch) * M * K;
+		nb = (flags & IPUX_MM_B_SHARED ? 1 : batch) * K * N;
+		nc = batch * M * N;
+		ct_init(&t, ((size_t)na + nb + nc) * 4 + 4096);
+		A = ct_op(&t, IPUX_DT_F32, na);
+		B = ct_op(&t, IPUX_DT_F32, nb);
+		C = ct_op(&t, IPUX_DT_F32, nc);
+		ct_p(&t, batch);
+		ct_p(&t, M);
+		ct_p(&t, N);
+		ct_p(&t, K);
+		ct_p(&t, flags);
+		ct_fill_rand(&t, &r, A, -1, 1);
+		ct_fill_rand(&t, &r, B, -1, 1);
+		ct_fill_rand(&t, &r, C, -1, 1);
+		a = ct_ptr(&t, A);
+		bm = ct_ptr(&t, B);
+		/* zeros of both signs: a product of -0 must still add as +0 */
+		for (i = 0; i < na; i += 3)
+			a[i] = i % 2 ? -0.0f : 0.0f;
+		c = ct_ptr(&t, C);
+		c0 = malloc(nc * sizeof(float));
+		CHECK(c0 != NULL);
+		memcpy(c0, c, nc * sizeof(float));
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_MATMUL), 0);
+		c = ct_ptr(&t, C);
+		for (b = 0; b < batch; b++)
+			for (i = 0; i < M; i++)
+				for (j = 0; j < N; j++) {
+					size_t ci = ((size_t)b * M + i) * N + j;
+					size_t ao = (flags & IPUX_MM_A_SHARED ? 0 : (size_t)b * M * K) + (size_t)i * K;
+					size_t bo = flags & IPUX_MM_B_SHARED ? 0 : (size_t)b * K * N;
+					volatile float acc = flags & IPUX_MM_ACCUMULATE ? c0[ci] : 0.0f;
+					int axpy = M < 4 && !(flags & IPUX_MM_TRANS_B);
+					uint32_t k0, l, gb, wb;
+					float want;
+
+					if (axpy) {
+						for (k = 0; k < K; k++) {
+							volatile float p = a[ao + k] * bm[bo + (size_t)k * N + j];
+
+							acc = acc + p;
+						}
+					}
+					for (k0 = 0; !axpy && k0 < K; k0 += 256) {
+						volatile float part[32], sum = 0.0f;
+
+						for (l = 0; l < 32; l++)
+							part[l] = 0.0f;
+						for (k = k0; k < K && k < k0 + 256; k++) {
+							size_t bi = flags & IPUX_MM_TRANS_B ? bo + (size_t)j * K + k
+											    : bo + (size_t)k * N + j;
+							volatile float p = a[ao + k] * bm[bi];
+
+							part[(k - k0) % 32] = part[(k - k0) % 32] + p;
+						}
+						for (l = 0; l < 32; l += 2)
+							sum = sum + (part[l] + part[l + 1]);
+						acc = acc + sum;
+					}
+					want = acc;
+					memcpy(&wb, &want, sizeof(wb));
+					memcpy(&gb, &c[ci], sizeof(gb));
+					CHECK_MSG(gb == wb, "b%u M%u N%u K%u f%x [%zu]: got 0x%08x want 0x%08x",
+						  batch, M, N, K, flags, ci, gb, wb);
+				}
+		free(c0);
+		ct_free(&t);
+	}
+}
+
 TEST(matmul_codelet_entry)
 {
 	/* the table's run() (best level) on one case */
@@ -607,6 +701,7 @@ TEST(conv2d_check)
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
+	RUN(matmul_skinny_exact_bits);
 	RUN(matmul_codelet_entry);
 	RUN(matmul_check);
 	RUN(matmul_random);

@@ -222,6 +222,15 @@ static void ipu_mm_exec_blocked(const struct mm_args *g, int level)
  * Both accumulate in f32 over the whole K and round C once.
  */
 #define SK_BLK 256
+#define SK_SMALL_K 32	/* sk_dot's block of partial sums */
+#define SK_SMALL_N 8
+
+/* the skinny loops' sums as written: mul then add, never fused */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SK_EXACT __attribute__((optimize("fp-contract=off")))
+#else
+#define SK_EXACT
+#endif
 
 CL_CLONES static void sk_axpy(float *c, float a, const float *b, size_t n)
 {
@@ -273,7 +282,8 @@ static void sk_setc(const struct mm_args *g, size_t i, float x)
 		((float *)g->c)[i] = x;
 }
 
-static void sk_axpy_run(const struct mm_args *g)
+/* a few columns: sk_axpy's sums inline, without the call through its clones */
+SK_EXACT static void sk_axpy_run(const struct mm_args *g)
 {
 	size_t M = g->M, N = g->N, K = g->K, bt, i, j0, j, k;
 	float cb[SK_BLK], ab[SK_BLK], bb[SK_BLK];
@@ -302,7 +312,11 @@ static void sk_axpy_run(const struct mm_args *g)
 							g->b, g->f16,
 							bo + (k0 + k) * N + j0, nb, bb);
 
-						sk_axpy(cb, a[k], b, nb);
+						if (nb <= SK_SMALL_N)
+							for (j = 0; j < nb; j++)
+								cb[j] += a[k] * b[j];
+						else
+							sk_axpy(cb, a[k], b, nb);
 					}
 				}
 				for (j = 0; j < nb; j++)
@@ -311,10 +325,67 @@ static void sk_axpy_run(const struct mm_args *g)
 	}
 }
 
+/*
+ * sk_dot_run for K <= 32 and N <= 8, where sk_dot's set-up (32 partial
+ * sums) and call cost more than the products: the vertices of split 1x1
+ * convolutions are this small (M 5, N 4, K 10).  Each element gets sk_dot's
+ * value: the products of its one 32-wide block, each added to +0, summed
+ * by pairs in the same order.  The pairs past K are +0 + +0 and adding
+ * them never changes the sum (neither a pair nor the sum can be -0: each
+ * starts from +0), so they are skipped.  The N columns of B are gathered
+ * once per batch (not once per row of A), j-minor, so the N sums of a row
+ * are one vector.
+ */
+SK_EXACT static void sk_dot_small_run(const struct mm_args *g)
+{
+	size_t M = g->M, N = g->N, K = g->K, bt, i, j, k;
+	float ab[SK_SMALL_K], bk[SK_SMALL_K][SK_SMALL_N];
+
+	memset(bk, 0, sizeof(bk));
+	for (bt = 0; bt < g->batch; bt++) {
+		size_t ao = (bt % g->a_mod) * g->a_bs;
+		size_t bo = (bt % g->b_mod) * g->b_bs;
+		size_t co = bt * g->c_bs;
+
+		for (j = 0; j < N; j++)
+			for (k = 0; k < K; k++) {
+				/* [N][K] when transposed or a single column */
+				size_t e = g->trans_b || N == 1 ? bo + j * K + k
+								: bo + k * N + j;
+
+				bk[k][j] = g->f16 ? cl_h2f(((const uint16_t *)g->b)[e])
+						  : ((const float *)g->b)[e];
+			}
+		for (i = 0; i < M; i++) {
+			const float *a = sk_row(g->a, g->f16, ao + i * K, K, ab);
+			float s[SK_SMALL_N] = { 0 };
+
+			for (k = 0; k + 1 < K; k += 2)
+				for (j = 0; j < SK_SMALL_N; j++)
+					s[j] += (0.0f + a[k] * bk[k][j]) +
+						(0.0f + a[k + 1] * bk[k + 1][j]);
+			if (k < K)
+				for (j = 0; j < SK_SMALL_N; j++)
+					s[j] += (0.0f + a[k] * bk[k][j]) + 0.0f;
+			for (j = 0; j < N; j++) {
+				float acc = g->accumulate ? sk_getc(g, co + i * N + j) : 0.0f;
+
+				acc += s[j];
+				sk_setc(g, co + i * N + j, acc);
+			}
+		}
+	}
+}
+
 static void sk_dot_run(const struct mm_args *g)
 {
 	size_t M = g->M, N = g->N, K = g->K, bt, i, j, k, k0;
 	float ab[SK_BLK], bb[SK_BLK];
+
+	if (K <= SK_SMALL_K && N <= SK_SMALL_N) {
+		sk_dot_small_run(g);
+		return;
+	}
 
 	for (bt = 0; bt < g->batch; bt++) {
 		size_t ao = (bt % g->a_mod) * g->a_bs;
