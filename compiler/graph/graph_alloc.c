@@ -215,23 +215,30 @@ static const struct g_tensor *piece_tensor(const struct ipu_graph *g, const stru
 static int tile_full(struct ipu_graph *g, const struct ga_live *lv, uint32_t tile,
 		     const struct ga_block *b, const uint32_t *pieces, uint32_t n, uint64_t peak)
 {
-	uint64_t fixed = 0, live;
+	uint64_t fixed = 0, live, consts = 0, device = (uint64_t)g->num_tiles * g->tile_mem;
 	uint32_t at, big, i;
 
 	for (i = 0; i < n; i++)
 		if (pinned(&b[i]))
 			fixed += b[i].bytes;
+	/* a model whose constants fill most of the device cannot be helped by
+	 * a finer split: say so with the device's total */
+	for (i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].init)
+			consts += g->tensors[i].elems * g->tensors[i].esize;
 	live = ga_max_live(b, n, &at);
 	for (i = 0, big = UINT32_MAX; i < n; i++)
 		if (!pinned(&b[i]) && b[i].first <= at && at <= b[i].last &&
 		    (big == UINT32_MAX || b[i].bytes > b[big].bytes))
 			big = i;
 	return g_fail(g,
-		      "tile %u out of memory: %llu bytes needed with memory reuse, tile has %u (%llu bytes of constants and tensors kept for the whole program, at most %llu bytes live at once%s%s%s)",
+		      "tile %u out of memory: %llu bytes needed with memory reuse, tile has %u (%llu bytes of constants and tensors kept for the whole program, at most %llu bytes live at once%s%s%s); constants placed on all tiles (the model's and copies of them): %llu bytes (%.0f%% of the device's %u tiles x %u = %llu bytes)",
 		      tile, (unsigned long long)peak, g->tile_mem, (unsigned long long)fixed,
 		      (unsigned long long)live, big == UINT32_MAX ? "" : ", the largest then: '",
 		      big == UINT32_MAX ? "" : piece_tensor(g, lv, pieces[big])->name,
-		      big == UINT32_MAX ? "" : "'");
+		      big == UINT32_MAX ? "" : "'", (unsigned long long)consts,
+		      device ? 100.0 * (double)consts / (double)device : 0.0, g->num_tiles,
+		      g->tile_mem, (unsigned long long)device);
 }
 
 /* Pieces of each tile, in creation order: tile k has pieces
