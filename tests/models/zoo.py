@@ -33,7 +33,7 @@ GRU; default: the --batch list); a case's name then carries its batch size
 when more than one is swept or it is not 1 (resnet18@b16).
 
 Usage: zoo.py --bin DIR --work DIR [--set quick|full] [--log FILE]
-              [--batch N,...] [--seq-batch N,...]
+              [--batch N,...] [--seq-batch N,...] [--precision fp32,fp16]
               [--only NAME,...] [--allow-refused NAME,...] [--compare-no-reuse]
 Prints one line per case and ends with "zoo: N passed, N failed".
 """
@@ -275,9 +275,14 @@ def main():
                     help="comma-separated batch sizes of the convolutional networks' input")
     ap.add_argument("--seq-batch", type=batch_list, default=None,
                     help="comma-separated batch sizes of the sequence models (default: --batch)")
+    ap.add_argument("--precision", default="fp32,fp16",
+                    help="comma-separated precisions to compile (fp32, fp16)")
     ap.add_argument("--compare-no-reuse", action="store_true",
                     help="also compile with --no-memory-reuse and require a bit-identical output")
     a = ap.parse_args()
+    precisions = [p for p in a.precision.split(",") if p]
+    if not precisions or set(precisions) - set(TOL):
+        ap.error("--precision takes fp32 and/or fp16, got '%s'" % a.precision)
     os.makedirs(a.work, exist_ok=True)
     torch.set_num_threads(1)
     allowed = set(filter(None, a.allow_refused.split(",")))
@@ -291,7 +296,7 @@ def main():
             name = model if batch == 1 and not swept else "%s@b%d" % (model, batch)
             shp = (batch,) + tuple(shape[1:])
             path, ref, ref16, bound = build(name, ctor, shp, a.work, 1000 + i)
-            for prec in ("fp32", "fp16"):
+            for prec in precisions:
                 r = case(a, name, path, prec, ref if prec == "fp32" else ref16, bound)
                 r["batch"] = batch
                 results.append(r)
