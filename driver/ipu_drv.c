@@ -98,10 +98,19 @@ static int ipu_hw_enable(struct ipu_device *idev)
  */
 int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 {
+	unsigned long flags;
 	int ret;
 
 	/* counted before anyone is woken by the cancellations below */
 	atomic64_inc(&idev->st_resets);
+	/*
+	 * A RUN is submitted without idev->lock: one that entered the ring
+	 * between the cancellations and the rings being programmed again
+	 * would wait forever for a device that never saw it.
+	 */
+	spin_lock_irqsave(&idev->cmd_lock, flags);
+	idev->resetting = true;
+	spin_unlock_irqrestore(&idev->cmd_lock, flags);
 	ret = ipu_hw_reset_wait(idev);
 	/*
 	 * Even if the device never leaves reset, fail the requests: their
@@ -115,6 +124,9 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 	WRITE_ONCE(idev->cpl_corrupt, false);
 	if (!ret)
 		ret = ipu_hw_enable(idev);
+	spin_lock_irqsave(&idev->cmd_lock, flags);
+	idev->resetting = false;
+	spin_unlock_irqrestore(&idev->cmd_lock, flags);
 	idev->failed = ret != 0;
 	idev->last_progress = jiffies;
 	idev->wd_run_seq = 0;

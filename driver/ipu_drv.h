@@ -145,6 +145,7 @@ struct ipu_device {
 
 	/* rings */
 	spinlock_t cmd_lock;		/* command ring, CPLQ, pending, runs */
+	bool resetting;			/* no command may enter the ring */
 	struct ipu_hw_cmd *cmdq;
 	dma_addr_t cmdq_dma;
 	u32 cmd_tail;

@@ -300,7 +300,8 @@ static int ipu_ioctl_run(struct ipu_file *f, void *data)
 	 * Without the device lock: a RUN may sleep for room on the command
 	 * ring, and the watchdog needs the lock to reset a device that does
 	 * not make room.  A reset racing with this leaves the device without
-	 * an executable: the run then completes as NOT_LOADED.
+	 * an executable: the RUN is refused while it resets, or completes as
+	 * NOT_LOADED after.
 	 */
 	if (!READ_ONCE(idev->loaded))
 		return -ENOEXEC;

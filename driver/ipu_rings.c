@@ -164,6 +164,12 @@ static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 			idr_preload_end();
 			return -ENODEV;
 		}
+		/* only a RUN races a reset: the reset unloads its executable */
+		if (idev->resetting) {
+			spin_unlock_irqrestore(&idev->cmd_lock, flags);
+			idr_preload_end();
+			return -ENOEXEC;
+		}
 		if (idev->cmd_inflight < IPU_CMDQ_ENTRIES - 1)
 			break;
 		spin_unlock_irqrestore(&idev->cmd_lock, flags);

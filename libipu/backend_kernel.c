@@ -117,6 +117,37 @@ static int kioctl(struct kernel_dev *k, unsigned long cmd, void *arg)
 	return rc ? -errno : 0;
 }
 
+/*
+ * The device's status codes (ipu_status of Documentation/device/pci.md),
+ * which the driver passes through as dev_status: what a user reads.
+ */
+static const char *dev_status_str(uint32_t st)
+{
+	static const char *const text[] = {
+		[0] = "ok",
+		[1] = "unknown command (INVALID_OPCODE)",
+		[2] = "reserved field or unknown flag set (INVALID_FIELD)",
+		[3] = "a host address could not be accessed by DMA (DMA_FAULT)",
+		[4] = "malformed scatter-gather list (BAD_SG)",
+		[5] = "length over a device limit (TOO_LARGE)",
+		[6] = "executable refused (EXE_INVALID)",
+		[7] = "no executable loaded (NOT_LOADED)",
+		[8] = "program index out of range (BAD_PROGRAM)",
+		[9] = "cancelled by an abort or reset (ABORTED)",
+		[10] = "a stream transfer of the program failed (STREAM_ERROR)",
+		[11] = "a codelet faulted (FAULT)",
+		[12] = "tile, offset or length outside tile memory (RANGE)",
+		[13] = "bad stream id or ring (BAD_STREAM)",
+		[14] = "ring base or size invalid (RING_CONFIG)",
+		[15] = "doorbell index out of range (RING_INDEX)",
+		[16] = "descriptor length does not fit the stream (LENGTH)",
+		[17] = "the device ran out of memory (NO_MEMORY)",
+		[18] = "engine error (ENGINE)",
+	};
+
+	return st < sizeof(text) / sizeof(text[0]) && text[st] ? text[st] : "unknown device status";
+}
+
 /* errno of the driver -> ipu_err */
 static int kerr(int e)
 {
@@ -562,8 +593,8 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 			return ipu_errorf(err, errlen, a.verifier_error, "%s refused the executable: %s (%d)", k->name,
 				 ipu_err_name(a.verifier_error), a.verifier_error);
 		}
-		return ipu_errorf(err, errlen, kerr(rc), "%s: LOAD_EXECUTABLE failed: %s (device status %u)%s",
-			 k->name, strerror(-rc), a.dev_status,
+		return ipu_errorf(err, errlen, kerr(rc), "%s: LOAD_EXECUTABLE failed: %s (device: %s, status %u)%s",
+			 k->name, strerror(-rc), dev_status_str(a.dev_status), a.dev_status,
 			 rc == -EPERM ? ": attach first" : "");
 	}
 	st = calloc(a.num_streams ? a.num_streams : 1, sizeof(*st));
@@ -675,8 +706,12 @@ static int wait_result(struct kernel_dev *k, const struct ipu_wait_args *a, int6
 		rc = IPU_E_IO;
 		break;
 	}
-	return ipu_errorf(err, errlen, rc, "run %llu failed on %s: device status %u, result %d", seq,
-		 k->name, a->dev_status, (int32_t)a->result);
+	if ((int32_t)a->result < 0)
+		return ipu_errorf(err, errlen, rc, "run %llu failed on %s: %s: %s (%s; device status %u)", seq,
+			 k->name, dev_status_str(a->dev_status), ipu_strerror((int32_t)a->result),
+			 ipu_err_name((int32_t)a->result), a->dev_status);
+	return ipu_errorf(err, errlen, rc, "run %llu failed on %s: %s (device status %u, result %d)", seq,
+		 k->name, dev_status_str(a->dev_status), a->dev_status, (int32_t)a->result);
 }
 
 static int kernel_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,

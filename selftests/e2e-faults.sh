@@ -42,9 +42,10 @@ resets=$(cat $S/stats/resets)
 echo dma:1:run >$D/fault
 ipu-run --device /dev/ipu0 $M --iterations 2 >/tmp/fault-run.log 2>&1
 rc=$?
-grep -q 'ipu0' /tmp/fault-run.log && [ $rc -ne 0 ] && clean_run &&
-	[ "$(cat $S/stats/resets)" = "$resets" ]
-report $? "failed DMA: ipu-run exits $rc naming ipu0, no reset, the next ipu-run bit-identical"
+sed -n 's/^/# /p' /tmp/fault-run.log | head -n 3
+grep -q 'ipu0' /tmp/fault-run.log && grep -q 'stream transfer of the program failed' /tmp/fault-run.log &&
+	[ $rc -ne 0 ] && clean_run && [ "$(cat $S/stats/resets)" = "$resets" ]
+report $? "failed DMA: ipu-run exits $rc naming ipu0 and the failed stream transfer in words, no reset, the next ipu-run bit-identical"
 
 # a hang: the watchdog resets, ipu-run says the run was cancelled
 echo 1000 >$S/watchdog_ms
@@ -72,6 +73,9 @@ clean_run
 rc=$?
 echo none >$D/fault
 echo "# stats/lost_irqs $lost -> $(cat $S/stats/lost_irqs)"
-[ $rc -eq 0 ] && [ "$(cat $S/stats/lost_irqs)" -gt "$lost" ]
-report $? "every run's interrupt lost: ipu-run output bit-identical, completions polled"
+info=$(ipu-info ipu0 | grep 'recovered:')
+echo "# ipu-info: $info"
+[ $rc -eq 0 ] && [ "$(cat $S/stats/lost_irqs)" -gt "$lost" ] &&
+	echo "$info" | grep -q "lost interrupts $(cat $S/stats/lost_irqs) "
+report $? "every run's interrupt lost: ipu-run output bit-identical, completions polled, ipu-info shows the count"
 exit $fail

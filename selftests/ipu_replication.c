@@ -330,6 +330,52 @@ TEST_F(repl, device_reset_mid_run)
 }
 
 /*
+ * One device, reset by another file descriptor between requests: the
+ * request that meets it fails saying the device lost the model, the runner
+ * loads the model again by itself, and every later request has the same
+ * bits as before the reset; nothing else resets the device meanwhile.
+ */
+TEST_F(repl, one_device_reset_reloads_the_model)
+{
+	uint8_t *(*one)[MAXT] = alloc_outs(&self->q), *(*two)[MAXT] = alloc_outs(&self->q);
+	struct ipu_reset_args a = { .mode = IPU_RESET_DEVICE };
+	struct ipurt_tensor in[MAXT], ot[MAXT];
+	uint64_t resets;
+	struct ipurt_runner *r;
+	char err[512] = "";
+	uint32_t k;
+	int fd, rc;
+
+	ASSERT_TRUE(one && two);
+	r = open_runner(variant->model, "/dev/ipu1");
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, run_all(r, &self->q, one));
+	resets = ipu_t_sysfs_u64(1, "stats/resets");
+	fd = ipu_t_open(1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, IPU_IOCTL_RESET, &a));
+	close(fd);
+	for (k = 0; k < self->q.n; k++) {
+		struct ipurt_tensor *t = k < self->q.nin ? &in[k] : &ot[k - self->q.nin];
+
+		*t = self->q.t[k];
+		t->data = k < self->q.nin ? self->q.in[0][k] : two[0][k];
+	}
+	rc = ipurt_runner_execute(r, in, self->q.nin, ot, self->q.n - self->q.nin, err, sizeof(err));
+	TH_LOG("the request after the reset: %s (%s)", err, ipu_err_name(rc));
+	EXPECT_EQ(IPU_E_NOT_LOADED, rc);
+	EXPECT_NE(NULL, strstr(err, "no longer holds the model"));
+	EXPECT_EQ(0, run_all(r, &self->q, two));
+	EXPECT_TRUE(same_outputs(&self->q, one, two));
+	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(1, "stats/resets"));
+	ipurt_runner_destroy(r);
+	EXPECT_EQ(0u, ipu_t_sysfs_u64(1, "owner_pid"));
+	EXPECT_EQ(self->pinned1, ipu_t_sysfs_u64(1, "stats/pinned_pages"));
+	free_outs(one);
+	free_outs(two);
+}
+
+/*
  * /dev/ipu1 hangs by itself (the device's own fault injection, debugfs
  * `fault` "hang:5:run") while requests are queued on it: the driver's
  * watchdog resets it, the runs it held move to /dev/ipu0, every request

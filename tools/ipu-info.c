@@ -38,6 +38,9 @@ static void print_text(const struct ipu_tool_dev *d)
 	       (unsigned long long)c->stream_cmds, (unsigned long long)c->stream_bytes,
 	       (unsigned long long)c->programs_run, (unsigned long long)c->drv_resets,
 	       (unsigned long long)c->drv_errors, (unsigned long long)c->pinned_pages);
+	if (d->lost_irqs >= 0 && d->bad_completions >= 0)
+		printf("  recovered: lost interrupts %lld (completions polled), bad completions %lld (each reset the device)\n",
+		       (long long)d->lost_irqs, (long long)d->bad_completions);
 }
 
 static json_t *dev_json(const struct ipu_tool_dev *d)
@@ -75,6 +78,10 @@ static json_t *dev_json(const struct ipu_tool_dev *d)
 		      "programs_run", (json_int_t)c->programs_run,
 		      "driver_resets", (json_int_t)c->drv_resets,
 		      "pinned_pages", (json_int_t)c->pinned_pages);
+	if (k && d->lost_irqs >= 0 && d->bad_completions >= 0) {
+		json_object_set_new(k, "lost_irqs", json_integer(d->lost_irqs));
+		json_object_set_new(k, "bad_completions", json_integer(d->bad_completions));
+	}
 	if (!o || !k || json_object_set_new(o, "counters", k)) {
 		json_decref(o);
 		return NULL;

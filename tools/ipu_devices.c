@@ -10,6 +10,25 @@
 
 #include "ipu_tool.h"
 
+/* /sys/class/ipu/ipuN/stats/<stat> as a number, -1 if it cannot be read. */
+static int64_t sysfs_stat(unsigned int minor, const char *stat)
+{
+	char path[96], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/ipu/ipu%u/stats/%s", minor, stat);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtoll(buf, NULL, 10);
+}
+
 int ipu_tool_query(const char *name, struct ipu_tool_dev *d)
 {
 	char path[64];
@@ -26,6 +45,8 @@ int ipu_tool_query(const char *name, struct ipu_tool_dev *d)
 	if (ioctl(fd, IPU_IOCTL_INFO, &d->info) || ioctl(fd, IPU_IOCTL_COUNTERS, &d->cnt))
 		d->err = errno;
 	close(fd);
+	d->lost_irqs = d->err ? -1 : sysfs_stat(d->info.minor, "lost_irqs");
+	d->bad_completions = d->err ? -1 : sysfs_stat(d->info.minor, "bad_completions");
 	return d->err ? -1 : 0;
 }
 

@@ -7,6 +7,7 @@
 #define IPU_TOOL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ struct ipu_tool_dev {
 	char name[32];
 	struct ipu_info_args info;
 	struct ipu_counters_args cnt;
+	/* the driver's recovery counters, only in sysfs (stats/...); -1 unread */
+	int64_t lost_irqs, bad_completions;
 	int err;			/* errno of the open or an ioctl, 0 if fine */
 };
 
