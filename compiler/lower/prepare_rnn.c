@@ -173,6 +173,9 @@ int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e)
 	I = g->vals[in[0]].dims[2];
 	H = g->vals[in[2]].dims[2];
 	G = gates * H;
+	if (T < 1)
+		return ir_node_err(e, g, n, "%s over an empty sequence (0 time steps): empty tensors are not supported on the device",
+				   n->op);
 	if (T * D > RNN_MAX_UNROLLED)
 		return ir_node_err(e, g, n, "%s over %lld time steps%s: its steps are unrolled, and at most %d are lowered (split the sequence into shorter ones)",
 				   n->op, (long long)T, D > 1 ? " in both directions" : "",
