@@ -1,6 +1,7 @@
 # The compiler (ipu-compile): ONNX import through protobuf-c code generated
 # at build time from Debian's onnx.proto, the IR, shape inference, the
-# reference evaluator, passes, CLI/YAML.  compiler/graph/ (the graph
+# reference evaluator, passes, CLI/YAML; compiler/ops/ is the operator
+# registry they share.  compiler/graph/ (the graph
 # builder) has its own fragment.
 ONNX_PROTO ?= $(firstword $(wildcard /usr/include/onnx/onnx.proto) \
 	$(shell dpkg -L libonnx-dev 2>/dev/null | grep '/onnx\.proto$$'))
@@ -9,7 +10,7 @@ COMPILER_PB_C := $(COMPILER_GEN)/onnx/onnx.pb-c.c
 COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
 COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
 
-COMPILER_DIRS := compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli \
+COMPILER_DIRS := compiler/ops compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli \
 	compiler/report compiler/calib
 COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
@@ -27,6 +28,7 @@ IPU_COMPILE := $(BUILD)/bin/ipu-compile
 # may include it.
 # Messages are truncated on purpose when too long.
 COMPILER_CPPFLAGS := -I$(COMPILER_GEN) -Icompiler -Wno-format-truncation
+CFLAGS_compiler_ops_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_ir_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_onnx_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_eval_ := $(COMPILER_CPPFLAGS)

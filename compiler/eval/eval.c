@@ -5,18 +5,11 @@
 
 #include "eval_internal.h"
 
-static const struct ir_eval_op *const tables[] = {
-	ir_eval_elementwise, ir_eval_tensor, ir_eval_nn, ir_eval_reduce,
-	ir_eval_norm, ir_eval_resize, ir_eval_rnn,
-};
-
 static ir_eval_fn find(const char *op)
 {
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (const struct ir_eval_op *o = tables[t]; o->name; o++)
-			if (!strcmp(o->name, op))
-				return o->fn;
-	return NULL;
+	const struct ir_op_desc *d = ir_op_lookup(op);
+
+	return d ? d->eval : NULL;
 }
 
 int ir_eval_supported(const char *op)
@@ -50,28 +43,6 @@ int ir_eval_node(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-/*
- * Ops that only move, select or convert elements.  Folding one costs time
- * linear in its data and makes no tensor with more elements than its inputs
- * hold (checked by the caller), so the size limit, which guards against
- * folds that grow the model, need not apply: lowering such an op on a
- * large constant (a transposed 9216 x 4096 Gemm weight) would instead put
- * the whole tensor on one tile.
- */
-static int layout_op(const char *op)
-{
-	static const char *const ops[] = {
-		"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast",
-		"CastLike", "Identity", "Slice", "Gather", "Concat", "Split",
-		"DepthToSpace", "SpaceToDepth", "Expand", "Tile", "Pad",
-	};
-
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i]))
-			return 1;
-	return 0;
-}
-
 /* 1 if the node's result is too large to fold under `limit`. */
 static int over_limit(const struct ir_graph *g, const struct ir_node *n, int64_t limit)
 {
@@ -87,7 +58,12 @@ static int over_limit(const struct ir_graph *g, const struct ir_node *n, int64_t
 	}
 	if (bytes <= limit)
 		return 0;
-	if (!layout_op(n->op))
+	/* moving elements costs time linear in the data and makes no tensor
+	 * larger than its inputs (checked below): the limit guards against
+	 * folds that grow the model, and lowering a layout op on a large
+	 * constant (a transposed 9216 x 4096 Gemm weight) would instead put
+	 * the whole tensor on one tile */
+	if (!(ir_op_lookup(n->op)->flags & IR_OP_LAYOUT))
 		return 1;
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0)

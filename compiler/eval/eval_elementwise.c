@@ -27,9 +27,9 @@ static double gelu(double x, int tanh_approx)
 	return 0.5 * x * (1 + erf(x / sqrt(2.0)));
 }
 
-static int unary(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_unary(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t cnt = ev_numel(x);
@@ -217,9 +217,9 @@ static int64_t iop(enum bop op, int64_t a, int64_t b, int fmod_attr)
 	}
 }
 
-static int binary(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_binary(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	enum bop op = bop_of(n);
 	int64_t cnt = ev_numel(out);
@@ -283,9 +283,9 @@ out:
 	return r;
 }
 
-static int where(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_where(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	int64_t *o[3] = { 0 };
 	int64_t cnt = ev_numel(out);
@@ -309,9 +309,9 @@ out:
 	return r;
 }
 
-static int cast(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_cast(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t cnt = ev_numel(x);
@@ -326,9 +326,9 @@ static int cast(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int clip(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_clip(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	const struct ir_tensor *lo = nin > 1 ? in[1] : NULL, *hi = nin > 2 ? in[2] : NULL;
@@ -359,30 +359,3 @@ static int clip(const struct ir_graph *g, const struct ir_node *n,
 	}
 	return 0;
 }
-
-const struct ir_eval_op ir_eval_elementwise[] = {
-	{ "Identity", unary }, { "Dropout", unary }, { "Abs", unary },
-	{ "Neg", unary }, { "Sign", unary }, { "Relu", unary },
-	{ "Sqrt", unary }, { "Exp", unary }, { "Log", unary },
-	{ "Reciprocal", unary }, { "LeakyRelu", unary }, { "Sigmoid", unary },
-	{ "Tanh", unary }, { "Erf", unary }, { "Gelu", unary },
-	{ "HardSigmoid", unary }, { "HardSwish", unary }, { "Floor", unary },
-	{ "Ceil", unary }, { "Round", unary }, { "Sin", unary },
-	{ "Cos", unary }, { "Tan", unary }, { "Asin", unary },
-	{ "Acos", unary }, { "Atan", unary }, { "Sinh", unary },
-	{ "Cosh", unary }, { "Asinh", unary }, { "Acosh", unary },
-	{ "Atanh", unary }, { "Elu", unary }, { "Selu", unary },
-	{ "Celu", unary }, { "Softplus", unary }, { "Softsign", unary },
-	{ "ThresholdedRelu", unary }, { "Shrink", unary }, { "IsNaN", unary },
-	{ "IsInf", unary }, { "Not", unary },
-	{ "Add", binary }, { "Sub", binary }, { "Mul", binary },
-	{ "Div", binary }, { "Pow", binary }, { "Mod", binary },
-	{ "BitShift", binary }, { "Max", binary }, { "Min", binary },
-	{ "Sum", binary }, { "Mean", binary }, { "PRelu", binary },
-	{ "Equal", binary }, { "Less", binary }, { "Greater", binary },
-	{ "LessOrEqual", binary }, { "GreaterOrEqual", binary },
-	{ "And", binary }, { "Or", binary }, { "Xor", binary },
-	{ "Where", where }, { "Cast", cast }, { "CastLike", cast },
-	{ "Clip", clip },
-	{ NULL, NULL },
-};

@@ -31,9 +31,9 @@ static void from_f64(struct ir_tensor *t, const double *d)
 		ir_set_f(t->data, t->dtype, (size_t)i, d[i]);
 }
 
-static int matmul(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_matmul(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *a = in[0], *b = in[1];
 	int64_t M = a->rank > 1 ? a->dims[a->rank - 2] : 1;
@@ -92,9 +92,9 @@ out:
 	return r;
 }
 
-static int gemm(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_gemm(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *a = in[0], *b = in[1], *c = nin > 2 ? in[2] : NULL;
 	int ta = (int)ir_attr_int(n, "transA", 0), tb = (int)ir_attr_int(n, "transB", 0);
@@ -155,9 +155,9 @@ static void to3(const struct ir_window *w, struct win3 *v)
 	}
 }
 
-static int conv(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_conv(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0], *w = in[1], *b = nin > 2 ? in[2] : NULL;
 	int64_t G = ir_attr_int(n, "group", 1), NB = x->dims[0], C = x->dims[1];
@@ -238,9 +238,9 @@ out:
 	return r;
 }
 
-static int convtranspose(const struct ir_graph *g, const struct ir_node *n,
-			 const struct ir_tensor *const *in, int nin,
-			 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_convtranspose(const struct ir_graph *g, const struct ir_node *n,
+			const struct ir_tensor *const *in, int nin,
+			struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0], *w = in[1], *b = nin > 2 ? in[2] : NULL;
 	int64_t G = ir_attr_int(n, "group", 1), NB = x->dims[0], C = x->dims[1];
@@ -317,9 +317,9 @@ out:
 	return r;
 }
 
-static int pool(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_pool(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int is_max = strstr(n->op, "Max") != NULL;
@@ -396,11 +396,3 @@ static int pool(const struct ir_graph *g, const struct ir_node *n,
 	free(Y);
 	return 0;
 }
-
-const struct ir_eval_op ir_eval_nn[] = {
-	{ "MatMul", matmul }, { "Gemm", gemm }, { "Conv", conv },
-	{ "ConvTranspose", convtranspose }, { "MaxPool", pool },
-	{ "AveragePool", pool }, { "GlobalAveragePool", pool },
-	{ "GlobalMaxPool", pool },
-	{ NULL, NULL },
-};

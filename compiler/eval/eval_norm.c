@@ -9,9 +9,9 @@
 #define GETF(t, i) ir_get_f((t)->data, (t)->dtype, (size_t)(i))
 #define SETF(t, i, v) ir_set_f((t)->data, (t)->dtype, (size_t)(i), (v))
 
-static int batchnorm(const struct ir_graph *g, const struct ir_node *n,
-		     const struct ir_tensor *const *in, int nin,
-		     struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_batchnorm(const struct ir_graph *g, const struct ir_node *n,
+		    const struct ir_tensor *const *in, int nin,
+		    struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	double eps = ir_attr_float(n, "epsilon", 1e-5);
@@ -31,9 +31,9 @@ static int batchnorm(const struct ir_graph *g, const struct ir_node *n,
 
 /* Normalises rows of `cols` elements; scale/bias element for column j and
  * row r: param(r, j). */
-static int layernorm(const struct ir_graph *g, const struct ir_node *n,
-		     const struct ir_tensor *const *in, int nin,
-		     struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_layernorm(const struct ir_graph *g, const struct ir_node *n,
+		    const struct ir_tensor *const *in, int nin,
+		    struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0], *sc = nin > 1 ? in[1] : NULL;
 	const struct ir_tensor *b = nin > 2 ? in[2] : NULL;
@@ -88,9 +88,9 @@ static int layernorm(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int instnorm(const struct ir_graph *g, const struct ir_node *n,
-		    const struct ir_tensor *const *in, int nin,
-		    struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_instnorm(const struct ir_graph *g, const struct ir_node *n,
+		   const struct ir_tensor *const *in, int nin,
+		   struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	double eps = ir_attr_float(n, "epsilon", 1e-5);
@@ -117,9 +117,9 @@ static int instnorm(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int softmax(const struct ir_graph *g, const struct ir_node *n,
-		   const struct ir_tensor *const *in, int nin,
-		   struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_softmax(const struct ir_graph *g, const struct ir_node *n,
+		  const struct ir_tensor *const *in, int nin,
+		  struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int a = x->rank ? ir_axis(ir_attr_int(n, "axis", -1), x->rank) : 0;
@@ -166,9 +166,9 @@ static int softmax(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int mvn(const struct ir_graph *g, const struct ir_node *n,
-	       const struct ir_tensor *const *in, int nin,
-	       struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_mvn(const struct ir_graph *g, const struct ir_node *n,
+	      const struct ir_tensor *const *in, int nin,
+	      struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	size_t na;
@@ -230,9 +230,9 @@ static int mvn(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int lrn(const struct ir_graph *g, const struct ir_node *n,
-	       const struct ir_tensor *const *in, int nin,
-	       struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_lrn(const struct ir_graph *g, const struct ir_node *n,
+	      const struct ir_tensor *const *in, int nin,
+	      struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	double alpha = ir_attr_float(n, "alpha", 1e-4), beta = ir_attr_float(n, "beta", 0.75);
@@ -257,11 +257,3 @@ static int lrn(const struct ir_graph *g, const struct ir_node *n,
 	}
 	return 0;
 }
-
-const struct ir_eval_op ir_eval_norm[] = {
-	{ "BatchNormalization", batchnorm }, { "LayerNormalization", layernorm },
-	{ "InstanceNormalization", instnorm }, { "Softmax", softmax },
-	{ "LogSoftmax", softmax }, { "Hardmax", softmax },
-	{ "MeanVarianceNormalization", mvn }, { "LRN", lrn },
-	{ NULL, NULL },
-};

@@ -8,9 +8,9 @@
 
 #define GETF(t, i) ir_get_f((t)->data, (t)->dtype, (size_t)(i))
 
-static int reduce(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_reduce(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	const char *op = n->op + 6;
@@ -120,9 +120,9 @@ static void ax_split(const struct ir_tensor *x, int a, int64_t *outer,
 	*len = x->dims[a];
 }
 
-static int argmax(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_argmax(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -151,9 +151,9 @@ static int argmax(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int cumsum(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_cumsum(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int a = ir_axis(ir_get_i(in[1]->data, in[1]->dtype, 0), x->rank);
@@ -206,9 +206,9 @@ static int kv_cmp(const void *pa, const void *pb)
 	return a->i < b->i ? -1 : a->i > b->i;
 }
 
-static int topk(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_topk(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
@@ -242,13 +242,3 @@ static int topk(const struct ir_graph *g, const struct ir_node *n,
 	free(buf);
 	return 0;
 }
-
-const struct ir_eval_op ir_eval_reduce[] = {
-	{ "ReduceSum", reduce }, { "ReduceMean", reduce }, { "ReduceMax", reduce },
-	{ "ReduceMin", reduce }, { "ReduceProd", reduce }, { "ReduceL1", reduce },
-	{ "ReduceL2", reduce }, { "ReduceLogSum", reduce },
-	{ "ReduceLogSumExp", reduce }, { "ReduceSumSquare", reduce },
-	{ "ArgMax", argmax }, { "ArgMin", argmax }, { "CumSum", cumsum },
-	{ "TopK", topk },
-	{ NULL, NULL },
-};

@@ -12,9 +12,9 @@
 
 /* lout_f: the resized length before flooring (in * scale) as the ONNX
  * reference uses it for align_corners. */
-static int resize(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_resize(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	const struct ir_tensor *roi = nin > 1 ? in[1] : NULL, *sc = nin > 2 ? in[2] : NULL;
@@ -103,8 +103,3 @@ out:
 	}
 	return r;
 }
-
-const struct ir_eval_op ir_eval_resize[] = {
-	{ "Resize", resize },
-	{ NULL, NULL },
-};

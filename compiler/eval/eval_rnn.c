@@ -59,9 +59,9 @@ static double *f64(const struct ir_tensor *t, struct ir_error *e)
 	return d;
 }
 
-static int rnn(const struct ir_graph *g, const struct ir_node *n,
-	       const struct ir_tensor *const *in, int nin,
-	       struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_rnn(const struct ir_graph *g, const struct ir_node *n,
+	      const struct ir_tensor *const *in, int nin,
+	      struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	int gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
 	int per = gates == 4 ? 3 : gates == 3 ? 2 : 1;
@@ -217,8 +217,3 @@ out:
 	free(y);
 	return res;
 }
-
-const struct ir_eval_op ir_eval_rnn[] = {
-	{ "LSTM", rnn }, { "GRU", rnn }, { "RNN", rnn },
-	{ NULL, NULL },
-};

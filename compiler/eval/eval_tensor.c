@@ -31,9 +31,9 @@ static int next_idx(int rank, const int64_t *dims, int64_t *idx)
 	return 0;
 }
 
-static int copy(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_copy(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	(void)g; (void)n; (void)nin; (void)nout; (void)e;
 	memcpy(out->data, in[0]->data, ir_tensor_bytes(out));
@@ -60,9 +60,9 @@ static void gather_strided(const struct ir_tensor *x, struct ir_tensor *out,
 	}
 }
 
-static int transpose(const struct ir_graph *g, const struct ir_node *n,
-		     const struct ir_tensor *const *in, int nin,
-		     struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_transpose(const struct ir_graph *g, const struct ir_node *n,
+		    const struct ir_tensor *const *in, int nin,
+		    struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t xs[R], st[R];
@@ -77,9 +77,9 @@ static int transpose(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int slice(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_slice(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t v[4][R], start[R], step[R], count[R], xs[R], st[R], base = 0;
@@ -103,9 +103,9 @@ static int slice(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int expand(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_expand(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	int64_t *o = ev_bcast(out, in[0], e), cnt = ev_numel(out);
 
@@ -118,9 +118,9 @@ static int expand(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int concat(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_concat(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	int a = ir_axis(ir_attr_int(n, "axis", 0), out->rank);
 	int64_t outer = 1, inner = ES(out), pos = 0;
@@ -141,9 +141,9 @@ static int concat(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int split(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_split(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -165,9 +165,9 @@ static int split(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int gather(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_gather(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0], *idx = in[1];
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -193,9 +193,9 @@ static int gather(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int gather_elements(const struct ir_graph *g, const struct ir_node *n,
-			   const struct ir_tensor *const *in, int nin,
-			   struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_gather_elements(const struct ir_graph *g, const struct ir_node *n,
+			  const struct ir_tensor *const *in, int nin,
+			  struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0], *idx = in[1];
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -217,9 +217,9 @@ static int gather_elements(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int tile(const struct ir_graph *g, const struct ir_node *n,
-		const struct ir_tensor *const *in, int nin,
-		struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_tile(const struct ir_graph *g, const struct ir_node *n,
+	       const struct ir_tensor *const *in, int nin,
+	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t xs[R], id[R] = { 0 }, cnt = ev_numel(out);
@@ -236,9 +236,9 @@ static int tile(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int pad(const struct ir_graph *g, const struct ir_node *n,
-	       const struct ir_tensor *const *in, int nin,
-	       struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_pad(const struct ir_graph *g, const struct ir_node *n,
+	      const struct ir_tensor *const *in, int nin,
+	      struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	const char *mode = ir_attr_str(n, "mode", "constant");
@@ -291,9 +291,9 @@ static int pad(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int shape(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_shape(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t st = ir_attr_int(n, "start", 0);
@@ -312,9 +312,9 @@ static int shape(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int constant_of_shape(const struct ir_graph *g, const struct ir_node *n,
-			     const struct ir_tensor *const *in, int nin,
-			     struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_constant_of_shape(const struct ir_graph *g, const struct ir_node *n,
+			    const struct ir_tensor *const *in, int nin,
+			    struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_attr *a = ir_attr_find(n, "value");
 	int64_t cnt = ev_numel(out);
@@ -327,9 +327,9 @@ static int constant_of_shape(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int range(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_range(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	(void)g; (void)n; (void)nin; (void)nout; (void)e;
 	if (ir_dtype_is_int(out->dtype)) {
@@ -348,9 +348,9 @@ static int range(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int trilu(const struct ir_graph *g, const struct ir_node *n,
-		 const struct ir_tensor *const *in, int nin,
-		 struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_trilu(const struct ir_graph *g, const struct ir_node *n,
+		const struct ir_tensor *const *in, int nin,
+		struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t k = nin > 1 && in[1] ? ir_get_i(in[1]->data, in[1]->dtype, 0) : 0;
@@ -370,9 +370,9 @@ static int trilu(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int depth_space(const struct ir_graph *g, const struct ir_node *n,
-		       const struct ir_tensor *const *in, int nin,
-		       struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_depth_space(const struct ir_graph *g, const struct ir_node *n,
+		      const struct ir_tensor *const *in, int nin,
+		      struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
 	int64_t b = ir_attr_int(n, "blocksize", 1);
@@ -401,9 +401,9 @@ static int depth_space(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int onehot(const struct ir_graph *g, const struct ir_node *n,
-		  const struct ir_tensor *const *in, int nin,
-		  struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_onehot(const struct ir_graph *g, const struct ir_node *n,
+		 const struct ir_tensor *const *in, int nin,
+		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *idx = in[0], *val = in[2];
 	int a = ir_axis(ir_attr_int(n, "axis", -1), out->rank);
@@ -426,9 +426,9 @@ static int onehot(const struct ir_graph *g, const struct ir_node *n,
 	return 0;
 }
 
-static int eyelike(const struct ir_graph *g, const struct ir_node *n,
-		   const struct ir_tensor *const *in, int nin,
-		   struct ir_tensor *out, int nout, struct ir_error *e)
+int ir_ev_eyelike(const struct ir_graph *g, const struct ir_node *n,
+		  const struct ir_tensor *const *in, int nin,
+		  struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	int64_t k = ir_attr_int(n, "k", 0);
 
@@ -441,16 +441,3 @@ static int eyelike(const struct ir_graph *g, const struct ir_node *n,
 	}
 	return 0;
 }
-
-const struct ir_eval_op ir_eval_tensor[] = {
-	{ "Reshape", copy }, { "Flatten", copy }, { "Squeeze", copy },
-	{ "Unsqueeze", copy }, { "Transpose", transpose }, { "Concat", concat },
-	{ "Split", split }, { "Slice", slice }, { "Gather", gather },
-	{ "GatherElements", gather_elements }, { "Expand", expand },
-	{ "Tile", tile }, { "Pad", pad }, { "Shape", shape }, { "Size", shape },
-	{ "ConstantOfShape", constant_of_shape }, { "Range", range },
-	{ "Trilu", trilu }, { "DepthToSpace", depth_space },
-	{ "SpaceToDepth", depth_space }, { "OneHot", onehot },
-	{ "EyeLike", eyelike },
-	{ NULL, NULL },
-};

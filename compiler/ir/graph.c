@@ -189,6 +189,17 @@ int ir_node_add(struct ir_graph *g, const char *name, const char *op,
 	return pos;
 }
 
+int ir_node_set_op(struct ir_node *n, const char *op, struct ir_error *e)
+{
+	char *s = strdup(op);
+
+	if (!s)
+		return ir_err(e, "out of memory");
+	free(n->op);
+	n->op = s;
+	return 0;
+}
+
 static int add_idx(int **arr, int *n, int v, struct ir_error *e)
 {
 	int *na = realloc(*arr, (size_t)(*n + 1) * sizeof(int));

@@ -11,43 +11,6 @@
 #include "eval/eval.h"
 #include "infer_internal.h"
 
-static const struct ir_op_info *const tables[] = {
-	ir_ops_elementwise, ir_ops_tensor, ir_ops_nn, ir_ops_reduce, ir_ops_rnn,
-};
-
-const struct ir_op_info *ir_op_find(const char *op)
-{
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (const struct ir_op_info *i = tables[t]; i->name; i++)
-			if (!strcmp(i->name, op))
-				return i;
-	return NULL;
-}
-
-int ir_op_supported(const char *op)
-{
-	return ir_op_find(op) != NULL;
-}
-
-static int cmpstr(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-int ir_op_names(const char **names, int max)
-{
-	int n = 0;
-
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (const struct ir_op_info *i = tables[t]; i->name; i++) {
-			if (n < max)
-				names[n] = i->name;
-			n++;
-		}
-	qsort(names, (size_t)(n < max ? n : max), sizeof(*names), cmpstr);
-	return n;
-}
-
 struct ir_value *ir_in(struct ir_graph *g, const struct ir_node *n, int k)
 {
 	if (k >= n->nin || n->in[k] < 0)
@@ -138,7 +101,7 @@ int ir_same_as(struct ir_graph *g, const struct ir_node *n, int k, int i)
 int ir_infer_node(struct ir_graph *g, int idx, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[idx];
-	const struct ir_op_info *op = ir_op_find(n->op);
+	const struct ir_op_desc *op = ir_op_lookup(n->op);
 
 	if (!op)
 		return ir_node_err(e, g, n, "operator %s is not supported by ipu-compile (see ipu-compile --list-ops)",
@@ -311,7 +274,7 @@ int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
 				all_const = 0;
-		if (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size") || !strcmp(n->op, "EyeLike"))
+		if (ir_op_lookup(n->op)->flags & IR_OP_SHAPE_ONLY)
 			all_const = 1;
 		if (all_const) {
 			int r = ir_fold_node(g, i, limit, e);

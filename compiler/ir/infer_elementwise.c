@@ -15,7 +15,7 @@ static int numeric(struct ir_graph *g, struct ir_node *n, int k,
 	return 0;
 }
 
-static int unary_any(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_unary_any(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	(void)e;
 	ir_same_as(g, n, 0, 0);
@@ -27,23 +27,23 @@ static int unary_any(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return 0;
 }
 
-static int unary_num(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_unary_num(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	if (numeric(g, n, 0, e))
 		return -1;
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int unary_float(struct ir_graph *g, struct ir_node *n,
-		       struct ir_error *e)
+int ir_infer_unary_float(struct ir_graph *g, struct ir_node *n,
+			 struct ir_error *e)
 {
 	if (ir_need_float(g, n, 0, e))
 		return -1;
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int unary_bool_out(struct ir_graph *g, struct ir_node *n,
-			  struct ir_error *e)
+int ir_infer_unary_bool_out(struct ir_graph *g, struct ir_node *n,
+			    struct ir_error *e)
 {
 	struct ir_value *v = ir_in(g, n, 0);
 
@@ -52,7 +52,7 @@ static int unary_bool_out(struct ir_graph *g, struct ir_node *n,
 	return ir_set_out(g, n, 0, IR_BOOL, v->rank, v->dims);
 }
 
-static int dropout(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_dropout(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *t = ir_in(g, n, 2);
 
@@ -62,7 +62,7 @@ static int dropout(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	if (t && (!t->data || ir_get_i(t->data, t->dtype, 0)) &&
 	    !(r && r->data && ir_get_f(r->data, r->dtype, 0) == 0))
 		return ir_node_err(e, g, n, "training_mode must be a constant false for inference (or ratio 0)");
-	return unary_any(g, n, e);
+	return ir_infer_unary_any(g, n, e);
 }
 
 /* Broadcasts every present input; out_dtype 0 = first input's dtype. */
@@ -101,8 +101,8 @@ static int bcast(struct ir_graph *g, struct ir_node *n, int first, int count,
 	return ir_set_out(g, n, 0, out_dtype ? out_dtype : dt, rank, dims);
 }
 
-static int binary_arith(struct ir_graph *g, struct ir_node *n,
-			struct ir_error *e)
+int ir_infer_binary_arith(struct ir_graph *g, struct ir_node *n,
+			  struct ir_error *e)
 {
 	int same = strcmp(n->op, "Pow") != 0;
 
@@ -117,12 +117,12 @@ static int binary_arith(struct ir_graph *g, struct ir_node *n,
 	return bcast(g, n, 0, n->nin, 0, same, e);
 }
 
-static int compare(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_compare(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	return bcast(g, n, 0, 2, IR_BOOL, 1, e);
 }
 
-static int logic(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_logic(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	for (int k = 0; k < 2; k++)
 		if (ir_in(g, n, k)->dtype != IR_BOOL)
@@ -130,7 +130,7 @@ static int logic(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return bcast(g, n, 0, 2, IR_BOOL, 1, e);
 }
 
-static int where(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_where(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *c = ir_in(g, n, 0);
 	int r;
@@ -143,7 +143,7 @@ static int where(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return r;
 }
 
-static int cast(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_cast(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *v = ir_in(g, n, 0);
 	int to;
@@ -158,7 +158,7 @@ static int cast(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, to, v->rank, v->dims);
 }
 
-static int clip(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_clip(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	for (int k = 1; k < 3; k++) {
 		struct ir_value *v = ir_in(g, n, k);
@@ -166,10 +166,10 @@ static int clip(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		if (v && ir_value_numel(v) != 1)
 			return ir_node_err(e, g, n, "min/max must be scalars");
 	}
-	return unary_num(g, n, e);
+	return ir_infer_unary_num(g, n, e);
 }
 
-static int prelu(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_prelu(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *s = ir_in(g, n, 1);
 	int r;
@@ -180,72 +180,3 @@ static int prelu(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return ir_node_err(e, g, n, "slope must broadcast to X's shape");
 	return ir_same_as(g, n, 0, 0);
 }
-
-const struct ir_op_info ir_ops_elementwise[] = {
-	{ "Identity", unary_any, 1, 1 },
-	{ "Dropout", dropout, 1, 3 },
-	{ "Abs", unary_num, 1, 1 },
-	{ "Neg", unary_num, 1, 1 },
-	{ "Sign", unary_num, 1, 1 },
-	{ "Relu", unary_num, 1, 1 },
-	{ "Sqrt", unary_float, 1, 1 },
-	{ "Exp", unary_float, 1, 1 },
-	{ "Log", unary_float, 1, 1 },
-	{ "Reciprocal", unary_float, 1, 1 },
-	{ "LeakyRelu", unary_float, 1, 1 },
-	{ "Sigmoid", unary_float, 1, 1 },
-	{ "Tanh", unary_float, 1, 1 },
-	{ "Erf", unary_float, 1, 1 },
-	{ "Gelu", unary_float, 1, 1 },
-	{ "HardSigmoid", unary_float, 1, 1 },
-	{ "HardSwish", unary_float, 1, 1 },
-	{ "Floor", unary_float, 1, 1 },
-	{ "Ceil", unary_float, 1, 1 },
-	{ "Round", unary_float, 1, 1 },
-	{ "Sin", unary_float, 1, 1 },
-	{ "Cos", unary_float, 1, 1 },
-	{ "Tan", unary_float, 1, 1 },
-	{ "Asin", unary_float, 1, 1 },
-	{ "Acos", unary_float, 1, 1 },
-	{ "Atan", unary_float, 1, 1 },
-	{ "Sinh", unary_float, 1, 1 },
-	{ "Cosh", unary_float, 1, 1 },
-	{ "Asinh", unary_float, 1, 1 },
-	{ "Acosh", unary_float, 1, 1 },
-	{ "Atanh", unary_float, 1, 1 },
-	{ "Elu", unary_float, 1, 1 },
-	{ "Selu", unary_float, 1, 1 },
-	{ "Celu", unary_float, 1, 1 },
-	{ "Softplus", unary_float, 1, 1 },
-	{ "Softsign", unary_float, 1, 1 },
-	{ "ThresholdedRelu", unary_float, 1, 1 },
-	{ "Shrink", unary_num, 1, 1 },
-	{ "IsNaN", unary_bool_out, 1, 1 },
-	{ "IsInf", unary_bool_out, 1, 1 },
-	{ "Not", unary_bool_out, 1, 1 },
-	{ "Add", binary_arith, 2, 2 },
-	{ "Sub", binary_arith, 2, 2 },
-	{ "Mul", binary_arith, 2, 2 },
-	{ "Div", binary_arith, 2, 2 },
-	{ "Pow", binary_arith, 2, 2 },
-	{ "Mod", binary_arith, 2, 2 },
-	{ "BitShift", binary_arith, 2, 2 },
-	{ "Max", binary_arith, 1, 64 },
-	{ "Min", binary_arith, 1, 64 },
-	{ "Sum", binary_arith, 1, 64 },
-	{ "Mean", binary_arith, 1, 64 },
-	{ "PRelu", prelu, 2, 2 },
-	{ "Equal", compare, 2, 2 },
-	{ "Less", compare, 2, 2 },
-	{ "Greater", compare, 2, 2 },
-	{ "LessOrEqual", compare, 2, 2 },
-	{ "GreaterOrEqual", compare, 2, 2 },
-	{ "And", logic, 2, 2 },
-	{ "Or", logic, 2, 2 },
-	{ "Xor", logic, 2, 2 },
-	{ "Where", where, 3, 3 },
-	{ "Cast", cast, 1, 1 },
-	{ "CastLike", cast, 2, 2 },
-	{ "Clip", clip, 1, 3 },
-	{ NULL, NULL, 0, 0 },
-};

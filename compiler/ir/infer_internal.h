@@ -5,24 +5,7 @@
 
 #include "ipu/ir.h"
 #include "opgeom.h"
-
-typedef int (*ir_infer_fn)(struct ir_graph *g, struct ir_node *n,
-			   struct ir_error *e);
-
-struct ir_op_info {
-	const char *name;
-	ir_infer_fn infer;
-	int min_in, max_in;	/* inputs (present or omitted) */
-};
-
-/* Per-family tables, NULL-name terminated. */
-extern const struct ir_op_info ir_ops_elementwise[];
-extern const struct ir_op_info ir_ops_tensor[];
-extern const struct ir_op_info ir_ops_nn[];
-extern const struct ir_op_info ir_ops_reduce[];
-extern const struct ir_op_info ir_ops_rnn[];
-
-const struct ir_op_info *ir_op_find(const char *op);
+#include "ops/registry.h"
 
 /* Input k of n, or NULL if omitted/absent. */
 struct ir_value *ir_in(struct ir_graph *g, const struct ir_node *n, int k);

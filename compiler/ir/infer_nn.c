@@ -8,7 +8,7 @@
 
 #define R IR_MAX_RANK
 
-static int matmul(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_matmul(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *a = ir_in(g, n, 0), *b = ir_in(g, n, 1);
 	int64_t ad[R], bd[R], d[R];
@@ -41,7 +41,7 @@ static int matmul(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, a->dtype, r, d);
 }
 
-static int gemm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_gemm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *a = ir_in(g, n, 0), *b = ir_in(g, n, 1), *c = ir_in(g, n, 2);
 	int ta = (int)ir_attr_int(n, "transA", 0), tb = (int)ir_attr_int(n, "transB", 0);
@@ -63,7 +63,7 @@ static int gemm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, a->dtype, 2, d);
 }
 
-static int conv(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_conv(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *w = ir_in(g, n, 1), *b = ir_in(g, n, 2);
 	int64_t grp = ir_attr_int(n, "group", 1), d[R];
@@ -104,7 +104,7 @@ static int conv(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
 
-static int pool(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_pool(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	struct ir_window win;
@@ -132,7 +132,7 @@ static int pool(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 1, IR_I64, x->rank, d);
 }
 
-static int batchnorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_batchnorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 
@@ -151,7 +151,7 @@ static int batchnorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int layernorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_layernorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
@@ -173,7 +173,7 @@ static int layernorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return 0;
 }
 
-static int instnorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_instnorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 
@@ -187,7 +187,7 @@ static int instnorm(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int softmax(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_softmax(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 
@@ -199,14 +199,14 @@ static int softmax(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int samefloat(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_samefloat(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	if (ir_need_float(g, n, 0, e))
 		return -1;
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *sc = ir_in(g, n, 2), *sz = ir_in(g, n, 3);
 	const char *mode = ir_attr_str(n, "mode", "nearest");
@@ -240,24 +240,3 @@ static int resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	}
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
-
-const struct ir_op_info ir_ops_nn[] = {
-	{ "MatMul", matmul, 2, 2 },
-	{ "Gemm", gemm, 2, 3 },
-	{ "Conv", conv, 2, 3 },
-	{ "ConvTranspose", conv, 2, 3 },
-	{ "MaxPool", pool, 1, 1 },
-	{ "AveragePool", pool, 1, 1 },
-	{ "GlobalAveragePool", pool, 1, 1 },
-	{ "GlobalMaxPool", pool, 1, 1 },
-	{ "BatchNormalization", batchnorm, 5, 5 },
-	{ "LayerNormalization", layernorm, 2, 3 },
-	{ "InstanceNormalization", instnorm, 3, 3 },
-	{ "Softmax", softmax, 1, 1 },
-	{ "LogSoftmax", softmax, 1, 1 },
-	{ "Hardmax", softmax, 1, 1 },
-	{ "MeanVarianceNormalization", samefloat, 1, 1 },
-	{ "LRN", samefloat, 1, 1 },
-	{ "Resize", resize, 1, 4 },
-	{ NULL, NULL, 0, 0 },
-};

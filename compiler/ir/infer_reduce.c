@@ -6,7 +6,7 @@
 
 #define R IR_MAX_RANK
 
-static int reduce(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_reduce(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t ax[R], d[R];
@@ -37,7 +37,7 @@ static int reduce(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, r, d);
 }
 
-static int argmax(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_argmax(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -56,19 +56,3 @@ static int argmax(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	}
 	return ir_set_out(g, n, 0, IR_I64, r, d);
 }
-
-const struct ir_op_info ir_ops_reduce[] = {
-	{ "ReduceSum", reduce, 1, 2 },
-	{ "ReduceMean", reduce, 1, 2 },
-	{ "ReduceMax", reduce, 1, 2 },
-	{ "ReduceMin", reduce, 1, 2 },
-	{ "ReduceProd", reduce, 1, 2 },
-	{ "ReduceL1", reduce, 1, 2 },
-	{ "ReduceL2", reduce, 1, 2 },
-	{ "ReduceLogSum", reduce, 1, 2 },
-	{ "ReduceLogSumExp", reduce, 1, 2 },
-	{ "ReduceSumSquare", reduce, 1, 2 },
-	{ "ArgMax", argmax, 1, 1 },
-	{ "ArgMin", argmax, 1, 1 },
-	{ NULL, NULL, 0, 0 },
-};

@@ -7,7 +7,7 @@
 /* Y [T, D, B, H] (layout 1: [B, T, D, H]), Y_h and Y_c [D, B, H]
  * (layout 1: [B, D, H]) from X [T, B, I] (layout 1: [B, T, I]) and W
  * [D, gates * H, I]. */
-static int rnn(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_rnn(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *w = ir_in(g, n, 1), *r = ir_in(g, n, 2);
 	int gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
@@ -51,10 +51,3 @@ static int rnn(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return -1;
 	return gates == 4 ? ir_set_out(g, n, 2, x->dtype, 3, s) : 0;
 }
-
-const struct ir_op_info ir_ops_rnn[] = {
-	{ "LSTM", rnn, 3, 8 },
-	{ "GRU", rnn, 3, 6 },
-	{ "RNN", rnn, 3, 6 },
-	{ NULL, NULL, 0, 0 },
-};

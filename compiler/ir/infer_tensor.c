@@ -8,7 +8,7 @@
 
 #define R IR_MAX_RANK
 
-static int reshape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_reshape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t sh[R], known = 1;
@@ -43,7 +43,7 @@ static int reshape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, cnt, sh);
 }
 
-static int flatten(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_flatten(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t ax = ir_attr_int(n, "axis", 1), d[2] = { 1, 1 };
@@ -57,7 +57,7 @@ static int flatten(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, 2, d);
 }
 
-static int squeeze(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_squeeze(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t ax[R], d[R];
@@ -84,7 +84,7 @@ static int squeeze(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, r, d);
 }
 
-static int unsqueeze(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_unsqueeze(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t ax[R], d[R];
@@ -107,7 +107,7 @@ static int unsqueeze(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, r, d);
 }
 
-static int transpose(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_transpose(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	size_t cnt;
@@ -127,7 +127,7 @@ static int transpose(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
 
-static int concat(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_concat(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -154,7 +154,7 @@ static int concat(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
 
-static int split(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_split(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -193,7 +193,7 @@ static int split(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return 0;
 }
 
-static int slice(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_slice(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t st[R], en[R], ax[R], sp[R], start[R], step[R], cnt[R];
@@ -213,7 +213,7 @@ static int slice(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, x->rank, cnt);
 }
 
-static int gather(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_gather(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *idx = ir_in(g, n, 1);
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
@@ -240,7 +240,7 @@ static int gather(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, r, d);
 }
 
-static int expand(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_expand(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t sh[R], d[R];
@@ -253,7 +253,7 @@ static int expand(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, r, d);
 }
 
-static int tile(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_tile(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t rep[R], d[R];
@@ -269,7 +269,7 @@ static int tile(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
 
-static int pad(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_pad(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t p[2 * R], d[R];
@@ -297,7 +297,7 @@ static int pad(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
 
-static int shape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_shape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t st = ir_attr_int(n, "start", 0), en = ir_attr_int(n, "end", x->rank);
@@ -316,8 +316,8 @@ static int shape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, IR_I64, 1, &d);
 }
 
-static int constant_of_shape(struct ir_graph *g, struct ir_node *n,
-			     struct ir_error *e)
+int ir_infer_constant_of_shape(struct ir_graph *g, struct ir_node *n,
+			       struct ir_error *e)
 {
 	int64_t d[R];
 	int cnt;
@@ -337,7 +337,7 @@ static int constant_of_shape(struct ir_graph *g, struct ir_node *n,
 	return ir_set_out(g, n, 0, dt, cnt, d);
 }
 
-static int range(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_range(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	double s, l, dl;
 	int64_t cnt;
@@ -366,7 +366,7 @@ static int range(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, dt, 1, &cnt);
 }
 
-static int topk(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_topk(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
@@ -385,7 +385,7 @@ static int topk(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 1, IR_I64, x->rank, d);
 }
 
-static int cumsum(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_cumsum(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t a;
@@ -398,7 +398,7 @@ static int cumsum(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int trilu(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_trilu(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t k;
@@ -411,8 +411,8 @@ static int trilu(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_same_as(g, n, 0, 0);
 }
 
-static int depth_space(struct ir_graph *g, struct ir_node *n,
-		       struct ir_error *e)
+int ir_infer_depth_space(struct ir_graph *g, struct ir_node *n,
+			 struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int64_t b = ir_attr_int(n, "blocksize", 0), d[4];
@@ -437,7 +437,7 @@ static int depth_space(struct ir_graph *g, struct ir_node *n,
 	return ir_set_out(g, n, 0, x->dtype, 4, d);
 }
 
-static int onehot(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_onehot(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *idx = ir_in(g, n, 0), *val = ir_in(g, n, 2);
 	double depth;
@@ -460,7 +460,7 @@ static int onehot(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	return ir_set_out(g, n, 0, val->dtype, r, d);
 }
 
-static int eyelike(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_infer_eyelike(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0);
 	int dt = (int)ir_attr_int(n, "dtype", x->dtype);
@@ -469,31 +469,3 @@ static int eyelike(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return ir_node_err(e, g, n, "input must be 2-D");
 	return ir_set_out(g, n, 0, dt, 2, x->dims);
 }
-
-const struct ir_op_info ir_ops_tensor[] = {
-	{ "Reshape", reshape, 2, 2 },
-	{ "Flatten", flatten, 1, 1 },
-	{ "Squeeze", squeeze, 1, 2 },
-	{ "Unsqueeze", unsqueeze, 2, 2 },
-	{ "Transpose", transpose, 1, 1 },
-	{ "Concat", concat, 1, 1024 },
-	{ "Split", split, 1, 2 },
-	{ "Slice", slice, 3, 5 },
-	{ "Gather", gather, 2, 2 },
-	{ "GatherElements", gather, 2, 2 },
-	{ "Expand", expand, 2, 2 },
-	{ "Tile", tile, 2, 2 },
-	{ "Pad", pad, 2, 4 },
-	{ "Shape", shape, 1, 1 },
-	{ "Size", shape, 1, 1 },
-	{ "ConstantOfShape", constant_of_shape, 1, 1 },
-	{ "Range", range, 3, 3 },
-	{ "TopK", topk, 2, 2 },
-	{ "CumSum", cumsum, 2, 2 },
-	{ "Trilu", trilu, 1, 2 },
-	{ "DepthToSpace", depth_space, 1, 1 },
-	{ "SpaceToDepth", depth_space, 1, 1 },
-	{ "OneHot", onehot, 3, 3 },
-	{ "EyeLike", eyelike, 1, 1 },
-	{ NULL, NULL, 0, 0 },
-};

@@ -4,7 +4,8 @@
  *
  * For each graph: prepare (lower_prepare.c), one tensor per value, graph
  * inputs spread over tiles and filled by host-to-device stream copies,
- * every node lowered by its family (elementwise, matmul, rows, layout)
+ * every node lowered by its family (the `lower` hook of its operator in
+ * ops/ops.def: elementwise, conv, matmul, rows, layout)
  * into exchanges and compute sets appended in order to the graph's
  * sequence, outputs streamed back.  Constants are frozen into the
  * executable next to the vertices that read them.  Several graphs (model
@@ -23,34 +24,6 @@
 int ipu_lower_available(void)
 {
 	return 1;
-}
-
-/* Ops the lowering handles directly or through preparation (keep in sync
- * with lower_*.c and prepare*.c; test_compiler_lower checks a sample). */
-static const char *const lowered[] = {
-	"Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool",
-	"BatchNormalization", "Cast", "CastLike", "Ceil", "Clip", "Concat",
-	"Celu", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "DepthToSpace", "CumSum", "Div", "Dropout",
-	"Elu", "Equal", "Erf", "Exp", "Expand", "EyeLike", "Flatten", "Floor", "Gather",
-	"GatherElements", "Gelu", "Gemm", "GRU", "Hardmax", "IsInf", "IsNaN", "GlobalAveragePool", "GlobalMaxPool", "Greater",
-	"GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity",
-	"InstanceNormalization", "LayerNormalization", "LeakyRelu", "Less",
-	"LessOrEqual", "Log", "LogSoftmax", "LSTM", "MatMul", "Max", "MaxPool", "Mean",
-	"Min", "Mod", "Mul", "Neg", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "Range",
-	"Reciprocal", "ReduceL1", "RNN", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-	"ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
-	"ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "Selu", "Shape",
-	"Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split",
-	"Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose", "Trilu",
-	"Unsqueeze", "Where", "Xor", NULL,
-};
-
-int ipu_lower_supported(const char *op)
-{
-	for (int i = 0; lowered[i]; i++)
-		if (!strcmp(lowered[i], op))
-			return 1;
-	return 0;
 }
 
 static uint32_t rt_dtype(int dt)
@@ -116,6 +89,7 @@ static void anchors_free(struct ipu_lower_anchors *as)
 
 static int lower_node(struct lw *l, const struct ir_node *n)
 {
+	const struct lw_op_hooks *h;
 	int r;
 
 	l->node = n;
@@ -124,8 +98,8 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 		if (n->out[k] >= 0 && ir_value_numel(&l->g->vals[n->out[k]]) == 0)
 			return lw_fail(l, "output '%s' is empty; empty tensors are not supported on the device",
 				       l->g->vals[n->out[k]].name);
-	if ((r = lw_layout(l, n)) != 0 || (r = lw_conv(l, n)) != 0 || (r = lw_elementwise(l, n)) != 0 ||
-	    (r = lw_matmul(l, n)) != 0 || (r = lw_rows(l, n)) != 0)
+	h = lw_op_hooks(n->op);
+	if (h && h->lower && (r = h->lower(l, n)) != 0)
 		return r < 0 ? -1 : 0;
 	return lw_fail(l, "operator %s is not lowered to tiles yet (shape inference and the reference evaluator support it)",
 		       n->op);

@@ -6,6 +6,7 @@
 #include "ipu/codelet.h"
 #include "ipu/graph.h"
 #include "ipu/lower.h"
+#include "ops/registry.h"
 
 /* Scratch memory: temporaries of one op (copied-in operand pieces,
  * partial sums, row blocks) are dead once the op's steps ran, so every op
@@ -142,32 +143,45 @@ int lw_fp8_input(struct lw *l, const struct ir_node *n, int k, struct ipu_slice 
 int lw_strided_gather(struct lw *l, const struct ir_node *n, int rank,
 		      const int64_t *shape, int64_t off, const int64_t *st);
 
-/* Per-family lowering: 1 if handled, 0 if not this family, -1 error. */
-int lw_elementwise(struct lw *l, const struct ir_node *n);
-int lw_matmul(struct lw *l, const struct ir_node *n);
-int lw_rows(struct lw *l, const struct ir_node *n);
-int lw_layout(struct lw *l, const struct ir_node *n);
-int lw_conv(struct lw *l, const struct ir_node *n);
+/* The lowering's hooks of one operator (its line in ops/ops.def). */
+struct lw_op_hooks {
+	/* prepare.c: the first rewrite, once per node; decompose
+	 * (prepare_decompose.c): rewrites into device ops, run on every node
+	 * before and after the first re-inference.  Both keep the node's
+	 * outputs, may insert nodes before it (moving *pi to it), and return
+	 * 0 (also when nothing applies) or -1. */
+	int (*prepare)(struct ir_graph *g, int *pi, struct ir_error *e);
+	int (*decompose)(struct ir_graph *g, int *pi, struct ir_error *e);
+	/* lower_*.c: 1 if lowered, 0 if this family does not handle the
+	 * node after all, -1 on error (message naming the node). */
+	int (*lower)(struct lw *l, const struct ir_node *n);
+};
 
-/* prepare.c: rewrites the IR into what the lowering handles (Gemm ->
- * MatMul + Mul + Add, BatchNormalization -> Mul + Add, variadic ops ->
- * chains, ...) and refolds constants (fold_limit as ir_infer_opts). */
+/* lower_registry.c: the hooks of `op`, or NULL for an unknown op. */
+const struct lw_op_hooks *lw_op_hooks(const char *op);
+
+/* The hook functions named in ops/ops.def.  The no_* names mark an absent
+ * hook; they are declared here only so that the table can name them. */
+#define OP(name, lo, hi, fl, inf, ev, prep, dec, low) \
+	int prep(struct ir_graph *, int *, struct ir_error *); \
+	int dec(struct ir_graph *, int *, struct ir_error *); \
+	int low(struct lw *, const struct ir_node *);
+#include "ops/ops.def"
+#undef OP
+
+/* prepare.c: rewrites the IR into what the lowering handles (the prepare
+ * and decompose hooks) and refolds constants (fold_limit as
+ * ir_infer_opts). */
 int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e);
-/* Helpers of the preparation: a constant filled with v (shape all 1s of
- * `rank`), a node inserted before *pos (advancing it) returning its new
- * output value, an op rename. */
+/* lower_util.c, for the rewrites: a constant filled with v (shape all 1s
+ * of `rank`), and a node inserted before *pos (advancing it) returning its
+ * new output value. */
 int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
 		    int rank, struct ir_error *e);
 int lp_add_node(struct ir_graph *g, int *pos, const char *name, const char *op,
 		const int *in, int nin, struct ir_error *e);
-int lp_set_op(struct ir_node *n, const char *op, struct ir_error *e);
-/* prepare_decompose.c: per-node rewrites into lowered ops (see there). */
+/* prepare_decompose.c: the node's decompose hook, if it has one. */
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
-/* prepare_rnn.c: LSTM, GRU and RNN unrolled over their time steps. */
-int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e);
-/* prepare_gather.c: Gather of one constant index from run-time data ->
- * Slice + Reshape (0 and nothing done when it does not apply). */
-int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e);
 
 /* lower_debug.c: the .ipuef debug blob's payload for the compiled builder
  * gb (malloc'd): each compute set's and exchange's model node. */

@@ -550,3 +550,37 @@ int lw_emit(struct lw *l, ipu_step xch, uint32_t cs)
 	}
 	return 0;
 }
+
+int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
+			int rank, struct ir_error *e)
+{
+	struct ir_tensor t;
+	int64_t d[IR_MAX_RANK];
+	int x = ir_value_add_unique(g, base, e);
+
+	for (int i = 0; i < rank; i++)
+		d[i] = 1;
+	if (x < 0 || ir_tensor_alloc(&t, dt, rank, d, e))
+		return -1;
+	ir_set_f(t.data, dt, 0, v);
+	ir_value_set_const(&g->vals[x], &t);
+	return x;
+}
+
+/* Inserts `op`(in) -> new value before node pos; returns the value. */
+int lp_add_node(struct ir_graph *g, int *pos, const char *name,
+		    const char *op, const int *in, int nin, struct ir_error *e)
+{
+	char buf[300];
+	int v, ni;
+
+	snprintf(buf, sizeof(buf), "%s/%s", name, op);
+	v = ir_value_add_unique(g, buf, e);
+	if (v < 0)
+		return -1;
+	ni = ir_node_insert(g, *pos, g->vals[v].name, op, in, nin, &v, 1, e);
+	if (ni < 0)
+		return -1;
+	(*pos)++;
+	return v;
+}

@@ -9,8 +9,10 @@
  *   Reduce with empty axes and noop_with_empty_axes -> Identity
  *   Gather of one constant index from run-time data -> Slice + Reshape
  *   LSTM, GRU, RNN -> their time steps unrolled (prepare_rnn.c)
- * then refolds constants (transposed weights, scaled biases) and drops dead
- * nodes.
+ * each the `prepare` hook of its operator's line in ops/ops.def, then the
+ * `decompose` hooks (prepare_decompose.c) over every node twice, around a
+ * refold of the constants (transposed weights, scaled biases); then dead
+ * nodes are dropped.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,52 +22,7 @@
 #include "ipu/passes.h"
 #include "lower_internal.h"
 
-int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
-			int rank, struct ir_error *e)
-{
-	struct ir_tensor t;
-	int64_t d[IR_MAX_RANK];
-	int x = ir_value_add_unique(g, base, e);
-
-	for (int i = 0; i < rank; i++)
-		d[i] = 1;
-	if (x < 0 || ir_tensor_alloc(&t, dt, rank, d, e))
-		return -1;
-	ir_set_f(t.data, dt, 0, v);
-	ir_value_set_const(&g->vals[x], &t);
-	return x;
-}
-
-/* Inserts `op`(in) -> new value before node pos; returns the value. */
-int lp_add_node(struct ir_graph *g, int *pos, const char *name,
-		    const char *op, const int *in, int nin, struct ir_error *e)
-{
-	char buf[300];
-	int v, ni;
-
-	snprintf(buf, sizeof(buf), "%s/%s", name, op);
-	v = ir_value_add_unique(g, buf, e);
-	if (v < 0)
-		return -1;
-	ni = ir_node_insert(g, *pos, g->vals[v].name, op, in, nin, &v, 1, e);
-	if (ni < 0)
-		return -1;
-	(*pos)++;
-	return v;
-}
-
-int lp_set_op(struct ir_node *n, const char *op, struct ir_error *e)
-{
-	char *s = strdup(op);
-
-	if (!s)
-		return ir_err(e, "out of memory");
-	free(n->op);
-	n->op = s;
-	return 0;
-}
-
-static int gemm(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_prep_gemm(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	char name[256];
@@ -109,10 +66,10 @@ static int gemm(struct ir_graph *g, int *pi, struct ir_error *e)
 	for (int k = n->nattrs - 1; k >= 0; k--)
 		ir_attr_remove(n, n->attrs[k].name);
 	*pi = pos;
-	return lp_set_op(n, "Identity", e);
+	return ir_node_set_op(n, "Identity", e);
 }
 
-static int batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_prep_batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *x = &g->vals[n->in[0]];
@@ -166,7 +123,7 @@ static int batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
 	for (int k = n->nattrs - 1; k >= 0; k--)
 		ir_attr_remove(n, n->attrs[k].name);
 	*pi = pos;
-	return lp_set_op(n, "Add", e);
+	return ir_node_set_op(n, "Add", e);
 }
 
 static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -203,17 +160,17 @@ static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
 		n->in[1] = last[1];
 		n->nin = 2;
 		*pi = pos;
-		return lp_set_op(n, "Mul", e);
+		return ir_node_set_op(n, "Mul", e);
 	}
 	if (nin == 1) {
 		*pi = pos;
-		return lp_set_op(n, "Identity", e);
+		return ir_node_set_op(n, "Identity", e);
 	}
 	n->in[0] = acc;
 	n->in[1] = n->in[nin - 1];
 	n->nin = 2;
 	*pi = pos;
-	return lp_set_op(n, op, e);
+	return ir_node_set_op(n, op, e);
 }
 
 static int cast_bool(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -231,7 +188,7 @@ static int cast_bool(struct ir_graph *g, int *pi, struct ir_error *e)
 	n->in[0] = y;
 	ir_attr_remove(n, "to");
 	*pi = pos;
-	return lp_set_op(n, "Not", e);
+	return ir_node_set_op(n, "Not", e);
 }
 
 static int layernorm_bias(struct ir_graph *g, int *pi, struct ir_error *e)
@@ -259,39 +216,63 @@ static int layernorm_bias(struct ir_graph *g, int *pi, struct ir_error *e)
 	return 0;
 }
 
+/* Sum, Max, Min of one or more than two inputs and Mean: chains of
+ * two-input ops; a two-input Sum is an Add. */
+int lp_prep_variadic(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+
+	if (n->nin != 2 || !strcmp(n->op, "Mean"))
+		return variadic(g, pi, e);
+	if (!strcmp(n->op, "Sum"))
+		return ir_node_set_op(n, "Add", e);
+	return 0;
+}
+
+int lp_prep_cast(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+
+	if (ir_attr_int(n, "to", 0) == IR_BOOL && g->vals[n->in[0]].dtype != IR_BOOL)
+		return cast_bool(g, pi, e);
+	return 0;
+}
+
+int lp_prep_layernorm(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+
+	if (n->nin < 3 || n->in[2] < 0)
+		return layernorm_bias(g, pi, e);
+	return 0;
+}
+
+/* A reduction over no axes with noop_with_empty_axes passes its input on. */
+int lp_prep_reduce(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+
+	if (!ir_attr_int(n, "noop_with_empty_axes", 0) ||
+	    !(n->nin < 2 || n->in[1] < 0 || ir_value_numel(&g->vals[n->in[1]]) == 0))
+		return 0;
+	n->nin = 1;
+	return ir_node_set_op(n, "Identity", e);
+}
+
 int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e)
 {
 	struct ir_infer_opts io = { .fold = 1, .fold_limit = fold_limit };
 
 	for (int i = 0; i < g->nnodes; i++) {
 		struct ir_node *n = &g->nodes[i];
+		const struct lw_op_hooks *h;
 		int r = 0;
 
 		if (n->dead)
 			continue;
-		if (!strcmp(n->op, "Gemm"))
-			r = gemm(g, &i, e);
-		else if (!strcmp(n->op, "Gather"))
-			r = lp_gather_slice(g, &i, e);
-		else if (!strcmp(n->op, "BatchNormalization"))
-			r = batchnorm(g, &i, e);
-		else if (!strcmp(n->op, "LSTM") || !strcmp(n->op, "GRU") || !strcmp(n->op, "RNN"))
-			r = lp_rnn(g, &i, e);
-		else if ((!strcmp(n->op, "Sum") || !strcmp(n->op, "Max") || !strcmp(n->op, "Min") ||
-			  !strcmp(n->op, "Mean")) && (n->nin != 2 || !strcmp(n->op, "Mean")))
-			r = variadic(g, &i, e);
-		else if (!strcmp(n->op, "Sum"))
-			r = lp_set_op(n, "Add", e);
-		else if (!strcmp(n->op, "Cast") && ir_attr_int(n, "to", 0) == IR_BOOL &&
-			 g->vals[n->in[0]].dtype != IR_BOOL)
-			r = cast_bool(g, &i, e);
-		else if (!strcmp(n->op, "LayerNormalization") && (n->nin < 3 || n->in[2] < 0))
-			r = layernorm_bias(g, &i, e);
-		else if (!strncmp(n->op, "Reduce", 6) && ir_attr_int(n, "noop_with_empty_axes", 0) &&
-			 (n->nin < 2 || n->in[1] < 0 || ir_value_numel(&g->vals[n->in[1]]) == 0)) {
-			n->nin = 1;
-			r = lp_set_op(n, "Identity", e);
-		}
+		h = lw_op_hooks(n->op);
+		if (h && h->prepare)
+			r = h->prepare(g, &i, e);
 		/* the rewrites above may insert nodes (g->nodes moves): re-read */
 		if (!r && !g->nodes[i].dead)
 			r = lp_decompose(g, &i, e);

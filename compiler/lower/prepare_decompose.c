@@ -22,7 +22,9 @@
  *                                         mask (zero insertion and padding),
  *                                         then a Conv with the flipped,
  *                                         transposed weights
- * Each rewrite keeps the node's output value, so consumers are untouched.
+ * Each rewrite is the `decompose` hook of its operator's line in
+ * ops/ops.def and keeps the node's output value, so consumers are
+ * untouched.
  */
 #include <math.h>
 #include <stdio.h>
@@ -55,7 +57,7 @@ static int become(struct ir_graph *g, int pi, const char *op, const int *in,
 	n->in = ni;
 	memcpy(n->in, in, (size_t)nin * sizeof(int));
 	n->nin = nin;
-	return lp_set_op(n, op, e);
+	return ir_node_set_op(n, op, e);
 }
 
 static int dropout_mask(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
@@ -150,20 +152,6 @@ static int layernorm(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, b >= 0 ? "Add" : "Mul", in, 2, e);
 }
 
-static int int_op(const char *op)
-{
-	static const char *const ops[] = {
-		"Add", "Sub", "Mul", "Div", "Max", "Min", "Neg", "Abs", "Sign",
-		"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Pow",
-		"Mod", NULL,
-	};
-
-	for (int i = 0; ops[i]; i++)
-		if (!strcmp(ops[i], op))
-			return 1;
-	return 0;
-}
-
 /* Integer op on int8/uint8/int16/uint16/int64: through int32. */
 static int via_i32(struct ir_graph *g, int *pi, struct ir_error *e)
 {
@@ -238,7 +226,7 @@ static int const_i64(struct ir_graph *g, const char *base, const int64_t *v,
 	return x;
 }
 
-static int resize(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_resize(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]], *ov = &g->vals[n->out[0]];
@@ -366,7 +354,7 @@ static int argmax_last(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, "Sub", in, 2, e);
 }
 
-static int convtranspose(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_convtranspose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]], *wv = &g->vals[n->in[1]];
@@ -529,7 +517,7 @@ static double ge_base(int64_t i, const void *p)
 	return (double)off;
 }
 
-static int gather_elements(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_gather_elements(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]], *iv = &g->vals[n->in[1]];
@@ -587,7 +575,7 @@ static int gather_elements(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, "Identity", &sh, 1, e);
 }
 
-static int depth_space(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_depth_space(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]];
@@ -652,7 +640,7 @@ static double tri_mask(int64_t i, const void *p)
 	return c->upper ? col - row >= c->k : col - row <= c->k;
 }
 
-static int trilu(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_trilu(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]];
@@ -679,7 +667,7 @@ static int trilu(struct ir_graph *g, int *pi, struct ir_error *e)
 	return become(g, pos, "Where", in, 3, e);
 }
 
-static int hardmax(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_hardmax(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]];
@@ -934,7 +922,7 @@ static int mod_python(struct ir_graph *g, int *pi, struct ir_error *e)
 
 /* OneHot(indices, depth, values) -> Where(Equal(idx', iota), on, off) with
  * idx' = indices (negative ones + depth) unsqueezed at `axis`. */
-static int onehot(struct ir_graph *g, int *pi, struct ir_error *e)
+int lp_dec_onehot(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *iv = &g->vals[n->in[0]], *vv = &g->vals[n->in[2]];
@@ -1102,29 +1090,52 @@ static int is_conv1x1(const struct ir_graph *g, const struct ir_node *n)
 	return 1;
 }
 
-int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
+/* The dtype of the node's first input (0 when it has none). */
+static int dtype0(const struct ir_graph *g, const struct ir_node *n)
+{
+	return n->nin > 0 && n->in[0] >= 0 ? g->vals[n->in[0]].dtype : 0;
+}
+
+int lp_dec_dropout(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
-	int dt0 = n->nin > 0 && n->in[0] >= 0 ? g->vals[n->in[0]].dtype : 0;
 
-	if (!strcmp(n->op, "Dropout") && n->nout > 1 && n->out[1] >= 0)
+	if (n->nout > 1 && n->out[1] >= 0)
 		return dropout_mask(g, n, e);
-	if (!strcmp(n->op, "LayerNormalization") && n->nout > 1 &&
+	return 0;
+}
+
+/* Stats outputs in use: the whole computation in ops; else they go. */
+int lp_dec_layernorm(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+
+	if (n->nout > 1 &&
 	    ((n->out[1] >= 0 && (ir_value_uses(g, n->out[1]) || g->vals[n->out[1]].is_output)) ||
 	     (n->nout > 2 && n->out[2] >= 0 && (ir_value_uses(g, n->out[2]) || g->vals[n->out[2]].is_output))))
 		return layernorm(g, pi, e);
-	if (!strcmp(n->op, "LayerNormalization") && n->nout > 1)
+	if (n->nout > 1)
 		n->nout = 1;
-	if (!strcmp(n->op, "Clip")) {
-		int need = ir_dtype_is_int(dt0);
+	return 0;
+}
 
-		for (int k = 1; k < n->nin; k++)
-			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
-				need = 1;
-		if (need)
-			return clip(g, pi, e);
-	}
-	if (!strcmp(n->op, "Pow") && n->nin == 2 && ir_dtype_is_int(dt0)) {
+int lp_dec_clip(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int need = ir_dtype_is_int(dtype0(g, n));
+
+	for (int k = 1; k < n->nin; k++)
+		if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
+			need = 1;
+	return need ? clip(g, pi, e) : 0;
+}
+
+int lp_dec_pow(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int dt0 = dtype0(g, n);
+
+	if (n->nin == 2 && ir_dtype_is_int(dt0)) {
 		/* integer powers through float32 (exact below 2^24) */
 		int pos = *pi, a, b, p2, in[2], odt = g->vals[n->out[0]].dtype;
 		char name[256];
@@ -1142,7 +1153,7 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 			return -1;
 		return ir_attr_set_int(&g->nodes[pos], "to", odt, e);
 	}
-	if (!strcmp(n->op, "Pow") && n->nin == 2 && g->vals[n->in[1]].dtype != dt0) {
+	if (n->nin == 2 && g->vals[n->in[1]].dtype != dt0) {
 		int pos = *pi, c;
 		char name[256];
 
@@ -1151,73 +1162,101 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 			return -1;
 		g->nodes[pos].in[1] = c;
 		*pi = pos;
-		n = &g->nodes[pos];
-	}
-	if (int_op(n->op) && ir_dtype_is_int(dt0) && dt0 != IR_I32 &&
-	    (strcmp(n->op, "Mod") || ir_attr_int(n, "fmod", 0)))
-		return via_i32(g, pi, e);
-	if (!strcmp(n->op, "Resize"))
-		return resize(g, pi, e);
-	if (!strcmp(n->op, "Mod") && !ir_attr_int(n, "fmod", 0) && ir_dtype_is_int(dt0))
-		return mod_python(g, pi, e);
-	if ((!strcmp(n->op, "ReduceSum") || !strcmp(n->op, "ReduceMean") || !strcmp(n->op, "ReduceMax") ||
-	     !strcmp(n->op, "ReduceMin") || !strcmp(n->op, "ReduceProd")) &&
-	    n->nin > 1 && n->in[1] >= 0 && g->vals[n->in[1]].data) {
-		const struct ir_value *xv = &g->vals[n->in[0]], *av = &g->vals[n->in[1]];
-		int red[IR_MAX_RANK] = { 0 }, first = -1, last = -1, gap = 0;
-
-		for (int64_t i = 0; i < ir_value_numel(av); i++)
-			red[ir_axis(ir_get_i(av->data, av->dtype, (size_t)i), xv->rank)] = 1;
-		for (int i = 0; i < xv->rank; i++) {
-			if (!red[i] || xv->dims[i] == 1)
-				continue;
-			if (first < 0)
-				first = i;
-			for (int k = last + 1; last >= 0 && k < i; k++)
-				gap |= xv->dims[k] != 1;
-			last = i;
-		}
-		if (gap)
-			return reduce_split(g, pi, e);
-	}
-	if (!strcmp(n->op, "ConvTranspose"))
-		return convtranspose(g, pi, e);
-	if (!strcmp(n->op, "GatherElements"))
-		return gather_elements(g, pi, e);
-	if (!strcmp(n->op, "DepthToSpace") || !strcmp(n->op, "SpaceToDepth"))
-		return depth_space(g, pi, e);
-	if (!strcmp(n->op, "Trilu"))
-		return trilu(g, pi, e);
-	if (!strcmp(n->op, "Hardmax"))
-		return hardmax(g, pi, e);
-	if (!strcmp(n->op, "OneHot"))
-		return onehot(g, pi, e);
-	if (!strcmp(n->op, "Conv") && is_conv1x1(g, n))
-		return conv1x1(g, pi, e);
-	if (ir_dtype_is_float(dt0) && unary_extra(g, pi, e))
-		return -1;
-	n = &g->nodes[*pi];
-	if ((!strcmp(n->op, "ArgMax") || !strcmp(n->op, "ArgMin")) &&
-	    ir_attr_int(n, "select_last_index", 0))
-		return argmax_last(g, pi, e);
-	if (!strcmp(n->op, "ReduceLogSum")) {
-		int pos = *pi, in[2] = { n->in[0], n->nin > 1 ? n->in[1] : -1 }, s;
-		char name[256];
-
-		snprintf(name, sizeof(name), "%s", n->name);
-		if ((s = lp_add_node(g, &pos, name, "ReduceSum", in, in[1] >= 0 ? 2 : 1, e)) < 0)
-			return -1;
-		{
-			struct ir_node *o = &g->nodes[pos], *cp = &g->nodes[pos - 1];
-
-			if (ir_attr_set_int(cp, "keepdims", ir_attr_int(o, "keepdims", 1), e))
-				return -1;
-		}
-		n = &g->nodes[pos];
-		for (int k = n->nattrs - 1; k >= 0; k--)
-			ir_attr_remove(n, n->attrs[k].name);
-		*pi = pos;
-		return become(g, pos, "Log", &s, 1, e);
 	}
 	return 0;
+}
+
+/* The device computes integers in int32. */
+int lp_dec_int(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	int dt0 = dtype0(g, &g->nodes[*pi]);
+
+	if (ir_dtype_is_int(dt0) && dt0 != IR_I32)
+		return via_i32(g, pi, e);
+	return 0;
+}
+
+int lp_dec_mod(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int dt0 = dtype0(g, n);
+
+	if (!ir_dtype_is_int(dt0))
+		return 0;
+	if (ir_attr_int(n, "fmod", 0))
+		return dt0 != IR_I32 ? via_i32(g, pi, e) : 0;
+	return mod_python(g, pi, e);
+}
+
+/* Constant axes that are not adjacent (ignoring axes of size 1): one
+ * reduction per axis. */
+int lp_dec_reduce(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv, *av;
+	int red[IR_MAX_RANK] = { 0 }, last = -1, gap = 0;
+
+	if (n->nin < 2 || n->in[1] < 0 || !g->vals[n->in[1]].data)
+		return 0;
+	xv = &g->vals[n->in[0]];
+	av = &g->vals[n->in[1]];
+	for (int64_t i = 0; i < ir_value_numel(av); i++)
+		red[ir_axis(ir_get_i(av->data, av->dtype, (size_t)i), xv->rank)] = 1;
+	for (int i = 0; i < xv->rank; i++) {
+		if (!red[i] || xv->dims[i] == 1)
+			continue;
+		for (int k = last + 1; last >= 0 && k < i; k++)
+			gap |= xv->dims[k] != 1;
+		last = i;
+	}
+	return gap ? reduce_split(g, pi, e) : 0;
+}
+
+int lp_dec_conv(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	return is_conv1x1(g, &g->nodes[*pi]) ? conv1x1(g, pi, e) : 0;
+}
+
+/* Float unary ops the device has no codelet for. */
+int lp_dec_unary(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	if (!ir_dtype_is_float(dtype0(g, &g->nodes[*pi])))
+		return 0;
+	return unary_extra(g, pi, e) ? -1 : 0;
+}
+
+int lp_dec_argmax(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	if (ir_attr_int(&g->nodes[*pi], "select_last_index", 0))
+		return argmax_last(g, pi, e);
+	return 0;
+}
+
+int lp_dec_reduce_log_sum(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int pos = *pi, in[2] = { n->in[0], n->nin > 1 ? n->in[1] : -1 }, s;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((s = lp_add_node(g, &pos, name, "ReduceSum", in, in[1] >= 0 ? 2 : 1, e)) < 0)
+		return -1;
+	{
+		struct ir_node *o = &g->nodes[pos], *cp = &g->nodes[pos - 1];
+
+		if (ir_attr_set_int(cp, "keepdims", ir_attr_int(o, "keepdims", 1), e))
+			return -1;
+	}
+	n = &g->nodes[pos];
+	for (int k = n->nattrs - 1; k >= 0; k--)
+		ir_attr_remove(n, n->attrs[k].name);
+	*pi = pos;
+	return become(g, pos, "Log", &s, 1, e);
+}
+
+int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	const struct lw_op_hooks *h = lw_op_hooks(g->nodes[*pi].op);
+
+	return h && h->decompose ? h->decompose(g, pi, e) : 0;
 }

@@ -68,5 +68,5 @@ int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e)
 	n->in[1] = sh;
 	ir_attr_remove(n, "axis");
 	*pi = pos;
-	return lp_set_op(n, "Reshape", e);
+	return ir_node_set_op(n, "Reshape", e);
 }

@@ -30,17 +30,6 @@ static int sole_consumer(const struct ir_graph *g, int v)
 	return who;
 }
 
-static int set_op(struct ir_node *n, const char *op, struct ir_error *e)
-{
-	char *s = strdup(op);
-
-	if (!s)
-		return ir_err(e, "out of memory");
-	free(n->op);
-	n->op = s;
-	return 0;
-}
-
 int ir_pass_fuse_matmul_add(struct ir_graph *g, struct ir_error *e)
 {
 	int fused = 0;
@@ -81,7 +70,7 @@ int ir_pass_fuse_matmul_add(struct ir_graph *g, struct ir_error *e)
 		mm->in[2] = other;
 		mm->nin = 3;
 		mm->out[0] = add->out[0];
-		if (set_op(mm, "Gemm", e))
+		if (ir_node_set_op(mm, "Gemm", e))
 			return -1;
 		add->dead = 1;
 		fused++;

@@ -3,7 +3,7 @@
 # ONNX node tests of Debian's libonnx-testdata, YAML config and CLI.
 CFLAGS_tests_compiler_ := $(COMPILER_CPPFLAGS)
 
-COMPILER_TEST_NAMES := test_compiler_fp8 test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc
+COMPILER_TEST_NAMES := test_compiler_fp8 test_op_registry test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc
 COMPILER_TESTS := $(COMPILER_TEST_NAMES:%=$(BUILD)/tests/compiler/%)
 COMPILER_NODE_RUNNER := $(BUILD)/tests/compiler/onnx_node_runner.o
 
@@ -28,7 +28,7 @@ PROGRAMS += $(BUILD)/tests/compiler/node_report
 ONNX_FUZZ := build/fuzz/fuzz_onnx_import
 ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c runtime/file_atomic.c \
 	qemu-device/engine/fp8.c \
-	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
+	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
 ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
 	-Icompiler/include -Icompiler -Iutil/include -Iqemu-device/engine/include -Iruntime/include
@@ -56,7 +56,7 @@ CHECKS += ;make -s fuzz-onnx-check;
 # The same inputs through the lowering too (graph builder, engine verifier).
 ONNX_LOWER_FUZZ := build/fuzz/fuzz_onnx_lower
 ONNX_LOWER_FUZZ_SRCS = tests/compiler/fuzz_onnx_lower.c \
-	$(sort $(wildcard compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
+	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
 		compiler/lower/*.c compiler/graph/*.c qemu-device/engine/*.c \
 		qemu-device/engine/codelets/*.c util/*.c)) runtime/dtype.c runtime/ipuef_common.c \
 	runtime/ipuef_meta.c runtime/ipuef_read.c runtime/ipuef_write.c runtime/ipuef_debug.c runtime/file_atomic.c

@@ -169,6 +169,9 @@ int ir_node_add(struct ir_graph *g, const char *name, const char *op,
 int ir_node_insert(struct ir_graph *g, int pos, const char *name,
 		   const char *op, const int *in, int nin, const int *out,
 		   int nout, struct ir_error *e);
+/* Changes the node's op type (a rewrite in place: inputs, outputs and
+ * attributes stay). */
+int ir_node_set_op(struct ir_node *n, const char *op, struct ir_error *e);
 int ir_graph_add_input(struct ir_graph *g, int v, struct ir_error *e);
 int ir_graph_add_output(struct ir_graph *g, int v, struct ir_error *e);
 /* Recomputes every value's producer from the node list. */
