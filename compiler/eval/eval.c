@@ -63,7 +63,7 @@ static int over_limit(const struct ir_graph *g, const struct ir_node *n, int64_t
 	 * folds that grow the model, and lowering a layout op on a large
 	 * constant (a transposed 9216 x 4096 Gemm weight) would instead put
 	 * the whole tensor on one tile */
-	if (!(ir_op_lookup(n->op)->flags & IR_OP_LAYOUT))
+	if (!ir_op_has(n->op, IR_OP_LAYOUT))
 		return 1;
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0)

@@ -274,7 +274,7 @@ int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
 				all_const = 0;
-		if (ir_op_lookup(n->op)->flags & IR_OP_SHAPE_ONLY)
+		if (ir_op_has(n->op, IR_OP_SHAPE_ONLY))
 			all_const = 1;
 		if (all_const) {
 			int r = ir_fold_node(g, i, limit, e);

@@ -27,19 +27,7 @@
 #include <strings.h>
 
 #include "ipu/ir.h"
-
-static int is_binary(const char *op)
-{
-	static const char *const ops[] = {
-		"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-		"Greater", "Less",
-	};
-
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i]))
-			return 1;
-	return 0;
-}
+#include "ops/registry.h"
 
 /* A new constant 1-D tensor value of `cnt` elements. */
 static int add_const(struct ir_graph *g, const char *base, int dt, const void *vals,
@@ -164,7 +152,7 @@ int ir_convert_legacy(struct ir_graph *g, struct ir_error *e)
 		if (n->dead)
 			continue;
 		ir_attr_remove(n, "consumed_inputs");
-		if (is_binary(op)) {
+		if (ir_op_has(op, IR_OP_LEGACY_BCAST)) {
 			r = binary(n, e);
 		} else if (!strcmp(op, "Gemm")) {
 			ir_attr_remove(n, "broadcast");

@@ -32,6 +32,13 @@ const struct ir_op_desc *ir_op_table(int *n)
 	return ops;
 }
 
+int ir_op_has(const char *op, unsigned flags)
+{
+	const struct ir_op_desc *d = ir_op_lookup(op);
+
+	return d && (d->flags & flags) == flags;
+}
+
 int ir_op_supported(const char *op)
 {
 	return ir_op_lookup(op) != NULL;

@@ -28,7 +28,12 @@ enum ir_op_flag {
 	IR_OP_LAYOUT = 1,	/* moves, selects or converts elements only */
 	IR_OP_SHAPE_ONLY = 2,	/* result from the input shapes alone */
 	IR_OP_CONST_OUT = 4,	/* always a compile-time constant */
+	IR_OP_ACCUM_F32 = 8,	/* under fp16, statistics and sums in f32 */
+	IR_OP_LEGACY_BCAST = 16,	/* opsets < 7: broadcast/axis attributes */
 };
+
+/* 1 if `op` is known and has every flag of `flags`. */
+int ir_op_has(const char *op, unsigned flags);
 
 /* One id per operator, in the registry's (sorted) order. */
 enum ir_op_id {

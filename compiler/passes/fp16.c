@@ -9,9 +9,10 @@
  *  - nodes whose op type is in the skip list keep computing in float32: a
  *    Cast to float32 is inserted before each of their float16 inputs and a
  *    Cast back to float16 after each output;
- *  - Softmax, LogSoftmax, the normalisations and the reductions get the
- *    attribute accumulate_f32 = 1: the lowering (and the device codelets)
- *    keep their statistics and sums in float32.
+ *  - Softmax, LogSoftmax, the normalisations and the reductions (the ops
+ *    flagged IR_OP_ACCUM_F32 in ops/ops.def) get the attribute
+ *    accumulate_f32 = 1: the lowering (and the device codelets) keep their
+ *    statistics and sums in float32.
  * Cast(to = float) and ConstantOfShape/EyeLike producing float32 are
  * retargeted to float16.  Shapes are re-inferred by the caller.
  */
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 static int skipped(const struct ir_node *n, const struct ir_fp16_opts *o)
 {
@@ -32,23 +34,6 @@ static int skipped(const struct ir_node *n, const struct ir_fp16_opts *o)
 static int param_slot(const struct ir_node *n, int k)
 {
 	return !strcmp(n->op, "Resize") && (k == 1 || k == 2);
-}
-
-static int sensitive(const char *op)
-{
-	static const char *const ops[] = {
-		"Softmax", "LogSoftmax", "LayerNormalization",
-		"InstanceNormalization", "BatchNormalization",
-		"MeanVarianceNormalization", "LRN", "GlobalAveragePool",
-		"AveragePool", "CumSum", NULL,
-	};
-
-	if (!strncmp(op, "Reduce", 6))
-		return 1;
-	for (int i = 0; ops[i]; i++)
-		if (!strcmp(ops[i], op))
-			return 1;
-	return 0;
 }
 
 static int to_f16_value(struct ir_value *v, struct ir_error *e)
@@ -167,7 +152,7 @@ int ir_pass_fp16(struct ir_graph *g, const struct ir_fp16_opts *o,
 						goto fail;
 				}
 			}
-			if (sensitive(n->op) && ir_attr_set_int(n, "accumulate_f32", 1, e))
+			if (ir_op_has(n->op, IR_OP_ACCUM_F32) && ir_attr_set_int(n, "accumulate_f32", 1, e))
 				goto fail;
 			continue;
 		}

@@ -56,6 +56,12 @@ TEST(every_op_infers_and_evaluates)
 		CHECK_MSG(t[i].eval && ir_eval_supported(t[i].name), "%s has no evaluator", t[i].name);
 		CHECK_MSG(t[i].min_in >= 0 && t[i].min_in <= t[i].max_in, "%s takes %d to %d inputs",
 			  t[i].name, t[i].min_in, t[i].max_in);
+		/* the legacy conversion rewrites exactly two operands */
+		CHECK_MSG(!(t[i].flags & IR_OP_LEGACY_BCAST) || (t[i].min_in == 2 && t[i].max_in == 2),
+			  "%s has legacy broadcasting but takes %d to %d inputs",
+			  t[i].name, t[i].min_in, t[i].max_in);
+		CHECK_MSG(ir_op_has(t[i].name, t[i].flags) && (!t[i].flags || !ir_op_has(t[i].name, ~0u)),
+			  "ir_op_has disagrees with the flags of %s", t[i].name);
 	}
 }
 
