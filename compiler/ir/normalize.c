@@ -11,12 +11,15 @@
  *  - Upsample and Resize-10 become Resize (X, roi, scales, sizes) with the
  *    coordinate mode they implied (asymmetric, floor);
  *  - Softmax/LogSoftmax/Hardmax before 13 get coerce2d = 1.
+ * Each rewrite of a registry operator is the `upgrade` hook of its line in
+ * ops/ops.def.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ipu/ir.h"
+#include "ops/registry.h"
 
 static int add_const(struct ir_graph *g, const char *base, int dtype, int rank,
 		     const int64_t *dims, const void *vals, struct ir_error *e)
@@ -176,7 +179,6 @@ static int to_resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	const struct ir_attr *sa = ir_attr_find(n, "scales");
 	int sc = n->nin > 1 ? n->in[1] : -1;
-	char *op;
 
 	if (sa) { /* Upsample-7: attribute */
 		int64_t d = (int64_t)sa->n;
@@ -200,17 +202,69 @@ static int to_resize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	if (!strcmp(ir_attr_str(n, "mode", "nearest"), "bilinear") &&
 	    ir_attr_set_str(n, "mode", "linear", e))
 		return -1;
-	op = strdup("Resize");
-	if (!op)
-		return ir_err(e, "out of memory");
-	free(n->op);
-	n->op = op;
-	return 0;
+	return ir_node_set_op(n, "Resize", e);
 }
 
-static int is_reduce(const char *op)
+int ir_up_slice(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
 {
-	return !strncmp(op, "Reduce", 6);
+	if (opset >= 10)
+		return 0;
+	return ints_to_input(g, n, "starts", 1, e) || ints_to_input(g, n, "ends", 2, e) ||
+	       ints_to_input(g, n, "axes", 3, e);
+}
+
+/* Squeeze, Unsqueeze */
+int ir_up_axes(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	return opset < 13 ? ints_to_input(g, n, "axes", 1, e) : 0;
+}
+
+int ir_up_split(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	return opset < 13 ? ints_to_input(g, n, "split", 1, e) : 0;
+}
+
+/* ReduceSum took its axes as an input from 13, the others from 18. */
+int ir_up_reduce(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	if (opset >= 13 && !strcmp(n->op, "ReduceSum"))
+		return 0;
+	return ints_to_input(g, n, "axes", 1, e);
+}
+
+int ir_up_clip(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	return opset < 11 ? clip(g, n, e) : 0;
+}
+
+int ir_up_pad(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	return opset < 11 ? pad(g, n, e) : 0;
+}
+
+int ir_up_topk(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	return opset < 10 ? topk(g, n, e) : 0;
+}
+
+int ir_up_resize(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	return opset < 11 ? to_resize(g, n, e) : 0;
+}
+
+/* Softmax, LogSoftmax, Hardmax: before 13, over the input coerced to 2-D
+ * at `axis` (default 1). */
+int ir_up_softmax(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
+{
+	int r;
+
+	(void)g;
+	if (opset >= 13)
+		return 0;
+	r = ir_attr_set_int(n, "coerce2d", 1, e);
+	if (!r && !ir_attr_find(n, "axis"))
+		r = ir_attr_set_int(n, "axis", 1, e);
+	return r;
 }
 
 int ir_normalize(struct ir_graph *g, struct ir_error *e)
@@ -223,36 +277,18 @@ int ir_normalize(struct ir_graph *g, struct ir_error *e)
 	for (int i = 0; i < g->nnodes; i++) {
 		struct ir_node *n = &g->nodes[i];
 		const char *op = n->op;
+		const struct ir_op_desc *d;
 		int r = 0;
 
 		if (n->dead)
 			continue;
+		/* Constant and Upsample have no internal form of their own */
 		if (!strcmp(op, "Constant"))
 			r = constant(g, n, e);
-		else if (!strcmp(op, "Slice") && opset < 10)
-			r = ints_to_input(g, n, "starts", 1, e) ||
-			    ints_to_input(g, n, "ends", 2, e) ||
-			    ints_to_input(g, n, "axes", 3, e);
-		else if ((!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) && opset < 13)
-			r = ints_to_input(g, n, "axes", 1, e);
-		else if (!strcmp(op, "Split") && opset < 13)
-			r = ints_to_input(g, n, "split", 1, e);
-		else if (is_reduce(op) && (opset < 13 || strcmp(op, "ReduceSum")))
-			r = ints_to_input(g, n, "axes", 1, e);
-		else if (!strcmp(op, "Clip") && opset < 11)
-			r = clip(g, n, e);
-		else if (!strcmp(op, "Pad") && opset < 11)
-			r = pad(g, n, e);
-		else if (!strcmp(op, "TopK") && opset < 10)
-			r = topk(g, n, e);
-		else if (!strcmp(op, "Upsample") || (!strcmp(op, "Resize") && opset < 11))
+		else if (!strcmp(op, "Upsample"))
 			r = to_resize(g, n, e);
-		else if ((!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax") ||
-			  !strcmp(op, "Hardmax")) && opset < 13) {
-			r = ir_attr_set_int(n, "coerce2d", 1, e);
-			if (!r && !ir_attr_find(n, "axis"))
-				r = ir_attr_set_int(n, "axis", 1, e);
-		}
+		else if ((d = ir_op_lookup(op)) && d->upgrade)
+			r = d->upgrade(g, n, opset, e);
 		if (r)
 			return -1;
 	}

@@ -162,7 +162,7 @@ const struct lw_op_hooks *lw_op_hooks(const char *op);
 
 /* The hook functions named in ops/ops.def.  The no_* names mark an absent
  * hook; they are declared here only so that the table can name them. */
-#define OP(name, lo, hi, fl, inf, ev, prep, dec, low) \
+#define OP(name, lo, hi, fl, inf, ev, up, prep, dec, low) \
 	int prep(struct ir_graph *, int *, struct ir_error *); \
 	int dec(struct ir_graph *, int *, struct ir_error *); \
 	int low(struct lw *, const struct ir_node *);

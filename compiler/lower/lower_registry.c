@@ -13,7 +13,7 @@
 #define no_lower NULL
 
 static const struct lw_op_hooks hooks[] = {
-#define OP(name, lo, hi, fl, inf, ev, prep, dec, low) [IR_OP_##name] = { prep, dec, low },
+#define OP(name, lo, hi, fl, inf, ev, up, prep, dec, low) [IR_OP_##name] = { prep, dec, low },
 #include "ops/ops.def"
 #undef OP
 };

@@ -5,9 +5,11 @@
 
 #include "registry.h"
 
+#define no_upgrade NULL
+
 static const struct ir_op_desc ops[] = {
-#define OP(name, lo, hi, fl, inf, ev, prep, dec, low) \
-	{ #name, IR_OP_##name, lo, hi, fl, inf, ev },
+#define OP(name, lo, hi, fl, inf, ev, up, prep, dec, low) \
+	{ #name, IR_OP_##name, lo, hi, fl, inf, ev, up },
 #include "ops/ops.def"
 #undef OP
 };

@@ -24,6 +24,12 @@ typedef int (*ir_eval_fn)(const struct ir_graph *g, const struct ir_node *n,
 			  const struct ir_tensor *const *in, int nin,
 			  struct ir_tensor *out, int nout, struct ir_error *e);
 
+/* Rewrites node n of a model of default-domain opset `opset` into the
+ * internal form (attributes later opsets made inputs become constant
+ * inputs, ...); nothing when the opset has that form already. */
+typedef int (*ir_upgrade_fn)(struct ir_graph *g, struct ir_node *n, int opset,
+			     struct ir_error *e);
+
 enum ir_op_flag {
 	IR_OP_LAYOUT = 1,	/* moves, selects or converts elements only */
 	IR_OP_SHAPE_ONLY = 2,	/* result from the input shapes alone */
@@ -37,7 +43,7 @@ int ir_op_has(const char *op, unsigned flags);
 
 /* One id per operator, in the registry's (sorted) order. */
 enum ir_op_id {
-#define OP(name, lo, hi, fl, inf, ev, prep, dec, low) IR_OP_##name,
+#define OP(name, lo, hi, fl, inf, ev, up, prep, dec, low) IR_OP_##name,
 #include "ops/ops.def"
 #undef OP
 	IR_OP_COUNT
@@ -50,6 +56,7 @@ struct ir_op_desc {
 	unsigned flags;		/* enum ir_op_flag */
 	ir_infer_fn infer;
 	ir_eval_fn eval;
+	ir_upgrade_fn upgrade;	/* NULL: the same at every opset */
 };
 
 /* The descriptor of `op`, or NULL if the compiler does not know it. */
@@ -58,11 +65,12 @@ const struct ir_op_desc *ir_op_lookup(const char *op);
 const struct ir_op_desc *ir_op_table(int *n);
 
 /* The hook functions named in ops.def (defined in their family's file). */
-#define OP(name, lo, hi, fl, inf, ev, prep, dec, low) \
+#define OP(name, lo, hi, fl, inf, ev, up, prep, dec, low) \
 	int inf(struct ir_graph *, struct ir_node *, struct ir_error *); \
 	int ev(const struct ir_graph *, const struct ir_node *, \
 	       const struct ir_tensor *const *, int, struct ir_tensor *, int, \
-	       struct ir_error *);
+	       struct ir_error *); \
+	int up(struct ir_graph *, struct ir_node *, int, struct ir_error *);
 #include "ops/ops.def"
 #undef OP
 

@@ -4,7 +4,8 @@
  * the binary search needs unique names in strcmp order, every operator
  * needs shape inference and an evaluator (constant folding and --check
  * use them for anything they meet), every name is an operator of ONNX's
- * own schemas with an arity they allow, and the lowering's hooks agree
+ * own schemas with an arity they allow (and older versions where it has
+ * an upgrade from them), and the lowering's hooks agree
  * with what --list-ops reports.
  */
 #include <limits.h>
@@ -67,10 +68,11 @@ TEST(every_op_infers_and_evaluates)
 
 /* The versions of `op` in ONNX's schemas: inputs they allow at least and
  * at most; 0 if ONNX has no such operator. */
-static int schema_inputs(const char *op, int *lo, int *hi)
+static int schema_inputs(const char *op, int *lo, int *hi, int *versions)
 {
 	int found = 0;
 
+	*versions = 0;
 	*lo = INT_MAX;
 	*hi = 0;
 	for (unsigned i = 0; i < onnx_op_version_count; i++) {
@@ -79,6 +81,7 @@ static int schema_inputs(const char *op, int *lo, int *hi)
 		if (strcmp(v->op, op))
 			continue;
 		found = 1;
+		++*versions;
 		if (v->min_inputs < *lo)
 			*lo = v->min_inputs;
 		if (v->max_inputs > *hi)
@@ -93,14 +96,17 @@ TEST(names_and_arity_are_onnx)
 	const struct ir_op_desc *t = ir_op_table(&n);
 
 	for (int i = 0; i < n; i++) {
-		int lo, hi;
+		int lo, hi, versions;
 
-		if (!schema_inputs(t[i].name, &lo, &hi)) {
+		if (!schema_inputs(t[i].name, &lo, &hi, &versions)) {
 			/* Gelu came with opset 20, after the installed schemas */
 			CHECK_MSG(!strcmp(t[i].name, "Gelu"),
 				  "%s is not an operator of the default ONNX domain", t[i].name);
 			continue;
 		}
+		/* an upgrade from an older opset needs an older version */
+		CHECK_MSG(!t[i].upgrade || versions > 1,
+			  "%s has an upgrade hook but one version", t[i].name);
 		/* the internal form may take one more input than the versions
 		 * installed: reductions get their axes attribute as an input
 		 * (normalize.c, as opset 18 has it), Pad its opset 18 axes */
