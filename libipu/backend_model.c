@@ -60,6 +60,7 @@ struct model_dev {
 	pthread_t thread;
 	int stop;
 	int aborting;
+	int resetting;			/* resets under way: loads wait for them */
 	int busy;
 	int loaded;
 	int attached;
@@ -479,6 +480,9 @@ static int model_load(struct ipu_device *d, const void *image, size_t len, char 
 	int rc;
 
 	pthread_mutex_lock(&m->lock);
+	/* a load during a reset would be undone by it */
+	while (m->resetting)
+		pthread_cond_wait(&m->done, &m->lock);
 	wait_idle(m);
 	drain_streams(m, &c, &n);
 	free_streams(m);
@@ -665,6 +669,16 @@ static int model_abort(struct ipu_device *d)
 static int model_reset(struct ipu_device *d)
 {
 	struct model_dev *m = M(d);
+
+	/*
+	 * Unloaded first: a run or buffer another thread submits while the
+	 * abort below is under way is refused, instead of a run starting
+	 * after it and waiting forever for a buffer the abort cancelled.
+	 */
+	pthread_mutex_lock(&m->lock);
+	m->resetting++;
+	m->loaded = 0;
+	pthread_mutex_unlock(&m->lock);
 	model_abort(d);
 	pthread_mutex_lock(&m->lock);
 	wait_idle(m);
@@ -672,6 +686,8 @@ static int model_reset(struct ipu_device *d)
 	m->loaded = 0;
 	ipu_engine_unload(m->eng);
 	ipu_engine_reset_counters(m->eng);
+	m->resetting--;
+	pthread_cond_broadcast(&m->done);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
