@@ -167,7 +167,13 @@ int ipu_stream_poll(struct ipu_device *d, struct ipu_completion *out, unsigned m
 /*
  * Stop the running program and all queued runs (status IPU_E_CANCELLED)
  * and complete every queued buffer with IPU_E_CANCELLED.  The executable
- * stays loaded.
+ * stays loaded.  Work other threads submit while the abort is under way
+ * lands on either side of it, each run and each buffer on its own: a
+ * run whose buffers were cancelled but which itself was queued after
+ * the abort waits for buffers that never come.  Callers that abort while
+ * other threads submit serialise the abort with the submission of a
+ * run's buffers and the run (one lock around both, as the Model
+ * Runtime's QueueManager does).
  */
 int ipu_abort(struct ipu_device *d);
 /* Abort, unload the executable, clear counters: back to IPU_STATE_IDLE. */
