@@ -18,41 +18,64 @@
 #define MAXOP 3
 #define MIN_BLOCK 1024	/* elements per tile before spreading wider */
 
-struct unop { const char *name; uint32_t op; };
-
-static const struct unop unops[] = {
-	{ "Relu", IPUX_UN_RELU }, { "Sigmoid", IPUX_UN_SIGMOID },
-	{ "Tanh", IPUX_UN_TANH }, { "Exp", IPUX_UN_EXP }, { "Log", IPUX_UN_LOG },
-	{ "Sqrt", IPUX_UN_SQRT }, { "Erf", IPUX_UN_ERF }, { "Gelu", IPUX_UN_GELU },
-	{ "Neg", IPUX_UN_NEG }, { "Abs", IPUX_UN_ABS },
-	{ "Reciprocal", IPUX_UN_RECIPROCAL }, { "LeakyRelu", IPUX_UN_LEAKY_RELU },
-	{ "HardSigmoid", IPUX_UN_HARD_SIGMOID }, { "HardSwish", IPUX_UN_HARD_SWISH },
-	{ "Clip", IPUX_UN_CLIP }, { "Not", IPUX_UN_NOT }, { "Floor", IPUX_UN_FLOOR },
-	{ "Ceil", IPUX_UN_CEIL }, { "Round", IPUX_UN_ROUND }, { "Sign", IPUX_UN_SIGN },
-	{ "Sin", IPUX_UN_SIN }, { "Cos", IPUX_UN_COS }, { "Elu", IPUX_UN_ELU },
-	{ "Softplus", IPUX_UN_SOFTPLUS }, { "Selu", IPUX_UN_SELU },
-	{ NULL, 0 },
-};
-
-static const struct unop binops[] = {
-	{ "Add", IPUX_BIN_ADD }, { "Sub", IPUX_BIN_SUB }, { "Mul", IPUX_BIN_MUL },
-	{ "Div", IPUX_BIN_DIV }, { "Pow", IPUX_BIN_POW }, { "Max", IPUX_BIN_MAX },
-	{ "Min", IPUX_BIN_MIN }, { "Mod", IPUX_BIN_MOD }, { "Equal", IPUX_BIN_EQUAL },
-	{ "Less", IPUX_BIN_LESS }, { "LessOrEqual", IPUX_BIN_LESS_EQUAL },
-	{ "Greater", IPUX_BIN_GREATER }, { "GreaterOrEqual", IPUX_BIN_GREATER_EQUAL },
-	{ "And", IPUX_BIN_AND }, { "Or", IPUX_BIN_OR }, { "Xor", IPUX_BIN_XOR },
-	{ "PRelu", IPUX_BIN_PRELU },
-	{ NULL, 0 },
-};
-
-static int find(const struct unop *t, const char *name, uint32_t *op)
+/* The device's operation code of each unary and binary operator, by the
+ * registry's id: a misspelt operator does not compile. */
+static int unary_code(enum ir_op_id id, uint32_t *op)
 {
-	for (; t->name; t++)
-		if (!strcmp(t->name, name)) {
-			*op = t->op;
-			return 1;
-		}
-	return 0;
+	switch (id) {
+	case IR_OP_Relu: *op = IPUX_UN_RELU; break;
+	case IR_OP_Sigmoid: *op = IPUX_UN_SIGMOID; break;
+	case IR_OP_Tanh: *op = IPUX_UN_TANH; break;
+	case IR_OP_Exp: *op = IPUX_UN_EXP; break;
+	case IR_OP_Log: *op = IPUX_UN_LOG; break;
+	case IR_OP_Sqrt: *op = IPUX_UN_SQRT; break;
+	case IR_OP_Erf: *op = IPUX_UN_ERF; break;
+	case IR_OP_Gelu: *op = IPUX_UN_GELU; break;
+	case IR_OP_Neg: *op = IPUX_UN_NEG; break;
+	case IR_OP_Abs: *op = IPUX_UN_ABS; break;
+	case IR_OP_Reciprocal: *op = IPUX_UN_RECIPROCAL; break;
+	case IR_OP_LeakyRelu: *op = IPUX_UN_LEAKY_RELU; break;
+	case IR_OP_HardSigmoid: *op = IPUX_UN_HARD_SIGMOID; break;
+	case IR_OP_HardSwish: *op = IPUX_UN_HARD_SWISH; break;
+	case IR_OP_Clip: *op = IPUX_UN_CLIP; break;
+	case IR_OP_Not: *op = IPUX_UN_NOT; break;
+	case IR_OP_Floor: *op = IPUX_UN_FLOOR; break;
+	case IR_OP_Ceil: *op = IPUX_UN_CEIL; break;
+	case IR_OP_Round: *op = IPUX_UN_ROUND; break;
+	case IR_OP_Sign: *op = IPUX_UN_SIGN; break;
+	case IR_OP_Sin: *op = IPUX_UN_SIN; break;
+	case IR_OP_Cos: *op = IPUX_UN_COS; break;
+	case IR_OP_Elu: *op = IPUX_UN_ELU; break;
+	case IR_OP_Softplus: *op = IPUX_UN_SOFTPLUS; break;
+	case IR_OP_Selu: *op = IPUX_UN_SELU; break;
+	default: return 0;
+	}
+	return 1;
+}
+
+static int binary_code(enum ir_op_id id, uint32_t *op)
+{
+	switch (id) {
+	case IR_OP_Add: *op = IPUX_BIN_ADD; break;
+	case IR_OP_Sub: *op = IPUX_BIN_SUB; break;
+	case IR_OP_Mul: *op = IPUX_BIN_MUL; break;
+	case IR_OP_Div: *op = IPUX_BIN_DIV; break;
+	case IR_OP_Pow: *op = IPUX_BIN_POW; break;
+	case IR_OP_Max: *op = IPUX_BIN_MAX; break;
+	case IR_OP_Min: *op = IPUX_BIN_MIN; break;
+	case IR_OP_Mod: *op = IPUX_BIN_MOD; break;
+	case IR_OP_Equal: *op = IPUX_BIN_EQUAL; break;
+	case IR_OP_Less: *op = IPUX_BIN_LESS; break;
+	case IR_OP_LessOrEqual: *op = IPUX_BIN_LESS_EQUAL; break;
+	case IR_OP_Greater: *op = IPUX_BIN_GREATER; break;
+	case IR_OP_GreaterOrEqual: *op = IPUX_BIN_GREATER_EQUAL; break;
+	case IR_OP_And: *op = IPUX_BIN_AND; break;
+	case IR_OP_Or: *op = IPUX_BIN_OR; break;
+	case IR_OP_Xor: *op = IPUX_BIN_XOR; break;
+	case IR_OP_PRelu: *op = IPUX_BIN_PRELU; break;
+	default: return 0;
+	}
+	return 1;
 }
 
 /* Unary params: [op, alpha, beta] with the op's defaults. */
@@ -289,41 +312,24 @@ static int spread(struct lw *l, const struct ir_node *n, const struct ew *w, uin
 	return 0;
 }
 
-int lw_elementwise(struct lw *l, const struct ir_node *n)
+/* One elementwise node: `codelet` with `nops` operands and, for unary and
+ * binary codelets, the operation `op`. */
+static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, int nops,
+		       uint32_t op)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *o = &g->vals[n->out[0]];
-	uint32_t op = 0, codelet, odt = lw_dtype(o->dtype);
-	int ins[MAXOP], nops;
+	uint32_t odt = lw_dtype(o->dtype);
+	int ins[MAXOP];
 	struct ew w;
 	int64_t total = ir_value_numel(o), inner = 1, rows;
 	uint32_t cs;
 	ipu_tensor out;
 	ipu_step xch = IPU_GRAPH_INVALID;
-	uint32_t up[3];
+	uint32_t up[3] = { 0 };
 
-	if (find(unops, n->op, &op)) {
-		codelet = IPUX_CL_UNARY;
-		nops = 1;
-		if (unary_params(l, n, op, up))
-			return -1;
-	} else if (find(binops, n->op, &op)) {
-		codelet = IPUX_CL_BINARY;
-		nops = 2;
-		if (n->nin != 2)
-			return lw_fail(l, "expected 2 inputs after preparation");
-		if (!strcmp(n->op, "Mod") && !ir_attr_int(n, "fmod", 0) &&
-		    ir_dtype_is_int(g->vals[n->in[0]].dtype))
-			return lw_fail(l, "integer Mod with fmod = 0 is not lowered");
-	} else if (!strcmp(n->op, "Where")) {
-		codelet = IPUX_CL_WHERE;
-		nops = 3;
-	} else if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) {
-		codelet = IPUX_CL_CAST;
-		nops = 1;
-	} else {
-		return 0;
-	}
+	if (codelet == IPUX_CL_UNARY && unary_params(l, n, op, up))
+		return -1;
 	if (!odt)
 		return lw_fail(l, "output type %s is not supported by the device", ir_dtype_name(o->dtype));
 	for (int k = 0; k < nops; k++) {
@@ -387,4 +393,39 @@ int lw_elementwise(struct lw *l, const struct ir_node *n)
 	if (lw_emit(l, xch, cs))
 		return -1;
 	return 1;
+}
+
+int lw_unary(struct lw *l, const struct ir_node *n)
+{
+	uint32_t op;
+
+	if (!unary_code(lw_op_id(n), &op))
+		return 0;
+	return elementwise(l, n, IPUX_CL_UNARY, 1, op);
+}
+
+int lw_binary(struct lw *l, const struct ir_node *n)
+{
+	enum ir_op_id id = lw_op_id(n);
+	uint32_t op;
+
+	if (!binary_code(id, &op))
+		return 0;
+	if (n->nin != 2)
+		return lw_fail(l, "expected 2 inputs after preparation");
+	if (id == IR_OP_Mod && !ir_attr_int(n, "fmod", 0) &&
+	    ir_dtype_is_int(l->g->vals[n->in[0]].dtype))
+		return lw_fail(l, "integer Mod with fmod = 0 is not lowered");
+	return elementwise(l, n, IPUX_CL_BINARY, 2, op);
+}
+
+int lw_where(struct lw *l, const struct ir_node *n)
+{
+	return elementwise(l, n, IPUX_CL_WHERE, 3, 0);
+}
+
+/* Cast and CastLike: the second input of CastLike only names the type. */
+int lw_cast(struct lw *l, const struct ir_node *n)
+{
+	return elementwise(l, n, IPUX_CL_CAST, 1, 0);
 }

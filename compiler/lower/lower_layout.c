@@ -14,7 +14,9 @@
 
 #define R IR_MAX_RANK
 
-static int alias(struct lw *l, const struct ir_node *n)
+/* Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout: the output is
+ * the input, viewed with another shape. */
+int lw_alias(struct lw *l, const struct ir_node *n)
 {
 	ipu_tensor t = lw_value_tensor(l, n->in[0]);
 
@@ -164,7 +166,7 @@ static int strided(struct lw *l, const struct ir_node *n, int rank,
 	return lw_emit(l, xch, cs) ? -1 : 1;
 }
 
-static int transpose(struct lw *l, const struct ir_node *n)
+int lw_transpose(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_value *x = &l->g->vals[n->in[0]];
 	size_t cnt;
@@ -181,7 +183,7 @@ static int transpose(struct lw *l, const struct ir_node *n)
 	return strided(l, n, x->rank, shape, 0, st);
 }
 
-static int slice(struct lw *l, const struct ir_node *n)
+int lw_slice(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[n->in[0]];
@@ -207,7 +209,7 @@ static int slice(struct lw *l, const struct ir_node *n)
 	return strided(l, n, x->rank, cnt, off, st);
 }
 
-static int expand(struct lw *l, const struct ir_node *n)
+int lw_expand(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_value *x = &l->g->vals[n->in[0]], *o = &l->g->vals[n->out[0]];
 	int64_t st[R], s = 1;
@@ -222,7 +224,7 @@ static int expand(struct lw *l, const struct ir_node *n)
 	return strided(l, n, o->rank, o->dims, 0, st);
 }
 
-static int tile(struct lw *l, const struct ir_node *n)
+int lw_tile_op(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_value *x = &l->g->vals[n->in[0]], *o = &l->g->vals[n->out[0]];
 	int64_t xs[R], shape[2 * R], st[2 * R];
@@ -239,7 +241,7 @@ static int tile(struct lw *l, const struct ir_node *n)
 
 /* Pad: the leading dims without padding merge into one outer dim whose
  * rows are split over the tiles (one PAD vertex per block). */
-static int pad(struct lw *l, const struct ir_node *n)
+int lw_pad(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[n->in[0]], *pv = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
@@ -318,10 +320,9 @@ static int pad(struct lw *l, const struct ir_node *n)
 }
 
 /* Concat and Split: the output blocks are plain copies. */
-static int concat_split(struct lw *l, const struct ir_node *n)
+static int concat_split(struct lw *l, const struct ir_node *n, int is_concat)
 {
 	const struct ir_graph *g = l->g;
-	int is_concat = !strcmp(n->op, "Concat");
 	const struct ir_value *big = &g->vals[is_concat ? n->out[0] : n->in[0]];
 	int a = ir_axis(ir_attr_int(n, "axis", 0), big->rank);
 	int nparts = is_concat ? n->nin : n->nout;
@@ -453,7 +454,7 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 	return lw_emit(l, post, IPU_GRAPH_INVALID) ? -1 : 1;
 }
 
-static int gather(struct lw *l, const struct ir_node *n)
+int lw_gather(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[n->in[0]], *idx = &g->vals[n->in[1]];
@@ -524,11 +525,11 @@ static int pool_rows(struct lw *l, const struct ir_node *n, const struct ir_wind
 	return 0;
 }
 
-static int pool(struct lw *l, const struct ir_node *n)
+static int pool(struct lw *l, const struct ir_node *n, int is_max)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[n->in[0]], *o = &g->vals[n->out[0]];
-	int nsp = x->rank - 2, is_max = !strcmp(n->op, "MaxPool");
+	int nsp = x->rank - 2;
 	int ceil_mode = (int)ir_attr_int(n, "ceil_mode", 0);
 	int cip = (int)ir_attr_int(n, "count_include_pad", 0);
 	struct ir_window win;
@@ -607,28 +608,22 @@ static int pool(struct lw *l, const struct ir_node *n)
 	return lw_emit(l, xch, cs) ? -1 : 1;
 }
 
-int lw_layout(struct lw *l, const struct ir_node *n)
+int lw_concat(struct lw *l, const struct ir_node *n)
 {
-	const char *op = n->op;
+	return concat_split(l, n, 1);
+}
 
-	if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
-	    !strcmp(op, "Unsqueeze") || !strcmp(op, "Identity") || !strcmp(op, "Dropout"))
-		return alias(l, n);
-	if (!strcmp(op, "Transpose"))
-		return transpose(l, n);
-	if (!strcmp(op, "Slice"))
-		return slice(l, n);
-	if (!strcmp(op, "Expand"))
-		return expand(l, n);
-	if (!strcmp(op, "Tile"))
-		return tile(l, n);
-	if (!strcmp(op, "Pad"))
-		return pad(l, n);
-	if (!strcmp(op, "Concat") || !strcmp(op, "Split"))
-		return concat_split(l, n);
-	if (!strcmp(op, "Gather"))
-		return gather(l, n);
-	if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool"))
-		return pool(l, n);
-	return 0;
+int lw_split(struct lw *l, const struct ir_node *n)
+{
+	return concat_split(l, n, 0);
+}
+
+int lw_max_pool(struct lw *l, const struct ir_node *n)
+{
+	return pool(l, n, 1);
+}
+
+int lw_average_pool(struct lw *l, const struct ir_node *n)
+{
+	return pool(l, n, 0);
 }

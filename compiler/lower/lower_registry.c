@@ -27,6 +27,13 @@ const struct lw_op_hooks *lw_op_hooks(const char *op)
 	return d ? &hooks[d->id] : NULL;
 }
 
+enum ir_op_id lw_op_id(const struct ir_node *n)
+{
+	const struct ir_op_desc *d = ir_op_lookup(n->op);
+
+	return d ? d->id : IR_OP_COUNT;
+}
+
 /* Lowered directly, rewritten into lowered ops, or folded before the
  * lowering sees it. */
 int ipu_lower_supported(const char *op)

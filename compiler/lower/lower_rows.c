@@ -132,178 +132,257 @@ static int run_rows(struct lw *l, const struct ir_node *n, struct rowop *r)
 	return 1;
 }
 
-static int reduce_op(const char *op, uint32_t *code)
+/* The device's reduction of each reducing operator, by the registry's id. */
+static int reduce_code(enum ir_op_id id, uint32_t *code)
 {
-	static const struct { const char *n; uint32_t c; } t[] = {
-		{ "ReduceSum", IPUX_RED_SUM }, { "ReduceMean", IPUX_RED_MEAN },
-		{ "ReduceMax", IPUX_RED_MAX }, { "ReduceMin", IPUX_RED_MIN },
-		{ "ReduceProd", IPUX_RED_PROD }, { "ReduceSumSquare", IPUX_RED_SUM_SQUARE },
-		{ "ReduceL1", IPUX_RED_L1 }, { "ReduceL2", IPUX_RED_L2 },
-		{ "ReduceLogSumExp", IPUX_RED_LOG_SUM_EXP }, { "ArgMax", IPUX_RED_ARGMAX },
-		{ "ArgMin", IPUX_RED_ARGMIN },
-	};
-
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (!strcmp(t[i].n, op)) {
-			*code = t[i].c;
-			return 1;
-		}
-	return 0;
+	switch (id) {
+	case IR_OP_ReduceSum: *code = IPUX_RED_SUM; break;
+	case IR_OP_ReduceMean: *code = IPUX_RED_MEAN; break;
+	case IR_OP_ReduceMax: *code = IPUX_RED_MAX; break;
+	case IR_OP_ReduceMin: *code = IPUX_RED_MIN; break;
+	case IR_OP_ReduceProd: *code = IPUX_RED_PROD; break;
+	case IR_OP_ReduceSumSquare: *code = IPUX_RED_SUM_SQUARE; break;
+	case IR_OP_ReduceL1: *code = IPUX_RED_L1; break;
+	case IR_OP_ReduceL2: *code = IPUX_RED_L2; break;
+	case IR_OP_ReduceLogSumExp: *code = IPUX_RED_LOG_SUM_EXP; break;
+	case IR_OP_ArgMax: *code = IPUX_RED_ARGMAX; break;
+	case IR_OP_ArgMin: *code = IPUX_RED_ARGMIN; break;
+	default: return 0;
+	}
+	return 1;
 }
 
-int lw_rows(struct lw *l, const struct ir_node *n)
+static const struct ir_value *rows_init(struct lw *l, const struct ir_node *n, struct rowop *r)
+{
+	const struct ir_value *x = &l->g->vals[n->in[0]];
+
+	memset(r, 0, sizeof(*r));
+	r->extra[0] = r->extra[1] = -1;
+	r->align = 1;
+	r->out_dt[0] = lw_dtype(x->dtype);
+	return x;
+}
+
+static int rows_finish(struct lw *l, const struct ir_node *n, struct rowop *r, int64_t outer)
+{
+	const struct ir_value *x = &l->g->vals[n->in[0]];
+
+	if (!lw_dtype(x->dtype) || (x->dtype != IR_F32 && x->dtype != IR_F16 && x->dtype != IR_I32))
+		return lw_fail(l, "input type %s is not lowered", ir_dtype_name(x->dtype));
+	r->outer = outer;
+	return run_rows(l, n, r);
+}
+
+static int softmax(struct lw *l, const struct ir_node *n, uint32_t flags)
+{
+	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	int a = x->rank ? ir_axis(ir_attr_int(n, "axis", -1), x->rank) : 0;
+	int64_t outer, len, inner;
+
+	split3(x, a, ir_attr_int(n, "coerce2d", 0) ? x->rank - 1 : a, &outer, &len, &inner);
+	r.codelet = IPUX_CL_SOFTMAX;
+	r.params[0] = 0;
+	r.params[1] = (uint32_t)len;
+	r.params[2] = (uint32_t)inner;
+	r.params[3] = flags;
+	r.np = 4;
+	r.in_row = r.out_row = len * inner;
+	return rows_finish(l, n, &r, outer);
+}
+
+int lw_softmax(struct lw *l, const struct ir_node *n)
+{
+	return softmax(l, n, 0);
+}
+
+int lw_log_softmax(struct lw *l, const struct ir_node *n)
+{
+	return softmax(l, n, IPUX_SOFTMAX_LOG);
+}
+
+/* ReduceXxx over the axes of its second input (or all), ArgMax/ArgMin
+ * over `axis`. */
+int lw_reduce(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
-	const struct ir_value *x = &g->vals[n->in[0]];
 	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	enum ir_op_id id = lw_op_id(n);
+	int red[IR_MAX_RANK] = { 0 }, a0 = -1, a1 = -1;
 	int64_t outer, len, inner;
-	uint32_t xdt = lw_dtype(x->dtype), code;
+	uint32_t code;
 
-	memset(&r, 0, sizeof(r));
-	r.extra[0] = r.extra[1] = -1;
-	r.align = 1;
-	r.out_dt[0] = xdt;
-	if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax")) {
-		int a = x->rank ? ir_axis(ir_attr_int(n, "axis", -1), x->rank) : 0;
-
-		split3(x, a, ir_attr_int(n, "coerce2d", 0) ? x->rank - 1 : a, &outer, &len, &inner);
-		r.codelet = IPUX_CL_SOFTMAX;
-		r.params[0] = 0;
-		r.params[1] = (uint32_t)len;
-		r.params[2] = (uint32_t)inner;
-		r.params[3] = n->op[0] == 'L' ? IPUX_SOFTMAX_LOG : 0;
-		r.np = 4;
-		r.in_row = r.out_row = len * inner;
-	} else if (reduce_op(n->op, &code)) {
-		int red[IR_MAX_RANK] = { 0 }, a0 = -1, a1 = -1;
-
-		if (!strncmp(n->op, "Arg", 3)) {
-			if (ir_attr_int(n, "select_last_index", 0))
-				return lw_fail(l, "select_last_index = 1 is not lowered");
-			red[ir_axis(ir_attr_int(n, "axis", 0), x->rank)] = 1;
-			r.out_dt[0] = IPUX_DT_I32;
-		} else {
-			const struct ir_value *ax = n->nin > 1 && n->in[1] >= 0 ? &g->vals[n->in[1]] : NULL;
-			int64_t na = ax ? ir_value_numel(ax) : 0;
-
-			if (na == 0 && ir_attr_int(n, "noop_with_empty_axes", 0))
-				return lw_fail(l, "noop reduction should have been removed");
-			for (int64_t i = 0; i < na; i++)
-				red[ir_axis(ir_get_i(ax->data, ax->dtype, (size_t)i), x->rank)] = 1;
-			if (na == 0)
-				for (int i = 0; i < x->rank; i++)
-					red[i] = 1;
-		}
-		for (int i = 0; i < x->rank; i++) {
-			if (!red[i] || x->dims[i] == 1)
-				continue;
-			if (a0 < 0)
-				a0 = i;
-			else if (a1 < i - 1) {
-				for (int k = a1 + 1; k < i; k++)
-					if (x->dims[k] != 1)
-						return lw_fail(l, "reducing non-adjacent axes is not lowered (transpose first)");
-			}
-			a1 = i;
-		}
-		if (a0 < 0)
-			a0 = a1 = 0;
-		split3(x, a0, a1, &outer, &len, &inner);
-		r.codelet = IPUX_CL_REDUCE;
-		r.params[0] = code;
-		r.params[1] = 0;
-		r.params[2] = (uint32_t)len;
-		r.params[3] = (uint32_t)inner;
-		r.np = 4;
-		r.outer_param = 1;
-		r.in_row = len * inner;
-		r.out_row = inner;
-	} else if (!strcmp(n->op, "GlobalAveragePool") || !strcmp(n->op, "GlobalMaxPool")) {
-		outer = x->dims[0] * x->dims[1];
-		len = ir_value_numel(x) / (outer ? outer : 1);
-		r.codelet = IPUX_CL_REDUCE;
-		r.params[0] = n->op[6] == 'A' ? IPUX_RED_MEAN : IPUX_RED_MAX;
-		r.params[2] = (uint32_t)len;
-		r.params[3] = 1;
-		r.np = 4;
-		r.outer_param = 1;
-		r.in_row = len;
-		r.out_row = 1;
-	} else if (!strcmp(n->op, "CumSum")) {
-		const struct ir_value *ax = &g->vals[n->in[1]];
-		int a = ir_axis(ir_get_i(ax->data, ax->dtype, 0), x->rank);
-
-		split3(x, a, a, &outer, &len, &inner);
-		r.codelet = IPUX_CL_CUMSUM;
-		r.params[1] = (uint32_t)len;
-		r.params[2] = (uint32_t)inner;
-		r.params[3] = (ir_attr_int(n, "exclusive", 0) ? IPUX_CUMSUM_EXCLUSIVE : 0) |
-			      (ir_attr_int(n, "reverse", 0) ? IPUX_CUMSUM_REVERSE : 0);
-		r.np = 4;
-		r.in_row = r.out_row = len * inner;
-	} else if (!strcmp(n->op, "TopK")) {
-		int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
-		int64_t k = g->vals[n->out[0]].dims[a];
-
-		split3(x, a, a, &outer, &len, &inner);
-		r.codelet = IPUX_CL_TOPK;
-		r.params[1] = (uint32_t)len;
-		r.params[2] = (uint32_t)inner;
-		r.params[3] = (uint32_t)k;
-		r.params[4] = ir_attr_int(n, "largest", 1) ? IPUX_TOPK_LARGEST : 0;
-		r.np = 5;
-		r.in_row = len * inner;
-		r.out_row = k * inner;
-		r.second_out = 1;
-		r.out_dt[1] = IPUX_DT_I32;
-	} else if (!strcmp(n->op, "LayerNormalization")) {
-		int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
-
-		if (n->nout > 1)
-			for (int k = 1; k < n->nout; k++)
-				if (n->out[k] >= 0 && ir_value_uses(g, n->out[k]))
-					return lw_fail(l, "the Mean/InvStdDev outputs are not lowered");
-		split3(x, 0, a - 1, &outer, &len, &inner);
-		/* rows = outer (dims before axis), cols = the rest */
-		outer = len;
-		len = inner;
-		if (a == 0) {
-			outer = 1;
-			len = ir_value_numel(x);
-		}
-		if (n->nin < 3 || n->in[2] < 0)
-			return lw_fail(l, "LayerNormalization without a bias should have been prepared");
-		if (ir_value_numel(&g->vals[n->in[1]]) != len || ir_value_numel(&g->vals[n->in[2]]) != len)
-			return lw_fail(l, "scale and bias must have the normalised size");
-		r.codelet = IPUX_CL_NORM;
-		r.params[1] = (uint32_t)len;
-		r.params[2] = lw_f32bits(ir_attr_float(n, "epsilon", 1e-5));
-		r.params[3] = 0;
-		r.params[4] = (uint32_t)len;
-		r.np = 5;
-		r.in_row = r.out_row = len;
-		r.extra[0] = n->in[1];
-		r.extra[1] = n->in[2];
-	} else if (!strcmp(n->op, "InstanceNormalization")) {
-		int64_t C = x->dims[1];
-
-		outer = x->dims[0] * C;
-		len = ir_value_numel(x) / (outer ? outer : 1);
-		r.codelet = IPUX_CL_NORM;
-		r.params[1] = (uint32_t)len;
-		r.params[2] = lw_f32bits(ir_attr_float(n, "epsilon", 1e-5));
-		r.params[3] = 1;
-		r.params[4] = (uint32_t)C;
-		r.np = 5;
-		r.in_row = r.out_row = len;
-		r.align = C;
-		r.extra[0] = n->in[1];
-		r.extra[1] = n->in[2];
-	} else {
+	if (!reduce_code(id, &code))
 		return 0;
+	if (id == IR_OP_ArgMax || id == IR_OP_ArgMin) {
+		if (ir_attr_int(n, "select_last_index", 0))
+			return lw_fail(l, "select_last_index = 1 is not lowered");
+		red[ir_axis(ir_attr_int(n, "axis", 0), x->rank)] = 1;
+		r.out_dt[0] = IPUX_DT_I32;
+	} else {
+		const struct ir_value *ax = n->nin > 1 && n->in[1] >= 0 ? &g->vals[n->in[1]] : NULL;
+		int64_t na = ax ? ir_value_numel(ax) : 0;
+
+		if (na == 0 && ir_attr_int(n, "noop_with_empty_axes", 0))
+			return lw_fail(l, "noop reduction should have been removed");
+		for (int64_t i = 0; i < na; i++)
+			red[ir_axis(ir_get_i(ax->data, ax->dtype, (size_t)i), x->rank)] = 1;
+		if (na == 0)
+			for (int i = 0; i < x->rank; i++)
+				red[i] = 1;
 	}
-	if (!xdt || (x->dtype != IR_F32 && x->dtype != IR_F16 && x->dtype != IR_I32))
-		return lw_fail(l, "input type %s is not lowered", ir_dtype_name(x->dtype));
-	r.outer = outer;
-	return run_rows(l, n, &r);
+	for (int i = 0; i < x->rank; i++) {
+		if (!red[i] || x->dims[i] == 1)
+			continue;
+		if (a0 < 0)
+			a0 = i;
+		else if (a1 < i - 1) {
+			for (int k = a1 + 1; k < i; k++)
+				if (x->dims[k] != 1)
+					return lw_fail(l, "reducing non-adjacent axes is not lowered (transpose first)");
+		}
+		a1 = i;
+	}
+	if (a0 < 0)
+		a0 = a1 = 0;
+	split3(x, a0, a1, &outer, &len, &inner);
+	r.codelet = IPUX_CL_REDUCE;
+	r.params[0] = code;
+	r.params[1] = 0;
+	r.params[2] = (uint32_t)len;
+	r.params[3] = (uint32_t)inner;
+	r.np = 4;
+	r.outer_param = 1;
+	r.in_row = len * inner;
+	r.out_row = inner;
+	return rows_finish(l, n, &r, outer);
+}
+
+static int global_pool(struct lw *l, const struct ir_node *n, uint32_t code)
+{
+	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	int64_t outer = x->dims[0] * x->dims[1];
+	int64_t len = ir_value_numel(x) / (outer ? outer : 1);
+
+	r.codelet = IPUX_CL_REDUCE;
+	r.params[0] = code;
+	r.params[2] = (uint32_t)len;
+	r.params[3] = 1;
+	r.np = 4;
+	r.outer_param = 1;
+	r.in_row = len;
+	r.out_row = 1;
+	return rows_finish(l, n, &r, outer);
+}
+
+int lw_global_average_pool(struct lw *l, const struct ir_node *n)
+{
+	return global_pool(l, n, IPUX_RED_MEAN);
+}
+
+int lw_global_max_pool(struct lw *l, const struct ir_node *n)
+{
+	return global_pool(l, n, IPUX_RED_MAX);
+}
+
+int lw_cumsum(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	const struct ir_value *ax = &g->vals[n->in[1]];
+	int a = ir_axis(ir_get_i(ax->data, ax->dtype, 0), x->rank);
+	int64_t outer, len, inner;
+
+	split3(x, a, a, &outer, &len, &inner);
+	r.codelet = IPUX_CL_CUMSUM;
+	r.params[1] = (uint32_t)len;
+	r.params[2] = (uint32_t)inner;
+	r.params[3] = (ir_attr_int(n, "exclusive", 0) ? IPUX_CUMSUM_EXCLUSIVE : 0) |
+		      (ir_attr_int(n, "reverse", 0) ? IPUX_CUMSUM_REVERSE : 0);
+	r.np = 4;
+	r.in_row = r.out_row = len * inner;
+	return rows_finish(l, n, &r, outer);
+}
+
+int lw_topk(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
+	int64_t k = g->vals[n->out[0]].dims[a];
+	int64_t outer, len, inner;
+
+	split3(x, a, a, &outer, &len, &inner);
+	r.codelet = IPUX_CL_TOPK;
+	r.params[1] = (uint32_t)len;
+	r.params[2] = (uint32_t)inner;
+	r.params[3] = (uint32_t)k;
+	r.params[4] = ir_attr_int(n, "largest", 1) ? IPUX_TOPK_LARGEST : 0;
+	r.np = 5;
+	r.in_row = len * inner;
+	r.out_row = k * inner;
+	r.second_out = 1;
+	r.out_dt[1] = IPUX_DT_I32;
+	return rows_finish(l, n, &r, outer);
+}
+
+int lw_layer_norm(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	int a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
+	int64_t outer, len, inner;
+
+	if (n->nout > 1)
+		for (int k = 1; k < n->nout; k++)
+			if (n->out[k] >= 0 && ir_value_uses(g, n->out[k]))
+				return lw_fail(l, "the Mean/InvStdDev outputs are not lowered");
+	split3(x, 0, a - 1, &outer, &len, &inner);
+	/* rows = outer (dims before axis), cols = the rest */
+	outer = len;
+	len = inner;
+	if (a == 0) {
+		outer = 1;
+		len = ir_value_numel(x);
+	}
+	if (n->nin < 3 || n->in[2] < 0)
+		return lw_fail(l, "LayerNormalization without a bias should have been prepared");
+	if (ir_value_numel(&g->vals[n->in[1]]) != len || ir_value_numel(&g->vals[n->in[2]]) != len)
+		return lw_fail(l, "scale and bias must have the normalised size");
+	r.codelet = IPUX_CL_NORM;
+	r.params[1] = (uint32_t)len;
+	r.params[2] = lw_f32bits(ir_attr_float(n, "epsilon", 1e-5));
+	r.params[3] = 0;
+	r.params[4] = (uint32_t)len;
+	r.np = 5;
+	r.in_row = r.out_row = len;
+	r.extra[0] = n->in[1];
+	r.extra[1] = n->in[2];
+	return rows_finish(l, n, &r, outer);
+}
+
+int lw_instance_norm(struct lw *l, const struct ir_node *n)
+{
+	struct rowop r;
+	const struct ir_value *x = rows_init(l, n, &r);
+	int64_t C = x->dims[1];
+	int64_t outer = x->dims[0] * C;
+	int64_t len = ir_value_numel(x) / (outer ? outer : 1);
+
+	r.codelet = IPUX_CL_NORM;
+	r.params[1] = (uint32_t)len;
+	r.params[2] = lw_f32bits(ir_attr_float(n, "epsilon", 1e-5));
+	r.params[3] = 1;
+	r.params[4] = (uint32_t)C;
+	r.np = 5;
+	r.in_row = r.out_row = len;
+	r.align = C;
+	r.extra[0] = n->in[1];
+	r.extra[1] = n->in[2];
+	return rows_finish(l, n, &r, outer);
 }

@@ -138,12 +138,24 @@ TEST(lowering_hooks_agree)
 		lowered += ipu_lower_supported(t[i].name);
 	}
 	CHECK(!lw_op_hooks("Upsample") && !ipu_lower_supported("Upsample"));
-	/* the families the lowering dispatches to, each reached */
-	CHECK(lw_op_hooks("Relu")->lower == lw_elementwise);
+	/* each op reaches its own lowering; shared ones only where the device
+	 * operation code alone differs */
+	CHECK(lw_op_hooks("Relu")->lower == lw_unary);
+	CHECK(lw_op_hooks("Add")->lower == lw_binary);
 	CHECK(lw_op_hooks("Conv")->lower == lw_conv);
 	CHECK(lw_op_hooks("MatMul")->lower == lw_matmul);
-	CHECK(lw_op_hooks("Softmax")->lower == lw_rows);
-	CHECK(lw_op_hooks("Transpose")->lower == lw_layout);
+	CHECK(lw_op_hooks("Softmax")->lower == lw_softmax);
+	CHECK(lw_op_hooks("LogSoftmax")->lower == lw_log_softmax);
+	CHECK(lw_op_hooks("ReduceMean")->lower == lw_reduce);
+	CHECK(lw_op_hooks("Transpose")->lower == lw_transpose);
+	CHECK(lw_op_hooks("MaxPool")->lower == lw_max_pool);
+	CHECK(lw_op_hooks("AveragePool")->lower == lw_average_pool);
+	CHECK(lw_op_hooks("Concat")->lower == lw_concat && lw_op_hooks("Split")->lower == lw_split);
+	{
+		struct ir_node relu = { .op = (char *)"Relu" }, odd = { .op = (char *)"Upsample" };
+
+		CHECK(lw_op_id(&relu) == IR_OP_Relu && lw_op_id(&odd) == IR_OP_COUNT);
+	}
 	CHECK(lowered > 90);
 }
 
