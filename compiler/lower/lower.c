@@ -134,7 +134,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.vt = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.vt));
 	l.last_use = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.last_use));
 	l.optemp = calloc(t->tiles ? t->tiles : 1, sizeof(*l.optemp));
-	if (!l.vt || !l.last_use || !l.optemp) {
+	l.absorbed = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
+	if (!l.vt || !l.last_use || !l.optemp || !l.absorbed) {
 		ir_err(e, "out of memory");
 		goto out;
 	}
@@ -205,7 +206,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			if (ipu_graph_set_origin(gb, oname, g->nodes[i].op))
 				goto builder;
 		}
-		if (lower_node(&l, &g->nodes[i]) || lw_values_done(&l, i))
+		if ((!l.absorbed[i] && lower_node(&l, &g->nodes[i])) || lw_values_done(&l, i))
 			goto out;
 		if (t->progress && g->nnodes >= 50 && (i + 1) % (g->nnodes / 10) == 0)
 			fprintf(t->progress, "ipu-compile: %slowered %d of %d nodes\n", prefix, i + 1, g->nnodes);
@@ -251,6 +252,7 @@ out:
 	free(l.vt);
 	free(l.last_use);
 	free(l.optemp);
+	free(l.absorbed);
 	free(l.trefs);
 	lw_frozen_free(&l.frozen);
 	return r;

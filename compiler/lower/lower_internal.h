@@ -60,6 +60,7 @@ struct lw {
 	const struct ir_node *node;	/* node being lowered (messages) */
 	uint64_t budget;	/* bytes a vertex's working set may use */
 	struct lw_scratch *scr;	/* NULL: every temporary is its own tensor */
+	uint8_t *absorbed;	/* per node: lowered with the node that feeds it */
 };
 
 /* ipux dtype of an IR dtype, 0 if the device has none. */
@@ -101,6 +102,22 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 int lw_block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
 		   struct ipu_slice *out);
+/* The constant bias a float16 MatMul's only reader adds (lower_bias.c). */
+struct lw_mm_bias {
+	int v;			/* the bias value, -1: none */
+	int node;		/* the Add node */
+	int axis;		/* 0: one element per row, 1: per column */
+	int64_t len;		/* its elements (M or N) */
+};
+/* Finds the bias of MatMul n with an [M x N] product per batch; 1 if the
+ * Add can be lowered with n (then n's output is also the Add's). */
+int lw_mm_bias_find(const struct lw *l, const struct ir_node *n, int64_t M, int64_t N,
+		    struct lw_mm_bias *b);
+/* Adds to compute set cs a vertex that fills dst ([mb x nb] block at rows
+ * m0.., columns n0.. on `tile`) with the bias. */
+int lw_mm_bias_fill(struct lw *l, const struct lw_mm_bias *b, uint32_t cs, ipu_step *xch,
+		    uint32_t tile, struct ipu_slice dst, int64_t m0, int64_t mb, int64_t n0,
+		    int64_t nb);
 /* After node `i` ran: its values used for the last time are dead, and the
  * bytes of tensors no live value refers to leave the tiles' estimates. */
 int lw_values_done(struct lw *l, int i);

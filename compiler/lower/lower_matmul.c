@@ -8,7 +8,8 @@
  * they are used), then K when a block's working set would not fit in the
  * per-tile budget.  K parts compute float32 partial sums on different tiles;
  * the partials are exchanged to the block's home tile and added by a REDUCE
- * vertex (then cast to float16 if the output is float16).
+ * vertex (then cast to float16 if the output is float16).  A float16
+ * product's bias is added inside the sum (lower_bias.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,8 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	struct mm m;
 	uint32_t odt, cs1, cs2 = IPU_GRAPH_INVALID, cs3 = IPU_GRAPH_INVALID;
 	uint32_t cs8 = IPU_GRAPH_INVALID;	/* fp8 conversions of activations */
+	uint32_t cs0 = IPU_GRAPH_INVALID;	/* output blocks filled with the bias */
+	struct lw_mm_bias bias = { .v = -1 };
 	int fp8 = lw_fp8_is_layer(n);
 	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
 	ipu_tensor out;
@@ -152,11 +155,18 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 			n->name, (long long)m.batch, (long long)m.M, (long long)m.K, (long long)m.K,
 			(long long)m.N, (long long)m.pm, (long long)m.pn, (long long)m.pk,
 			(unsigned long long)block_mem(&m));
+	if (m.pk == 1 && lw_mm_bias_find(l, n, m.M, m.N, &bias) &&
+	    (cs0 = ipu_graph_add_compute_set(l->gb, "bias")) == IPU_GRAPH_INVALID)
+		return lw_check(l);
 	out = lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.M * m.N));
 	cs1 = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs1 == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
+	if (bias.v >= 0) {
+		l->vt[g->nodes[bias.node].out[0]] = out;
+		l->absorbed[bias.node] = 1;
+	}
 	/* blocks that are not whole output rows are copied into an output
 	 * spread once over the tiles */
 	if ((m.pk > 1 || m.pn > 1) &&
@@ -220,8 +230,13 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 						return lw_check(l);
 				}
 			}
+			if (bias.v >= 0) {
+				if (lw_mm_bias_fill(l, &bias, cs0, &x1, tile, ops[2], m0, mb, n0, nb))
+					return -1;
+				params[4] |= IPUX_MM_ACCUMULATE;
+			}
 			if (fp8) {
-				uint32_t p8[7] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), 0, 0, 0 };
+				uint32_t p8[7] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), params[4], 0, 0 };
 
 				for (int k = 0; k < 2; k++) {
 					uint32_t f8dt;
@@ -271,8 +286,8 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 				return lw_check(l);
 		}
 	}
-	if (cs8 != IPU_GRAPH_INVALID ? lw_emit(l, x1, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs1)
-				     : lw_emit(l, x1, cs1))
+	if (lw_emit(l, x1, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs0) ||
+	    lw_emit(l, IPU_GRAPH_INVALID, cs1))
 		return -1;
 	if (m.pk > 1 && (lw_emit(l, x2, cs2) || (cs3 != IPU_GRAPH_INVALID && lw_emit(l, IPU_GRAPH_INVALID, cs3))))
 		return -1;

@@ -4,7 +4,8 @@
  * the reference evaluator (ipu-compile --check's machinery), on targets
  * small enough to force the partitioning paths: matmul split over M, N
  * and K with partial sums reduced, elementwise ops spread over many tiles
- * with broadcasting, row ops split over tiles, float16, model fusion, and
+ * with broadcasting, row ops split over tiles, float16 (a bias added inside
+ * the product's sum), model fusion, and
  * the error for a model that cannot fit.
  */
 #include <math.h>
@@ -442,6 +443,59 @@ static int ints_const(struct ir_graph *g, const char *name, const int64_t *v, in
  * of 2 images of 48 x 40 x 40 plus a per-channel bias (the Add after a
  * convolution lowered as a matmul), and a strided Slice of a batch of 4
  * (a strided 1x1 convolution's input), on tiles giving an op 32 KiB. */
+static int filled(struct ir_graph *g, const char *name, int rank, const int64_t *d, double v)
+{
+	struct ir_tensor t;
+	int x = ir_value_add(g, name, NULL);
+	int64_t n = ir_numel(rank, d);
+
+	ir_tensor_alloc(&t, IR_F32, rank, d, NULL);
+	for (int64_t i = 0; i < n; i++)
+		ir_set_f(t.data, IR_F32, (size_t)i, v);
+	ir_value_set_const(&g->vals[x], &t);
+	return x;
+}
+
+/*
+ * float16 1x1 convolution (lowered as a matmul) and Gemm whose bias
+ * cancels most of the product, as a folded BatchNorm's does: inputs near 8,
+ * weights 64, so the products are about 2048 and 3072 (float16 steps of
+ * 2) and the biases -2048 and -3072 leave results of tens.  Rounding the
+ * product before adding the bias loses up to 1; the reference rounds once,
+ * and so must the device.
+ */
+TEST(fp16_bias_joins_the_sum)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 2, 4, 6, 6 }, dw[] = { 3, 4, 1, 1 }, db[] = { 3 };
+	int64_t one[] = { 1 };
+	int in[3], x, c, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = filled(g, "s", 1, one, 0.25);
+	x = node(g, "Mul", in, 2, "xs");
+	in[0] = x;
+	in[1] = filled(g, "eight", 1, one, 8.0);
+	x = node(g, "Add", in, 2, "xe");
+	in[0] = x;
+	in[1] = filled(g, "w", 4, dw, 64.0);
+	in[2] = filled(g, "b", 1, db, -2048.0);
+	c = node(g, "Conv", in, 3, "c");
+	ir_graph_add_output(g, c, NULL);
+	/* the shifted input's rows as a [48 x 6] matrix times [6 x 5] */
+	in[0] = x;
+	in[1] = ints_const(g, "shape", (int64_t[]){ 48, 6 }, 2);
+	x = node(g, "Reshape", in, 2, "rows");
+	in[0] = x;
+	in[1] = filled(g, "gw", 2, (int64_t[]){ 6, 5 }, 64.0);
+	in[2] = filled(g, "gb", 1, (int64_t[]){ 5 }, -3072.0);
+	y = node(g, "Gemm", in, 3, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 1, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 TEST(rows_larger_than_a_tile)
 {
 	int64_t dx[] = { 2, 48, 40, 40 }, db[] = { 48, 1, 1 }, ds[] = { 4, 16, 40, 40 };
@@ -565,5 +619,6 @@ int main(int argc, char **argv)
 	RUN(conv_skips_unread_rows);
 	RUN(pool_rows_of_large_images);
 	RUN(gather_one_index_of_runtime_data);
+	RUN(fp16_bias_joins_the_sum);
 	return TH_DONE();
 }
