@@ -696,6 +696,46 @@ int lp_dec_hardmax(struct ir_graph *g, int *pi, struct ir_error *e)
 	return ir_attr_set_int(&g->nodes[pos], "to", xv->dtype, e);
 }
 
+/*
+ * A softmax over an axis other than the last one reads rows of len x inner
+ * elements, which the row lowering cannot split: a large inner extent made
+ * the row larger than a tile.  Moving the axis last with a transpose (split
+ * like any layout op) leaves rows of len elements.
+ */
+int lp_dec_softmax(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]];
+	int rank = xv->rank, pos = *pi, t, s, log = n->op[0] == 'L';
+	int a = rank ? ir_axis(ir_attr_int(n, "axis", -1), rank) : 0;
+	int64_t perm[IR_MAX_RANK], inv[IR_MAX_RANK], inner = 1;
+	char name[256];
+
+	if (ir_attr_int(n, "coerce2d", 0))
+		return 0;
+	for (int i = a + 1; i < rank; i++)
+		inner *= xv->dims[i];
+	if (inner <= 1)
+		return 0;
+	for (int i = 0, k = 0; i < rank; i++)
+		if (i != a)
+			perm[k++] = i;
+	perm[rank - 1] = a;
+	for (int i = 0; i < rank; i++)
+		inv[perm[i]] = i;
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((t = lp_add_node(g, &pos, name, "Transpose", &n->in[0], 1, e)) < 0 ||
+	    ir_attr_set_ints(&g->nodes[pos - 1], "perm", perm, (size_t)rank, e) ||
+	    (s = lp_add_node(g, &pos, name, log ? "LogSoftmax" : "Softmax", &t, 1, e)) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "axis", -1, e))
+		return -1;
+	strip(g, pos);
+	*pi = pos;
+	if (become(g, pos, "Transpose", &s, 1, e))
+		return -1;
+	return ir_attr_set_ints(&g->nodes[pos], "perm", inv, (size_t)rank, e);
+}
+
 /* Unary ops without a codelet, from ops the device has. */
 static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 {
