@@ -73,3 +73,6 @@ fuzz-onnx-lower: $(ONNX_LOWER_FUZZ) $(ONNX_CORPUS)/.stamp
 	scripts/fuzz-run --explore $(ONNX_LOWER_FUZZ) 600 $(ONNX_CORPUS) -max_len=65536
 fuzz: fuzz-onnx-lower
 CHECKS += ;make -s fuzz-onnx-lower-check;
+
+# the property test: random graphs, tiny to larger than the device
+include tests/compiler/property/property.mk
