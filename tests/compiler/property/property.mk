@@ -4,9 +4,10 @@
 # compiled by ipu-compile and either run on the in-process device and
 # compared with onnxruntime-node or refused with a message naming the
 # memory needed and what the device has; plus the graphs of regress/.
-# check-property (part of make check) runs 36 graphs of the fixed seed;
-# property-long explores PROPERTY_COUNT graphs of PROPERTY_SEED and keeps
-# the failing ones in $(BUILD)/property-failing.
+# check-property (part of make check) runs 30 graphs of the fixed seed
+# (size classes tiny to huge); property-long explores PROPERTY_COUNT graphs
+# of PROPERTY_SEED in every class, device included, and keeps the failing
+# ones in $(BUILD)/property-failing.
 PROPERTY_COUNT ?= 300
 PROPERTY_SEED ?= 1
 .PHONY: check-property property-long
@@ -14,5 +15,5 @@ check-property: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	BUILD=$(BUILD) tests/compiler/property/run-property.sh
 property-long: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	BUILD=$(BUILD) tests/compiler/property/run-property.sh --count $(PROPERTY_COUNT) \
-		--seed $(PROPERTY_SEED) --keep-failing $(BUILD)/property-failing
+		--seed $(PROPERTY_SEED) --classes tiny,small,medium,large,device,huge --keep-failing $(BUILD)/property-failing
 CHECKS += ;tests/compiler/property/run-property.sh;
