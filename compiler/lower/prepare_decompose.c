@@ -736,6 +736,37 @@ int lp_dec_softmax(struct ir_graph *g, int *pi, struct ir_error *e)
 	return ir_attr_set_ints(&g->nodes[pos], "perm", inv, (size_t)rank, e);
 }
 
+/*
+ * A global pool reduces rows of H x W elements, which the row lowering does
+ * not split over tiles: a large image made one row larger than a tile.  The
+ * last axis is reduced first (rows of W), the pool then reduces rows of H;
+ * the mean of equal-sized means is the mean.  Small images keep one step.
+ */
+#define GLOBAL_POOL_ROW 16384
+
+int lp_dec_global_pool(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	const struct ir_value *xv = &g->vals[n->in[0]];
+	int rank = xv->rank, pos = *pi, in[2], r;
+	int64_t ax = rank - 1, row = 1;
+	char name[256];
+
+	for (int i = 2; i < rank; i++)
+		row *= xv->dims[i];
+	if (rank < 4 || row <= GLOBAL_POOL_ROW || xv->dims[rank - 1] == 1 || xv->dims[rank - 1] == row)
+		return 0;
+	snprintf(name, sizeof(name), "%s", n->name);
+	in[0] = n->in[0];
+	if ((in[1] = const_i64(g, "pool_axis", &ax, 1, e)) < 0 ||
+	    (r = lp_add_node(g, &pos, name, n->op[6] == 'A' ? "ReduceMean" : "ReduceMax", in, 2, e)) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "keepdims", 1, e))
+		return -1;
+	g->nodes[pos].in[0] = r;
+	*pi = pos;
+	return 0;
+}
+
 /* Unary ops without a codelet, from ops the device has. */
 static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 {
