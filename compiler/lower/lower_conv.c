@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lower_conv.c - 1-D and 2-D convolutions split over tiles by batch,
- * output-channel blocks (whole groups when grouped), output-row blocks
+ * output-channel blocks (whole groups when grouped, parts of one group
+ * when a whole group does not fit), output-row blocks
  * and, when a block over all input channels does not fit a tile, input
  * channel parts whose float32 partial sums are added on the block's home
  * tile.
@@ -22,13 +23,14 @@ struct convplan {
 
 /* Bytes one block of the conv holds on its tile.  A grouped conv's blocks
  * are whole groups (pc divides the group count), so a block reads only its
- * groups' C / pc input channels. */
+ * groups' C / pc input channels, or parts of one group (pc a multiple of
+ * the group count) reading that group's C / G. */
 static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int64_t OW, int64_t M,
 			       int64_t wrow, int64_t s, int64_t ext, int64_t H,
 			       const struct convplan *p, size_t es)
 {
 	int64_t cb = (M + p->pc - 1) / p->pc, rows = (OH + p->pr - 1) / p->pr;
-	int64_t in_rows = (rows - 1) * s + ext, cin = G > 1 ? C / p->pc : C;
+	int64_t in_rows = (rows - 1) * s + ext, cin = G > 1 ? C / (p->pc < G ? p->pc : G) : C;
 	uint64_t part, home;
 
 	if (in_rows > H)
@@ -36,32 +38,42 @@ static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int6
 	if (p->pk == 1)
 		return (uint64_t)(cin * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 ? 2 : 1) + cb) * es;
 	/* a part: its channels' rows and weights, a float32 partial; the
-	 * home tile then holds every partial, their sum and its cast */
-	cin = (C + p->pk - 1) / p->pk;
-	part = (uint64_t)(cin * in_rows * W + cb * (wrow / C) * cin + cb) * es + (uint64_t)(cb * rows * OW) * 4;
+	 * home tile then holds every partial, their sum and its cast (a
+	 * grouped conv's parts split one group's C / G channels) */
+	cin = (C / G + p->pk - 1) / p->pk;
+	part = (uint64_t)(cin * in_rows * W + cb * (wrow / (C / G)) * cin + cb) * es + (uint64_t)(cb * rows * OW) * 4;
 	home = (uint64_t)((p->pk + 1) * cb * rows * OW) * 4 + (uint64_t)(cb * rows * OW) * es;
 	return part > home ? part : home;
 }
 
 /* The next count of output-channel blocks to try: powers of two, or for a
  * grouped conv the next divisor of the group count (blocks of whole
- * groups, 25 groups too). */
+ * groups, 25 groups too), then G times the next divisor of a group's
+ * M / G output channels (blocks within one group). */
 static int64_t next_pc(int64_t pc, int64_t G, int64_t M)
 {
-	if (G > 1) {
+	if (G > 1 && pc < G) {
 		int64_t d = pc + 1;
 
 		while (G % d)
 			d++;
 		return d;
 	}
+	if (G > 1) {
+		int64_t d = pc / G + 1;
+
+		while ((M / G) % d)
+			d++;
+		return G * d;
+	}
 	return pc * 2 > M ? M : pc * 2;
 }
 
-/* Conv with input-channel parts (groups == 1): each block of output
- * channels x output rows of an image is computed as pk float32 partial
- * sums over the parts' input channels on different tiles (the first adds
- * the bias); the partials are exchanged to the block's home tile, added
+/* Conv with input-channel parts: each block of output channels x output
+ * rows of an image is computed as pk float32 partial sums over the parts'
+ * input channels on different tiles (the first adds the bias); a grouped
+ * conv's blocks lie within one group (pc a multiple of G) and its parts
+ * split that group's channels; the partials are exchanged to the block's home tile, added
  * by a REDUCE vertex, cast to float16 for a float16 output and copied
  * into the output, which is spread over the tiles. */
 static int conv_parts(struct lw *l, const struct ir_node *n, const struct convplan *pl,
@@ -71,6 +83,7 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 	const struct ir_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[1]], *o = &g->vals[n->out[0]];
 	int bias = n->nin > 2 && n->in[2] >= 0, nsp = x->rank - 2;
 	int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0];
+	int64_t G = ir_attr_int(n, "group", 1), Cg = C / G;
 	int64_t H = nsp == 2 ? x->dims[2] : 1, W = x->dims[x->rank - 1];
 	int64_t KH = nsp == 2 ? w->dims[2] : 1, KW = w->dims[w->rank - 1], kk = KH * KW;
 	int64_t OH = nsp == 2 ? win->out[0] : 1, OW = win->out[nsp - 1];
@@ -102,6 +115,7 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 		int64_t o0 = OH * ir / pl->pr, o1 = OH * (ir + 1) / pl->pr, rows = o1 - o0;
 		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
 		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
+		int64_t gbase = ic / (pl->pc / G) * Cg;
 		uint64_t blk = (uint64_t)(cb * rows * OW);
 		uint32_t home = IPU_GRAPH_INVALID, rp[4] = { IPUX_RED_SUM, 1, (uint32_t)pl->pk, (uint32_t)blk };
 		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, rops[2], res;
@@ -109,7 +123,7 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 		if (cb <= 0 || rows <= 0)
 			continue;
 		for (int64_t ik = 0; ik < pl->pk; ik++) {
-			int64_t k0 = C * ik / pl->pk, k1 = C * (ik + 1) / pl->pk, ck = k1 - k0;
+			int64_t k0 = gbase + Cg * ik / pl->pk, k1 = gbase + Cg * (ik + 1) / pl->pk, ck = k1 - k0;
 			uint32_t tile = lw_pick_tile(l);
 			struct ipu_slice ops[4];
 			uint32_t p[17] = {
@@ -140,8 +154,8 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 							     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
 						return lw_check(l);
 			}
-			/* weight [M][C][kH][kW]: rows c0.., columns of channels k0.. */
-			if (lw_block_piece(l, n->in[1], 0, C * kk, c0, cb, k0 * kk, ck * kk, tile, &xch, &ops[1]))
+			/* weight [M][C/G][kH][kW]: rows c0.., columns of channels k0.. */
+			if (lw_block_piece(l, n->in[1], 0, Cg * kk, c0, cb, (k0 - gbase) * kk, ck * kk, tile, &xch, &ops[1]))
 				return -1;
 			if (lw_temp(l, "partial", IPUX_DT_F32, blk, tile, &ops[2]))
 				return -1;
@@ -232,9 +246,12 @@ static int conv(struct lw *l, const struct ir_node *n)
 	/* search the partition: channel blocks (whole groups when grouped),
 	 * row blocks (2-D only); input-channel parts only when no block over
 	 * all of them fits (a partial sum costs an exchange and a reduction) */
-	for (c.pk = 1;; c.pk = c.pk * 2 > C ? C : c.pk * 2) {
+	for (c.pk = 1;; c.pk = c.pk * 2 > C / G ? C / G : c.pk * 2) {
 	for (c.pc = 1;; c.pc = next_pc(c.pc, G, M)) {
 		for (c.pr = 1;; c.pr = c.pr * 2 > OH ? OH : c.pr * 2) {
+			/* a grouped conv's parts split one group's channels */
+			if (c.pk > 1 && G > 1 && c.pc < G)
+				break;
 			uint64_t mem = conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
 			uint64_t blocks = (uint64_t)(N * c.pc * c.pr * c.pk);
 			uint64_t per = (blocks + l->tiles - 1) / l->tiles;
@@ -261,14 +278,15 @@ static int conv(struct lw *l, const struct ir_node *n)
 			if (c.pr == OH || nsp == 1)
 				break;
 		}
-		if (c.pc == (G > 1 ? G : M))
+		/* parts of a group only when no block of whole groups fits */
+		if (c.pc == M || (G > 1 && c.pc >= G && best_cost >= 0))
 			break;
 	}
-		if (best_cost >= 0 || G > 1 || c.pk == C)
+		if (best_cost >= 0 || c.pk == C / G)
 			break;
 	}
 	if (best_cost < 0 && G > 1)
-		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld in %lld groups (blocks split the %lld output channels by whole groups and %lld output rows, not the input channels of a group)",
+		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld in %lld groups (blocks split the %lld output channels, within a group too, %lld output rows and a group's input channels)",
 				   (long long)C, (long long)H, (long long)W, (long long)G, (long long)M,
 				   (long long)OH);
 	if (best_cost < 0)
@@ -297,8 +315,10 @@ static int conv(struct lw *l, const struct ir_node *n)
 	for (int64_t ir = 0; ir < best.pr; ir++) {
 		int64_t c0 = M * ic / best.pc, c1 = M * (ic + 1) / best.pc, cb = c1 - c0;
 		/* a grouped block's groups and their input channels */
-		int64_t gb = G > 1 ? G / best.pc : G, ci0 = G > 1 ? C * ic / best.pc : 0;
-		int64_t cin = G > 1 ? C / best.pc : C;
+		int64_t whole = G > 1 && best.pc <= G;
+		int64_t gb = whole ? G / best.pc : 1;
+		int64_t ci0 = whole ? C * ic / best.pc : G > 1 ? ic / (best.pc / G) * (C / G) : 0;
+		int64_t cin = whole ? C / best.pc : G > 1 ? C / G : C;
 		int64_t o0 = OH * ir / best.pr, o1 = OH * (ir + 1) / best.pr, rows = o1 - o0;
 		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
 		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
