@@ -287,13 +287,14 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
  */
 #define CD_DW_MAX 2048	/* output columns */
 #define CD_DW_ROWS 8192	/* floats of the padded input rows of one output row */
-CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(dw)(const struct conv_args *c)
+CD_TARGET CD_CONTRACT CD_NO_LIBCALLS __attribute__((noinline)) static int
+CD_FN(dw)(const struct conv_args *c)
 {
 	typedef CD_FN(vf) vf;
 	_Alignas(64) float acc[CD_DW_MAX];
 	_Alignas(64) float rows[CD_DW_ROWS];
-	float wt[CD_KT];
-	uint32_t toff[CD_KT];
+	float wt[CD_KT], tw[CD_KT];
+	uint32_t toff[CD_KT], tidx[CD_KT];
 	size_t sW = c->sW, kH = c->kH, kW = c->kW, taps = kH * kW, OW = c->OW;
 	size_t owr = cd_round_up(OW, CD_VL), kwq = (kW - 1) * c->dW / sW;
 	size_t wq = cd_div_up((OW - 1) * sW + (kW - 1) * c->dW + 1, sW);
@@ -302,22 +303,44 @@ CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(dw)(const struc
 
 	if (taps > CD_KT || owr > CD_DW_MAX || kH * sW * wr > CD_DW_ROWS)
 		return -1;
+	/*
+	 * The vertices hold one output row of a few channels: the taps whose
+	 * input row exists (and where each reads in the padded rows) depend
+	 * on the row only, so they are listed once per row for all channels.
+	 */
 	for (n = 0; n < c->N; n++)
-		for (ch = 0; ch < c->G; ch++) {
-			size_t plane = (n * c->G + ch) * c->H * c->W;
-			float b = CD_FN(bias)(c, ch);
+		for (oh = 0; oh < c->OH; oh++) {
+			int64_t ih0 = (int64_t)(oh * c->sH) - (int64_t)c->pt;
 
-			if (c->in_f16)
-				CD_FN(h2f)(wt, (const uint16_t *)c->w + ch * taps, taps);
-			else
-				memcpy(wt, (const float *)c->w + ch * taps, taps * sizeof(float));
-			for (oh = 0; oh < c->OH; oh++) {
-				float tw[CD_KT];
+			nt = 0;
+			for (kh = 0; kh < kH; kh++) {
+				int64_t ih = ih0 + (int64_t)(kh * c->dH);
 
-				/* the taps whose input row exists, in weight order */
-				nt = 0;
+				if (ih < 0 || ih >= (int64_t)c->H)
+					continue;
+				for (kw = 0; kw < kW; kw++) {
+					size_t off = kw * c->dW;
+
+					toff[nt] = (uint32_t)((kh * sW + off % sW) * wr + off / sW);
+					tidx[nt++] = (uint32_t)(kh * kW + kw);
+				}
+			}
+			for (ch = 0; ch < c->G; ch++) {
+				size_t plane = (n * c->G + ch) * c->H * c->W;
+				float b = CD_FN(bias)(c, ch);
+
+				/* the taps in weight order, rows outside the input skipped */
+				if (c->in_f16) {
+					CD_FN(h2f)(wt, (const uint16_t *)c->w + ch * taps, taps);
+					for (t = 0; t < nt; t++)
+						tw[t] = wt[tidx[t]];
+				} else {
+					for (t = 0; t < nt; t++)
+						tw[t] = ((const float *)c->w)[ch * taps + tidx[t]];
+				}
+				/* the kH input rows, zero-padded and split by column phase */
 				for (kh = 0; kh < kH; kh++) {
-					int64_t ih = (int64_t)(oh * c->sH + kh * c->dH) - (int64_t)c->pt;
+					int64_t ih = ih0 + (int64_t)(kh * c->dH);
 					size_t src;
 
 					if (ih < 0 || ih >= (int64_t)c->H)
@@ -349,19 +372,14 @@ CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(dw)(const struc
 									 jlo * sW + px - c->pl;
 
 							if (sW == 1)
-								memcpy(d + jlo, s, (jhi - jlo) * sizeof(float));
+								for (j = jlo; j < jhi; j++)
+									d[j] = s[j - jlo];
 							else
 								for (j = jlo; j < jhi; j++)
 									d[j] = s[(j - jlo) * sW];
 						}
 						for (j = jhi; j < wr; j++)
 							d[j] = 0.0f;
-					}
-					for (kw = 0; kw < kW; kw++) {
-						size_t off = kw * c->dW;
-
-						toff[nt] = (uint32_t)((kh * sW + off % sW) * wr + off / sW);
-						tw[nt++] = wt[kh * kW + kw];
 					}
 				}
 				for (ow = 0; ow + 4 * CD_VL <= owr; ow += 4 * CD_VL) {
