@@ -4,8 +4,9 @@
  * along its rows or columns (a Gemm's C, a 1x1 convolution's or a Linear
  * layer's bias, which the preparation writes as MatMul + Add) is lowered
  * with the Add: each output block starts as the bias and the MATMUL
- * vertex accumulates onto it, so the bias joins the product's float32 sum
- * and the block is rounded to float16 once.  Lowered apart, the product
+ * vertex accumulates onto it (with K split, the bias in float32 is one
+ * more partial sum for the REDUCE), so the bias joins the product's float32
+ * sum and the block is rounded to float16 once.  Lowered apart, the product
  * was rounded first and the sum again: a folded BatchNorm's bias often
  * cancels most of the product, so the first rounding's error, relative to
  * the larger product, became a much larger error of the result.
@@ -105,6 +106,21 @@ int lw_mm_bias_fill(struct lw *l, const struct lw_mm_bias *b, uint32_t cs, ipu_s
 		return -1;
 	ops[1] = dst;
 	if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_STRIDED_COPY, ops, 2, p, 6))
+		return lw_check(l);
+	return 0;
+}
+
+int lw_mm_bias_f32(struct lw *l, const struct lw_mm_bias *b, uint32_t cs_fill, uint32_t cs_cast,
+		   ipu_step *xch, uint32_t tile, struct ipu_slice dst, int64_t m0, int64_t mb,
+		   int64_t n0, int64_t nb)
+{
+	struct ipu_slice ops[2];
+
+	if (lw_temp(l, "bias16", IPUX_DT_F16, (uint64_t)(mb * nb), tile, &ops[0]) ||
+	    lw_mm_bias_fill(l, b, cs_fill, xch, tile, ops[0], m0, mb, n0, nb))
+		return -1;
+	ops[1] = dst;
+	if (ipu_graph_add_vertex(l->gb, cs_cast, IPUX_CL_CAST, ops, 2, NULL, 0))
 		return lw_check(l);
 	return 0;
 }

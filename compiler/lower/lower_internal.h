@@ -118,6 +118,11 @@ int lw_mm_bias_find(const struct lw *l, const struct ir_node *n, int64_t M, int6
 int lw_mm_bias_fill(struct lw *l, const struct lw_mm_bias *b, uint32_t cs, ipu_step *xch,
 		    uint32_t tile, struct ipu_slice dst, int64_t m0, int64_t mb, int64_t n0,
 		    int64_t nb);
+/* The same block in float32 into dst: filled as float16 in cs_fill, then
+ * converted by a CAST vertex added to cs_cast (a later compute set). */
+int lw_mm_bias_f32(struct lw *l, const struct lw_mm_bias *b, uint32_t cs_fill, uint32_t cs_cast,
+		   ipu_step *xch, uint32_t tile, struct ipu_slice dst, int64_t m0, int64_t mb,
+		   int64_t n0, int64_t nb);
 /* After node `i` ran: its values used for the last time are dead, and the
  * bytes of tensors no live value refers to leave the tiles' estimates. */
 int lw_values_done(struct lw *l, int i);

@@ -155,7 +155,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 			n->name, (long long)m.batch, (long long)m.M, (long long)m.K, (long long)m.K,
 			(long long)m.N, (long long)m.pm, (long long)m.pn, (long long)m.pk,
 			(unsigned long long)block_mem(&m));
-	if (m.pk == 1 && lw_mm_bias_find(l, n, m.M, m.N, &bias) &&
+	if (lw_mm_bias_find(l, n, m.M, m.N, &bias) &&
 	    (cs0 = ipu_graph_add_compute_set(l->gb, "bias")) == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	out = lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.M * m.N));
@@ -217,8 +217,16 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 					return -1;
 				if (home == IPU_GRAPH_INVALID) {
 					home = tile;
+					/* with a bias, one more partial: the bias */
 					if (m.pk > 1 &&
-					    lw_temp(l, "partials", IPUX_DT_F32, (uint64_t)(m.pk * mb * nb), home, &parts))
+					    lw_temp(l, "partials", IPUX_DT_F32,
+						    (uint64_t)((m.pk + (bias.v >= 0)) * mb * nb), home, &parts))
+						return -1;
+					if (m.pk > 1 && bias.v >= 0 &&
+					    lw_mm_bias_f32(l, &bias, cs0, cs1, &x1, home,
+							   (struct ipu_slice){ parts.t, parts.begin + (uint64_t)(m.pk * mb * nb),
+									       (uint64_t)(mb * nb) },
+							   m0, mb, n0, nb))
 						return -1;
 					blk = ops[2];
 				}
@@ -230,7 +238,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 						return lw_check(l);
 				}
 			}
-			if (bias.v >= 0) {
+			if (bias.v >= 0 && m.pk == 1) {
 				if (lw_mm_bias_fill(l, &bias, cs0, &x1, tile, ops[2], m0, mb, n0, nb))
 					return -1;
 				params[4] |= IPUX_MM_ACCUMULATE;
@@ -257,7 +265,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		res = blk;
 		if (m.pk > 1) {
 			/* partial sums -> one block on the home tile */
-			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)m.pk, (uint32_t)(mb * nb) };
+			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)(m.pk + (bias.v >= 0)), (uint32_t)(mb * nb) };
 			struct ipu_slice rops[2];
 
 			rops[0] = parts;

@@ -494,6 +494,23 @@ TEST(fp16_bias_joins_the_sum)
 	ir_graph_add_output(g, y, NULL);
 	CHECK_MSG(check(g, 1, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
 	ir_graph_free(g);
+
+	/* K = 512 split into partial sums on 32 KiB tiles: the bias is one
+	 * more float32 partial */
+	g = ir_graph_new(NULL);
+	in[0] = input(g, "x", IR_F32, 2, (int64_t[]){ 8, 512 });
+	in[1] = filled(g, "s", 1, one, 0.25);
+	x = node(g, "Mul", in, 2, "xs");
+	in[0] = x;
+	in[1] = filled(g, "eight", 1, one, 8.0);
+	x = node(g, "Add", in, 2, "xe");
+	in[0] = x;
+	in[1] = filled(g, "gw", 2, (int64_t[]){ 512, 64 }, 0.5);
+	in[2] = filled(g, "gb", 1, (int64_t[]){ 64 }, -2048.0);
+	y = node(g, "Gemm", in, 3, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 1, 16, 32 * 1024, rep, sizeof(rep)) == 0, "split K: %s", rep);
+	ir_graph_free(g);
 }
 
 TEST(rows_larger_than_a_tile)
