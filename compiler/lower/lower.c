@@ -170,8 +170,9 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			goto out;
 		}
 		if (cnt * ipux_dtype_size(dt) > (uint64_t)t->tiles * (t->tile_mem / 2)) {
-			ir_err(e, "graph input '%s' (%llu bytes) does not fit on %u tiles of %u bytes",
-			       v->name, (unsigned long long)(cnt * ipux_dtype_size(dt)), t->tiles, t->tile_mem);
+			ir_err(e, "graph input '%s' (%llu bytes) is more than the %llu bytes an input may take on %u tiles of %u bytes (half of each tile: the other half is for the ops that read it)",
+			       v->name, (unsigned long long)(cnt * ipux_dtype_size(dt)),
+			       (unsigned long long)t->tiles * (t->tile_mem / 2), t->tiles, t->tile_mem);
 			goto out;
 		}
 		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
