@@ -224,6 +224,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 	int best_ok = 0;
 	double best_total = 0;	/* bytes over all tiles of `best` */
 	uint64_t least = UINT64_MAX;
+	int homed;
 
 	if (nsp < 1 || nsp > 2)
 		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
@@ -243,9 +244,19 @@ static int conv(struct lw *l, const struct ir_node *n)
 	wrow = (C / G) * KH * KW;
 	orow = OH * OW;
 	unique = (double)((N * img + M * wrow + N * M * orow) * (int64_t)es);
+	/* weights at least as large as the image stay where their blocks are
+	 * and the image's channels travel to them: row blocks would each need
+	 * their channel block's weights (kept again, or moved every run) */
+	homed = N == 1 && G == 1 && M * wrow >= img;
 	/* search the partition: channel blocks (whole groups when grouped),
-	 * row blocks (2-D only); input-channel parts only when no block over
-	 * all of them fits (a partial sum costs an exchange and a reduction) */
+	 * row blocks (2-D only, not for homed weights); input-channel parts
+	 * only when no block over all of them fits (a partial sum costs an
+	 * exchange and a reduction) */
+	for (int pass = 0; pass < 2; pass++) {
+	if (pass && (best_cost >= 0 || !homed))
+		break;
+	if (pass)
+		homed = 0;
 	for (c.pk = 1;; c.pk = c.pk * 2 > C / G ? C / G : c.pk * 2) {
 	for (c.pc = 1;; c.pc = next_pc(c.pc, G, M)) {
 		for (c.pr = 1;; c.pr = c.pr * 2 > OH ? OH : c.pr * 2) {
@@ -275,7 +286,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 				best_ok = spread_ok;
 				best_total = (double)blocks * (double)mem;
 			}
-			if (c.pr == OH || nsp == 1)
+			if (c.pr == OH || nsp == 1 || homed)
 				break;
 		}
 		/* parts of a group only when no block of whole groups fits */
@@ -285,6 +296,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 		if (best_cost >= 0 || c.pk == C / G)
 			break;
 	}
+	}
 	if (best_cost < 0 && G > 1)
 		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld in %lld groups (blocks split the %lld output channels, within a group too, %lld output rows and a group's input channels)",
 				   (long long)C, (long long)H, (long long)W, (long long)G, (long long)M,
@@ -293,9 +305,10 @@ static int conv(struct lw *l, const struct ir_node *n)
 		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld (blocks split the %lld output channels, %lld output rows and the input channels)",
 				   (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH);
 	if (getenv("IPU_LOWER_TRACE"))
-		fprintf(stderr, "lower: %s: conv N %lld C %lld %lldx%lld -> M %lld %lldx%lld: pc %lld pr %lld pk %lld, %llu bytes per block\n",
+		fprintf(stderr, "lower: %s: conv N %lld C %lld %lldx%lld -> M %lld %lldx%lld: pc %lld pr %lld pk %lld%s, %llu bytes per block\n",
 			n->name, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
 			(long long)OH, (long long)OW, (long long)best.pc, (long long)best.pr, (long long)best.pk,
+			homed ? " (weights kept once)" : "",
 			(unsigned long long)conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &best, es));
 	if (best.pk > 1 && lw_fp8_is_layer(n))
 		return lw_fail(l, "this fp8 convolution needs its %lld input channels split into %lld parts, which is lowered in float16/float32 only (--fp8_skip_op_names keeps it out of fp8)",

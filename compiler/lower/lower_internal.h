@@ -24,11 +24,16 @@ struct lw_scratch {
 };
 
 /* Constant pieces frozen on a tile, so that every block of every op on
- * that tile that reads the same piece shares one copy (open addressing). */
+ * that tile that reads the same piece shares one copy (open addressing).
+ * The first copy of a piece is its home (a slot with tile LW_HOME names
+ * it): further tiles get a copy while they keep little, else the piece is
+ * copied in per run from its home, so no constant is ever kept whole
+ * beside its pieces. */
+#define LW_HOME UINT32_MAX
 struct lw_frozen {
 	struct lw_frozen_slot {
 		int v;		/* value, -1: empty slot */
-		uint32_t tile;
+		uint32_t tile;	/* LW_HOME: the piece's home copy */
 		uint64_t off, rows, cols, ld;
 		ipu_tensor t;
 	} *slot;
@@ -59,6 +64,7 @@ struct lw {
 	struct ir_error *e;
 	const struct ir_node *node;	/* node being lowered (messages) */
 	uint64_t budget;	/* bytes a vertex's working set may use */
+	uint64_t consts;	/* bytes of the graph's constants (each once) */
 	struct lw_scratch *scr;	/* NULL: every temporary is its own tensor */
 	uint8_t *absorbed;	/* per node: lowered with the node that feeds it */
 };
@@ -90,9 +96,11 @@ int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 	     ipu_step *xch, struct ipu_slice *out);
 /* A [nr x nc] block at rows r0.., columns c0.. of constant value v seen
  * as a row-major matrix with leading dim ld from element `base`, on
- * `tile`: the copy already frozen there, a new frozen copy while the tile
- * keeps fewer than keep_limit bytes of constants, or else a temporary
- * filled per run from the constant's one spread copy (dead after the op). */
+ * `tile`: the copy already frozen there; the block's first copy anywhere
+ * (its home, frozen on `tile` whatever the tile keeps already); another
+ * frozen copy while the tile keeps fewer than keep_limit bytes of
+ * constants; or else a temporary filled per run from the block's home
+ * (dead after the op). */
 int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
 		   struct ipu_slice *out);

@@ -21,23 +21,45 @@ struct mm {
 	int64_t batch, ba, bb, M, N, K;
 	int64_t pm, pn, pk;
 	size_t esz;
+	/* 'A' or 'B': that operand is a constant kept once, each of its
+	 * blocks on one tile that computes every output block reading it (the
+	 * other operand's blocks travel there); 0: blocks of both operands
+	 * are copied to wherever an output block is computed */
+	int homed;
 };
+
+/* Output blocks computed on the tile of one constant block: the batches
+ * sharing a constant A (B homed: pm is 1 and a shared B has no batch). */
+static int64_t share(const struct mm *m)
+{
+	return m->homed == 'A' && m->ba == 1 ? m->batch : 1;
+}
 
 static uint64_t block_mem(const struct mm *m)
 {
 	int64_t mb = (m->M + m->pm - 1) / m->pm, nb = (m->N + m->pn - 1) / m->pn;
 	int64_t kb = (m->K + m->pk - 1) / m->pk;
+	int64_t s = share(m);
 
 	/* operand blocks, the result (or partial), and with a K split the
-	 * home tile's share of the partials and their sum */
+	 * home tile's share of the partials and their sum (a homed constant
+	 * block once, the rest once per output block computed beside it) */
+	if (m->homed == 'A')
+		return (uint64_t)(mb * kb * (int64_t)m->esz +
+				  s * (kb * nb * (int64_t)m->esz + mb * nb * 4 + (m->pk > 1 ? 2 * mb * nb * 4 : 0)));
 	return (uint64_t)((mb * kb + kb * nb) * (int64_t)m->esz + mb * nb * 4 +
 			  (m->pk > 1 ? 2 * mb * nb * 4 : 0));
 }
 
+/* Tiles' units of work: output blocks, or a homed constant's blocks. */
+static uint64_t units(const struct mm *m)
+{
+	return (uint64_t)(m->batch * m->pm * m->pn * m->pk) / (uint64_t)share(m);
+}
+
 static uint64_t per_tile(const struct lw *l, const struct mm *m)
 {
-	uint64_t blocks = (uint64_t)(m->batch * m->pm * m->pn * m->pk);
-	uint64_t per = (blocks + l->tiles - 1) / l->tiles;
+	uint64_t per = (units(m) + l->tiles - 1) / l->tiles;
 
 	return per * block_mem(m);
 }
@@ -45,8 +67,9 @@ static uint64_t per_tile(const struct lw *l, const struct mm *m)
 /* Searches pm, pn (only for a constant B), pk over powers of two for the
  * partition with the shortest critical path (multiply-adds on the busiest
  * tile plus the bytes it holds, as a proxy for exchange) whose per-tile
- * memory fits the budget. */
-static int plan(struct lw *l, struct mm *m, int b_const)
+ * memory fits the budget.  A homed constant is never cut along the
+ * dimension its blocks are shared over (pm for B, pn for A). */
+static int plan(struct lw *l, struct mm *m, int b_const, uint64_t *least_out)
 {
 	struct mm best = *m, c = *m;
 	double best_cost = -1;
@@ -61,7 +84,7 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 			for (c.pk = 1;; c.pk = c.pk * 2 > m->K ? m->K : c.pk * 2) {
 				uint64_t mem = per_tile(l, &c);
 				uint64_t blocks = (uint64_t)(c.batch * c.pm * c.pn * c.pk);
-				double per = (double)((blocks + l->tiles - 1) / l->tiles);
+				double per = (double)((units(&c) + l->tiles - 1) / l->tiles) * (double)share(&c);
 				double work = per * (double)((c.M + c.pm - 1) / c.pm) *
 					      (double)((c.N + c.pn - 1) / c.pn) * (double)((c.K + c.pk - 1) / c.pk);
 				/* a run-time B cut into columns costs one copy
@@ -70,7 +93,7 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 				double cost = work + (double)mem / 4 + (c.pk > 1 ? 200.0 : 0) + copies * 20;
 
 				/* no liveness yet: bound the replication of A and B */
-				int spread_ok = (double)blocks * (double)block_mem(&c) <= 3.0 * unique;
+				int spread_ok = (double)units(&c) * (double)block_mem(&c) <= 3.0 * unique;
 
 				/* the home tile of a K split holds every partial */
 				uint64_t home = c.pk > 1 ? (uint64_t)(c.pk + 2) *
@@ -82,36 +105,38 @@ static int plan(struct lw *l, struct mm *m, int b_const)
 					least = mem;
 				if (mem <= l->budget && blocks <= 64u * l->tiles &&
 				    (best_cost < 0 || (spread_ok && !best_ok) ||
-			     (!spread_ok && !best_ok && (double)blocks * (double)block_mem(&c) < best_total) ||
+			     (!spread_ok && !best_ok && (double)units(&c) * (double)block_mem(&c) < best_total) ||
 				     (spread_ok && best_ok && cost < best_cost))) {
 					best_cost = cost;
 					best = c;
 					best_ok = spread_ok;
-					best_total = (double)blocks * (double)block_mem(&c);
+					best_total = (double)units(&c) * (double)block_mem(&c);
 				}
 				if (c.pk == m->K)
 					break;
 			}
-			if (c.pn == m->N)
+			if (c.pn == m->N || m->homed == 'A')
 				break;
 		}
-		if (c.pm == m->M)
+		if (c.pm == m->M || m->homed == 'B')
 			break;
 	}
+	if (least_out)
+		*least_out = least;
 	if (best_cost < 0)
-		return lw_fail_mem(l, least, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld), split as finely as it can be,",
-				   (long long)m->M, (long long)m->K, (long long)m->K, (long long)m->N,
-				   (long long)m->batch);
+		return -1;
 	*m = best;
 	return 0;
 }
 
-int lw_matmul(struct lw *l, const struct ir_node *n)
+/* The blocks of plan m; ctile[im * pk + ik]: the tile of a homed A's
+ * block (INVALID until its first use). */
+static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, uint32_t *ctile)
 {
 	const struct ir_graph *g = l->g;
-	const struct ir_value *a, *b, *o;
-	struct mm m;
-	uint32_t odt, cs1, cs2 = IPU_GRAPH_INVALID, cs3 = IPU_GRAPH_INVALID;
+	const struct ir_value *o = &g->vals[n->out[0]];
+	struct mm m = *mp;
+	uint32_t odt = lw_dtype(o->dtype), cs1, cs2 = IPU_GRAPH_INVALID, cs3 = IPU_GRAPH_INVALID;
 	uint32_t cs8 = IPU_GRAPH_INVALID;	/* fp8 conversions of activations */
 	uint32_t cs0 = IPU_GRAPH_INVALID;	/* output blocks filled with the bias */
 	struct lw_mm_bias bias = { .v = -1 };
@@ -119,42 +144,6 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
 	ipu_tensor out;
 
-	if (strcmp(n->op, "MatMul"))
-		return 0;
-	a = &g->vals[n->in[0]];
-	b = &g->vals[n->in[1]];
-	o = &g->vals[n->out[0]];
-	if ((a->dtype != IR_F32 && a->dtype != IR_F16) || a->dtype != b->dtype)
-		return lw_fail(l, "matmul of %s x %s: float32 or float16 operands of one type are lowered",
-			       ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
-	memset(&m, 0, sizeof(m));
-	m.esz = ir_dtype_size(a->dtype);
-	m.K = a->dims[a->rank - 1];
-	m.M = a->rank > 1 ? a->dims[a->rank - 2] : 1;
-	m.N = b->rank > 1 ? b->dims[b->rank - 1] : 1;
-	m.ba = a->rank > 2 ? ir_numel(a->rank - 2, a->dims) : 1;
-	m.bb = b->rank > 2 ? ir_numel(b->rank - 2, b->dims) : 1;
-	m.batch = m.ba > m.bb ? m.ba : m.bb;
-	if (m.ba != m.bb && m.ba != 1 && m.bb != 1)
-		return lw_fail(l, "batch dimensions broadcast partially; only equal batches or a shared operand are lowered");
-	if (m.ba == m.bb && m.ba > 1 && a->rank != b->rank)
-		return lw_fail(l, "batch ranks differ");
-	/* A shared B (a 2-D weight): A's batches are consecutive rows of one
-	 * [batch*M x K] matrix and the output's of one [batch*M x N], so one
-	 * product lets the planner cut rows freely instead of giving every
-	 * batch (every token of a seq-first transformer) its own copy of B. */
-	if (m.bb == 1 && m.ba > 1) {
-		m.M *= m.ba;
-		m.ba = m.batch = 1;
-	}
-	odt = lw_dtype(o->dtype);
-	if (plan(l, &m, b->data != NULL))
-		return -1;
-	if (getenv("IPU_LOWER_TRACE"))
-		fprintf(stderr, "lower: %s: matmul batch %lld [%lld x %lld] x [%lld x %lld] -> pm %lld pn %lld pk %lld, %llu bytes per block\n",
-			n->name, (long long)m.batch, (long long)m.M, (long long)m.K, (long long)m.K,
-			(long long)m.N, (long long)m.pm, (long long)m.pn, (long long)m.pk,
-			(unsigned long long)block_mem(&m));
 	if (lw_mm_bias_find(l, n, m.M, m.N, &bias) &&
 	    (cs0 = ipu_graph_add_compute_set(l->gb, "bias")) == IPU_GRAPH_INVALID)
 		return lw_check(l);
@@ -193,12 +182,15 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 			continue;
 		for (int64_t ik = 0; ik < m.pk; ik++) {
 			int64_t k0 = m.K * ik / m.pk, k1 = m.K * (ik + 1) / m.pk;
-			uint32_t tile = lw_pick_tile(l);
+			uint32_t *ct = ctile ? &ctile[im * m.pk + ik] : NULL;
+			uint32_t tile = ct && *ct != IPU_GRAPH_INVALID ? *ct : lw_pick_tile(l);
 			struct ipu_slice ops[3];
 			uint32_t params[5] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), 0 };
 
 			if (k1 <= k0)
 				continue;
+			if (ct)
+				*ct = tile;
 			if (lw_block_piece(l, n->in[0], (uint64_t)((m.ba == 1 ? 0 : p) * m.M * m.K), m.K,
 					m0, mb, k0, k1 - k0, tile, &x1, &ops[0]) ||
 			    lw_block_piece(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
@@ -216,7 +208,9 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 				if (lw_temp(l, "partial", pdt, (uint64_t)(mb * nb), tile, &ops[2]))
 					return -1;
 				if (home == IPU_GRAPH_INVALID) {
-					home = tile;
+					/* a homed constant's tiles hold its blocks
+					 * already: the partials go elsewhere */
+					home = m.homed && m.pk > 1 ? lw_pick_tile(l) : tile;
 					/* with a bias, one more partial: the bias */
 					if (m.pk > 1 &&
 					    lw_temp(l, "partials", IPUX_DT_F32,
@@ -302,4 +296,79 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	if (x3 != IPU_GRAPH_INVALID && lw_emit(l, x3, IPU_GRAPH_INVALID))
 		return -1;
 	return 1;
+}
+
+int lw_matmul(struct lw *l, const struct ir_node *n)
+{
+	const struct ir_graph *g = l->g;
+	const struct ir_value *a, *b;
+	struct mm m;
+	uint32_t *ctile;
+
+	if (strcmp(n->op, "MatMul"))
+		return 0;
+	a = &g->vals[n->in[0]];
+	b = &g->vals[n->in[1]];
+	if ((a->dtype != IR_F32 && a->dtype != IR_F16) || a->dtype != b->dtype)
+		return lw_fail(l, "matmul of %s x %s: float32 or float16 operands of one type are lowered",
+			       ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
+	memset(&m, 0, sizeof(m));
+	m.esz = ir_dtype_size(a->dtype);
+	m.K = a->dims[a->rank - 1];
+	m.M = a->rank > 1 ? a->dims[a->rank - 2] : 1;
+	m.N = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+	m.ba = a->rank > 2 ? ir_numel(a->rank - 2, a->dims) : 1;
+	m.bb = b->rank > 2 ? ir_numel(b->rank - 2, b->dims) : 1;
+	m.batch = m.ba > m.bb ? m.ba : m.bb;
+	if (m.ba != m.bb && m.ba != 1 && m.bb != 1)
+		return lw_fail(l, "batch dimensions broadcast partially; only equal batches or a shared operand are lowered");
+	if (m.ba == m.bb && m.ba > 1 && a->rank != b->rank)
+		return lw_fail(l, "batch ranks differ");
+	/* A shared B (a 2-D weight): A's batches are consecutive rows of one
+	 * [batch*M x K] matrix and the output's of one [batch*M x N], so one
+	 * product lets the planner cut rows freely instead of giving every
+	 * batch (every token of a seq-first transformer) its own copy of B. */
+	if (m.bb == 1 && m.ba > 1) {
+		m.M *= m.ba;
+		m.ba = m.batch = 1;
+	}
+	/* exchange the smaller operand: a constant at least as large as the
+	 * other operand stays where its blocks are (copies of it would be
+	 * kept for the whole program, or moved every run) */
+	if (b->data && m.bb == 1 && ir_value_numel(b) >= ir_value_numel(a))
+		m.homed = 'B';
+	else if (a->data && !b->data && m.ba == 1 && ir_value_numel(a) >= ir_value_numel(b))
+		m.homed = 'A';
+	{
+		struct mm h = m;
+		uint64_t least;
+
+		if (!m.homed || plan(l, &h, b->data != NULL, NULL)) {
+			m.homed = 0;
+			if (plan(l, &m, b->data != NULL, &least))
+				return lw_fail_mem(l, least, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld), split as finely as it can be,",
+						   (long long)m.M, (long long)m.K, (long long)m.K, (long long)m.N,
+						   (long long)m.batch);
+		} else
+			m = h;
+	}
+	if (getenv("IPU_LOWER_TRACE"))
+		fprintf(stderr, "lower: %s: matmul batch %lld [%lld x %lld] x [%lld x %lld] -> pm %lld pn %lld pk %lld%s, %llu bytes per block\n",
+			n->name, (long long)m.batch, (long long)m.M, (long long)m.K, (long long)m.K,
+			(long long)m.N, (long long)m.pm, (long long)m.pn, (long long)m.pk,
+			m.homed == 'A' ? " (A kept once)" : m.homed == 'B' ? " (B kept once)" : "",
+			(unsigned long long)block_mem(&m));
+	if (m.homed == 'A') {
+		int r;
+
+		ctile = malloc((size_t)(m.pm * m.pk) * sizeof(*ctile));
+		if (!ctile)
+			return lw_fail(l, "out of memory");
+		for (int64_t i = 0; i < m.pm * m.pk; i++)
+			ctile[i] = IPU_GRAPH_INVALID;
+		r = mm_emit(l, n, &m, ctile);
+		free(ctile);
+		return r;
+	}
+	return mm_emit(l, n, &m, NULL);
 }

@@ -50,6 +50,10 @@ int lw_fail_mem(struct lw *l, uint64_t need, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	if (l->budget < l->tile_mem / 2)
+		return lw_fail(l, "%s needs %llu bytes on one tile, more than the %llu bytes a tile gives one op (of its %u bytes of memory, the model's other constants keep %llu on average: %llu bytes on %u tiles)",
+			       what, (unsigned long long)need, (unsigned long long)l->budget, l->tile_mem,
+			       (unsigned long long)(l->consts / l->tiles), (unsigned long long)l->consts, l->tiles);
 	return lw_fail(l, "%s needs %llu bytes on one tile, more than the %llu bytes a tile gives one op (half of its %u bytes of memory)",
 		       what, (unsigned long long)need, (unsigned long long)l->budget, l->tile_mem);
 }
@@ -438,7 +442,7 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 	uint32_t dt = lw_dtype(x->dtype);
 	size_t es = ir_dtype_size(x->dtype);
 	uint64_t off = base + (uint64_t)(r0 * ld + c0), cnt = (uint64_t)(nr * nc), bytes = cnt * es;
-	struct lw_frozen_slot *s;
+	struct lw_frozen_slot *s, *h;
 	ipu_tensor t, home;
 	uint32_t f8dt;
 	int f8s;
@@ -462,10 +466,12 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		*out = (struct ipu_slice){ s->t, 0, cnt };
 		return 0;
 	}
-	if (l->kept[tile] + bytes <= l->keep_limit) {
+	h = frozen_find(&l->frozen, v, LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
+	if (!h || h->v < 0 || l->kept[tile] + bytes <= l->keep_limit) {
 		/* a frozen copy of just this block, where it is used */
 		char *buf = NULL;
 		const void *src = (const char *)x->data + off * es;
+		int first = !h || h->v < 0;
 
 		t = lw_tensor(l, x->name, dt, cnt);
 		if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile))
@@ -486,28 +492,21 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		free(buf);
 		lw_account(l, tile, bytes);
 		l->kept[tile] += (bytes + 63) & ~(uint64_t)63;
-		if (frozen_add(l, v, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t))
+		if (frozen_add(l, v, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t) ||
+		    (first && frozen_add(l, v, LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t)))
 			return -1;
 		*out = (struct ipu_slice){ t, 0, cnt };
 		return 0;
 	}
-	/* the tile keeps enough constants: this block is copied in from the
-	 * constant's one spread copy every run, and its memory is shared
-	 * once the op has run */
-	home = lw_value_tensor(l, v);
-	if (home == IPU_GRAPH_INVALID)
-		return -1;
-	if (nr == 1)
-		return lw_piece_t(l, home, off, cnt, tile, xch, out);
+	/* the tile keeps enough constants: this block is copied in from its
+	 * home every run, and its memory is shared once the op has run */
+	home = h->t;
 	if (lw_temp(l, "block", dt, cnt, tile, out))
 		return -1;
 	if (*xch == IPU_GRAPH_INVALID && (*xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 		return lw_check(l);
-	for (int64_t r = 0; r < nr; r++)
-		if (ipu_exchange_add(l->gb, *xch,
-				     (struct ipu_slice){ home, off + (uint64_t)(r * ld), (uint64_t)nc },
-				     (struct ipu_slice){ out->t, out->begin + (uint64_t)(r * nc), (uint64_t)nc }))
-			return lw_check(l);
+	if (ipu_exchange_add(l->gb, *xch, (struct ipu_slice){ home, 0, cnt }, *out))
+		return lw_check(l);
 	return 0;
 }
 

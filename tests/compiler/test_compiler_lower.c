@@ -135,6 +135,31 @@ TEST(matmul_shared_weight_is_one_product)
 	ir_graph_free(g);
 }
 
+/* Three weights of 512 KiB on a device of 32 tiles x 64 KiB: 3/4 of the
+ * device, so each of their blocks may be kept once only (copies of blocks
+ * for more tiles, or a whole copy to copy blocks from, do not fit: tile 0
+ * then needed 70656 bytes), and the small activations travel to them. */
+TEST(weights_filling_most_of_the_device_kept_once)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t da[] = { 8, 256 }, d1[] = { 256, 512 }, d2[] = { 512, 256 };
+	int in[2], h, y;
+	char rep[2048];
+
+	in[0] = input(g, "a", IR_F32, 2, da);
+	in[1] = cconst(g, "w1", 2, d1, 5);
+	h = node(g, "MatMul", in, 2, "h");
+	in[0] = h;
+	in[1] = cconst(g, "w2", 2, d2, 6);
+	h = node(g, "MatMul", in, 2, "h2");
+	in[0] = h;
+	in[1] = cconst(g, "w3", 2, d1, 7);
+	y = node(g, "MatMul", in, 2, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 32, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+}
+
 TEST(elementwise_broadcast_spread)
 {
 	struct ir_graph *g = ir_graph_new(NULL);
@@ -619,6 +644,7 @@ int main(int argc, char **argv)
 	RUN(matmul_split_k_with_partial_sums);
 	RUN(matmul_split_mn_runtime_b);
 	RUN(matmul_shared_weight_is_one_product);
+	RUN(weights_filling_most_of_the_device_kept_once);
 	RUN(elementwise_broadcast_spread);
 	RUN(rows_split_softmax_layernorm);
 	RUN(conv_pool_gemm);
