@@ -20,7 +20,7 @@ CHECKS += ;tests/models/run-models.sh --san;
 # and required to give a bit-identical output) runs small inputs; check-zoo-full the usual
 # 224 x 224 and larger networks (minutes; the networks listed in
 # ZOO_KNOWN_REFUSED are still refused by the compiler and reported as such).
-ZOO_KNOWN_REFUSED := wide_resnet50_2,vgg11,vit_b_16
+ZOO_KNOWN_REFUSED := vit_b_16
 .PHONY: check-zoo check-zoo-full
 check-zoo: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	@mkdir -p $(BUILD)/test-logs
