@@ -26,6 +26,9 @@ struct mm {
 	 * other operand's blocks travel there); 0: blocks of both operands
 	 * are copied to wherever an output block is computed */
 	int homed;
+	/* rows [r0, r0 + M) of a product of Mall rows: a chunk of a product
+	 * too large to compute in one step (Mall == M, r0 == 0 otherwise) */
+	int64_t r0, Mall;
 };
 
 /* Output blocks computed on the tile of one constant block: the batches
@@ -133,6 +136,8 @@ static int plan(struct lw *l, struct mm *m, int b_const, uint64_t *least_out)
  * block (INVALID until its first use). */
 static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, uint32_t *ctile)
 {
+	/* the output of all chunks exists once, made by the first */
+	int first = mp->r0 == 0;
 	const struct ir_graph *g = l->g;
 	const struct ir_value *o = &g->vals[n->out[0]];
 	struct mm m = *mp;
@@ -144,10 +149,10 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
 	ipu_tensor out;
 
-	if (lw_mm_bias_find(l, n, m.M, m.N, &bias) &&
+	if (lw_mm_bias_find(l, n, m.Mall, m.N, &bias) &&
 	    (cs0 = ipu_graph_add_compute_set(l->gb, "bias")) == IPU_GRAPH_INVALID)
 		return lw_check(l);
-	out = lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.M * m.N));
+	out = first ? lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.Mall * m.N)) : l->vt[n->out[0]];
 	cs1 = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs1 == IPU_GRAPH_INVALID)
 		return lw_check(l);
@@ -158,9 +163,9 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	}
 	/* blocks that are not whole output rows are copied into an output
 	 * spread once over the tiles */
-	if ((m.pk > 1 || m.pn > 1) &&
-	    lw_spread(l, out, (uint64_t)(m.batch * m.M * m.N), ipux_dtype_size(odt),
-		      (uint32_t)((uint64_t)(m.batch * m.M * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
+	if (first && (m.pk > 1 || m.pn > 1) &&
+	    lw_spread(l, out, (uint64_t)(m.batch * m.Mall * m.N), ipux_dtype_size(odt),
+		      (uint32_t)((uint64_t)(m.batch * m.Mall * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
 		return -1;
 	if (m.pk > 1) {
 		cs2 = ipu_graph_add_compute_set(l->gb, "reduce");
@@ -170,10 +175,10 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	for (int64_t p = 0; p < m.batch; p++)
 	for (int64_t im = 0; im < m.pm; im++)
 	for (int64_t in = 0; in < m.pn; in++) {
-		int64_t m0 = m.M * im / m.pm, m1 = m.M * (im + 1) / m.pm;
+		int64_t m0 = m.r0 + m.M * im / m.pm, m1 = m.r0 + m.M * (im + 1) / m.pm;
 		int64_t n0 = m.N * in / m.pn, n1 = m.N * (in + 1) / m.pn;
 		int64_t mb = m1 - m0, nb = n1 - n0;
-		uint64_t obase = (uint64_t)(p * m.M * m.N);
+		uint64_t obase = (uint64_t)(p * m.Mall * m.N);
 		uint32_t home = IPU_GRAPH_INVALID;
 		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, blk = { IPU_GRAPH_INVALID, 0, 0 };
 		struct ipu_slice res;
@@ -191,7 +196,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 				continue;
 			if (ct)
 				*ct = tile;
-			if (lw_block_piece(l, n->in[0], (uint64_t)((m.ba == 1 ? 0 : p) * m.M * m.K), m.K,
+			if (lw_block_piece(l, n->in[0], (uint64_t)((m.ba == 1 ? 0 : p) * m.Mall * m.K), m.K,
 					m0, mb, k0, k1 - k0, tile, &x1, &ops[0]) ||
 			    lw_block_piece(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
 					k0, k1 - k0, n0, nb, tile, &x1, &ops[1]))
@@ -298,6 +303,51 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	return 1;
 }
 
+/*
+ * A product whose operands, cut into as many blocks as the tiles can hold
+ * at once, still need more than a tile gives: every output block needs its
+ * rows of A and columns of B beside it, so the device holds the operands
+ * replicated about sqrt(tiles) times.  Computing the output rows in chunks,
+ * one after another, cuts that: each chunk is planned over all tiles and
+ * its temporaries are dead (their memory reused) before the next starts.
+ * With batches, a chunk is the same rows of every batch.
+ */
+static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, int b_const,
+		   uint64_t least)
+{
+	struct mm c = *m;
+	int64_t rows = 0;
+
+	for (int64_t nc = 2; nc / 2 < m->Mall && nc <= 4096; nc *= 2) {
+		c = *m;
+		c.M = (m->Mall + nc - 1) / nc;
+		if (plan(l, &c, b_const, NULL) == 0) {
+			rows = c.M;
+			break;
+		}
+	}
+	if (!rows)
+		return lw_fail_mem(l, least, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld), split as finely as it can be,",
+				   (long long)m->Mall, (long long)m->K, (long long)m->K, (long long)m->N,
+				   (long long)m->batch);
+	if (getenv("IPU_LOWER_TRACE"))
+		fprintf(stderr, "lower: %s: matmul [%lld x %lld] x [%lld x %lld] in chunks of %lld rows -> pm %lld pn %lld pk %lld, %llu bytes per block\n",
+			n->name, (long long)m->Mall, (long long)m->K, (long long)m->K, (long long)m->N,
+			(long long)rows, (long long)c.pm, (long long)c.pn, (long long)c.pk,
+			(unsigned long long)block_mem(&c));
+	/* every chunk with the first one's plan: the output's layout (one
+	 * spread, or blocks mapped where they are computed) is the same */
+	for (int64_t r0 = 0; r0 < m->Mall; r0 += rows) {
+		c.r0 = r0;
+		c.M = m->Mall - r0 < rows ? m->Mall - r0 : rows;
+		if (r0)
+			lw_temp_reset(l);
+		if (mm_emit(l, n, &c, NULL) < 0)
+			return -1;
+	}
+	return 1;
+}
+
 int lw_matmul(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -339,6 +389,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		m.homed = 'B';
 	else if (a->data && !b->data && m.ba == 1 && ir_value_numel(a) >= ir_value_numel(b))
 		m.homed = 'A';
+	m.Mall = m.M;
 	{
 		struct mm h = m;
 		uint64_t least;
@@ -346,9 +397,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 		if (!m.homed || plan(l, &h, b->data != NULL, NULL)) {
 			m.homed = 0;
 			if (plan(l, &m, b->data != NULL, &least))
-				return lw_fail_mem(l, least, "matmul [%lld x %lld] x [%lld x %lld] (batch %lld), split as finely as it can be,",
-						   (long long)m.M, (long long)m.K, (long long)m.K, (long long)m.N,
-						   (long long)m.batch);
+				return chunked(l, n, &m, b->data != NULL, least);
 		} else
 			m = h;
 	}

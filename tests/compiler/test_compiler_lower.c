@@ -117,6 +117,35 @@ TEST(matmul_split_mn_runtime_b)
 	ir_graph_free(g);
 }
 
+/* Two run-time operands whose blocks, all computed at once, would need
+ * more than a tile gives (each block's rows of A and columns of B beside
+ * it): the output rows are computed in chunks, one after another, with
+ * and without batches, in both precisions; the results are the reference
+ * evaluator's. */
+TEST(matmul_in_row_chunks)
+{
+	char rep[2048];
+	struct ir_graph *g = matmul_graph(256, 256, 256, 0);
+
+	CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+	g = matmul_graph(250, 256, 200, 0);	/* uneven chunks */
+	CHECK_MSG(check(g, 1, 16, 64 * 1024, rep, sizeof(rep)) == 0, "fp16: %s", rep);
+	ir_graph_free(g);
+	{
+		int64_t da[] = { 2, 160, 192 }, db[] = { 2, 192, 160 };
+		int in[2], y;
+
+		g = ir_graph_new(NULL);
+		in[0] = input(g, "a", IR_F32, 3, da);
+		in[1] = input(g, "b", IR_F32, 3, db);
+		y = node(g, "MatMul", in, 2, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "batch 2: %s", rep);
+		ir_graph_free(g);
+	}
+}
+
 /* [64 x 1 x 64] x a [64 x 96] weight (a seq-first transformer's
  * projection): 64 copies of the weight would not fit the device; lowered
  * as one [64 x 64] x [64 x 96] product they need not. */
@@ -643,6 +672,7 @@ int main(int argc, char **argv)
 	TH_INIT(argc, argv);
 	RUN(matmul_split_k_with_partial_sums);
 	RUN(matmul_split_mn_runtime_b);
+	RUN(matmul_in_row_chunks);
 	RUN(matmul_shared_weight_is_one_product);
 	RUN(weights_filling_most_of_the_device_kept_once);
 	RUN(elementwise_broadcast_spread);
