@@ -144,6 +144,21 @@ TEST(matmul_in_row_chunks)
 		CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "batch 2: %s", rep);
 		ir_graph_free(g);
 	}
+	for (int fp16 = 0; fp16 < 2; fp16++) {	/* a bias joining each chunk's sum */
+		int64_t da[] = { 250, 256 }, db[] = { 256, 200 }, dc[] = { 200 };
+		int in[2], y;
+
+		g = ir_graph_new(NULL);
+		in[0] = input(g, "a", IR_F32, 2, da);
+		in[1] = input(g, "b", IR_F32, 2, db);
+		y = node(g, "MatMul", in, 2, "t");
+		in[0] = y;
+		in[1] = cconst(g, "c", 1, dc, 5);
+		y = node(g, "Add", in, 2, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, fp16, 16, 64 * 1024, rep, sizeof(rep)) == 0, "bias, fp16 %d: %s", fp16, rep);
+		ir_graph_free(g);
+	}
 }
 
 /* [64 x 1 x 64] x a [64 x 96] weight (a seq-first transformer's
