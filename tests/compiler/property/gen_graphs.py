@@ -299,16 +299,6 @@ def op_softmax(g, x):
     return g.node("Softmax", [x], shape, axis=ax)
 
 
-def _matmul_working(g, rows, cols, k):
-    """The compiler keeps each output block's rows of A and columns of B
-    resident on its tile, one block per tile at the finest split: blocks of
-    rows x cols / TILES outputs, at best square, hold 2 sqrt(that) x K
-    inputs.  (Running several blocks of a tile one after another in less
-    memory is not done: a product needing more is refused, naming it.)"""
-    side = math.sqrt(rows * cols / TILES)
-    g.reduce(k, 2 * side * k + side * side)
-
-
 def op_matmul(g, x):
     rng = g.rng
     shape = g.shape[x]
@@ -324,7 +314,7 @@ def op_matmul(g, x):
             ins.append(g.const(rng.standard_normal(
                 [m] if rng.rand() < 0.7 else [1, m]) * 0.1))
         alpha = float(rng.choice([1.0, 1.0, 0.5]))
-        _matmul_working(g, shape[0], m, k)
+        g.reduce(k, k * 2)
         return g.node("Gemm", ins, [shape[0], m], transB=tb, alpha=alpha)
     if len(shape) >= 3 and rng.rand() < 0.3 and shape[-2] <= 512:
         # activation x activation: x @ x^T over the last two dims, x scaled
@@ -333,10 +323,10 @@ def op_matmul(g, x):
         x = g.node("Mul", [x, g.const(np.full([1], 1 / math.sqrt(k)))], shape)
         perm = list(range(len(shape) - 2)) + [len(shape) - 1, len(shape) - 2]
         t = g.node("Transpose", [x], [shape[p] for p in perm], perm=perm)
-        _matmul_working(g, int(np.prod(shape[:-1])), shape[-2], k)
+        g.reduce(k, k * 2)
         return g.node("MatMul", [x, t], shape[:-1] + [shape[-2]])
     m = max(1, min(2048, MAX_WEIGHT // k, int(round(k * rng.choice([0.25, 0.5, 1, 2])))))
-    _matmul_working(g, int(np.prod(shape[:-1])), m, k)
+    g.reduce(k, k * 2)
     return g.node("MatMul", [x, g.const(_weights(g, (k, m), k))], shape[:-1] + [m])
 
 

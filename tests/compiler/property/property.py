@@ -16,14 +16,8 @@ either
 A refusal of a graph that clearly fits counts as a failure: every tensor
 of the graph at once under 25% of the device's memory and every op's
 minimal working set (one output's receptive field and weights) under a
-quarter of a tile.  Known limit, left out of "clearly fits" (such graphs
-are generated; they must compile or be refused naming the memory): a
-MatMul/Gemm's blocks keep their rows of A and columns of B resident, one
-block per tile at the finest split, so its working set is taken as
-2 sqrt(M N / tiles) x K; e.g. [4626 x 646] x [646 x 1292] fp32 (6.7% of
-the device) is refused with "matmul [4626 x 646] x [646 x 1292] (batch 1),
-split as finely as it can be, needs 421588 bytes on one tile, more than
-the 319488 bytes a tile gives one op".  A crash, a timeout, a run failure or a wrong result is
+quarter of a tile (a MatMul/Gemm: 2 K elements, as its output rows are
+computed in chunks when its blocks do not fit at once).  A crash, a timeout, a run failure or a wrong result is
 a failure in any case.
 
 The regression graphs in regress/ (graphs this test found wrong, fixed
