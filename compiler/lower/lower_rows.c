@@ -201,7 +201,7 @@ int lw_log_softmax(struct lw *l, const struct ir_node *n)
 	return softmax(l, n, IPUX_SOFTMAX_LOG);
 }
 
-/* ReduceXxx over the axes of its second input (or all), ArgMax/ArgMin
+/* The Reduce operators over the axes of their second input (or all), ArgMax/ArgMin
  * over `axis`. */
 int lw_reduce(struct lw *l, const struct ir_node *n)
 {
