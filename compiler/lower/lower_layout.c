@@ -378,6 +378,9 @@ static int concat_split(struct lw *l, const struct ir_node *n, int is_concat)
 	return lw_emit(l, xch, IPU_GRAPH_INVALID) ? -1 : 1;
 }
 
+/* Bytes of one index's result row a column block produces, at least. */
+#define GATHER_MIN_RUN 64
+
 /* A large constant table [len][inner] (embeddings): column blocks frozen
  * on different tiles, each gathering its columns for every index; the
  * blocks' rows are then copied into the output [ni][inner]. */
@@ -388,7 +391,7 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 	const struct ir_value *x = &g->vals[n->in[0]], *o = &g->vals[n->out[0]];
 	size_t es = ir_dtype_size(x->dtype);
 	uint32_t cs, dt = lw_dtype(x->dtype);
-	int64_t nb, colmax;
+	int64_t nb, colmax, colmin, spread;
 	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
 	ipu_tensor out;
 
@@ -399,8 +402,17 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 				   "one column of the %lld-row table with %lld indices and their results",
 				   (long long)len, (long long)ni);
 	nb = (inner + colmax - 1) / colmax;
-	if (nb < (int64_t)l->tiles && nb < inner)
-		nb = inner < (int64_t)l->tiles ? inner : (int64_t)l->tiles;
+	/* more blocks for parallelism, but each result row piece is one
+	 * exchange copy per index: keep the pieces at least a cache line
+	 * long (one-element copies cost far more than they move) */
+	colmin = (int64_t)(GATHER_MIN_RUN / es) > 1 ? (int64_t)(GATHER_MIN_RUN / es) : 1;
+	if (colmin > colmax)
+		colmin = colmax;
+	spread = (inner + colmin - 1) / colmin;
+	if (spread > (int64_t)l->tiles)
+		spread = (int64_t)l->tiles;
+	if (nb < spread)
+		nb = spread;
 	out = lw_tensor(l, o->name, dt, (uint64_t)(ni * inner));
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
