@@ -26,6 +26,8 @@ struct mm {
 	 * other operand's blocks travel there); 0: blocks of both operands
 	 * are copied to wherever an output block is computed */
 	int homed;
+	/* the operands are constants (frozen where they are used) */
+	int a_const, b_const;
 	/* rows [r0, r0 + M) of a product of Mall rows: a chunk of a product
 	 * too large to compute in one step (Mall == M, r0 == 0 otherwise) */
 	int64_t r0, Mall;
@@ -67,12 +69,76 @@ static uint64_t per_tile(const struct lw *l, const struct mm *m)
 	return per * block_mem(m);
 }
 
-/* Searches pm, pn (only for a constant B), pk over powers of two for the
- * partition with the shortest critical path (multiply-adds on the busiest
- * tile plus the bytes it holds, as a proxy for exchange) whose per-tile
- * memory fits the budget.  A homed constant is never cut along the
- * dimension its blocks are shared over (pm for B, pn for A). */
-static int plan(struct lw *l, struct mm *m, int b_const, uint64_t *least_out)
+/*
+ * What a partition costs, in host nanoseconds.  The device is modelled
+ * (cycles of the busiest tile: operand exchange, the MATMUL vertices, with
+ * K split the partials' exchange and their REDUCE, the blocks' rows copied
+ * into the output) and interpreted on a couple of host threads, where a
+ * vertex costs a fixed overhead, an exchange copy a memcpy, and a reduced
+ * partial sum far more than a multiply-add.  Both count: a modelled
+ * nanosecond weighs 10 host ones (a whole model runs about 20 times longer
+ * on the host than modelled; 10 leans to the host), so a plan spreads over
+ * more tiles only when the device gains more than the interpreter loses.
+ * The host figures are wall time on 2 threads, measured on MobileNetV2 and
+ * the MLP: 220 ns per vertex, 15 ns per copy plus 0.15 ns per byte, 1.2 ns
+ * per partial sum reduced, 3 us per exchange or compute set.  The whole
+ * product's multiply-adds cost the host the same in every plan and are
+ * left out.
+ */
+#define MM_NS_PER_CYCLE 0.75		/* 1.33 GHz */
+#define MM_MODEL_WEIGHT 10.0		/* host ns per modelled ns */
+#define MM_HOST_VERTEX_NS 220.0
+#define MM_HOST_STEP_NS 3000.0
+#define MM_HOST_COPY_NS 15.0
+#define MM_HOST_BYTE_NS 0.15
+#define MM_HOST_REDUCED_NS 1.2
+
+static double plan_cost(const struct lw *l, const struct mm *c)
+{
+	double mb = (double)((c->M + c->pm - 1) / c->pm), nb = (double)((c->N + c->pn - 1) / c->pn);
+	double kb = (double)((c->K + c->pk - 1) / c->pk), esz = (double)c->esz;
+	double blocks = (double)(c->batch * c->pm * c->pn * c->pk), outs = (double)(c->batch * c->pm * c->pn);
+	/* blocks on the busiest tile, and output blocks (homes) */
+	double per = (double)((units(c) + l->tiles - 1) / l->tiles) * (double)share(c);
+	double homes = (double)(((uint64_t)outs + l->tiles - 1) / l->tiles);
+	double rate = c->esz == 2 ? 64 : 16, osz = c->pk > 1 ? 4 : esz;
+	int a_moves = c->homed == 'B' || (c->homed != 'A' && !c->a_const);
+	int b_moves = c->homed == 'A' || (c->homed != 'B' && !c->b_const);
+	double in = (a_moves ? mb * kb * esz : 0) + (b_moves ? kb * nb * esz : 0);
+	int placed = c->pk > 1 || c->pn > 1;	/* rows copied into the output */
+	double cyc, host, copies, bytes;
+
+	cyc = (in > 0 ? 100 + per * in / 8 : 0) +
+	      50 + per * (40 + mb * nb * kb / rate + mb * 4 + mb * nb * osz / 8);
+	if (c->pk > 1)
+		cyc += 100 + homes * (double)c->pk * mb * nb * 4 / 8 +
+		       50 + homes * (40 + (double)(c->pk + 1) * mb * nb * 4 / 8);
+	if (placed)
+		cyc += 100 + homes * mb * nb * esz / 8;
+
+	/* a block of A is contiguous unless K is cut, one of B unless N is */
+	copies = blocks * ((a_moves ? (c->pk > 1 ? mb : 1) : 0) + (b_moves ? (c->pn > 1 ? kb : 1) : 0));
+	bytes = blocks * in;
+	host = (blocks + (c->pk > 1 ? outs : 0)) * MM_HOST_VERTEX_NS;
+	if (c->pk > 1) {
+		copies += blocks;
+		bytes += blocks * mb * nb * 4;
+		host += outs * (double)(c->pk + 1) * mb * nb * MM_HOST_REDUCED_NS + 2 * MM_HOST_STEP_NS;
+	}
+	if (placed) {
+		copies += outs * mb;
+		bytes += outs * mb * nb * esz;
+		host += MM_HOST_STEP_NS;
+	}
+	host += copies * MM_HOST_COPY_NS + bytes * MM_HOST_BYTE_NS;
+	return host + cyc * MM_NS_PER_CYCLE * MM_MODEL_WEIGHT;
+}
+
+/* Searches pm, pn, pk over powers of two for the partition with the
+ * least plan_cost whose per-tile memory fits the budget.  A homed
+ * constant is never cut along the dimension its blocks are shared over
+ * (pm for B, pn for A). */
+static int plan(struct lw *l, struct mm *m, uint64_t *least_out)
 {
 	struct mm best = *m, c = *m;
 	double best_cost = -1;
@@ -87,13 +153,7 @@ static int plan(struct lw *l, struct mm *m, int b_const, uint64_t *least_out)
 			for (c.pk = 1;; c.pk = c.pk * 2 > m->K ? m->K : c.pk * 2) {
 				uint64_t mem = per_tile(l, &c);
 				uint64_t blocks = (uint64_t)(c.batch * c.pm * c.pn * c.pk);
-				double per = (double)((units(&c) + l->tiles - 1) / l->tiles) * (double)share(&c);
-				double work = per * (double)((c.M + c.pm - 1) / c.pm) *
-					      (double)((c.N + c.pn - 1) / c.pn) * (double)((c.K + c.pk - 1) / c.pk);
-				/* a run-time B cut into columns costs one copy
-				 * per row of each block */
-				double copies = !b_const && c.pn > 1 ? (double)blocks * (double)((c.K + c.pk - 1) / c.pk) : 0;
-				double cost = work + (double)mem / 4 + (c.pk > 1 ? 200.0 : 0) + copies * 20;
+				double cost = plan_cost(l, &c);
 
 				/* no liveness yet: bound the replication of A and B */
 				int spread_ok = (double)units(&c) * (double)block_mem(&c) <= 3.0 * unique;
@@ -312,8 +372,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
  * its temporaries are dead (their memory reused) before the next starts.
  * With batches, a chunk is the same rows of every batch.
  */
-static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, int b_const,
-		   uint64_t least)
+static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, uint64_t least)
 {
 	struct mm c = *m;
 	int64_t rows = 0;
@@ -321,7 +380,7 @@ static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, int b_co
 	for (int64_t nc = 2; nc / 2 < m->Mall && nc <= 4096; nc *= 2) {
 		c = *m;
 		c.M = (m->Mall + nc - 1) / nc;
-		if (plan(l, &c, b_const, NULL) == 0) {
+		if (plan(l, &c, NULL) == 0) {
 			rows = c.M;
 			break;
 		}
@@ -390,14 +449,16 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	else if (a->data && !b->data && m.ba == 1 && ir_value_numel(a) >= ir_value_numel(b))
 		m.homed = 'A';
 	m.Mall = m.M;
+	m.a_const = a->data != NULL;
+	m.b_const = b->data != NULL;
 	{
 		struct mm h = m;
 		uint64_t least;
 
-		if (!m.homed || plan(l, &h, b->data != NULL, NULL)) {
+		if (!m.homed || plan(l, &h, NULL)) {
 			m.homed = 0;
-			if (plan(l, &m, b->data != NULL, &least))
-				return chunked(l, n, &m, b->data != NULL, least);
+			if (plan(l, &m, &least))
+				return chunked(l, n, &m, least);
 		} else
 			m = h;
 	}
