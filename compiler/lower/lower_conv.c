@@ -15,6 +15,15 @@
 #include "lower_internal.h"
 
 #define REPLICATION 3.0
+#define CONV_VERTEX_CYCLES 40.0	/* the modelled tile's overhead per vertex */
+#define XCH_CYCLES 100.0	/* and per exchange */
+/* What a vertex and an exchange copy cost the host that runs the tiles
+ * (about 370 and 150 ns on two threads), in the planner's cycles, weighted
+ * by the modelled device's time over the host's for a whole model (about
+ * 1/30 for MobileNetV2): a plan that takes 1% off either is worth as
+ * much. */
+#define HOST_VERTEX_CYCLES 12.0
+#define HOST_COPY_CYCLES 6.0
 
 struct convplan {
 	int64_t pc, pr;		/* output-channel blocks, output-row blocks */
@@ -44,6 +53,51 @@ static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int6
 	part = (uint64_t)(cin * in_rows * W + cb * (wrow / (C / G)) * cin + cb) * es + (uint64_t)(cb * rows * OW) * 4;
 	home = (uint64_t)((p->pk + 1) * cb * rows * OW) * 4 + (uint64_t)(cb * rows * OW) * es;
 	return part > home ? part : home;
+}
+
+/* What a partition costs, in cycles of the modelled tile: the busiest
+ * tile's blocks (each a vertex's overhead, its multiply-adds, streaming
+ * its input, output and weights, and the exchange bringing its input rows
+ * in and, for row blocks and partial sums, its result out) plus what every
+ * block costs the host that runs the tiles: per vertex and per exchange
+ * copy (a row block copies each of its input and output channels apart, a
+ * block of whole channel planes one piece in and none out).  Counting
+ * multiply-adds and bytes alone, the search cut a 960-channel 7 x 7
+ * depthwise conv into 1344 vertices of 5 channels x 1 row, a few hundred
+ * multiply-adds each; with these overheads it takes 80 blocks of 12 whole
+ * channels, and the modelled time of MobileNetV2's depthwise convs fell
+ * too (fewer halo rows read twice, fewer output copies). */
+static double conv_plan_cost(int64_t N, int64_t C, int64_t G, int64_t H, int64_t W, int64_t OH,
+			     int64_t OW, int64_t M, int64_t wrow, int64_t s, int64_t ext,
+			     const struct convplan *p, size_t es, uint32_t tiles, int f16)
+{
+	int64_t cb = (M + p->pc - 1) / p->pc, rows = (OH + p->pr - 1) / p->pr;
+	int64_t in_rows = (rows - 1) * s + ext, cin;
+	uint64_t blocks = (uint64_t)(N * p->pc * p->pr * p->pk), per = (blocks + tiles - 1) / tiles;
+	double in, out, macs, cyc, copies, verts;
+
+	if (in_rows > H)
+		in_rows = H;
+	if (p->pk > 1)
+		cin = (C / G + p->pk - 1) / p->pk;
+	else
+		cin = G > 1 ? C / (p->pc < G ? p->pc : G) : C;
+	in = (double)(cin * in_rows * W);
+	out = (double)(cb * rows * OW);
+	macs = out * (double)wrow / (double)p->pk;
+	cyc = CONV_VERTEX_CYCLES + macs / (f16 ? 64 : 16) + (in + out) * (double)es / 8 +
+	      in * (double)es / 8 + (double)(cb * wrow / p->pk) * (double)es / 8;
+	if (p->pr > 1 || p->pk > 1)
+		cyc += out * (double)(p->pk > 1 ? 4 : es) / 8;
+	cyc *= (double)per;
+	if (p->pr > 1 || p->pk > 1)
+		cyc += XCH_CYCLES;
+	/* host: a vertex per block, and per part a REDUCE per block */
+	verts = (double)blocks + (p->pk > 1 ? (double)(N * p->pc * p->pr) : 0);
+	copies = (double)blocks * (p->pr > 1 ? (double)cin : 1);
+	if (p->pr > 1 || p->pk > 1)
+		copies += (double)(N * p->pc * p->pr) * (double)cb + (p->pk > 1 ? (double)blocks : 0);
+	return cyc + verts * HOST_VERTEX_CYCLES + copies * HOST_COPY_CYCLES;
 }
 
 /* The next count of output-channel blocks to try: powers of two, or for a
@@ -266,9 +320,8 @@ static int conv(struct lw *l, const struct ir_node *n)
 			uint64_t mem = conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
 			uint64_t blocks = (uint64_t)(N * c.pc * c.pr * c.pk);
 			uint64_t per = (blocks + l->tiles - 1) / l->tiles;
-			double work = (double)per * (double)((M + c.pc - 1) / c.pc) *
-				      (double)((OH + c.pr - 1) / c.pr) * (double)OW * (double)wrow / (double)c.pk;
-			double cost = work + (double)(mem * per) / 4;
+			double cost = conv_plan_cost(N, C, G, H, W, OH, OW, M, wrow, s_h, ext_h, &c, es,
+						     l->tiles, x->dtype == IR_F16);
 
 			/* no liveness yet: an op may not replicate its data
 			 * more than REPLICATION times over the tiles */
