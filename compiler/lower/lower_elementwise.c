@@ -239,6 +239,62 @@ static int emit_block(struct lw *l, const struct ir_node *n, const struct ew *w,
 	return 0;
 }
 
+/* Row i of view w as a view of one dim fewer. */
+static void sub_view(const struct ew *w, int64_t i, struct ew *sub)
+{
+	int64_t inner = 1;
+
+	for (int d = 1; d < w->rank; d++)
+		inner *= w->dims[d];
+	*sub = *w;
+	sub->rank = w->rank - 1;
+	memmove(sub->dims, w->dims + 1, (size_t)sub->rank * sizeof(sub->dims[0]));
+	for (int k = 0; k < w->nops; k++) {
+		memmove(sub->st[k], w->st[k] + 1, (size_t)sub->rank * sizeof(sub->st[k][0]));
+		sub->base[k] = w->base[k] + i * w->st[k][0];
+	}
+	sub->obase = w->obase + i * inner;
+}
+
+/* Output elements [begin, end) of view w (from its obase) on `tile`: its
+ * whole rows as one block, a partial row at either end as blocks of that
+ * row's view (and so on down the dims). */
+static int follow_range(struct lw *l, const struct ir_node *n, const struct ew *w,
+			uint32_t codelet, uint32_t op, const uint32_t *up, const int *ins, int nops,
+			ipu_tensor out, uint32_t odt, uint32_t cs, int64_t begin, int64_t end,
+			uint32_t tile, ipu_step *xch)
+{
+	int64_t inner = 1, r0, r1;
+	struct ew sub;
+
+	for (int d = 1; d < w->rank; d++)
+		inner *= w->dims[d];
+	r0 = (begin + inner - 1) / inner;
+	r1 = end / inner;
+	if (r0 > r1) {
+		/* inside one row */
+		sub_view(w, begin / inner, &sub);
+		return follow_range(l, n, &sub, codelet, op, up, ins, nops, out, odt, cs,
+				    begin % inner, end - begin / inner * inner, tile, xch);
+	}
+	if (begin < r0 * inner) {
+		sub_view(w, r0 - 1, &sub);
+		if (follow_range(l, n, &sub, codelet, op, up, ins, nops, out, odt, cs,
+				 begin - (r0 - 1) * inner, inner, tile, xch))
+			return -1;
+	}
+	if (r1 > r0 && emit_block(l, n, w, codelet, op, up, ins, nops, out, odt, cs, r0, r1, inner,
+				  tile, xch))
+		return -1;
+	if (end > r1 * inner) {
+		sub_view(w, r1, &sub);
+		if (follow_range(l, n, &sub, codelet, op, up, ins, nops, out, odt, cs, 0,
+				 end - r1 * inner, tile, xch))
+			return -1;
+	}
+	return 0;
+}
+
 /* Bytes one row of the view's first dim needs on a tile: its output and
  * the operand ranges it reads. */
 static uint64_t row_bytes(const struct ir_graph *g, const struct ew *w, const int *ins,
@@ -273,16 +329,10 @@ static int spread(struct lw *l, const struct ir_node *n, const struct ew *w, uin
 		inner *= w->dims[i];
 	total = rows * inner;
 	if (rb > l->budget && w->rank > 1) {
-		struct ew sub = *w;
+		struct ew sub;
 
-		sub.rank = w->rank - 1;
-		memmove(sub.dims, w->dims + 1, (size_t)sub.rank * sizeof(sub.dims[0]));
-		for (int k = 0; k < nops; k++)
-			memmove(sub.st[k], w->st[k] + 1, (size_t)sub.rank * sizeof(sub.st[k][0]));
 		for (int64_t i = 0; i < rows; i++) {
-			for (int k = 0; k < nops; k++)
-				sub.base[k] = w->base[k] + i * w->st[k][0];
-			sub.obase = w->obase + i * inner;
+			sub_view(w, i, &sub);
 			if (spread(l, n, &sub, codelet, op, up, ins, nops, out, odt, cs, xch))
 				return -1;
 		}
@@ -371,12 +421,34 @@ static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, 
 		}
 		/* following the lead is only for rows a tile can hold */
 		if (lead >= 0 && row_bytes(g, &w, ins, nops, odt) <= l->budget) {
-			uint32_t tile, off, k2 = 0;
-			uint64_t b0, b1;
+			uint32_t tile, off, k2 = 0, pieces = 0;
+			uint64_t b0, b1, avg;
+			int exact;
 
+			while (ipu_graph_tensor_location(l->gb, l->vt[ins[lead]], pieces, &tile, &b0, &b1, &off) == 0)
+				pieces++;
+			/* Rows of at least a grain and twice the lead's
+			 * pieces: each piece is computed where it is, cut at
+			 * the rows' ends.  A whole row on the tile of its first
+			 * element moved most of a [96 x 12544] matmul output
+			 * spread in 8 KiB pieces (its bias Add copied all 4.8
+			 * MB).  Rows about a piece long move a part of it;
+			 * cutting them instead made more vertices than that
+			 * saved (ResNet-50's 56 x 56 maps), and shorter rows
+			 * would make vertices of a few elements. */
+			avg = (uint64_t)total / (pieces ? pieces : 1);
+			exact = inner >= MIN_BLOCK && avg >= MIN_BLOCK / 4 && (uint64_t)inner >= 2 * avg;
 			while (ipu_graph_tensor_location(l->gb, l->vt[ins[lead]], k2++, &tile, &b0, &b1, &off) == 0) {
 				int64_t r0 = ((int64_t)b0 + inner - 1) / inner, r1 = ((int64_t)b1 + inner - 1) / inner;
 
+				if (exact) {
+					if (b1 > (uint64_t)total)
+						b1 = (uint64_t)total;
+					if (b1 > b0 && follow_range(l, n, &w, codelet, op, up, ins, nops, out, odt,
+								    cs, (int64_t)b0, (int64_t)b1, tile, &xch))
+						return -1;
+					continue;
+				}
 				if (r1 > rows)
 					r1 = rows;
 				if (r1 > r0 && emit_block(l, n, &w, codelet, op, up, ins, nops, out, odt, cs,

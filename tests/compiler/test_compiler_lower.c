@@ -663,6 +663,106 @@ TEST(fusion_switch)
 	ir_graph_free(g[1]);
 }
 
+/* The compile summary of g (after the pipeline) on `tiles` tiles of mem
+ * bytes; 0 or -1 (message in report). */
+static int lower_stats(struct ir_graph *g, uint32_t tiles, uint32_t mem,
+		       struct ipu_graph_stats *st, char *report, size_t len)
+{
+	struct ir_error e = { "" };
+	struct ir_pipeline_opts po = { 0 };
+	struct ipu_target t = { "ipu2", tiles, mem };
+	struct ipu_lower_info info;
+	void *image = NULL;
+	size_t n = 0;
+
+	memset(&info, 0, sizeof(info));
+	if (ir_pipeline_run(g, &po, &e) || ipu_lower_image(&g, 1, &t, &image, &n, &info, &e)) {
+		snprintf(report, len, "%s", e.msg);
+		return -1;
+	}
+	*st = info.stats;
+	free(image);
+	ipu_lower_info_free(&info);
+	return 0;
+}
+
+/* A 960-channel 7 x 7 depthwise conv (MobileNetV2's last ones) + Relu on
+ * the whole device: blocks of whole channel planes, not one vertex per
+ * few channels x one row (1344 conv vertices before the
+ * planner counted a vertex's and a copy's overhead). */
+static struct ir_graph *depthwise_graph(void)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 1, 960, 7, 7 }, dw[] = { 960, 1, 3, 3 }, db[] = { 960 };
+	int in[3], c, y;
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 41);
+	in[2] = cconst(g, "b", 1, db, 42);
+	c = node(g, "Conv", in, 3, "c");
+	ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
+	ir_attr_set_int(&g->nodes[0], "group", 960, NULL);
+	y = node(g, "Relu", &c, 1, "y");
+	ir_graph_add_output(g, y, NULL);
+	return g;
+}
+
+TEST(depthwise_conv_grain)
+{
+	struct ipu_graph_stats st = { 0 };
+	struct ir_graph *g = depthwise_graph();
+	char rep[2048];
+
+	CHECK_MSG(check(g, 0, 1472, 638976, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+	g = depthwise_graph();
+	CHECK_MSG(lower_stats(g, 1472, 638976, &st, rep, sizeof(rep)) == 0, "%s", rep);
+	CHECK_MSG(st.vertices <= 400, "%u vertices", st.vertices);
+	printf("# depthwise 960 x 7 x 7 + Relu: %u vertices, %u copies, %llu bytes exchanged\n",
+	       st.vertices, st.copies, (unsigned long long)st.exchange_bytes);
+	ir_graph_free(g);
+}
+
+/* A bias Add (and Sigmoid) on a MatMul output whose rows (4999 and 2 x
+ * 4999 elements) are more than twice the 8 KiB pieces the output is spread
+ * in: each piece is computed where it is, cut at the rows' ends (and at
+ * the inner rows' ends for the rank-3 view), instead of each row moving
+ * to the tile of its first element. */
+TEST(elementwise_follows_pieces_within_rows)
+{
+	for (int r3 = 0; r3 < 2; r3++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int64_t da[] = { 6, 8 }, db[] = { 8, 4999 }, dc[] = { 6, 1 }, ds[] = { 3, 2, 4999 };
+		int64_t dc3[] = { 1, 2, 1 };
+		int in[2], m, a, y;
+		char rep[2048];
+
+		in[0] = input(g, "a", IR_F32, 2, da);
+		in[1] = cconst(g, "b", 2, db, 51);
+		m = node(g, "MatMul", in, 2, "m");
+		if (r3) {
+			in[0] = m;
+			in[1] = ir_value_add(g, "shape", NULL);
+			{
+				struct ir_tensor t;
+
+				ir_tensor_alloc(&t, IR_I64, 1, (int64_t[]){ 3 }, NULL);
+				for (int i = 0; i < 3; i++)
+					ir_set_i(t.data, IR_I64, (size_t)i, ds[i]);
+				ir_value_set_const(&g->vals[in[1]], &t);
+			}
+			m = node(g, "Reshape", in, 2, "m3");
+		}
+		in[0] = m;
+		in[1] = r3 ? cconst(g, "c", 3, dc3, 52) : cconst(g, "c", 2, dc, 52);
+		a = node(g, "Add", in, 2, "a_out");
+		y = node(g, "Sigmoid", &a, 1, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, 0, 64, 256 * 1024, rep, sizeof(rep)) == 0, "rank %d: %s", 2 + r3, rep);
+		ir_graph_free(g);
+	}
+}
+
 /* One output row of one input channel of this convolution (3 input rows
  * of 4096) is more than a tile gives an op, and columns are not split. */
 TEST(too_big_names_the_op)
@@ -708,5 +808,7 @@ int main(int argc, char **argv)
 	RUN(pool_rows_of_large_images);
 	RUN(gather_one_index_of_runtime_data);
 	RUN(fp16_bias_joins_the_sum);
+	RUN(depthwise_conv_grain);
+	RUN(elementwise_follows_pieces_within_rows);
 	return TH_DONE();
 }
