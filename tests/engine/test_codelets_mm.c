@@ -594,6 +594,41 @@ TEST(conv2d_direct_blocking)
 		}
 }
 
+TEST(conv2d_stride1_in_place)
+{
+	/*
+	 * Stride-1 convolutions read in place (levels with masked loads):
+	 * padding on every side and uneven, dilation, output rows narrower
+	 * than the input's, row bands set by the accumulators and by the lane
+	 * masks (7x7 taps), several channel chunks, groups, batches, and
+	 * outputs wider than the input (the phase-plane path).
+	 */
+	static const uint32_t sh[][17] = {
+		{ 1, 3, 60, 100, 5, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 1, 0 },
+		{ 1, 6, 64, 64, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+		{ 1, 130, 5, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+		{ 2, 8, 11, 13, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2, 1 },
+		{ 1, 5, 12, 17, 9, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0 },
+		{ 1, 4, 10, 10, 7, 3, 3, 1, 1, 0, 2, 2, 0, 1, 1, 1, 0 },
+		{ 1, 4, 9, 5, 3, 2, 3, 1, 1, 1, 0, 0, 2, 1, 2, 1, 0 },
+		{ 1, 4, 6, 7, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0 },
+		{ 1, 7, 1, 33, 20, 1, 5, 1, 1, 0, 2, 0, 2, 1, 1, 1, 0 },
+	};
+	struct ct_rng r = { 31 };
+	uint32_t i, f;
+
+	for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++)
+		for (f = 0; f < 2; f++) {
+			struct conv_case c;
+
+			memcpy(c.p, sh[i], sizeof(c.p));
+			c.idt = IPUX_DT_F32;
+			c.odt = f ? IPUX_DT_F16 : IPUX_DT_F32;
+			c.bias = f;
+			CHECK_EQ_INT(conv_one(&r, &c), 0);
+		}
+}
+
 TEST(conv2d_depthwise)
 {
 	/*
@@ -710,6 +745,7 @@ int main(int argc, char **argv)
 	RUN(conv2d_random);
 	RUN(conv2d_big);
 	RUN(conv2d_direct_blocking);
+	RUN(conv2d_stride1_in_place);
 	RUN(conv2d_depthwise);
 	RUN(isa_chosen_at_engine_creation);
 	RUN(isa_of_vertex_selects_kernels);

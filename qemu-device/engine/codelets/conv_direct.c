@@ -126,6 +126,7 @@ static int cd_plan(const struct conv_args *c, size_t vl, size_t mr_t,
 #define CD_MR_T 6
 #define CD_MR_W 3
 #define CD_F16C 0
+#define CD_MASKED 0
 #include "conv_impl.h"
 
 #if CD_X86
@@ -135,6 +136,9 @@ static int cd_plan(const struct conv_args *c, size_t vl, size_t mr_t,
 #define CD_MR_T 6
 #define CD_MR_W 3
 #define CD_F16C 1
+#define CD_MASKED 1
+#define CD_MASK_T __m256i
+#define CD_MLOAD(m, p) ((vf)_mm256_maskload_ps((const float *)(p), (m)))
 #include "conv_impl.h"
 
 #define CD_SUFFIX avx512
@@ -143,6 +147,9 @@ static int cd_plan(const struct conv_args *c, size_t vl, size_t mr_t,
 #define CD_MR_T 8
 #define CD_MR_W 4
 #define CD_F16C 1
+#define CD_MASKED 1
+#define CD_MASK_T __mmask16
+#define CD_MLOAD(m, p) ((vf)_mm512_maskz_loadu_ps((m), (const void *)(p)))
 #include "conv_impl.h"
 #endif
 

@@ -11,6 +11,9 @@
  *   CD_MR_W     rows of the wide register tile (CD_MR_W x 4 vectors),
  *               used when the vertex has at most CD_MR_W output channels
  *   CD_F16C     1 to convert f16 with the F16C instructions
+ *   CD_MASKED   1 when the level has masked loads: then CD_MASK_T, the
+ *               mask of one vector, and CD_MLOAD(mask, address), the
+ *               vector at integer address with masked lanes 0.0
  *
  * Every output is the f32 sum over its taps in a fixed order (input
  * channel chunks of the band in order, taps in weight order within a
@@ -482,15 +485,25 @@ CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(run)(const stru
 	return 0;
 }
 
+#if CD_MASKED
+#include "conv_ip.h"
+#endif
+
 /*
  * Depthwise vertices of one output row take their own path (the band
- * engine's set-up outweighs its reuse of input rows there).  Called one
- * after the other, never nested, so their stack scratch never adds up.
+ * engine's set-up outweighs its reuse of input rows there), stride-1
+ * convolutions read their input in place where the level has masked
+ * loads.  Called one after the other, never nested, so their stack
+ * scratch never adds up.
  */
 CD_TARGET static int CD_FN(direct)(const struct conv_args *c)
 {
 	if (c->cin_g == 1 && c->cout_g == 1 && c->OH == 1 && !CD_FN(dw)(c))
 		return 0;
+#if CD_MASKED
+	if (!CD_FN(ip)(c))
+		return 0;
+#endif
 	return CD_FN(run)(c);
 }
 
@@ -500,3 +513,6 @@ CD_TARGET static int CD_FN(direct)(const struct conv_args *c)
 #undef CD_MR_T
 #undef CD_MR_W
 #undef CD_F16C
+#undef CD_MASKED
+#undef CD_MASK_T
+#undef CD_MLOAD
