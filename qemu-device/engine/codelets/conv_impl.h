@@ -498,8 +498,14 @@ CD_TARGET CD_CONTRACT __attribute__((noinline)) static int CD_FN(run)(const stru
  */
 CD_TARGET static int CD_FN(direct)(const struct conv_args *c)
 {
-	if (c->cin_g == 1 && c->cout_g == 1 && c->OH == 1 && !CD_FN(dw)(c))
-		return 0;
+	if (c->cin_g == 1 && c->cout_g == 1 && c->OH == 1) {
+#if CD_MASKED
+		if (!CD_FN(dw_ip)(c))
+			return 0;
+#endif
+		if (!CD_FN(dw)(c))
+			return 0;
+	}
 #if CD_MASKED
 	if (!CD_FN(ip)(c))
 		return 0;

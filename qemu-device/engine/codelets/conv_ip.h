@@ -22,27 +22,8 @@
 
 /* bytes of lane masks: taps x vectors of one band */
 #define CD_IP_MASKB 32768
-
-/* the lanes of one vector whose flags are set */
-CD_TARGET static inline CD_MASK_T CD_FN(ip_mask)(const unsigned char *on)
-{
-	CD_MASK_T m;
-#if CD_VL == 16
-	unsigned l;
-
-	m = 0;
-	for (l = 0; l < 16; l++)
-		m |= (CD_MASK_T)((unsigned)on[l] << l);
-#else
-	int32_t e[8];
-	unsigned l;
-
-	for (l = 0; l < 8; l++)
-		e[l] = on[l] ? -1 : 0;
-	memcpy(&m, e, sizeof(m));
-#endif
-	return m;
-}
+/* lane masks of depthwise rows: kW x vectors of one output row */
+#define CD_IP_DW_MASKS 1024
 
 /*
  * c[i][0..nv*VL) (+)= sum over channels icl < icc, taps t < taps of
@@ -155,38 +136,65 @@ CD_FN(rows_ip_w)(size_t mr, size_t icc, size_t taps, const float *a,
 
 #undef CD_TILE_CASE
 
+/* Sets lanes [lo, hi) of the bitmap w (CD_VL lanes a word). */
+static inline void CD_FN(ip_run)(uint16_t *w, size_t lo, size_t hi)
+{
+	while (lo < hi) {
+		size_t v = lo / CD_VL, l = lo % CD_VL;
+		size_t n = hi - lo < CD_VL - l ? hi - lo : CD_VL - l;
+
+		w[v] |= (uint16_t)(((1u << n) - 1) << l);
+		lo += n;
+	}
+}
+
 /*
  * The masks of band rows [oh0, oh0+bh): lane p of the band (output row
  * oh0 + p / W, column p % W) reads at tap (kh, kw) when that output
- * exists and its input lies inside the input.
+ * exists and its input lies inside the input: per tap, one run of
+ * columns in each row whose input row exists.  Built as bitmaps, so a
+ * small vertex pays per row, not per lane.
  */
 CD_TARGET static void CD_FN(ip_masks)(const struct conv_args *c, size_t oh0,
 				      size_t bh, size_t nw, CD_MASK_T *mt)
 {
-	size_t W = c->W, ldm = nw / CD_VL, kh, kw, v, l;
-	unsigned char on[CD_VL];
+	size_t W = c->W, ldm = nw / CD_VL, kh, kw, r, v;
+#if CD_VL != 16
+	uint16_t wb[CD_IP_MASKB / sizeof(CD_MASK_T)];
+#endif
 
 	for (kh = 0; kh < c->kH; kh++)
 		for (kw = 0; kw < c->kW; kw++) {
 			CD_MASK_T *mk = mt + (kh * c->kW + kw) * ldm;
 			int64_t dy = (int64_t)(kh * c->dH) - (int64_t)c->pt;
 			int64_t dx = (int64_t)(kw * c->dW) - (int64_t)c->pl;
-			size_t p = 0, oh = oh0, ow = 0;
+			/* columns ow < OW whose input column ow + dx is inside */
+			int64_t hi64 = (int64_t)W - dx < (int64_t)c->OW
+				       ? (int64_t)W - dx : (int64_t)c->OW;
+			size_t lo = dx < 0 ? (size_t)-dx : 0;
+			size_t hi = hi64 > 0 ? (size_t)hi64 : 0;
+#if CD_VL == 16
+			uint16_t *w = (uint16_t *)mk;
+#else
+			uint16_t *w = wb;
+#endif
 
-			for (v = 0; v < ldm; v++) {
-				for (l = 0; l < CD_VL; l++, p++) {
-					int64_t ih = (int64_t)oh + dy, iw = (int64_t)ow + dx;
+			for (v = 0; v < ldm; v++)
+				w[v] = 0;
+			for (r = 0; r < bh && lo < hi; r++) {
+				int64_t ih = (int64_t)(oh0 + r) + dy;
 
-					on[l] = p < bh * W && ow < c->OW && ih >= 0 &&
-						ih < (int64_t)c->H && iw >= 0 &&
-						iw < (int64_t)W;
-					if (++ow == W) {
-						ow = 0;
-						oh++;
-					}
-				}
-				mk[v] = CD_FN(ip_mask)(on);
+				if (ih >= 0 && ih < (int64_t)c->H)
+					CD_FN(ip_run)(w, r * W + lo, r * W + hi);
 			}
+#if CD_VL != 16
+			for (v = 0; v < ldm; v++) {
+				const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+
+				mk[v] = _mm256_cmpeq_epi32(_mm256_and_si256(
+					_mm256_set1_epi32(w[v]), bit), bit);
+			}
+#endif
 		}
 }
 
@@ -206,8 +214,12 @@ CD_FN(ip)(const struct conv_args *c)
 	size_t cout = c->G * M, cin = c->G * c->cin_g;
 	size_t bh, nb, n, g, oh0, ic0, m, r, kh, kw, maxw;
 
+	/*
+	 * The masks cost per tap and band, the fill per input channel: with
+	 * fewer channels than taps (depthwise, RGB input) the fill is cheaper.
+	 */
 	if (c->sH != 1 || c->sW != 1 || c->OW > W || c->in_f16 ||
-	    cd_plan(c, CD_VL, CD_MR_T, CD_MR_W, &pl))
+	    c->cin_g < taps || cd_plan(c, CD_VL, CD_MR_T, CD_MR_W, &pl))
 		return -1;
 	/* the largest band whose accumulators and masks fit */
 	maxw = CD_CS / M;
@@ -269,5 +281,111 @@ CD_FN(ip)(const struct conv_args *c)
 				}
 			}
 	}
+	return 0;
+}
+
+/*
+ * Depthwise rows (see dw()) read in place when the column stride is 1 and
+ * the input f32: each tap of an output vector is one masked load of the
+ * input row (columns outside the input masked to 0.0), instead of copying
+ * the kH input rows of every channel first.  The same sums as dw(): taps
+ * in weight order, rows outside the input skipped, padded columns adding
+ * 0.0 * w.  Returns -1 (nothing written) when it does not apply.
+ */
+CD_TARGET CD_CONTRACT CD_NO_LIBCALLS __attribute__((noinline)) static int
+CD_FN(dw_ip)(const struct conv_args *c)
+{
+	typedef CD_FN(vf) vf;
+	_Alignas(64) float acc[CD_DW_MAX];
+	CD_MASK_T cm[CD_IP_DW_MASKS];
+	float tw[CD_KT];
+	intptr_t toff[CD_KT];
+	uint32_t tidx[CD_KT], tkw[CD_KT];
+	size_t kH = c->kH, kW = c->kW, taps = kH * kW, OW = c->OW, W = c->W;
+	size_t nv = cd_div_up(OW, CD_VL), n, ch, oh, kh, kw, v, t, nt;
+
+	if (c->sW != 1 || c->in_f16 || taps > CD_KT || nv * CD_VL > CD_DW_MAX ||
+	    kW * nv > CD_IP_DW_MASKS)
+		return -1;
+	/* per kw, the output columns whose input column exists */
+	for (kw = 0; kw < kW; kw++) {
+		int64_t dx = (int64_t)(kw * c->dW) - (int64_t)c->pl;
+		int64_t hi64 = (int64_t)W - dx < (int64_t)OW ? (int64_t)W - dx : (int64_t)OW;
+		size_t lo = dx < 0 ? (size_t)-dx : 0, hi = hi64 > 0 ? (size_t)hi64 : 0;
+		uint16_t wb[CD_IP_DW_MASKS];
+
+		for (v = 0; v < nv; v++)
+			wb[v] = 0;
+		if (lo < hi)
+			CD_FN(ip_run)(wb, lo, hi);
+		for (v = 0; v < nv; v++) {
+#if CD_VL == 16
+			cm[kw * nv + v] = wb[v];
+#else
+			const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+
+			cm[kw * nv + v] = _mm256_cmpeq_epi32(_mm256_and_si256(
+				_mm256_set1_epi32(wb[v]), bit), bit);
+#endif
+		}
+	}
+	for (n = 0; n < c->N; n++)
+		for (oh = 0; oh < c->OH; oh++) {
+			int64_t ih0 = (int64_t)(oh * c->sH) - (int64_t)c->pt;
+
+			nt = 0;
+			for (kh = 0; kh < kH; kh++) {
+				int64_t ih = ih0 + (int64_t)(kh * c->dH);
+
+				if (ih < 0 || ih >= (int64_t)c->H)
+					continue;
+				for (kw = 0; kw < kW; kw++) {
+					toff[nt] = (intptr_t)((ih * (int64_t)W +
+							       (int64_t)(kw * c->dW) -
+							       (int64_t)c->pl) *
+							      (int64_t)sizeof(float));
+					tkw[nt] = (uint32_t)(kw * nv);
+					tidx[nt++] = (uint32_t)(kh * kW + kw);
+				}
+			}
+			for (ch = 0; ch < c->G; ch++) {
+				uintptr_t plane = (uintptr_t)c->in +
+						  (n * c->G + ch) * c->H * W * sizeof(float);
+				const float *w = (const float *)c->w + ch * taps;
+
+				for (t = 0; t < nt; t++)
+					tw[t] = w[tidx[t]];
+				/* four independent sums at a time: FMA latency */
+				for (v = 0; v + 4 <= nv; v += 4) {
+					vf a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+
+					for (t = 0; t < nt; t++) {
+						uintptr_t s = plane + (uintptr_t)toff[t] +
+							      v * CD_VL * sizeof(float);
+						const CD_MASK_T *m = cm + tkw[t] + v;
+
+						a0 += tw[t] * CD_MLOAD(m[0], s);
+						a1 += tw[t] * CD_MLOAD(m[1], s + CD_VL * sizeof(float));
+						a2 += tw[t] * CD_MLOAD(m[2], s + 2 * CD_VL * sizeof(float));
+						a3 += tw[t] * CD_MLOAD(m[3], s + 3 * CD_VL * sizeof(float));
+					}
+					memcpy(acc + v * CD_VL, &a0, sizeof(vf));
+					memcpy(acc + (v + 1) * CD_VL, &a1, sizeof(vf));
+					memcpy(acc + (v + 2) * CD_VL, &a2, sizeof(vf));
+					memcpy(acc + (v + 3) * CD_VL, &a3, sizeof(vf));
+				}
+				for (; v < nv; v++) {
+					vf a0 = { 0 };
+
+					for (t = 0; t < nt; t++)
+						a0 += tw[t] * CD_MLOAD(cm[tkw[t] + v],
+								       plane + (uintptr_t)toff[t] +
+								       v * CD_VL * sizeof(float));
+					memcpy(acc + v * CD_VL, &a0, sizeof(vf));
+				}
+				CD_FN(store_row)(c, ((n * c->G + ch) * c->OH + oh) * OW, acc,
+						 CD_FN(bias)(c, ch));
+			}
+		}
 	return 0;
 }
