@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lower_bias.c - a float16 MatMul whose only reader adds a constant bias
+ * lower_bias.c - a float16 or float32 MatMul whose only reader adds a constant bias
  * along its rows or columns (a Gemm's C, a 1x1 convolution's or a Linear
  * layer's bias, which the preparation writes as MatMul + Add) is lowered
  * with the Add: each output block starts as the bias and the MATMUL
@@ -10,6 +10,11 @@
  * was rounded first and the sum again: a folded BatchNorm's bias often
  * cancels most of the product, so the first rounding's error, relative to
  * the larger product, became a much larger error of the result.
+ * A float32 product takes its bias the same way (no K split: the block is
+ * filled with the bias in float32; with one: the bias is one more
+ * partial), for speed: the Add, an op of its own with its vertices and
+ * exchange, is gone; a 1x1 convolution's bias now costs one fill vertex
+ * per output block.
  */
 #include <string.h>
 
@@ -60,7 +65,8 @@ int lw_mm_bias_find(const struct lw *l, const struct ir_node *n, int64_t M, int6
 
 	memset(b, 0, sizeof(*b));
 	b->v = -1;
-	if (o->dtype != IR_F16 || o->is_output)
+	if ((o->dtype != IR_F16 && o->dtype != IR_F32) || o->is_output ||
+	    (o->dtype == IR_F32 && lw_fp8_is_layer(n)))
 		return 0;
 	ai = only_reader(g, n->out[0]);
 	if (ai < 0)
@@ -74,7 +80,7 @@ int lw_mm_bias_find(const struct lw *l, const struct ir_node *n, int64_t M, int6
 		if (add->in[k] != n->out[0] || add->in[1 - k] < 0)
 			continue;
 		c = &g->vals[add->in[1 - k]];
-		if (!c->data || c->dtype != IR_F16 || r->dtype != IR_F16 || r->rank != o->rank ||
+		if (!c->data || c->dtype != o->dtype || r->dtype != o->dtype || r->rank != o->rank ||
 		    c->rank > o->rank ||
 		    memcmp(r->dims, o->dims, (size_t)o->rank * sizeof(o->dims[0])))
 			return 0;

@@ -8,8 +8,8 @@
  * they are used), then K when a block's working set would not fit in the
  * per-tile budget.  K parts compute float32 partial sums on different tiles;
  * the partials are exchanged to the block's home tile and added by a REDUCE
- * vertex (then cast to float16 if the output is float16).  A float16
- * product's bias is added inside the sum (lower_bias.c).
+ * vertex (then cast to float16 if the output is float16).  A constant
+ * bias the product's only reader adds is added inside the sum (lower_bias.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,7 +209,9 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
 	ipu_tensor out;
 
-	if (lw_mm_bias_find(l, n, m.Mall, m.N, &bias) &&
+	/* a float32 bias joining partial sums is filled beside the products
+	 * (its slot is read only by the reduction): no compute set of its own */
+	if (lw_mm_bias_find(l, n, m.Mall, m.N, &bias) && (m.pk == 1 || odt != IPUX_DT_F32) &&
 	    (cs0 = ipu_graph_add_compute_set(l->gb, "bias")) == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	out = first ? lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.Mall * m.N)) : l->vt[n->out[0]];
@@ -281,12 +283,15 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 					    lw_temp(l, "partials", IPUX_DT_F32,
 						    (uint64_t)((m.pk + (bias.v >= 0)) * mb * nb), home, &parts))
 						return -1;
-					if (m.pk > 1 && bias.v >= 0 &&
-					    lw_mm_bias_f32(l, &bias, cs0, cs1, &x1, home,
-							   (struct ipu_slice){ parts.t, parts.begin + (uint64_t)(m.pk * mb * nb),
-									       (uint64_t)(mb * nb) },
-							   m0, mb, n0, nb))
-						return -1;
+					if (m.pk > 1 && bias.v >= 0) {
+						struct ipu_slice bs = { parts.t, parts.begin + (uint64_t)(m.pk * mb * nb),
+									(uint64_t)(mb * nb) };
+
+						if (odt == IPUX_DT_F32
+						    ? lw_mm_bias_fill(l, &bias, cs1, &x1, home, bs, m0, mb, n0, nb)
+						    : lw_mm_bias_f32(l, &bias, cs0, cs1, &x1, home, bs, m0, mb, n0, nb))
+							return -1;
+					}
 					blk = ops[2];
 				}
 				if (m.pk > 1) {

@@ -582,6 +582,42 @@ TEST(fp16_bias_joins_the_sum)
 	ir_graph_free(g);
 }
 
+/*
+ * A float32 product takes the bias its only reader adds (a 1x1
+ * convolution's per row, a Gemm's per column) into its sum: the block is
+ * filled with the bias and the product accumulated onto it, or with K
+ * split (K = 512 on 32 KiB tiles) the bias is one more partial.
+ */
+TEST(fp32_bias_joins_the_sum)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 2, 4, 6, 6 }, dw[] = { 3, 4, 1, 1 }, db[] = { 3 };
+	int in[3], c, y;
+	char rep[2048];
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w", 4, dw, 3);
+	in[2] = cconst(g, "b", 1, db, 7);
+	c = node(g, "Conv", in, 3, "c");
+	ir_graph_add_output(g, c, NULL);
+	in[0] = input(g, "r", IR_F32, 2, (int64_t[]){ 48, 6 });
+	in[1] = cconst(g, "gw", 2, (int64_t[]){ 6, 5 }, 11);
+	in[2] = cconst(g, "gb", 1, (int64_t[]){ 5 }, 13);
+	y = node(g, "Gemm", in, 3, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+
+	g = ir_graph_new(NULL);
+	in[0] = input(g, "x", IR_F32, 2, (int64_t[]){ 8, 512 });
+	in[1] = cconst(g, "gw", 2, (int64_t[]){ 512, 64 }, 17);
+	in[2] = cconst(g, "gb", 1, (int64_t[]){ 64 }, 19);
+	y = node(g, "Gemm", in, 3, "y");
+	ir_graph_add_output(g, y, NULL);
+	CHECK_MSG(check(g, 0, 16, 32 * 1024, rep, sizeof(rep)) == 0, "split K: %s", rep);
+	ir_graph_free(g);
+}
+
 TEST(rows_larger_than_a_tile)
 {
 	int64_t dx[] = { 2, 48, 40, 40 }, db[] = { 48, 1, 1 }, ds[] = { 4, 16, 40, 40 };
@@ -810,5 +846,6 @@ int main(int argc, char **argv)
 	RUN(fp16_bias_joins_the_sum);
 	RUN(depthwise_conv_grain);
 	RUN(elementwise_follows_pieces_within_rows);
+	RUN(fp32_bias_joins_the_sum);
 	return TH_DONE();
 }
