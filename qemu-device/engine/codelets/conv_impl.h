@@ -146,6 +146,50 @@ CD_TARGET CD_CONTRACT static void CD_FN(rows_w)(size_t mr, size_t kc, const floa
 
 #undef CD_TILE_CASE
 
+#if CD_VL == 16
+/* Lanes [lo, hi) of a 16-lane mask, clamped to the vector. */
+static inline __mmask16 CD_FN(lanes)(int64_t lo, int64_t hi)
+{
+	if (lo < 0)
+		lo = 0;
+	if (hi > 16)
+		hi = 16;
+	if (hi <= lo)
+		return 0;
+	return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/*
+ * Both column phases of one f32 input row s (W floats) at column stride
+ * 2: column j of phase px reads input column 2j + px - pl, 0.0 outside
+ * the row.  32 input columns a step (two masked loads, one permute per
+ * phase) instead of one strided scalar copy per plane column.
+ */
+CD_TARGET static void CD_FN(fill_s2_row)(float *d0, float *d1, const float *s,
+					 size_t W, size_t pl, size_t wq)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+					     20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+					     21, 23, 25, 27, 29, 31);
+	size_t x0;
+
+	for (x0 = 0; x0 < 2 * wq; x0 += 32) {
+		/* input column of lane 0; masked lanes may lie outside the row */
+		int64_t b = (int64_t)x0 - (int64_t)pl;
+		uintptr_t a = (uintptr_t)s + (uintptr_t)(b * (int64_t)sizeof(float));
+		__m512 lo = _mm512_maskz_loadu_ps(CD_FN(lanes)(-b, (int64_t)W - b),
+						  (const void *)a);
+		__m512 hi = _mm512_maskz_loadu_ps(CD_FN(lanes)(-b - 16, (int64_t)W - b - 16),
+						  (const void *)(a + 16 * sizeof(float)));
+		__mmask16 ms = CD_FN(lanes)(0, (int64_t)wq - (int64_t)(x0 / 2));
+
+		_mm512_mask_storeu_ps(d0 + x0 / 2, ms, _mm512_permutex2var_ps(lo, ev, hi));
+		_mm512_mask_storeu_ps(d1 + x0 / 2, ms, _mm512_permutex2var_ps(lo, od, hi));
+	}
+}
+#endif
+
 /*
  * Copy the input rows of one band of output rows, channels [ic0, ic0+icc)
  * of image n, group g, into the phase planes (zero outside the input).
@@ -162,7 +206,27 @@ CD_TARGET CD_NO_LIBCALLS static void CD_FN(fill)(const struct conv_args *c,
 	for (icl = 0; icl < icc; icl++) {
 		size_t plane0 = ((n * cin + g * c->cin_g + ic0 + icl) * c->H) * c->W;
 
-		for (py = 0; py < sH; py++)
+		for (py = 0; py < sH; py++) {
+#if CD_VL == 16
+			if (sW == 2 && !c->in_f16) {
+				float *p0 = bp + (icl * sH + py) * 2 * pl->ps;
+
+				for (i = 0; i < pl->rq; i++) {
+					float *d0 = p0 + i * pl->wq, *d1 = d0 + pl->ps;
+					int64_t ih = (int64_t)((oh0 + i) * sH + py) -
+						     (int64_t)c->pt;
+
+					if (ih < 0 || ih >= (int64_t)c->H) {
+						for (j = 0; j < pl->wq; j++)
+							d0[j] = d1[j] = 0;
+						continue;
+					}
+					CD_FN(fill_s2_row)(d0, d1, (const float *)c->in + plane0 +
+							   (size_t)ih * c->W, c->W, c->pl, pl->wq);
+				}
+				continue;
+			}
+#endif
 			for (px = 0; px < sW; px++) {
 				float *pp = bp + ((icl * sH + py) * sW + px) * pl->ps;
 				/* plane columns j reading input columns [0, W) */
@@ -214,6 +278,7 @@ CD_TARGET CD_NO_LIBCALLS static void CD_FN(fill)(const struct conv_args *c,
 						d[j] = 0;
 				}
 			}
+		}
 	}
 }
 
