@@ -45,7 +45,7 @@ static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int6
 	if (in_rows > H)
 		in_rows = H;
 	if (p->pk == 1)
-		return (uint64_t)(cin * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 ? 2 : 1) + cb) * es;
+		return (uint64_t)(cin * in_rows * W + cb * wrow + cb * rows * OW * (p->pr > 1 && p->pc < M ? 2 : 1) + cb) * es;
 	/* a part: its channels' rows and weights, a float32 partial; the
 	 * home tile then holds every partial, their sum and its cast (a
 	 * grouped conv's parts split one group's C / G channels) */
@@ -75,6 +75,10 @@ static double conv_plan_cost(int64_t N, int64_t C, int64_t G, int64_t H, int64_t
 	int64_t in_rows = (rows - 1) * s + ext, cin;
 	uint64_t blocks = (uint64_t)(N * p->pc * p->pr * p->pk), per = (blocks + tiles - 1) / tiles;
 	double in, out, macs, cyc, copies, verts;
+	/* row blocks of several channels and partial sums are copied into
+	 * the output; whole channel planes, and rows of one channel, are
+	 * one contiguous range of it, computed in place */
+	int copied_out = (p->pr > 1 && p->pc < M) || p->pk > 1;
 
 	if (in_rows > H)
 		in_rows = H;
@@ -87,15 +91,15 @@ static double conv_plan_cost(int64_t N, int64_t C, int64_t G, int64_t H, int64_t
 	macs = out * (double)wrow / (double)p->pk;
 	cyc = CONV_VERTEX_CYCLES + macs / (f16 ? 64 : 16) + (in + out) * (double)es / 8 +
 	      in * (double)es / 8 + (double)(cb * wrow / p->pk) * (double)es / 8;
-	if (p->pr > 1 || p->pk > 1)
+	if (copied_out)
 		cyc += out * (double)(p->pk > 1 ? 4 : es) / 8;
 	cyc *= (double)per;
-	if (p->pr > 1 || p->pk > 1)
+	if (copied_out)
 		cyc += XCH_CYCLES;
 	/* host: a vertex per block, and per part a REDUCE per block */
 	verts = (double)blocks + (p->pk > 1 ? (double)(N * p->pc * p->pr) : 0);
 	copies = (double)blocks * (p->pr > 1 ? (double)cin : 1);
-	if (p->pr > 1 || p->pk > 1)
+	if (copied_out)
 		copies += (double)(N * p->pc * p->pr) * (double)cb + (p->pk > 1 ? (double)blocks : 0);
 	return cyc + verts * HOST_VERTEX_CYCLES + copies * HOST_COPY_CYCLES;
 }
@@ -259,7 +263,7 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 /* Conv split over batch x output-channel blocks (whole groups when grouped)
  * x output-row blocks (rows only for 2-D).  A row block reads the input rows its windows
  * touch, one copy per channel, and writes its rows of each channel back
- * with one copy per channel. */
+ * with one copy per channel, or in place when it has one channel. */
 static int conv(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_graph *g = l->g;
@@ -278,7 +282,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 	int best_ok = 0;
 	double best_total = 0;	/* bytes over all tiles of `best` */
 	uint64_t least = UINT64_MAX;
-	int homed;
+	int homed, inplace;
 
 	if (nsp < 1 || nsp > 2)
 		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
@@ -372,7 +376,9 @@ static int conv(struct lw *l, const struct ir_node *n)
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
-	if (best.pr > 1 && lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es,
+	/* a block's output rows of one channel are contiguous: in place */
+	inplace = best.pr == 1 || best.pc == M;
+	if (!inplace && lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es,
 				     (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
 		return -1;
 	l->vt[n->out[0]] = out;
@@ -425,8 +431,8 @@ static int conv(struct lw *l, const struct ir_node *n)
 		}
 		if (lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)(cb * wrow), tile, &xch, &ops[1]))
 			return -1;
-		if (best.pr == 1) {
-			uint64_t ob = (uint64_t)((b * M + c0) * orow), oc = (uint64_t)(cb * orow);
+		if (inplace) {
+			uint64_t ob = (uint64_t)((b * M + c0) * orow + o0 * OW), oc = (uint64_t)(cb * rows * OW);
 
 			if (ipu_graph_map(l->gb, out, tile, ob, ob + oc))
 				return lw_check(l);

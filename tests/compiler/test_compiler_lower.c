@@ -759,6 +759,33 @@ TEST(depthwise_conv_grain)
 	ir_graph_free(g);
 }
 
+/* Depthwise convs whose one channel plane (96 x 96 floats) is more than
+ * a tile gives an op: blocks of output rows of one channel, each
+ * computed in place in the output (its rows are one contiguous range of
+ * it), stride 1 and 2. */
+TEST(depthwise_row_blocks_in_place)
+{
+	for (int s2 = 0; s2 < 2; s2++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int64_t dx[] = { 1, 4, 96, 96 }, dw[] = { 4, 1, 3, 3 }, db[] = { 4 };
+		int in[3], c, y;
+		char rep[2048];
+
+		in[0] = input(g, "x", IR_F32, 4, dx);
+		in[1] = cconst(g, "w", 4, dw, 61);
+		in[2] = cconst(g, "b", 1, db, 62);
+		c = node(g, "Conv", in, 3, "c");
+		ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
+		ir_attr_set_int(&g->nodes[0], "group", 4, NULL);
+		if (s2)
+			ir_attr_set_ints(&g->nodes[0], "strides", (int64_t[]){ 2, 2 }, 2, NULL);
+		y = node(g, "Relu", &c, 1, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, 0, 16, 64 * 1024, rep, sizeof(rep)) == 0, "stride %d: %s", 1 + s2, rep);
+		ir_graph_free(g);
+	}
+}
+
 /* A bias Add (and Sigmoid) on a MatMul output whose rows (4999 and 2 x
  * 4999 elements) are more than twice the 8 KiB pieces the output is spread
  * in: each piece is computed where it is, cut at the rows' ends (and at
@@ -847,5 +874,6 @@ int main(int argc, char **argv)
 	RUN(depthwise_conv_grain);
 	RUN(elementwise_follows_pieces_within_rows);
 	RUN(fp32_bias_joins_the_sum);
+	RUN(depthwise_row_blocks_in_place);
 	return TH_DONE();
 }
