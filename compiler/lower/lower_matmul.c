@@ -28,10 +28,39 @@ struct mm {
 	int homed;
 	/* the operands are constants (frozen where they are used) */
 	int a_const, b_const;
+	/* columns per block: 0 for N cut evenly into pn blocks, else a
+	 * multiple of the host kernel's register tile (the last block
+	 * narrower) */
+	int64_t nw;
 	/* rows [r0, r0 + M) of a product of Mall rows: a chunk of a product
 	 * too large to compute in one step (Mall == M, r0 == 0 otherwise) */
 	int64_t r0, Mall;
 };
+
+/* The host's matmul kernel computes 8 x 32 register tiles (AVX-512):
+ * a block's rows and columns are paid rounded up to those. */
+#define MM_TILE_ROWS 8
+#define MM_TILE_COLS 32
+
+/* Columns of the widest block. */
+static int64_t ncols(const struct mm *m)
+{
+	return m->nw ? m->nw : (m->N + m->pn - 1) / m->pn;
+}
+
+static double round_up(double x, double to)
+{
+	return to * (double)(int64_t)((x + to - 1) / to);
+}
+
+/* " (W columns)" for the trace when the blocks have a set width. */
+static const char *width(const struct mm *m, char *buf, size_t len)
+{
+	if (!m->nw)
+		return "";
+	snprintf(buf, len, " (%lld columns)", (long long)m->nw);
+	return buf;
+}
 
 /* Output blocks computed on the tile of one constant block: the batches
  * sharing a constant A (B homed: pm is 1 and a shared B has no batch). */
@@ -42,7 +71,7 @@ static int64_t share(const struct mm *m)
 
 static uint64_t block_mem(const struct mm *m)
 {
-	int64_t mb = (m->M + m->pm - 1) / m->pm, nb = (m->N + m->pn - 1) / m->pn;
+	int64_t mb = (m->M + m->pm - 1) / m->pm, nb = ncols(m);
 	int64_t kb = (m->K + m->pk - 1) / m->pk;
 	int64_t s = share(m);
 
@@ -81,9 +110,10 @@ static uint64_t per_tile(const struct lw *l, const struct mm *m)
  * more tiles only when the device gains more than the interpreter loses.
  * The host figures are wall time on 2 threads, measured on MobileNetV2 and
  * the MLP: 220 ns per vertex, 15 ns per copy plus 0.15 ns per byte, 1.2 ns
- * per partial sum reduced, 3 us per exchange or compute set.  The whole
- * product's multiply-adds cost the host the same in every plan and are
- * left out.
+ * per partial sum reduced, 3 us per exchange or compute set, and in the
+ * kernel 0.015 ns per multiply-add and 0.2 ns per result of its register
+ * tiles (blocks whose rows and columns are not whole tiles pay for the
+ * padding; a short K pays for its many results).
  */
 #define MM_NS_PER_CYCLE 0.75		/* 1.33 GHz */
 #define MM_MODEL_WEIGHT 10.0		/* host ns per modelled ns */
@@ -92,10 +122,12 @@ static uint64_t per_tile(const struct lw *l, const struct mm *m)
 #define MM_HOST_COPY_NS 15.0
 #define MM_HOST_BYTE_NS 0.15
 #define MM_HOST_REDUCED_NS 1.2
+#define MM_HOST_MAC_NS 0.015
+#define MM_HOST_RESULT_NS 0.2
 
 static double plan_cost(const struct lw *l, const struct mm *c)
 {
-	double mb = (double)((c->M + c->pm - 1) / c->pm), nb = (double)((c->N + c->pn - 1) / c->pn);
+	double mb = (double)((c->M + c->pm - 1) / c->pm), nb = (double)ncols(c);
 	double kb = (double)((c->K + c->pk - 1) / c->pk), esz = (double)c->esz;
 	double blocks = (double)(c->batch * c->pm * c->pn * c->pk), outs = (double)(c->batch * c->pm * c->pn);
 	/* blocks on the busiest tile, and output blocks (homes) */
@@ -131,64 +163,87 @@ static double plan_cost(const struct lw *l, const struct mm *c)
 		host += MM_HOST_STEP_NS;
 	}
 	host += copies * MM_HOST_COPY_NS + bytes * MM_HOST_BYTE_NS;
+	/* the kernel: multiply-adds and results of whole register tiles */
+	host += blocks * round_up(mb, MM_TILE_ROWS) * round_up(nb, MM_TILE_COLS) *
+		(kb * MM_HOST_MAC_NS + MM_HOST_RESULT_NS);
 	return host + cyc * MM_NS_PER_CYCLE * MM_MODEL_WEIGHT;
 }
 
-/* Searches pm, pn, pk over powers of two for the partition with the
+struct search {
+	struct mm best;
+	double best_cost;	/* < 0: none yet */
+	double best_total;	/* bytes over all tiles of `best` */
+	int best_ok;
+	double unique;		/* bytes of A, B and the result */
+	uint64_t least;		/* least per-tile memory of any partition */
+};
+
+/* Candidate c with every pk (powers of two). */
+static void consider(const struct lw *l, struct search *s, struct mm c)
+{
+	for (c.pk = 1;; c.pk = c.pk * 2 > c.K ? c.K : c.pk * 2) {
+		uint64_t mem = per_tile(l, &c);
+		uint64_t blocks = (uint64_t)(c.batch * c.pm * c.pn * c.pk);
+		double cost = plan_cost(l, &c);
+		double total = (double)units(&c) * (double)block_mem(&c);
+		/* no liveness yet: bound the replication of A and B */
+		int spread_ok = total <= 3.0 * s->unique;
+		/* the home tile of a K split holds every partial */
+		uint64_t home = c.pk > 1 ? (uint64_t)(c.pk + 2) *
+			(uint64_t)((c.M + c.pm - 1) / c.pm) * (uint64_t)ncols(&c) * 4 : 0;
+
+		if (home > mem)
+			mem = home;
+		if (blocks <= 64u * l->tiles && mem < s->least)
+			s->least = mem;
+		if (mem <= l->budget && blocks <= 64u * l->tiles &&
+		    (s->best_cost < 0 || (spread_ok && !s->best_ok) ||
+		     (!spread_ok && !s->best_ok && total < s->best_total) ||
+		     (spread_ok && s->best_ok && cost < s->best_cost))) {
+			s->best_cost = cost;
+			s->best = c;
+			s->best_ok = spread_ok;
+			s->best_total = total;
+		}
+		if (c.pk == c.K)
+			break;
+	}
+}
+
+/* Searches pm, pn, pk over powers of two, and column blocks whose width
+ * is a multiple of the kernel's register tile, for the partition with the
  * least plan_cost whose per-tile memory fits the budget.  A homed
  * constant is never cut along the dimension its blocks are shared over
  * (pm for B, pn for A). */
 static int plan(struct lw *l, struct mm *m, uint64_t *least_out)
 {
-	struct mm best = *m, c = *m;
-	double best_cost = -1;
-	double unique = (double)((m->batch * m->M * m->K + m->batch * m->K * m->N) * (int64_t)m->esz +
-				 m->batch * m->M * m->N * 4);
-	int best_ok = 0;
-	double best_total = 0;	/* bytes over all tiles of `best` */
-	uint64_t least = UINT64_MAX;
+	struct search s = { .best = *m, .best_cost = -1, .least = UINT64_MAX };
+	struct mm c = *m;
 
+	s.unique = (double)((m->batch * m->M * m->K + m->batch * m->K * m->N) * (int64_t)m->esz +
+			    m->batch * m->M * m->N * 4);
 	for (c.pm = 1;; c.pm = c.pm * 2 > m->M ? m->M : c.pm * 2) {
+		c.nw = 0;
 		for (c.pn = 1;; c.pn = c.pn * 2 > m->N ? m->N : c.pn * 2) {
-			for (c.pk = 1;; c.pk = c.pk * 2 > m->K ? m->K : c.pk * 2) {
-				uint64_t mem = per_tile(l, &c);
-				uint64_t blocks = (uint64_t)(c.batch * c.pm * c.pn * c.pk);
-				double cost = plan_cost(l, &c);
-
-				/* no liveness yet: bound the replication of A and B */
-				int spread_ok = (double)units(&c) * (double)block_mem(&c) <= 3.0 * unique;
-
-				/* the home tile of a K split holds every partial */
-				uint64_t home = c.pk > 1 ? (uint64_t)(c.pk + 2) *
-					(uint64_t)((c.M + c.pm - 1) / c.pm) * (uint64_t)((c.N + c.pn - 1) / c.pn) * 4 : 0;
-
-				if (home > mem)
-					mem = home;
-				if (blocks <= 64u * l->tiles && mem < least)
-					least = mem;
-				if (mem <= l->budget && blocks <= 64u * l->tiles &&
-				    (best_cost < 0 || (spread_ok && !best_ok) ||
-			     (!spread_ok && !best_ok && (double)units(&c) * (double)block_mem(&c) < best_total) ||
-				     (spread_ok && best_ok && cost < best_cost))) {
-					best_cost = cost;
-					best = c;
-					best_ok = spread_ok;
-					best_total = (double)units(&c) * (double)block_mem(&c);
-				}
-				if (c.pk == m->K)
-					break;
-			}
+			consider(l, &s, c);
 			if (c.pn == m->N || m->homed == 'A')
 				break;
+		}
+		/* widths 32, 64, 96, 128, 192, 256, ... columns */
+		for (int64_t w = MM_TILE_COLS; w < m->N && m->homed != 'A';
+		     w = w == MM_TILE_COLS ? 2 * w : w % 3 ? w / 2 * 3 : w / 3 * 4) {
+			c.nw = w;
+			c.pn = (m->N + w - 1) / w;
+			consider(l, &s, c);
 		}
 		if (c.pm == m->M || m->homed == 'B')
 			break;
 	}
 	if (least_out)
-		*least_out = least;
-	if (best_cost < 0)
+		*least_out = s.least;
+	if (s.best_cost < 0)
 		return -1;
-	*m = best;
+	*m = s.best;
 	return 0;
 }
 
@@ -238,7 +293,8 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	for (int64_t im = 0; im < m.pm; im++)
 	for (int64_t in = 0; in < m.pn; in++) {
 		int64_t m0 = m.r0 + m.M * im / m.pm, m1 = m.r0 + m.M * (im + 1) / m.pm;
-		int64_t n0 = m.N * in / m.pn, n1 = m.N * (in + 1) / m.pn;
+		int64_t n0 = m.nw ? (in * m.nw < m.N ? in * m.nw : m.N) : m.N * in / m.pn;
+		int64_t n1 = m.nw ? ((in + 1) * m.nw < m.N ? (in + 1) * m.nw : m.N) : m.N * (in + 1) / m.pn;
 		int64_t mb = m1 - m0, nb = n1 - n0;
 		uint64_t obase = (uint64_t)(p * m.Mall * m.N);
 		uint32_t home = IPU_GRAPH_INVALID;
@@ -380,6 +436,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, uint64_t least)
 {
 	struct mm c = *m;
+	char wbuf[32];
 	int64_t rows = 0;
 
 	for (int64_t nc = 2; nc / 2 < m->Mall && nc <= 4096; nc *= 2) {
@@ -395,9 +452,9 @@ static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, uint64_t
 				   (long long)m->Mall, (long long)m->K, (long long)m->K, (long long)m->N,
 				   (long long)m->batch);
 	if (getenv("IPU_LOWER_TRACE"))
-		fprintf(stderr, "lower: %s: matmul [%lld x %lld] x [%lld x %lld] in chunks of %lld rows -> pm %lld pn %lld pk %lld, %llu bytes per block\n",
+		fprintf(stderr, "lower: %s: matmul [%lld x %lld] x [%lld x %lld] in chunks of %lld rows -> pm %lld pn %lld%s pk %lld, %llu bytes per block\n",
 			n->name, (long long)m->Mall, (long long)m->K, (long long)m->K, (long long)m->N,
-			(long long)rows, (long long)c.pm, (long long)c.pn, (long long)c.pk,
+			(long long)rows, (long long)c.pm, (long long)c.pn, width(&c, wbuf, sizeof(wbuf)), (long long)c.pk,
 			(unsigned long long)block_mem(&c));
 	/* every chunk with the first one's plan: the output's layout (one
 	 * spread, or blocks mapped where they are computed) is the same */
@@ -417,6 +474,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	const struct ir_graph *g = l->g;
 	const struct ir_value *a, *b;
 	struct mm m;
+	char wbuf[32];
 	uint32_t *ctile;
 
 	if (strcmp(n->op, "MatMul"))
@@ -468,9 +526,9 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 			m = h;
 	}
 	if (getenv("IPU_LOWER_TRACE"))
-		fprintf(stderr, "lower: %s: matmul batch %lld [%lld x %lld] x [%lld x %lld] -> pm %lld pn %lld pk %lld%s, %llu bytes per block\n",
+		fprintf(stderr, "lower: %s: matmul batch %lld [%lld x %lld] x [%lld x %lld] -> pm %lld pn %lld%s pk %lld%s, %llu bytes per block\n",
 			n->name, (long long)m.batch, (long long)m.M, (long long)m.K, (long long)m.K,
-			(long long)m.N, (long long)m.pm, (long long)m.pn, (long long)m.pk,
+			(long long)m.N, (long long)m.pm, (long long)m.pn, width(&m, wbuf, sizeof(wbuf)), (long long)m.pk,
 			m.homed == 'A' ? " (A kept once)" : m.homed == 'B' ? " (B kept once)" : "",
 			(unsigned long long)block_mem(&m));
 	if (m.homed == 'A') {

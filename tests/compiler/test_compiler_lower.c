@@ -618,6 +618,31 @@ TEST(fp32_bias_joins_the_sum)
 	ir_graph_free(g);
 }
 
+/*
+ * A 1x1 convolution's product, [24 x 40] weights x a [40 x 1300] image
+ * plus a bias per row, fp32 and fp16 on 16 tiles: a run-time B cut into
+ * column blocks, evenly or (float16 here: 14 blocks of 96 columns, the
+ * last 52) a whole number of the host kernel's register tiles wide.
+ */
+TEST(matmul_column_blocks_of_whole_register_tiles)
+{
+	for (int fp16 = 0; fp16 < 2; fp16++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int in[2], y;
+		char rep[2048];
+
+		in[0] = cconst(g, "w", 2, (int64_t[]){ 24, 40 }, 23);
+		in[1] = input(g, "x", IR_F32, 2, (int64_t[]){ 40, 1300 });
+		y = node(g, "MatMul", in, 2, "t");
+		in[0] = y;
+		in[1] = cconst(g, "b", 2, (int64_t[]){ 24, 1 }, 29);
+		y = node(g, "Add", in, 2, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, fp16, 16, 64 * 1024, rep, sizeof(rep)) == 0, "fp16 %d: %s", fp16, rep);
+		ir_graph_free(g);
+	}
+}
+
 TEST(rows_larger_than_a_tile)
 {
 	int64_t dx[] = { 2, 48, 40, 40 }, db[] = { 48, 1, 1 }, ds[] = { 4, 16, 40, 40 };
@@ -875,5 +900,6 @@ int main(int argc, char **argv)
 	RUN(elementwise_follows_pieces_within_rows);
 	RUN(fp32_bias_joins_the_sum);
 	RUN(depthwise_row_blocks_in_place);
+	RUN(matmul_column_blocks_of_whole_register_tiles);
 	return TH_DONE();
 }
