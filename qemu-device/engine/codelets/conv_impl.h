@@ -568,6 +568,10 @@ CD_TARGET static int CD_FN(direct)(const struct conv_args *c)
 		if (!CD_FN(dw_ip)(c))
 			return 0;
 #endif
+#if CD_VL == 16
+		if (!CD_FN(dw_ip_s2)(c))
+			return 0;
+#endif
 		if (!CD_FN(dw)(c))
 			return 0;
 	}

@@ -389,3 +389,106 @@ CD_FN(dw_ip)(const struct conv_args *c)
 		}
 	return 0;
 }
+
+#if CD_VL == 16
+/*
+ * Depthwise rows of column stride 2 read in place (AVX-512): output
+ * column ow of tap kw reads input column 2 ow + kw dW - pl, so a vector
+ * of 16 outputs is the even lanes of 32 input columns: two masked loads
+ * (columns outside the row read 0.0) and one permute, instead of copying
+ * the kH rows of every channel split by column phase.  The same sums as
+ * dw().  Returns -1 (nothing written) when it does not apply.
+ */
+CD_TARGET CD_CONTRACT CD_NO_LIBCALLS __attribute__((noinline)) static int
+CD_FN(dw_ip_s2)(const struct conv_args *c)
+{
+	typedef CD_FN(vf) vf;
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+					     20, 22, 24, 26, 28, 30);
+	_Alignas(64) float acc[CD_DW_MAX];
+	__mmask16 cm[2 * CD_IP_DW_MASKS];
+	float tw[CD_KT];
+	intptr_t toff[CD_KT];
+	uint32_t tidx[CD_KT], tkw[CD_KT];
+	size_t kH = c->kH, kW = c->kW, taps = kH * kW, OW = c->OW, W = c->W;
+	size_t nv = cd_div_up(OW, CD_VL), n, ch, oh, kh, kw, v, t, nt;
+
+	if (c->sW != 2 || c->in_f16 || taps > CD_KT || nv * CD_VL > CD_DW_MAX ||
+	    kW * nv > CD_IP_DW_MASKS)
+		return -1;
+	/* per kw and output vector, the input columns of its two loads inside the row */
+	for (kw = 0; kw < kW; kw++)
+		for (v = 0; v < nv; v++) {
+			int64_t b = (int64_t)(2 * CD_VL * v + kw * c->dW) - (int64_t)c->pl;
+
+			cm[2 * (kw * nv + v)] = CD_FN(lanes)(-b, (int64_t)W - b);
+			cm[2 * (kw * nv + v) + 1] = CD_FN(lanes)(-b - 16, (int64_t)W - b - 16);
+		}
+	for (n = 0; n < c->N; n++)
+		for (oh = 0; oh < c->OH; oh++) {
+			int64_t ih0 = (int64_t)(oh * c->sH) - (int64_t)c->pt;
+
+			nt = 0;
+			for (kh = 0; kh < kH; kh++) {
+				int64_t ih = ih0 + (int64_t)(kh * c->dH);
+
+				if (ih < 0 || ih >= (int64_t)c->H)
+					continue;
+				for (kw = 0; kw < kW; kw++) {
+					toff[nt] = (intptr_t)((ih * (int64_t)W +
+							       (int64_t)(kw * c->dW) -
+							       (int64_t)c->pl) *
+							      (int64_t)sizeof(float));
+					tkw[nt] = (uint32_t)(2 * kw * nv);
+					tidx[nt++] = (uint32_t)(kh * kW + kw);
+				}
+			}
+			for (ch = 0; ch < c->G; ch++) {
+				uintptr_t plane = (uintptr_t)c->in +
+						  (n * c->G + ch) * c->H * W * sizeof(float);
+				const float *w = (const float *)c->w + ch * taps;
+
+				for (t = 0; t < nt; t++)
+					tw[t] = w[tidx[t]];
+				/* two independent sums at a time: FMA latency */
+				for (v = 0; v + 2 <= nv; v += 2) {
+					vf a0 = { 0 }, a1 = { 0 };
+
+					for (t = 0; t < nt; t++) {
+						uintptr_t s = plane + (uintptr_t)toff[t] +
+							      2 * v * CD_VL * sizeof(float);
+						const __mmask16 *m = cm + tkw[t] + 2 * v;
+						__m512 x0 = _mm512_permutex2var_ps(
+							_mm512_maskz_loadu_ps(m[0], (const void *)s), ev,
+							_mm512_maskz_loadu_ps(m[1], (const void *)(s + 64)));
+						__m512 x1 = _mm512_permutex2var_ps(
+							_mm512_maskz_loadu_ps(m[2], (const void *)(s + 128)), ev,
+							_mm512_maskz_loadu_ps(m[3], (const void *)(s + 192)));
+
+						a0 += tw[t] * (vf)x0;
+						a1 += tw[t] * (vf)x1;
+					}
+					memcpy(acc + v * CD_VL, &a0, sizeof(vf));
+					memcpy(acc + (v + 1) * CD_VL, &a1, sizeof(vf));
+				}
+				for (; v < nv; v++) {
+					vf a0 = { 0 };
+
+					for (t = 0; t < nt; t++) {
+						uintptr_t s = plane + (uintptr_t)toff[t] +
+							      2 * v * CD_VL * sizeof(float);
+						const __mmask16 *m = cm + tkw[t] + 2 * v;
+
+						a0 += tw[t] * (vf)_mm512_permutex2var_ps(
+							_mm512_maskz_loadu_ps(m[0], (const void *)s), ev,
+							_mm512_maskz_loadu_ps(m[1], (const void *)(s + 64)));
+					}
+					memcpy(acc + v * CD_VL, &a0, sizeof(vf));
+				}
+				CD_FN(store_row)(c, ((n * c->G + ch) * c->OH + oh) * OW, acc,
+						 CD_FN(bias)(c, ch));
+			}
+		}
+	return 0;
+}
+#endif
