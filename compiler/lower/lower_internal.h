@@ -110,7 +110,7 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 int lw_block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
 		   struct ipu_slice *out);
-/* The constant bias a float16 MatMul's only reader adds (lower_bias.c). */
+/* The constant bias a MatMul's only reader adds (lower_bias.c). */
 struct lw_mm_bias {
 	int v;			/* the bias value, -1: none */
 	int node;		/* the Add node */

@@ -367,6 +367,42 @@ TEST(transpose_random)
 
 /* ------------------------------------------------------------ STRIDED_COPY */
 
+/* A bias broadcast: each output row repeats one input element (column
+ * stride 0), rows of lengths around the fill's doubling steps. */
+TEST(strided_copy_broadcast_rows)
+{
+	static const uint32_t cols[] = { 1, 2, 3, 31, 32, 33, 300 };
+	struct ct_rng r = { 11 };
+	struct ct_tile t;
+	uint32_t d, c, i, j;
+
+	ct_init(&t, 1 << 19);
+	for (d = 0; d < NDT; d++)
+		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			uint32_t dt = all_dt[d], rows = 5, n = rows * cols[c], A, B;
+			double *want = ct_dalloc(n);
+
+			ct_reset(&t);
+			A = ct_op(&t, dt, rows + 2);
+			B = ct_op(&t, dt, n);
+			ct_p(&t, 2);
+			ct_p(&t, rows);
+			ct_p(&t, cols[c]);
+			ct_p(&t, 2);	/* offset */
+			ct_p(&t, 1);
+			ct_p(&t, 0);
+			ct_fill_rand(&t, &r, A, -100, 100);
+			for (i = 0; i < rows; i++)
+				for (j = 0; j < cols[c]; j++)
+					want[i * cols[c] + j] = ct_get(&t, A, 2 + i);
+			CHECK_EQ_INT(ct_run(&t, IPUX_CL_STRIDED_COPY), 0);
+			CHECK_MSG(ct_compare(&t, B, want, 0, 0, "STRIDED_COPY") == 0,
+				  "dt %u cols %u", dt, cols[c]);
+			free(want);
+		}
+	ct_free(&t);
+}
+
 TEST(strided_copy_random)
 {
 	struct ct_rng r = { 9 };
@@ -589,6 +625,7 @@ int main(int argc, char **argv)
 	RUN(pool2d_huge_window);
 	RUN(gather_random);
 	RUN(transpose_random);
+	RUN(strided_copy_broadcast_rows);
 	RUN(strided_copy_random);
 	RUN(strided_copy_overflow);
 	RUN(pad_random);

@@ -18,6 +18,39 @@ static void lay_row(uint8_t *dst, const uint8_t *src, ptrdiff_t stride,
 		memmove(dst, src, n * es);
 		return;
 	}
+	/* one element along the row (a bias broadcast over a block's
+	 * columns): a fill the compiler vectorises, not a strided gather */
+	if (stride == 0) {
+		switch (es) {
+		case 1:
+			memset(dst, src[0], n);
+			return;
+		case 2: {
+			uint16_t *d = (uint16_t *)dst, x;
+
+			memcpy(&x, src, sizeof(x));
+			for (i = 0; i < n; i++)
+				d[i] = x;
+			return;
+		}
+		case 4: {
+			uint32_t *d = (uint32_t *)dst, x;
+
+			memcpy(&x, src, sizeof(x));
+			for (i = 0; i < n; i++)
+				d[i] = x;
+			return;
+		}
+		default: {
+			uint64_t *d = (uint64_t *)dst, x;
+
+			memcpy(&x, src, sizeof(x));
+			for (i = 0; i < n; i++)
+				d[i] = x;
+			return;
+		}
+		}
+	}
 	switch (es) {
 	case 1:
 		for (i = 0; i < n; i++)
