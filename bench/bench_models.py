@@ -320,6 +320,16 @@ def main():
             out[f"geomean_ratio_1_{prec}{key}"] = gm
             print(f"# geometric mean of the ratios (1 request at a time), {prec}, {label}: "
                   f"{gm:.3f} over {len(sel)} ({', '.join(t['model'] for t in sel)})")
+    # onnxruntime's threads meet at a barrier per operator and lose far
+    # more than the device's workers when other jobs hold the CPUs: on a
+    # loaded machine the ratios come out inflated (0.91 at load 5 against
+    # 0.53 idle on the same build), so say so next to them
+    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    out["load_average_end"] = load
+    if load > 0.5 * cpus:
+        print(f"# warning: load average {load:.1f} on {cpus} CPUs: other jobs shared the CPUs, "
+              "which slows onnxruntime more than the device; the ratios above overstate the "
+              "device, take the figures of an idle machine")
     path = a.json or os.path.join(work, "bench-models.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
