@@ -166,8 +166,9 @@ def main():
                 json.dump(meta["resnet50"], f)
         names.append("resnet50")
 
+    load0 = os.getloadavg()[0]
     print(f"# bench-models: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, "
-          f"{threads} CPUs, load average {os.getloadavg()[0]:.1f}")
+          f"{threads} CPUs, load average {load0:.1f}")
     print("# compile: ipu-compile for the default target (ipu2: 1472 tiles x 624 KiB); "
           f"wall time best of {a.repeat} (ResNet-50: 1), peak RSS from /usr/bin/time -v")
     print(f"{'model':<12} {'nodes':>5} {'params':>9} {'prec':<5} {'wall s':>7} {'cpu s':>7} "
@@ -323,13 +324,14 @@ def main():
     # onnxruntime's threads meet at a barrier per operator and lose far
     # more than the device's workers when other jobs hold the CPUs: on a
     # loaded machine the ratios come out inflated (0.91 at load 5 against
-    # 0.53 idle on the same build), so say so next to them
-    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
-    out["load_average_end"] = load
-    if load > 0.5 * cpus:
-        print(f"# warning: load average {load:.1f} on {cpus} CPUs: other jobs shared the CPUs, "
-              "which slows onnxruntime more than the device; the ratios above overstate the "
-              "device, take the figures of an idle machine")
+    # 0.53 idle on the same build), so say so next to them.  The load of
+    # the start counts: during the run the benchmark itself loads the CPUs.
+    cpus = os.cpu_count() or 1
+    out["load_average_start"] = load0
+    if load0 > cpus:
+        print(f"# warning: load average {load0:.1f} on {cpus} CPUs at the start: other jobs shared "
+              "the CPUs, which slows onnxruntime more than the device; the ratios above "
+              "overstate the device, take the figures of an idle machine")
     path = a.json or os.path.join(work, "bench-models.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
