@@ -48,6 +48,31 @@ static int64_t ncols(const struct mm *m)
 	return m->nw ? m->nw : (m->N + m->pn - 1) / m->pn;
 }
 
+/*
+ * The pieces of output rows a K split's sums are made in.  Whole output
+ * rows (pn 1) are summed on as many tiles as the output would be spread
+ * over (a few KiB each), straight into the output kept there: the
+ * partials' exchange and the sums are spread like the result, and no copy
+ * places it.  Column blocks are summed on one tile and their rows copied
+ * into the output.
+ */
+#define MM_SUM_PIECE_BYTES 8192
+#define MM_MAX_PIECES 64
+
+static int64_t sum_pieces(const struct mm *m, int64_t mb, int64_t nb)
+{
+	int64_t r;
+
+	if (m->pk == 1 || m->pn > 1)
+		return 1;
+	r = (mb * nb * (int64_t)m->esz + MM_SUM_PIECE_BYTES - 1) / MM_SUM_PIECE_BYTES;
+	if (r > mb)
+		r = mb;
+	if (r > MM_MAX_PIECES)
+		r = MM_MAX_PIECES;
+	return r > 0 ? r : 1;
+}
+
 static double round_up(double x, double to)
 {
 	return to * (double)(int64_t)((x + to - 1) / to);
@@ -125,7 +150,7 @@ static uint64_t per_tile(const struct lw *l, const struct mm *m)
 #define MM_HOST_MAC_NS 0.015
 #define MM_HOST_RESULT_NS 0.2
 
-static double plan_cost(const struct lw *l, const struct mm *c)
+static double plan_cost(const struct lw *l, const struct mm *c, double *cyc_out, double *host_out)
 {
 	double mb = (double)((c->M + c->pm - 1) / c->pm), nb = (double)ncols(c);
 	double kb = (double)((c->K + c->pk - 1) / c->pk), esz = (double)c->esz;
@@ -137,23 +162,28 @@ static double plan_cost(const struct lw *l, const struct mm *c)
 	int a_moves = c->homed == 'B' || (c->homed != 'A' && !c->a_const);
 	int b_moves = c->homed == 'A' || (c->homed != 'B' && !c->b_const);
 	double in = (a_moves ? mb * kb * esz : 0) + (b_moves ? kb * nb * esz : 0);
-	int placed = c->pk > 1 || c->pn > 1;	/* rows copied into the output */
+	/* column blocks' rows are copied into the output; whole rows (a K
+	 * split's sums too) are made where the output keeps them */
+	int placed = c->pn > 1;
+	double np = (double)sum_pieces(c, (int64_t)mb, (int64_t)nb);
+	/* sum pieces on the busiest tile, each a share np of a block */
+	double sums = (double)(((uint64_t)outs * (uint64_t)np + l->tiles - 1) / l->tiles);
 	double cyc, host, copies, bytes;
 
 	cyc = (in > 0 ? 100 + per * in / 8 : 0) +
 	      50 + per * (40 + mb * nb * kb / rate + mb * 4 + mb * nb * osz / 8);
 	if (c->pk > 1)
-		cyc += 100 + homes * (double)c->pk * mb * nb * 4 / 8 +
-		       50 + homes * (40 + (double)(c->pk + 1) * mb * nb * 4 / 8);
+		cyc += 100 + sums * (double)c->pk * mb * nb * 4 / np / 8 +
+		       50 + sums * (40 + (double)(c->pk + 1) * mb * nb * 4 / np / 8);
 	if (placed)
 		cyc += 100 + homes * mb * nb * esz / 8;
 
 	/* a block of A is contiguous unless K is cut, one of B unless N is */
 	copies = blocks * ((a_moves ? (c->pk > 1 ? mb : 1) : 0) + (b_moves ? (c->pn > 1 ? kb : 1) : 0));
 	bytes = blocks * in;
-	host = (blocks + (c->pk > 1 ? outs : 0)) * MM_HOST_VERTEX_NS;
+	host = (blocks + (c->pk > 1 ? outs * np : 0)) * MM_HOST_VERTEX_NS;
 	if (c->pk > 1) {
-		copies += blocks;
+		copies += blocks * np;
 		bytes += blocks * mb * nb * 4;
 		host += outs * (double)(c->pk + 1) * mb * nb * MM_HOST_REDUCED_NS + 2 * MM_HOST_STEP_NS;
 	}
@@ -166,6 +196,10 @@ static double plan_cost(const struct lw *l, const struct mm *c)
 	/* the kernel: multiply-adds and results of whole register tiles */
 	host += blocks * round_up(mb, MM_TILE_ROWS) * round_up(nb, MM_TILE_COLS) *
 		(kb * MM_HOST_MAC_NS + MM_HOST_RESULT_NS);
+	if (cyc_out)
+		*cyc_out = cyc;
+	if (host_out)
+		*host_out = host;
 	return host + cyc * MM_NS_PER_CYCLE * MM_MODEL_WEIGHT;
 }
 
@@ -184,16 +218,24 @@ static void consider(const struct lw *l, struct search *s, struct mm c)
 	for (c.pk = 1;; c.pk = c.pk * 2 > c.K ? c.K : c.pk * 2) {
 		uint64_t mem = per_tile(l, &c);
 		uint64_t blocks = (uint64_t)(c.batch * c.pm * c.pn * c.pk);
-		double cost = plan_cost(l, &c);
+		double cyc, host, cost = plan_cost(l, &c, &cyc, &host);
 		double total = (double)units(&c) * (double)block_mem(&c);
 		/* no liveness yet: bound the replication of A and B */
 		int spread_ok = total <= 3.0 * s->unique;
-		/* the home tile of a K split holds every partial */
-		uint64_t home = c.pk > 1 ? (uint64_t)(c.pk + 2) *
-			(uint64_t)((c.M + c.pm - 1) / c.pm) * (uint64_t)ncols(&c) * 4 : 0;
+		/* the home tile of a K split's sum holds every partial of
+		 * its piece */
+		int64_t mb = (c.M + c.pm - 1) / c.pm;
+		uint64_t home = c.pk > 1 ? (uint64_t)(c.pk + 2) * (uint64_t)mb * (uint64_t)ncols(&c) * 4 /
+			(uint64_t)sum_pieces(&c, mb, ncols(&c)) : 0;
 
 		if (home > mem)
 			mem = home;
+		/* IPU_LOWER_TRACE=mm: every partition tried */
+		if (getenv("IPU_LOWER_TRACE") && !strcmp(getenv("IPU_LOWER_TRACE"), "mm"))
+			fprintf(stderr, "  try pm %lld pn %lld nw %lld pk %lld%s: %llu bytes per tile%s, cost %.0f (%.0f cycles, host %.0f ns)\n",
+				(long long)c.pm, (long long)c.pn, (long long)c.nw, (long long)c.pk,
+				c.homed == 'A' ? " (A kept once)" : c.homed == 'B' ? " (B kept once)" : "",
+				(unsigned long long)mem, mem > l->budget ? " (over)" : "", cost, cyc, host);
 		if (blocks <= 64u * l->tiles && mem < s->least)
 			s->least = mem;
 		if (mem <= l->budget && blocks <= 64u * l->tiles &&
@@ -280,7 +322,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	}
 	/* blocks that are not whole output rows are copied into an output
 	 * spread once over the tiles */
-	if (first && (m.pk > 1 || m.pn > 1) &&
+	if (first && m.pn > 1 &&
 	    lw_spread(l, out, (uint64_t)(m.batch * m.Mall * m.N), ipux_dtype_size(odt),
 		      (uint32_t)((uint64_t)(m.batch * m.Mall * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
 		return -1;
@@ -297,8 +339,16 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 		int64_t n1 = m.nw ? ((in + 1) * m.nw < m.N ? (in + 1) * m.nw : m.N) : m.N * (in + 1) / m.pn;
 		int64_t mb = m1 - m0, nb = n1 - n0;
 		uint64_t obase = (uint64_t)(p * m.Mall * m.N);
-		uint32_t home = IPU_GRAPH_INVALID;
-		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, blk = { IPU_GRAPH_INVALID, 0, 0 };
+		/* the K split's sum pieces: rows [ra, ra + rn) of the block
+		 * summed on tile home from partials parts */
+		struct {
+			uint32_t home;
+			int64_t ra, rn;
+			struct ipu_slice parts;
+		} pc[MM_MAX_PIECES];
+		int64_t np = sum_pieces(&m, mb, nb);
+		int started = 0;
+		struct ipu_slice blk = { IPU_GRAPH_INVALID, 0, 0 };
 		struct ipu_slice res;
 
 		if (mb <= 0 || nb <= 0)
@@ -330,31 +380,43 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 
 				if (lw_temp(l, "partial", pdt, (uint64_t)(mb * nb), tile, &ops[2]))
 					return -1;
-				if (home == IPU_GRAPH_INVALID) {
+				for (int64_t j = 0; !started && m.pk > 1 && j < np; j++) {
+					int64_t ra = mb * j / np, rn = mb * (j + 1) / np - ra;
+					struct ipu_slice *pp = &pc[j].parts;
+
 					/* a homed constant's tiles hold its blocks
 					 * already: the partials go elsewhere */
-					home = m.homed && m.pk > 1 ? lw_pick_tile(l) : tile;
+					pc[j].home = m.homed || j ? lw_pick_tile(l) : tile;
+					pc[j].ra = ra;
+					pc[j].rn = rn;
 					/* with a bias, one more partial: the bias */
-					if (m.pk > 1 &&
-					    lw_temp(l, "partials", IPUX_DT_F32,
-						    (uint64_t)((m.pk + (bias.v >= 0)) * mb * nb), home, &parts))
+					if (lw_temp(l, "partials", IPUX_DT_F32,
+						    (uint64_t)((m.pk + (bias.v >= 0)) * rn * nb), pc[j].home, pp))
 						return -1;
-					if (m.pk > 1 && bias.v >= 0) {
-						struct ipu_slice bs = { parts.t, parts.begin + (uint64_t)(m.pk * mb * nb),
-									(uint64_t)(mb * nb) };
+					if (bias.v >= 0) {
+						struct ipu_slice bs = { pp->t, pp->begin + (uint64_t)(m.pk * rn * nb),
+									(uint64_t)(rn * nb) };
 
 						if (odt == IPUX_DT_F32
-						    ? lw_mm_bias_fill(l, &bias, cs1, &x1, home, bs, m0, mb, n0, nb)
-						    : lw_mm_bias_f32(l, &bias, cs0, cs1, &x1, home, bs, m0, mb, n0, nb))
+						    ? lw_mm_bias_fill(l, &bias, cs1, &x1, pc[j].home, bs, m0 + ra, rn, n0, nb)
+						    : lw_mm_bias_f32(l, &bias, cs0, cs1, &x1, pc[j].home, bs, m0 + ra, rn, n0, nb))
 							return -1;
 					}
-					blk = ops[2];
 				}
-				if (m.pk > 1) {
+				if (!started)
+					blk = ops[2];
+				started = 1;
+				for (int64_t j = 0; m.pk > 1 && j < np; j++) {
+					uint64_t rn = (uint64_t)pc[j].rn;
+
 					if (x2 == IPU_GRAPH_INVALID && (x2 = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 						return lw_check(l);
-					if (ipu_exchange_add(l->gb, x2, ops[2],
-							     (struct ipu_slice){ parts.t, parts.begin + (uint64_t)(ik * mb * nb), (uint64_t)(mb * nb) }))
+					if (ipu_exchange_add(l->gb, x2,
+							     (struct ipu_slice){ ops[2].t, ops[2].begin + (uint64_t)pc[j].ra * (uint64_t)nb,
+										 rn * (uint64_t)nb },
+							     (struct ipu_slice){ pc[j].parts.t,
+										 pc[j].parts.begin + (uint64_t)ik * rn * (uint64_t)nb,
+										 rn * (uint64_t)nb }))
 						return lw_check(l);
 				}
 			}
@@ -383,26 +445,43 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 		if (m.pk == 1 && m.pn == 1)
 			continue;
 		res = blk;
-		if (m.pk > 1) {
-			/* partial sums -> one block on the home tile */
-			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)(m.pk + (bias.v >= 0)), (uint32_t)(mb * nb) };
-			struct ipu_slice rops[2];
+		for (int64_t j = 0; m.pk > 1 && j < np; j++) {
+			/* partial sums -> one piece on its home tile: whole
+			 * output rows into the output, mapped there */
+			uint64_t cnt = (uint64_t)(pc[j].rn * nb);
+			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)(m.pk + (bias.v >= 0)), (uint32_t)cnt };
+			uint32_t home = pc[j].home;
+			struct ipu_slice rops[2], dst = { IPU_GRAPH_INVALID, 0, 0 };
 
-			rops[0] = parts;
-			if (lw_temp(l, "sum", IPUX_DT_F32, (uint64_t)(mb * nb), home, &rops[1]))
+			if (m.pn == 1) {
+				uint64_t o0 = obase + (uint64_t)((m0 + pc[j].ra) * m.N);
+
+				if (ipu_graph_map(l->gb, out, home, o0, o0 + cnt))
+					return lw_check(l);
+				lw_account(l, home, cnt * ipux_dtype_size(odt));
+				dst = (struct ipu_slice){ out, o0, cnt };
+			}
+			rops[0] = pc[j].parts;
+			if (odt == IPUX_DT_F32 && dst.t != IPU_GRAPH_INVALID)
+				rops[1] = dst;
+			else if (lw_temp(l, "sum", IPUX_DT_F32, cnt, home, &rops[1]))
 				return -1;
 			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_REDUCE, rops, 2, rp, 4))
 				return lw_check(l);
 			res = rops[1];
 			if (odt == IPUX_DT_F16) {
 				rops[0] = res;
-				if (lw_temp(l, "sum16", IPUX_DT_F16, (uint64_t)(mb * nb), home, &rops[1]))
+				if (dst.t != IPU_GRAPH_INVALID)
+					rops[1] = dst;
+				else if (lw_temp(l, "sum16", IPUX_DT_F16, cnt, home, &rops[1]))
 					return -1;
 				if (ipu_graph_add_vertex(l->gb, cs3, IPUX_CL_CAST, rops, 2, NULL, 0))
 					return lw_check(l);
 				res = rops[1];
 			}
 		}
+		if (m.pk > 1 && m.pn == 1)
+			continue;
 		/* block rows -> the output, which lives on the home tile */
 		if (x3 == IPU_GRAPH_INVALID && (x3 = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 			return lw_check(l);
