@@ -105,6 +105,46 @@ TEST(matmul_split_k_with_partial_sums)
 	ir_graph_free(g);
 }
 
+static int lower_stats(struct ir_graph *g, uint32_t tiles, uint32_t mem,
+		       struct ipu_graph_stats *st, char *report, size_t len);
+
+/* A constant A kept once ([256 x 512], the weights of a 1x1 conv) times
+ * a run-time B ([512 x 32]) on tiles giving an op 32 KiB: K is split and
+ * the output rows are whole, so each block's partial sums are added in
+ * row pieces on several tiles straight into the output kept there: two
+ * exchanges (the operand blocks, the partials), none placing the result. */
+TEST(matmul_split_k_sums_whole_rows_in_place)
+{
+	for (int fp16 = 0; fp16 < 2; fp16++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int64_t da[] = { 256, 512 }, db[] = { 512, 32 };
+		int in[2], y;
+		char rep[2048];
+
+		in[0] = cconst(g, "a", 2, da, 5);
+		in[1] = input(g, "b", IR_F32, 2, db);
+		y = node(g, "MatMul", in, 2, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, fp16, 64, 64 * 1024, rep, sizeof(rep)) == 0, "fp16 %d: %s", fp16, rep);
+		ir_graph_free(g);
+	}
+	{
+		struct ir_graph *g = ir_graph_new(NULL);
+		int64_t da[] = { 256, 512 }, db[] = { 512, 32 };
+		struct ipu_graph_stats st;
+		int in[2], y;
+		char rep[2048];
+
+		in[0] = cconst(g, "a", 2, da, 5);
+		in[1] = input(g, "b", IR_F32, 2, db);
+		y = node(g, "MatMul", in, 2, "y");
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(lower_stats(g, 64, 64 * 1024, &st, rep, sizeof(rep)) == 0, "%s", rep);
+		CHECK_MSG(st.exchanges == 2, "%u exchanges", st.exchanges);
+		ir_graph_free(g);
+	}
+}
+
 TEST(matmul_split_mn_runtime_b)
 {
 	char rep[2048];
@@ -874,6 +914,7 @@ int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
 	RUN(matmul_split_k_with_partial_sums);
+	RUN(matmul_split_k_sums_whole_rows_in_place);
 	RUN(matmul_split_mn_runtime_b);
 	RUN(matmul_in_row_chunks);
 	RUN(matmul_shared_weight_is_one_product);
