@@ -360,8 +360,14 @@ int ipu_run_wait(struct ipu_device *idev, struct ipu_wait_args *a)
 	return 0;
 }
 
-/* Drain the command completion ring; returns the entries consumed. */
-unsigned int ipu_cpl_drain(struct ipu_device *idev)
+/*
+ * Drain the command completion ring; returns the entries consumed.
+ * polled: the watchdog found them without their interrupt.  That is
+ * counted before the first command is finished, under cmd_lock: a waiter
+ * woken by its completion may read stats/lost_irqs at once, on another CPU,
+ * while this one still writes CPLQ_HEAD.
+ */
+static unsigned int __ipu_cpl_drain(struct ipu_device *idev, bool polled)
 {
 	unsigned long flags;
 	unsigned int n = 0;
@@ -381,6 +387,8 @@ unsigned int ipu_cpl_drain(struct ipu_device *idev)
 		if ((READ_ONCE(c->flags) & IPU_CPL_PHASE) != idev->cpl_phase)
 			break;
 		dma_rmb();
+		if (polled && !n)
+			atomic64_inc(&idev->st_lost_irqs);
 		tag = le64_to_cpu(c->tag);
 		status = le16_to_cpu(c->status);
 		ctx = tag <= INT_MAX ? idr_find(&idev->cmd_idr, (int)tag) : NULL;
@@ -415,8 +423,16 @@ unsigned int ipu_cpl_drain(struct ipu_device *idev)
 	return n;
 }
 
-/* Drain the stream completion ring; returns the entries consumed. */
-unsigned int ipu_scq_drain(struct ipu_device *idev)
+unsigned int ipu_cpl_drain(struct ipu_device *idev)
+{
+	return __ipu_cpl_drain(idev, false);
+}
+
+/*
+ * Drain the stream completion ring; returns the entries consumed.
+ * polled: as for the command ring (the buffers' owners are woken here).
+ */
+static unsigned int __ipu_scq_drain(struct ipu_device *idev, bool polled)
 {
 	unsigned long flags;
 	unsigned int n = 0;
@@ -437,6 +453,8 @@ unsigned int ipu_scq_drain(struct ipu_device *idev)
 		if ((READ_ONCE(c->flags) & IPU_CPL_PHASE) != idev->scq_phase)
 			break;
 		dma_rmb();
+		if (polled && !n)
+			atomic64_inc(&idev->st_lost_irqs);
 		tag = le64_to_cpu(c->tag);
 		status = le16_to_cpu(c->status);
 		result = le32_to_cpu(c->result);
@@ -472,6 +490,11 @@ unsigned int ipu_scq_drain(struct ipu_device *idev)
 	}
 	spin_unlock_irqrestore(&idev->sq_lock, flags);
 	return n;
+}
+
+unsigned int ipu_scq_drain(struct ipu_device *idev)
+{
+	return __ipu_scq_drain(idev, false);
 }
 
 /*
@@ -541,23 +564,19 @@ static void ipu_poll_lost_irqs(struct ipu_device *idev)
 		return;
 	if (ipu_ring_lost_irq(idev, &idev->cmd_lock, idev->cplq, &idev->cpl_head,
 			      &idev->cpl_phase, &idev->wd_cpl_seen)) {
-		n = ipu_cpl_drain(idev);
-		if (n) {
-			atomic64_inc(&idev->st_lost_irqs);
+		n = __ipu_cpl_drain(idev, true);
+		if (n)
 			dev_warn_ratelimited(&idev->pdev->dev,
 					     "%u command completion(s) without an interrupt: polled\n",
 					     n);
-		}
 	}
 	if (ipu_ring_lost_irq(idev, &idev->sq_lock, idev->scq, &idev->scq_head,
 			      &idev->scq_phase, &idev->wd_scq_seen)) {
-		n = ipu_scq_drain(idev);
-		if (n) {
-			atomic64_inc(&idev->st_lost_irqs);
+		n = __ipu_scq_drain(idev, true);
+		if (n)
 			dev_warn_ratelimited(&idev->pdev->dev,
 					     "%u stream completion(s) without an interrupt: polled\n",
 					     n);
-		}
 	}
 }
 
