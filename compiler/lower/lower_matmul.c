@@ -7,8 +7,9 @@
  * columns (only when B is a constant, whose column blocks are frozen where
  * they are used), then K when a block's working set would not fit in the
  * per-tile budget.  K parts compute float32 partial sums on different tiles;
- * the partials are exchanged to the block's home tile and added by a REDUCE
- * vertex (then cast to float16 if the output is float16).  A constant
+ * the partials are exchanged to the tiles that sum them (whole output rows
+ * in row pieces, straight into the output) and added as the product
+ * ones x partials (a float16 output rounded once from the float32 sum).  A constant
  * bias the product's only reader adds is added inside the sum (lower_bias.c).
  */
 #include <stdio.h>
@@ -126,7 +127,7 @@ static uint64_t per_tile(const struct lw *l, const struct mm *m)
 /*
  * What a partition costs, in host nanoseconds.  The device is modelled
  * (cycles of the busiest tile: operand exchange, the MATMUL vertices, with
- * K split the partials' exchange and their REDUCE, the blocks' rows copied
+ * K split the partials' exchange and their sum, the blocks' rows copied
  * into the output) and interpreted on a couple of host threads, where a
  * vertex costs a fixed overhead, an exchange copy a memcpy, and a reduced
  * partial sum far more than a multiply-add.  Both count: a modelled
@@ -289,6 +290,36 @@ static int plan(struct lw *l, struct mm *m, uint64_t *least_out)
 	return 0;
 }
 
+/*
+ * A K split's Kp partials (and bias) are summed as the product
+ * ones[1 x Kp] x partials[Kp x count]: the matmul kernel adds whole
+ * float32 rows at vector speed (a REDUCE adds each element alone, in
+ * double) and writes a float16 result itself (no CAST after it).  The
+ * ones are a constant on the summing tile.
+ */
+static int ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out)
+{
+	float *one = malloc((size_t)n * sizeof(*one));
+	ipu_tensor t;
+
+	if (!one)
+		return lw_fail(l, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		one[i] = 1.0f;
+	t = lw_tensor(l, "ones", IPUX_DT_F32, n);
+	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile) ||
+	    ipu_graph_set_init(l->gb, t, one, (size_t)n * sizeof(*one))) {
+		free(one);
+		return lw_check(l);
+	}
+	free(one);
+	lw_account(l, tile, n * sizeof(float));
+	if (l->kept)
+		l->kept[tile] += (n * sizeof(float) + 63) & ~(uint64_t)63;
+	*out = (struct ipu_slice){ t, 0, n };
+	return 0;
+}
+
 /* The blocks of plan m; ctile[im * pk + ik]: the tile of a homed A's
  * block (INVALID until its first use). */
 static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, uint32_t *ctile)
@@ -298,7 +329,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	const struct ir_graph *g = l->g;
 	const struct ir_value *o = &g->vals[n->out[0]];
 	struct mm m = *mp;
-	uint32_t odt = lw_dtype(o->dtype), cs1, cs2 = IPU_GRAPH_INVALID, cs3 = IPU_GRAPH_INVALID;
+	uint32_t odt = lw_dtype(o->dtype), cs1, cs2 = IPU_GRAPH_INVALID;
 	uint32_t cs8 = IPU_GRAPH_INVALID;	/* fp8 conversions of activations */
 	uint32_t cs0 = IPU_GRAPH_INVALID;	/* output blocks filled with the bias */
 	struct lw_mm_bias bias = { .v = -1 };
@@ -327,9 +358,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 		      (uint32_t)((uint64_t)(m.batch * m.Mall * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
 		return -1;
 	if (m.pk > 1) {
-		cs2 = ipu_graph_add_compute_set(l->gb, "reduce");
-		if (odt == IPUX_DT_F16)
-			cs3 = ipu_graph_add_compute_set(l->gb, "cast");
+		cs2 = ipu_graph_add_compute_set(l->gb, "sum");
 	}
 	for (int64_t p = 0; p < m.batch; p++)
 	for (int64_t im = 0; im < m.pm; im++)
@@ -449,9 +478,10 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			/* partial sums -> one piece on its home tile: whole
 			 * output rows into the output, mapped there */
 			uint64_t cnt = (uint64_t)(pc[j].rn * nb);
-			uint32_t rp[4] = { IPUX_RED_SUM, 1, (uint32_t)(m.pk + (bias.v >= 0)), (uint32_t)cnt };
+			uint32_t kp = (uint32_t)(m.pk + (bias.v >= 0));
+			uint32_t sp[5] = { 1, 1, (uint32_t)cnt, kp, 0 };
 			uint32_t home = pc[j].home;
-			struct ipu_slice rops[2], dst = { IPU_GRAPH_INVALID, 0, 0 };
+			struct ipu_slice sops[3], dst = { IPU_GRAPH_INVALID, 0, 0 };
 
 			if (m.pn == 1) {
 				uint64_t o0 = obase + (uint64_t)((m0 + pc[j].ra) * m.N);
@@ -461,24 +491,16 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 				lw_account(l, home, cnt * ipux_dtype_size(odt));
 				dst = (struct ipu_slice){ out, o0, cnt };
 			}
-			rops[0] = pc[j].parts;
-			if (odt == IPUX_DT_F32 && dst.t != IPU_GRAPH_INVALID)
-				rops[1] = dst;
-			else if (lw_temp(l, "sum", IPUX_DT_F32, cnt, home, &rops[1]))
+			if (ones_on(l, home, kp, &sops[0]))
 				return -1;
-			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_REDUCE, rops, 2, rp, 4))
+			sops[1] = pc[j].parts;
+			if (dst.t != IPU_GRAPH_INVALID)
+				sops[2] = dst;
+			else if (lw_temp(l, "sum", odt, cnt, home, &sops[2]))
+				return -1;
+			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_MATMUL, sops, 3, sp, 5))
 				return lw_check(l);
-			res = rops[1];
-			if (odt == IPUX_DT_F16) {
-				rops[0] = res;
-				if (dst.t != IPU_GRAPH_INVALID)
-					rops[1] = dst;
-				else if (lw_temp(l, "sum16", IPUX_DT_F16, cnt, home, &rops[1]))
-					return -1;
-				if (ipu_graph_add_vertex(l->gb, cs3, IPUX_CL_CAST, rops, 2, NULL, 0))
-					return lw_check(l);
-				res = rops[1];
-			}
+			res = sops[2];
 		}
 		if (m.pk > 1 && m.pn == 1)
 			continue;
@@ -496,7 +518,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	if (lw_emit(l, x1, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs0) ||
 	    lw_emit(l, IPU_GRAPH_INVALID, cs1))
 		return -1;
-	if (m.pk > 1 && (lw_emit(l, x2, cs2) || (cs3 != IPU_GRAPH_INVALID && lw_emit(l, IPU_GRAPH_INVALID, cs3))))
+	if (m.pk > 1 && lw_emit(l, x2, cs2))
 		return -1;
 	if (x3 != IPU_GRAPH_INVALID && lw_emit(l, x3, IPU_GRAPH_INVALID))
 		return -1;
