@@ -24,6 +24,14 @@
  * much. */
 #define HOST_VERTEX_CYCLES 12.0
 #define HOST_COPY_CYCLES 6.0
+/* and per byte an exchange copies, over all tiles.  The host copies
+ * about 15 GB/s on two threads, which at the weights above would be
+ * 1/400 cycle a byte, but the copies also cost the codelets that read
+ * them cold and the bytes they displace from the caches; weights from
+ * 1/400 to 1/12 were measured (CPU time per request, one worker):
+ * ResNet-18 fp32 went from 71.7 to 68.5 ms only at 1/12 (exchanges 119.5
+ * -> 68.3 MB), with its modelled time 6% shorter. */
+#define HOST_BYTE_CYCLES (1.0 / 12)
 
 struct convplan {
 	int64_t pc, pr;		/* output-channel blocks, output-row blocks */
@@ -58,27 +66,38 @@ static uint64_t conv_block_mem(int64_t C, int64_t G, int64_t W, int64_t OH, int6
 /* What a partition costs, in cycles of the modelled tile: the busiest
  * tile's blocks (each a vertex's overhead, its multiply-adds, streaming
  * its input, output and weights, and the exchange bringing its input rows
- * in and, for row blocks and partial sums, its result out) plus what every
- * block costs the host that runs the tiles: per vertex and per exchange
- * copy (a row block copies each of its input and output channels apart, a
- * block of whole channel planes one piece in and none out).  Counting
- * multiply-adds and bytes alone, the search cut a 960-channel 7 x 7
- * depthwise conv into 1344 vertices of 5 channels x 1 row, a few hundred
- * multiply-adds each; with these overheads it takes 80 blocks of 12 whole
- * channels, and the modelled time of MobileNetV2's depthwise convs fell
- * too (fewer halo rows read twice, fewer output copies). */
-static double conv_plan_cost(int64_t N, int64_t C, int64_t G, int64_t H, int64_t W, int64_t OH,
-			     int64_t OW, int64_t M, int64_t wrow, int64_t s, int64_t ext,
-			     const struct convplan *p, size_t es, uint32_t tiles, int f16)
+ * in and, for row blocks, its result out; with input-channel parts, the
+ * partial sums' exchange to the block's home tile, their REDUCE, cast and
+ * copy out) plus what every block costs the host that runs the tiles: per
+ * vertex, per exchange copy (a row block copies each of its input and
+ * output channels apart, a block of whole channel planes one piece in and
+ * none out) and per byte every exchange copies (over all tiles: the host
+ * copies them all).  Counting multiply-adds and bytes alone, the search
+ * cut a 960-channel 7 x 7 depthwise conv into 1344 vertices of 5 channels
+ * x 1 row, a few hundred multiply-adds each; with these overheads it takes
+ * 80 blocks of 12 whole channels, and the modelled time of MobileNetV2's
+ * depthwise convs fell too (fewer halo rows read twice, fewer output
+ * copies). */
+struct convcost {
+	double dev;		/* modelled cycles of the busiest tiles */
+	double verts, copies, bytes;	/* the host's work */
+	double total;		/* dev + the host's work in planner cycles */
+};
+
+static void conv_plan_cost(int64_t N, int64_t C, int64_t G, int64_t H, int64_t W, int64_t OH,
+			   int64_t OW, int64_t M, int64_t wrow, int64_t s, int64_t ext,
+			   const struct convplan *p, size_t es, uint32_t tiles, int f16,
+			   struct convcost *cc)
 {
 	int64_t cb = (M + p->pc - 1) / p->pc, rows = (OH + p->pr - 1) / p->pr;
 	int64_t in_rows = (rows - 1) * s + ext, cin;
 	uint64_t blocks = (uint64_t)(N * p->pc * p->pr * p->pk), per = (blocks + tiles - 1) / tiles;
-	double in, out, macs, cyc, copies, verts;
-	/* row blocks of several channels and partial sums are copied into
-	 * the output; whole channel planes, and rows of one channel, are
-	 * one contiguous range of it, computed in place */
-	int copied_out = (p->pr > 1 && p->pc < M) || p->pk > 1;
+	uint64_t homes = (uint64_t)(N * p->pc * p->pr), perh = (homes + tiles - 1) / tiles;
+	double in, out, macs, cyc;
+	/* row blocks of several channels are copied into the output; whole
+	 * channel planes, and rows of one channel, are one contiguous range
+	 * of it, computed in place */
+	int copied_out = p->pr > 1 && p->pc < M && p->pk == 1;
 
 	if (in_rows > H)
 		in_rows = H;
@@ -91,17 +110,34 @@ static double conv_plan_cost(int64_t N, int64_t C, int64_t G, int64_t H, int64_t
 	macs = out * (double)wrow / (double)p->pk;
 	cyc = CONV_VERTEX_CYCLES + macs / (f16 ? 64 : 16) + (in + out) * (double)es / 8 +
 	      in * (double)es / 8 + (double)(cb * wrow / p->pk) * (double)es / 8;
+	if (p->pk > 1)
+		cyc += out * (4.0 - (double)es) / 8;	/* a float32 partial */
 	if (copied_out)
-		cyc += out * (double)(p->pk > 1 ? 4 : es) / 8;
+		cyc += out * (double)es / 8;
 	cyc *= (double)per;
 	if (copied_out)
 		cyc += XCH_CYCLES;
-	/* host: a vertex per block, and per part a REDUCE per block */
-	verts = (double)blocks + (p->pk > 1 ? (double)(N * p->pc * p->pr) : 0);
-	copies = (double)blocks * (p->pr > 1 ? (double)cin : 1);
-	if (copied_out)
-		copies += (double)(N * p->pc * p->pr) * (double)cb + (p->pk > 1 ? (double)blocks : 0);
-	return cyc + verts * HOST_VERTEX_CYCLES + copies * HOST_COPY_CYCLES;
+	cc->verts = (double)blocks;
+	cc->copies = (double)blocks * (p->pr > 1 ? (double)cin : 1);
+	cc->bytes = (double)blocks * in * (double)es;
+	if (copied_out) {
+		cc->copies += (double)homes * (double)cb;
+		cc->bytes += (double)homes * out * (double)es;
+	}
+	if (p->pk > 1) {
+		/* the partials' exchange to the home tile, the REDUCE (and
+		 * the cast to float16), the copy out: three more steps */
+		cyc += 3 * XCH_CYCLES + (double)perh * ((double)p->pk * out * 4 / 8 +
+			CONV_VERTEX_CYCLES + (double)(p->pk + 1) * out * 4 / 8 + out * (double)es / 8);
+		if (es != 4)
+			cyc += (double)perh * (CONV_VERTEX_CYCLES + out * (4 + (double)es) / 8);
+		cc->verts += (double)homes * (es != 4 ? 2 : 1);
+		cc->copies += (double)blocks + (double)homes * (double)cb;
+		cc->bytes += (double)blocks * out * 4 + (double)homes * out * (double)es;
+	}
+	cc->dev = cyc;
+	cc->total = cyc + cc->verts * HOST_VERTEX_CYCLES + cc->copies * HOST_COPY_CYCLES +
+		    cc->bytes * HOST_BYTE_CYCLES;
 }
 
 /* The next count of output-channel blocks to try: powers of two, or for a
@@ -282,7 +318,8 @@ static int conv(struct lw *l, const struct ir_node *n)
 	int best_ok = 0;
 	double best_total = 0;	/* bytes over all tiles of `best` */
 	uint64_t least = UINT64_MAX;
-	int homed, inplace;
+	int homed, inplace, fp8 = lw_fp8_is_layer(n);
+	struct convcost best_cc = { 0, 0, 0, 0, 0 };
 
 	if (nsp < 1 || nsp > 2)
 		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
@@ -324,8 +361,12 @@ static int conv(struct lw *l, const struct ir_node *n)
 			uint64_t mem = conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &c, es);
 			uint64_t blocks = (uint64_t)(N * c.pc * c.pr * c.pk);
 			uint64_t per = (blocks + l->tiles - 1) / l->tiles;
-			double cost = conv_plan_cost(N, C, G, H, W, OH, OW, M, wrow, s_h, ext_h, &c, es,
-						     l->tiles, x->dtype == IR_F16);
+			struct convcost cc;
+			double cost;
+
+			conv_plan_cost(N, C, G, H, W, OH, OW, M, wrow, s_h, ext_h, &c, es, l->tiles,
+				       x->dtype == IR_F16, &cc);
+			cost = cc.total;
 
 			/* no liveness yet: an op may not replicate its data
 			 * more than REPLICATION times over the tiles */
@@ -342,6 +383,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 				best = c;
 				best_ok = spread_ok;
 				best_total = (double)blocks * (double)mem;
+				best_cc = cc;
 			}
 			if (c.pr == OH || nsp == 1 || homed)
 				break;
@@ -350,7 +392,11 @@ static int conv(struct lw *l, const struct ir_node *n)
 		if (c.pc == M || (G > 1 && c.pc >= G && best_cost >= 0))
 			break;
 	}
-		if (best_cost >= 0 || c.pk == C / G)
+		/* more parts while they may cost less (they cut the bytes of
+		 * the image each channel block copies), but not for grouped
+		 * convs (only when no block of whole groups fits) and fp8
+		 * layers (lowered without parts) */
+		if ((best_cost >= 0 && (G > 1 || fp8)) || c.pk == C / G)
 			break;
 	}
 	}
@@ -362,12 +408,13 @@ static int conv(struct lw *l, const struct ir_node *n)
 		return lw_fail_mem(l, least, "the smallest block of a convolution over %lld input channels of %lld x %lld (blocks split the %lld output channels, %lld output rows and the input channels)",
 				   (long long)C, (long long)H, (long long)W, (long long)M, (long long)OH);
 	if (getenv("IPU_LOWER_TRACE"))
-		fprintf(stderr, "lower: %s: conv N %lld C %lld %lldx%lld -> M %lld %lldx%lld: pc %lld pr %lld pk %lld%s, %llu bytes per block\n",
+		fprintf(stderr, "lower: %s: conv N %lld C %lld %lldx%lld -> M %lld %lldx%lld: pc %lld pr %lld pk %lld%s, %llu bytes per block; cost %.0f cycles, %.0f vertices, %.0f copies, %.0f bytes\n",
 			n->name, (long long)N, (long long)C, (long long)H, (long long)W, (long long)M,
 			(long long)OH, (long long)OW, (long long)best.pc, (long long)best.pr, (long long)best.pk,
 			homed ? " (weights kept once)" : "",
-			(unsigned long long)conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &best, es));
-	if (best.pk > 1 && lw_fp8_is_layer(n))
+			(unsigned long long)conv_block_mem(C, G, W, OH, OW, M, wrow, s_h, ext_h, H, &best, es),
+			best_cc.dev, best_cc.verts, best_cc.copies, best_cc.bytes);
+	if (best.pk > 1 && fp8)
 		return lw_fail(l, "this fp8 convolution needs its %lld input channels split into %lld parts, which is lowered in float16/float32 only (--fp8_skip_op_names keeps it out of fp8)",
 			       (long long)C, (long long)best.pk);
 	if (best.pk > 1)
