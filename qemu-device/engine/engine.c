@@ -66,6 +66,12 @@ int ipu_engine_create(const struct ipu_engine_config *cfg,
 	}
 	e->cfg = *cfg;
 	e->isa = isa;
+	{
+		/* off for A/B measurements: the results are the same either way */
+		const char *f = getenv("IPU_ENGINE_FUSE");
+
+		e->fuse = !f || strcmp(f, "0");
+	}
 	if (streams)
 		e->sops = *streams;
 	rc = ipu_pool_create(cfg->workers, &e->pool);

@@ -55,6 +55,25 @@ struct ipu_xch_plan {
 	uint32_t cycles;
 };
 
+/*
+ * An exchange and the compute set after it run as one parallel-for
+ * (fuse.c): item i copies into tile items[i].tile (exchange group
+ * xch_group) and then runs its vertices (compute set group cs_group);
+ * either may be IPU_FUSE_NONE.
+ */
+#define IPU_FUSE_NONE UINT32_MAX
+struct ipu_fused_item {
+	uint32_t tile;
+	uint32_t xch_group;
+	uint32_t cs_group;
+};
+
+struct ipu_fuse_plan {
+	uint32_t xch, cs;
+	uint32_t nitems;
+	struct ipu_fused_item *items;	/* largest first */
+};
+
 struct ipu_exe {
 	uint8_t *image;			/* our own copy of the image */
 	size_t len;
@@ -87,6 +106,10 @@ struct ipu_exe {
 	uint32_t *sc_seg_first;			/* per stream copy */
 	uint32_t *sc_cycles;			/* per stream copy */
 	uint64_t stage_bytes;			/* largest staged exchange */
+	/* per children[] entry: the fused plan of it and the next child, or IPU_FUSE_NONE */
+	uint32_t *child_fuse;
+	struct ipu_fuse_plan *fplan;
+	uint32_t nfplans;
 };
 
 /* Parse + verify `image` against a device; on success *out owns a copy. */
@@ -94,6 +117,10 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		  uint32_t dev_tile_mem, struct ipu_exe **out, char *err,
 		  size_t errlen);
 void ipu_exe_free(struct ipu_exe *x);
+
+/* Fused exchange + compute set plans of a verified executable (fuse.c). */
+int ipu_plan_fusion(struct ipu_exe *x);
+void ipu_fusion_free(struct ipu_exe *x);
 
 /*
  * Supersteps smaller than this run on the calling thread: waking the
@@ -120,6 +147,7 @@ enum ipu_counter_id {
 struct ipu_engine {
 	struct ipu_engine_config cfg;
 	uint32_t isa;			/* enum ipu_isa, resolved */
+	int fuse;			/* run the fused plans (unless IPU_ENGINE_FUSE=0) */
 	struct ipu_stream_ops sops;
 	struct ipu_pool *pool;
 	struct ipu_exe *exe;

@@ -53,11 +53,34 @@ static void cs_sched_item(void *ctxp, uint32_t item, uint32_t worker)
 	cs_item(ctxp, job->plan->sched[item], worker);
 }
 
+/* Counters of one execution of compute set cs, and its fault if any. */
+static int cs_finish(struct ipu_engine *e, uint32_t cs, struct cs_job *job, char *err,
+		     size_t errlen)
+{
+	const struct ipu_cs_plan *plan = &e->exe->csplan[cs];
+	uint32_t fv;
+
+	atomic_fetch_add_explicit(&e->cs_exec[cs], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CS], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_VERTICES], plan->nvertices, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_COMPUTE_CYCLES], plan->cycles, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
+	fv = atomic_load(&job->fault_vertex);
+	if (fv != UINT32_MAX) {
+		const struct ipux_vertex *v = &e->exe->vertices[fv];
+
+		return ipu_errorf(err, errlen, IPU_E_FAULT, "compute set %u: vertex %u (%s) on tile %u faulted (%s)",
+			 cs, fv, e->exe->vcodelet[fv]->name, v->tile,
+			 atomic_load(&job->fault_code) == IPU_FAULT_INDEX ?
+				 "index out of range" : "codelet fault");
+	}
+	return 0;
+}
+
 static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t errlen)
 {
 	const struct ipu_cs_plan *plan = &e->exe->csplan[cs];
 	struct cs_job job = { .e = e, .plan = plan };
-	uint32_t fv;
 
 	atomic_init(&job.fault_vertex, UINT32_MAX);
 	atomic_init(&job.fault_code, 0);
@@ -69,21 +92,7 @@ static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t 
 	} else {
 		ipu_pool_run(e->pool, plan->ngroups, cs_sched_item, &job);
 	}
-	atomic_fetch_add_explicit(&e->cs_exec[cs], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->ctr[C_CS], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->ctr[C_VERTICES], plan->nvertices, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->ctr[C_COMPUTE_CYCLES], plan->cycles, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
-	fv = atomic_load(&job.fault_vertex);
-	if (fv != UINT32_MAX) {
-		const struct ipux_vertex *v = &e->exe->vertices[fv];
-
-		return ipu_errorf(err, errlen, IPU_E_FAULT, "compute set %u: vertex %u (%s) on tile %u faulted (%s)",
-			 cs, fv, e->exe->vcodelet[fv]->name, v->tile,
-			 atomic_load(&job.fault_code) == IPU_FAULT_INDEX ?
-				 "index out of range" : "codelet fault");
-	}
-	return 0;
+	return cs_finish(e, cs, &job, err, errlen);
 }
 
 struct xch_job {
@@ -125,6 +134,13 @@ static void xch_item(void *ctxp, uint32_t item, uint32_t worker)
 	}
 }
 
+static void xch_finish(struct ipu_engine *e, const struct ipu_xch_plan *plan)
+{
+	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_BYTES], plan->bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_CYCLES], plan->cycles, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
+}
+
 static void run_exchange(struct ipu_engine *e, uint32_t xi)
 {
 	const struct ipu_xch_plan *plan = &e->exe->xchplan[xi];
@@ -141,9 +157,7 @@ static void run_exchange(struct ipu_engine *e, uint32_t xi)
 		for (g = 0; g < plan->ngroups; g++)
 			xch_item(&job, g, 0);
 	}
-	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_BYTES], plan->bytes, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->ctr[C_EXCHANGE_CYCLES], plan->cycles, memory_order_relaxed);
-	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], plan->cycles, memory_order_relaxed);
+	xch_finish(e, plan);
 }
 
 static void add_sync(struct ipu_engine *e)
@@ -230,6 +244,68 @@ static void trace_step(struct ipu_engine *e, uint32_t si, uint64_t t0, int stall
 	e->trace(e->trace_ctx, &ev);
 }
 
+struct fused_job {
+	const struct ipu_fuse_plan *fp;
+	struct xch_job x;
+	struct cs_job c;
+};
+
+/* Tile item's incoming copies, then its vertices (on the same worker). */
+static void fused_item(void *ctxp, uint32_t item, uint32_t worker)
+{
+	struct fused_job *job = ctxp;
+	const struct ipu_fused_item *it = &job->fp->items[item];
+
+	if (it->xch_group != IPU_FUSE_NONE)
+		xch_item(&job->x, it->xch_group, worker);
+	if (it->cs_group != IPU_FUSE_NONE)
+		cs_item(&job->c, it->cs_group, worker);
+}
+
+/*
+ * The exchange step children[p] and the compute step children[p + 1],
+ * planned together as fplan[fi].  Traced, the exchange's event is empty
+ * and the compute set's covers both.
+ */
+static int run_fused(struct ipu_engine *e, uint32_t fi, uint32_t p, char *err, size_t errlen)
+{
+	const struct ipu_exe *x = e->exe;
+	const struct ipu_fuse_plan *fp = &x->fplan[fi];
+	const struct ipu_xch_plan *xp = &x->xchplan[fp->xch];
+	const struct ipu_cs_plan *cp = &x->csplan[fp->cs];
+	struct fused_job job = {
+		.fp = fp,
+		.x = { .e = e, .plan = xp, .first_copy = x->xchs[fp->xch].first_copy },
+		.c = { .e = e, .plan = cp },
+	};
+	uint32_t i;
+
+	uint64_t t0 = 0;
+	int rc;
+
+	/* what run_step does for each of the two */
+	if (atomic_load_explicit(&e->abort_req, memory_order_relaxed))
+		return ipu_errorf(err, errlen, IPU_E_CANCELLED, "aborted at step %u", x->children[p]);
+	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 2, memory_order_relaxed);
+	if (e->trace) {
+		t0 = now_ns();
+		trace_step(e, x->children[p], t0, 0);
+	}
+	atomic_init(&job.c.fault_vertex, UINT32_MAX);
+	atomic_init(&job.c.fault_code, 0);
+	if (cp->work < IPU_INLINE_WORK_CYCLES && xp->bytes < IPU_INLINE_XCH_BYTES) {
+		for (i = 0; i < fp->nitems; i++)
+			fused_item(&job, i, 0);
+	} else {
+		ipu_pool_run(e->pool, fp->nitems, fused_item, &job);
+	}
+	xch_finish(e, xp);
+	rc = cs_finish(e, fp->cs, &job.c, err, errlen);
+	if (!rc && e->trace)
+		trace_step(e, x->children[p + 1], t0, 0);
+	return rc;
+}
+
 static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 {
 	const struct ipu_exe *x = e->exe;
@@ -260,8 +336,16 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 	}
 	switch (s->kind) {
 	case IPUX_STEP_SEQUENCE:
-		for (i = 0; i < s->b && !rc; i++)
-			rc = run_step(e, x->children[s->a + i], err, errlen);
+		for (i = 0; i < s->b && !rc; i++) {
+			uint32_t fi = e->fuse ? x->child_fuse[s->a + i] : IPU_FUSE_NONE;
+
+			if (fi == IPU_FUSE_NONE || i + 1 == s->b) {
+				rc = run_step(e, x->children[s->a + i], err, errlen);
+				continue;
+			}
+			rc = run_fused(e, fi, s->a + i, err, errlen);
+			i++;
+		}
 		return rc;
 	case IPUX_STEP_EXECUTE:
 		return run_compute_set(e, s->a, err, errlen);

@@ -856,6 +856,7 @@ void ipu_exe_free(struct ipu_exe *x)
 			free(x->xchplan[i].stage_off);
 		}
 	}
+	ipu_fusion_free(x);
 	free(x->csplan);
 	free(x->xchplan);
 	free(x->vcodelet);
@@ -916,6 +917,8 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		rc = check_inits(x, err, errlen);
 	if (!rc)
 		rc = check_programs(x, err, errlen);
+	if (!rc)
+		rc = ipu_plan_fusion(x);
 	if (rc) {
 		if (rc == IPU_E_NOMEM)
 			ipu_errorf(err, errlen, rc, "out of memory while verifying the executable");
