@@ -265,7 +265,7 @@ static void fused_item(void *ctxp, uint32_t item, uint32_t worker)
 /*
  * The exchange step children[p] and the compute step children[p + 1],
  * planned together as fplan[fi].  Traced, the exchange's event is empty
- * and the compute set's covers both.
+ * and the compute set's (which starts after it) covers both.
  */
 static int run_fused(struct ipu_engine *e, uint32_t fi, uint32_t p, char *err, size_t errlen)
 {
@@ -288,8 +288,8 @@ static int run_fused(struct ipu_engine *e, uint32_t fi, uint32_t p, char *err, s
 		return ipu_errorf(err, errlen, IPU_E_CANCELLED, "aborted at step %u", x->children[p]);
 	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 2, memory_order_relaxed);
 	if (e->trace) {
-		t0 = now_ns();
-		trace_step(e, x->children[p], t0, 0);
+		trace_step(e, x->children[p], now_ns(), 0);
+		t0 = now_ns();	/* after the exchange's event: events nest */
 	}
 	atomic_init(&job.c.fault_vertex, UINT32_MAX);
 	atomic_init(&job.c.fault_code, 0);
