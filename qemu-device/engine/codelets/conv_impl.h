@@ -159,33 +159,56 @@ static inline __mmask16 CD_FN(lanes)(int64_t lo, int64_t hi)
 	return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
+/* The lane masks of fill_s2_row's steps: they depend on the row width only. */
+#define CD_S2_STEPS 8
+struct CD_FN(s2_masks) {
+	__mmask16 lo[CD_S2_STEPS], hi[CD_S2_STEPS], st[CD_S2_STEPS];
+};
+
+/* 0, or -1 when the plane rows are too wide for CD_S2_STEPS steps. */
+static inline int CD_FN(s2_masks_of)(struct CD_FN(s2_masks) *m, size_t W, size_t pl,
+				     size_t wq)
+{
+	size_t x0, i;
+
+	if (2 * wq > 32 * CD_S2_STEPS)
+		return -1;
+	for (x0 = 0, i = 0; x0 < 2 * wq; x0 += 32, i++) {
+		/* input column of lane 0; masked lanes may lie outside the row */
+		int64_t b = (int64_t)x0 - (int64_t)pl;
+
+		m->lo[i] = CD_FN(lanes)(-b, (int64_t)W - b);
+		m->hi[i] = CD_FN(lanes)(-b - 16, (int64_t)W - b - 16);
+		m->st[i] = CD_FN(lanes)(0, (int64_t)wq - (int64_t)(x0 / 2));
+	}
+	return 0;
+}
+
 /*
  * Both column phases of one f32 input row s (W floats) at column stride
  * 2: column j of phase px reads input column 2j + px - pl, 0.0 outside
- * the row.  32 input columns a step (two masked loads, one permute per
- * phase) instead of one strided scalar copy per plane column.
+ * the row (the masks of s2_masks_of).  32 input columns a step (two
+ * masked loads, one permute per phase) instead of one strided scalar copy
+ * per plane column.
  */
-CD_TARGET static void CD_FN(fill_s2_row)(float *d0, float *d1, const float *s,
-					 size_t W, size_t pl, size_t wq)
+CD_TARGET static inline void CD_FN(fill_s2_row)(float *d0, float *d1, const float *s,
+						size_t pl, size_t wq,
+						const struct CD_FN(s2_masks) *m)
 {
 	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
 					     20, 22, 24, 26, 28, 30);
 	const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
 					     21, 23, 25, 27, 29, 31);
-	size_t x0;
+	size_t x0, i;
 
-	for (x0 = 0; x0 < 2 * wq; x0 += 32) {
-		/* input column of lane 0; masked lanes may lie outside the row */
+	for (x0 = 0, i = 0; x0 < 2 * wq; x0 += 32, i++) {
 		int64_t b = (int64_t)x0 - (int64_t)pl;
 		uintptr_t a = (uintptr_t)s + (uintptr_t)(b * (int64_t)sizeof(float));
-		__m512 lo = _mm512_maskz_loadu_ps(CD_FN(lanes)(-b, (int64_t)W - b),
-						  (const void *)a);
-		__m512 hi = _mm512_maskz_loadu_ps(CD_FN(lanes)(-b - 16, (int64_t)W - b - 16),
-						  (const void *)(a + 16 * sizeof(float)));
-		__mmask16 ms = CD_FN(lanes)(0, (int64_t)wq - (int64_t)(x0 / 2));
+		__m512 lo = _mm512_maskz_loadu_ps(m->lo[i], (const void *)a);
+		__m512 hi = _mm512_maskz_loadu_ps(m->hi[i], (const void *)(a + 16 * sizeof(float)));
 
-		_mm512_mask_storeu_ps(d0 + x0 / 2, ms, _mm512_permutex2var_ps(lo, ev, hi));
-		_mm512_mask_storeu_ps(d1 + x0 / 2, ms, _mm512_permutex2var_ps(lo, od, hi));
+		_mm512_mask_storeu_ps(d0 + x0 / 2, m->st[i], _mm512_permutex2var_ps(lo, ev, hi));
+		_mm512_mask_storeu_ps(d1 + x0 / 2, m->st[i], _mm512_permutex2var_ps(lo, od, hi));
 	}
 }
 #endif
@@ -202,13 +225,17 @@ CD_TARGET CD_NO_LIBCALLS static void CD_FN(fill)(const struct conv_args *c,
 {
 	size_t sH = c->sH, sW = c->sW, icl, py, px, i, j;
 	size_t cin = c->G * c->cin_g;
+#if CD_VL == 16
+	struct CD_FN(s2_masks) s2m;
+	int s2 = sW == 2 && !c->in_f16 && !CD_FN(s2_masks_of)(&s2m, c->W, c->pl, pl->wq);
+#endif
 
 	for (icl = 0; icl < icc; icl++) {
 		size_t plane0 = ((n * cin + g * c->cin_g + ic0 + icl) * c->H) * c->W;
 
 		for (py = 0; py < sH; py++) {
 #if CD_VL == 16
-			if (sW == 2 && !c->in_f16) {
+			if (s2) {
 				float *p0 = bp + (icl * sH + py) * 2 * pl->ps;
 
 				for (i = 0; i < pl->rq; i++) {
@@ -222,7 +249,7 @@ CD_TARGET CD_NO_LIBCALLS static void CD_FN(fill)(const struct conv_args *c,
 						continue;
 					}
 					CD_FN(fill_s2_row)(d0, d1, (const float *)c->in + plane0 +
-							   (size_t)ih * c->W, c->W, c->pl, pl->wq);
+							   (size_t)ih * c->W, c->pl, pl->wq, &s2m);
 				}
 				continue;
 			}
