@@ -453,9 +453,17 @@ static int conv(struct lw *l, const struct ir_node *n)
 		return lw_check(l);
 	/* a block's output rows of one channel are contiguous: in place */
 	inplace = best.pr == 1 || best.pc == M;
-	if (!inplace && lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es,
-				     (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
-		return -1;
+	if (!inplace) {
+		uint64_t want = (uint64_t)ir_value_numel(o) * es / 8192 + 1;
+
+		/* over no more tiles than there are blocks: the ops after it
+		 * (Relu, Clip) make a vertex per piece, and 8 KiB pieces made
+		 * ResNet-18's first conv output 393 of them for 64 blocks */
+		if (want > (uint64_t)(N * best.pc * best.pr))
+			want = (uint64_t)(N * best.pc * best.pr);
+		if (lw_spread(l, out, (uint64_t)ir_value_numel(o), (uint32_t)es, (uint32_t)want) < 0)
+			return -1;
+	}
 	l->vt[n->out[0]] = out;
 	for (int64_t b = 0; b < N; b++)
 	for (int64_t ic = 0; ic < best.pc; ic++)
