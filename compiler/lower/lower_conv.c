@@ -477,7 +477,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 		int64_t o0 = OH * ir / best.pr, o1 = OH * (ir + 1) / best.pr, rows = o1 - o0;
 		int64_t r0 = o0 * s_h - pt, r1 = (o1 - 1) * s_h - pt + ext_h;
 		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
-		uint32_t tile = lw_pick_tile(l);
+		uint32_t tile;
 		struct ipu_slice ops[4];
 		uint32_t p[17] = {
 			1, (uint32_t)cin, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
@@ -492,6 +492,14 @@ static int conv(struct lw *l, const struct ir_node *n)
 		if (cb <= 0 || rows <= 0)
 			continue;
 		(void)pbm;
+		/* a grouped block whose input channels lie on one tile goes
+		 * there and reads them in place (a depthwise conv after the
+		 * ops that made its input in blocks of whole channels: MobileNetV2
+		 * fp32 copies 3.4 MB less per run; several blocks may share
+		 * a tile, modelled time +3%) */
+		if (G == 1 || hin != H ||
+		    !lw_range_tile(l, n->in[0], (uint64_t)(b * img + ci0 * H * W), (uint64_t)(cin * H * W), &tile))
+			tile = lw_pick_tile(l);
 		/* whole images when the windows touch every row (with one row
 		 * block they may not: a stride-2 conv of an even height without
 		 * end padding never reads the last row) */

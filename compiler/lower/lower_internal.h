@@ -137,6 +137,10 @@ int lw_values_done(struct lw *l, int i);
 /* Value v (a graph input) is live from the start. */
 int lw_value_live(struct lw *l, int v);
 void lw_frozen_free(struct lw_frozen *f);
+/* 1 and the tile if [begin, begin+count) of computed value v (not a
+ * constant) lies in one piece on one tile: a vertex there reads it in
+ * place. */
+int lw_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile);
 /* Same for a builder tensor (not a value). */
 int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 	       uint32_t tile, ipu_step *xch, struct ipu_slice *out);

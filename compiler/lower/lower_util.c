@@ -404,6 +404,20 @@ static int on_tile(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 	return 0;
 }
 
+int lw_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile)
+{
+	ipu_tensor t = l->vt[v];
+	uint32_t at;
+
+	if (t == IPU_GRAPH_INVALID || l->g->vals[v].data)
+		return 0;
+	at = ipu_graph_tile_of(l->gb, t, begin);
+	if (at >= l->tiles || !on_tile(l, t, begin, count, at))
+		return 0;
+	*tile = at;
+	return 1;
+}
+
 int lw_piece_t(struct lw *l, ipu_tensor t, uint64_t begin, uint64_t count,
 	       uint32_t tile, ipu_step *xch, struct ipu_slice *out)
 {
