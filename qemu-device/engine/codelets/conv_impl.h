@@ -191,9 +191,9 @@ static inline int CD_FN(s2_masks_of)(struct CD_FN(s2_masks) *m, size_t W, size_t
  * masked loads, one permute per phase) instead of one strided scalar copy
  * per plane column.
  */
-CD_TARGET static inline void CD_FN(fill_s2_row)(float *d0, float *d1, const float *s,
-						size_t pl, size_t wq,
-						const struct CD_FN(s2_masks) *m)
+CD_TARGET static inline __attribute__((always_inline)) void
+CD_FN(fill_s2_row)(float *d0, float *d1, const float *s, size_t pl, size_t wq,
+		   const struct CD_FN(s2_masks) *m)
 {
 	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
 					     20, 22, 24, 26, 28, 30);
