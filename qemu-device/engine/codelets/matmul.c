@@ -298,10 +298,11 @@ SK_EXACT static void sk_axpy_run(const struct mm_args *g)
 				size_t nb = N - j0 < SK_BLK ? N - j0 : SK_BLK;
 				size_t k0;
 
-				for (j = 0; j < nb; j++)
-					cb[j] = g->accumulate
-							? sk_getc(g, co + i * N + j0 + j)
-							: 0.0f;
+				if (g->accumulate)
+					cl_load_f(g->c, g->c_f16 ? IPUX_DT_F16 : IPUX_DT_F32,
+						  co + i * N + j0, cb, nb);
+				else
+					memset(cb, 0, nb * sizeof(*cb));
 				for (k0 = 0; k0 < K; k0 += SK_BLK) {
 					size_t kb = K - k0 < SK_BLK ? K - k0 : SK_BLK;
 					const float *a = sk_row(g->a, g->f16,
@@ -319,8 +320,8 @@ SK_EXACT static void sk_axpy_run(const struct mm_args *g)
 							sk_axpy(cb, a[k], b, nb);
 					}
 				}
-				for (j = 0; j < nb; j++)
-					sk_setc(g, co + i * N + j0 + j, cb[j]);
+				cl_store_f(g->c, g->c_f16 ? IPUX_DT_F16 : IPUX_DT_F32,
+					   co + i * N + j0, cb, nb);
 			}
 	}
 }
