@@ -118,6 +118,17 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		  size_t errlen);
 void ipu_exe_free(struct ipu_exe *x);
 
+/* A byte range [start, end) on a tile, of one of two kinds (0 or 1). */
+struct ipu_span {
+	uint64_t start, end;
+	uint32_t tile;
+	uint32_t kind;
+};
+
+/* 1 if a non-empty span of one kind overlaps one of the other kind on the
+ * same tile, else 0; sorts s (verify.c). */
+int ipu_spans_overlap(struct ipu_span *s, size_t n);
+
 /* Fused exchange + compute set plans of a verified executable (fuse.c). */
 int ipu_plan_fusion(struct ipu_exe *x);
 void ipu_fusion_free(struct ipu_exe *x);

@@ -19,31 +19,14 @@
 
 #include "engine_internal.h"
 
-struct fspan {
-	uint32_t tile;
-	uint64_t start, end;
-	uint32_t is_src;	/* 1: copy source, 0: vertex operand */
-};
-
-static int cmp_fspan(const void *a, const void *b)
-{
-	const struct fspan *x = a, *y = b;
-
-	if (x->tile != y->tile)
-		return x->tile < y->tile ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return 0;
-}
-
 /* 1 if a copy source of exchange xi overlaps an operand of compute set ci; <0 on no memory. */
 static int pair_hazard(const struct ipu_exe *x, uint32_t xi, uint32_t ci)
 {
 	const struct ipux_exchange *xe = &x->xchs[xi];
 	const struct ipux_compute_set *cs = &x->css[ci];
 	uint64_t n = xe->num_copies, i, j, k = 0;
-	struct fspan *s;
-	int hazard = 0;
+	struct ipu_span *s;
+	int hazard;
 
 	for (i = 0; i < cs->num_vertices; i++)
 		n += x->vertices[cs->first_vertex + i].num_operands;
@@ -53,8 +36,8 @@ static int pair_hazard(const struct ipu_exe *x, uint32_t xi, uint32_t ci)
 	for (i = 0; i < xe->num_copies; i++) {
 		const struct ipux_copy *c = &x->copies[xe->first_copy + i];
 
-		s[k++] = (struct fspan){ c->src_tile, c->src_offset,
-					 (uint64_t)c->src_offset + c->bytes, 1 };
+		s[k++] = (struct ipu_span){ c->src_offset, (uint64_t)c->src_offset + c->bytes,
+					    c->src_tile, 1 };
 	}
 	for (i = 0; i < cs->num_vertices; i++) {
 		const struct ipux_vertex *v = &x->vertices[cs->first_vertex + i];
@@ -62,27 +45,13 @@ static int pair_hazard(const struct ipu_exe *x, uint32_t xi, uint32_t ci)
 		for (j = 0; j < v->num_operands; j++) {
 			const struct ipux_operand *o = &x->operands[v->first_operand + j];
 
-			s[k++] = (struct fspan){ v->tile, o->offset,
-						 o->offset + (uint64_t)o->count *
-								     ipux_dtype_size(o->dtype),
-						 0 };
+			s[k++] = (struct ipu_span){ o->offset,
+						    o->offset + (uint64_t)o->count *
+								ipux_dtype_size(o->dtype),
+						    v->tile, 0 };
 		}
 	}
-	qsort(s, k, sizeof(*s), cmp_fspan);
-	/* per tile, a span starting before the other kind's furthest end overlaps it */
-	for (i = 0; i < k && !hazard;) {
-		uint64_t end[2] = { 0, 0 };
-
-		for (j = i; j < k && s[j].tile == s[i].tile; j++) {
-			if (s[j].start == s[j].end)
-				continue;
-			if (s[j].start < end[!s[j].is_src])
-				hazard = 1;
-			if (s[j].end > end[s[j].is_src])
-				end[s[j].is_src] = s[j].end;
-		}
-		i = j;
-	}
+	hazard = ipu_spans_overlap(s, k);
 	free(s);
 	return hazard;
 }

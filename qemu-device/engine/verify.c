@@ -445,13 +445,9 @@ static int plan_compute_sets(struct ipu_exe *x, char *err, size_t errlen)
 	return rc;
 }
 
-struct span {
-	uint32_t tile, start, end, is_dst;
-};
-
 static int cmp_span(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct ipu_span *x = a, *y = b;
 
 	if (x->tile != y->tile)
 		return x->tile < y->tile ? -1 : 1;
@@ -460,47 +456,49 @@ static int cmp_span(const void *a, const void *b)
 	return 0;
 }
 
+int ipu_spans_overlap(struct ipu_span *s, size_t n)
+{
+	size_t i, j;
+
+	qsort(s, n, sizeof(*s), cmp_span);
+	/*
+	 * Sweep each tile keeping the furthest end seen so far of each kind;
+	 * a span that starts before the other kind's furthest end overlaps it.
+	 */
+	for (i = 0; i < n;) {
+		uint64_t end[2] = { 0, 0 };
+
+		for (j = i; j < n && s[j].tile == s[i].tile; j++) {
+			if (s[j].start == s[j].end)
+				continue;
+			if (s[j].start < end[!s[j].kind])
+				return 1;
+			if (s[j].end > end[s[j].kind])
+				end[s[j].kind] = s[j].end;
+		}
+		i = j;
+	}
+	return 0;
+}
+
 /* Does any destination of the exchange overlap any source? */
 static int exchange_has_hazard(const struct ipux_copy *cp, uint32_t n, int *hazard)
 {
-	struct span *s = malloc((size_t)n * 2 * sizeof(*s));
-	uint32_t i, j;
+	struct ipu_span *s = malloc(((size_t)n * 2 + 1) * sizeof(*s));
+	uint32_t i;
 
 	*hazard = 0;
 	if (!s)
 		return IPU_E_NOMEM;
 	for (i = 0; i < n; i++) {
-		s[2 * i] = (struct span){ cp[i].src_tile, cp[i].src_offset,
-					  cp[i].src_offset + cp[i].bytes, 0 };
-		s[2 * i + 1] = (struct span){ cp[i].dst_tile, cp[i].dst_offset,
-					      cp[i].dst_offset + cp[i].bytes, 1 };
+		s[2 * i] = (struct ipu_span){ cp[i].src_offset,
+					      (uint64_t)cp[i].src_offset + cp[i].bytes,
+					      cp[i].src_tile, 0 };
+		s[2 * i + 1] = (struct ipu_span){ cp[i].dst_offset,
+						  (uint64_t)cp[i].dst_offset + cp[i].bytes,
+						  cp[i].dst_tile, 1 };
 	}
-	qsort(s, (size_t)n * 2, sizeof(*s), cmp_span);
-	/*
-	 * Sweep each tile keeping the furthest end seen so far among sources
-	 * and among destinations; a span that starts before the other kind's
-	 * furthest end overlaps it.
-	 */
-	for (i = 0; i < 2 * n && !*hazard; ) {
-		uint32_t tile = s[i].tile, end_src = 0, end_dst = 0;
-
-		for (j = i; j < 2 * n && s[j].tile == tile; j++) {
-			if (s[j].start == s[j].end)
-				continue;
-			if (s[j].is_dst) {
-				if (s[j].start < end_src)
-					*hazard = 1;
-				if (s[j].end > end_dst)
-					end_dst = s[j].end;
-			} else {
-				if (s[j].start < end_dst)
-					*hazard = 1;
-				if (s[j].end > end_src)
-					end_src = s[j].end;
-			}
-		}
-		i = j;
-	}
+	*hazard = ipu_spans_overlap(s, (size_t)n * 2);
 	free(s);
 	return 0;
 }
