@@ -787,41 +787,53 @@ static int lower_stats(struct ir_graph *g, uint32_t tiles, uint32_t mem,
 	return 0;
 }
 
-/* A 960-channel 7 x 7 depthwise conv (MobileNetV2's last ones) + Relu on
- * the whole device: blocks of whole channel planes, not one vertex per
- * few channels x one row (1344 conv vertices before the
- * planner counted a vertex's and a copy's overhead). */
-static struct ir_graph *depthwise_graph(void)
+/* Conv(x [1, C, 7, 7], 3 x 3, pads 1, group G, M outputs) + Relu. */
+static struct ir_graph *conv_relu_graph(int64_t C, int64_t M, int64_t G, unsigned seed)
 {
 	struct ir_graph *g = ir_graph_new(NULL);
-	int64_t dx[] = { 1, 960, 7, 7 }, dw[] = { 960, 1, 3, 3 }, db[] = { 960 };
+	int64_t dx[] = { 1, C, 7, 7 }, dw[] = { M, C / G, 3, 3 }, db[] = { M };
 	int in[3], c, y;
 
 	in[0] = input(g, "x", IR_F32, 4, dx);
-	in[1] = cconst(g, "w", 4, dw, 41);
-	in[2] = cconst(g, "b", 1, db, 42);
+	in[1] = cconst(g, "w", 4, dw, seed);
+	in[2] = cconst(g, "b", 1, db, seed + 1);
 	c = node(g, "Conv", in, 3, "c");
 	ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
-	ir_attr_set_int(&g->nodes[0], "group", 960, NULL);
+	if (G > 1)
+		ir_attr_set_int(&g->nodes[0], "group", G, NULL);
 	y = node(g, "Relu", &c, 1, "y");
 	ir_graph_add_output(g, y, NULL);
 	return g;
 }
 
-TEST(depthwise_conv_grain)
+/* Checks conv_relu_graph(C, M, G) against the reference on the whole
+ * device and returns its lowering's statistics in *st. */
+static void conv_relu_on_device(int64_t C, int64_t M, int64_t G, unsigned seed,
+				struct ipu_graph_stats *st)
 {
-	struct ipu_graph_stats st = { 0 };
-	struct ir_graph *g = depthwise_graph();
+	struct ir_graph *g = conv_relu_graph(C, M, G, seed);
 	char rep[2048];
 
 	CHECK_MSG(check(g, 0, 1472, 638976, rep, sizeof(rep)) == 0, "%s", rep);
 	ir_graph_free(g);
-	g = depthwise_graph();
-	CHECK_MSG(lower_stats(g, 1472, 638976, &st, rep, sizeof(rep)) == 0, "%s", rep);
-	CHECK_MSG(st.vertices <= 400, "%u vertices", st.vertices);
-	printf("# depthwise 960 x 7 x 7 + Relu: %u vertices, %u copies, %llu bytes exchanged\n",
-	       st.vertices, st.copies, (unsigned long long)st.exchange_bytes);
+	g = conv_relu_graph(C, M, G, seed);
+	CHECK_MSG(lower_stats(g, 1472, 638976, st, rep, sizeof(rep)) == 0, "%s", rep);
 	ir_graph_free(g);
+	printf("# conv %lld x 7 x 7 -> %lld, group %lld, + Relu: %u vertices, %u copies, %llu bytes exchanged\n",
+	       (long long)C, (long long)M, (long long)G, st->vertices, st->copies,
+	       (unsigned long long)st->exchange_bytes);
+}
+
+/* A 960-channel 7 x 7 depthwise conv (MobileNetV2's last ones) + Relu on
+ * the whole device: blocks of whole channel planes, not one vertex per
+ * few channels x one row (1344 conv vertices before the
+ * planner counted a vertex's and a copy's overhead). */
+TEST(depthwise_conv_grain)
+{
+	struct ipu_graph_stats st = { 0 };
+
+	conv_relu_on_device(960, 960, 960, 41, &st);
+	CHECK_MSG(st.vertices <= 400, "%u vertices", st.vertices);
 }
 
 /* ResNet's last 3 x 3 conv (512 -> 512 channels of 7 x 7) on the whole
@@ -830,36 +842,12 @@ TEST(depthwise_conv_grain)
  * per run); the planner counts the bytes the host copies and splits the
  * input channels too, so each block copies only its part of the image
  * (and a float32 partial sum back). */
-static struct ir_graph *late_conv_graph(void)
-{
-	struct ir_graph *g = ir_graph_new(NULL);
-	int64_t dx[] = { 1, 512, 7, 7 }, dw[] = { 512, 512, 3, 3 }, db[] = { 512 };
-	int in[3], c, y;
-
-	in[0] = input(g, "x", IR_F32, 4, dx);
-	in[1] = cconst(g, "w", 4, dw, 71);
-	in[2] = cconst(g, "b", 1, db, 72);
-	c = node(g, "Conv", in, 3, "c");
-	ir_attr_set_ints(&g->nodes[0], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
-	y = node(g, "Relu", &c, 1, "y");
-	ir_graph_add_output(g, y, NULL);
-	return g;
-}
-
 TEST(late_conv_copies_parts_of_the_image)
 {
 	struct ipu_graph_stats st = { 0 };
-	struct ir_graph *g = late_conv_graph();
-	char rep[2048];
 
-	CHECK_MSG(check(g, 0, 1472, 638976, rep, sizeof(rep)) == 0, "%s", rep);
-	ir_graph_free(g);
-	g = late_conv_graph();
-	CHECK_MSG(lower_stats(g, 1472, 638976, &st, rep, sizeof(rep)) == 0, "%s", rep);
+	conv_relu_on_device(512, 512, 1, 71, &st);
 	CHECK_MSG(st.exchange_bytes < 4000000, "%llu bytes exchanged", (unsigned long long)st.exchange_bytes);
-	printf("# conv 512 x 7 x 7 -> 512 + Relu: %u vertices, %u copies, %llu bytes exchanged\n",
-	       st.vertices, st.copies, (unsigned long long)st.exchange_bytes);
-	ir_graph_free(g);
 }
 
 /* Depthwise convs whose one channel plane (96 x 96 floats) is more than
