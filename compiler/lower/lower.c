@@ -155,7 +155,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.last_use = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.last_use));
 	l.optemp = calloc(t->tiles ? t->tiles : 1, sizeof(*l.optemp));
 	l.absorbed = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
-	if (!l.vt || !l.last_use || !l.optemp || !l.absorbed) {
+	l.blk = calloc((size_t)(g->nvals ? g->nvals : 1), sizeof(*l.blk));
+	if (!l.vt || !l.last_use || !l.optemp || !l.absorbed || !l.blk) {
 		ir_err(e, "out of memory");
 		goto out;
 	}
@@ -263,21 +264,31 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		uint32_t dt = lw_dtype(v->dtype), sid;
 		uint64_t cnt = (uint64_t)ir_value_numel(v);
 		char sname[256];
-		ipu_tensor tt = lw_value_tensor(&l, g->outputs[i]);
+		ipu_tensor tt = IPU_GRAPH_INVALID;
+		struct ipu_slice whole, *sl = &whole;
+		uint32_t nsl = 1;
 		ipu_step sc;
 
-		if (tt == IPU_GRAPH_INVALID)
+		/* a value left in its blocks is streamed out of them */
+		if (lw_is_blocked(&l, g->outputs[i])) {
+			if (lw_blocked_slices(&l, g->outputs[i], &sl, &nsl))
+				goto out;
+		} else if ((tt = lw_value_tensor(&l, g->outputs[i])) == IPU_GRAPH_INVALID)
 			goto out;
+		else
+			whole = (struct ipu_slice){ tt, 0, cnt };
 		if (!rt_dtype(v->dtype) || !cnt) {
 			ir_err(e, "graph output '%s' (%s, %lld elements) cannot be an anchor", v->name,
 			       ir_dtype_name(v->dtype), (long long)cnt);
+			if (sl != &whole)
+				free(sl);
 			goto out;
 		}
 		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
 		sid = ipu_graph_add_stream(gb, sname, IPUX_STREAM_D2H, (uint32_t)(cnt * ipux_dtype_size(dt)));
-		if (sid == IPU_GRAPH_INVALID)
-			goto builder;
-		sc = ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ tt, 0, cnt }, 1);
+		sc = sid == IPU_GRAPH_INVALID ? IPU_GRAPH_INVALID : ipu_step_stream_copy(gb, sid, sl, nsl);
+		if (sl != &whole)
+			free(sl);
 		if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
 			goto builder;
 		if (add_anchor(as, prefix, v, IPUEF_OUTPUT, sid, t->batch_axis, e))
@@ -292,6 +303,7 @@ out:
 	free(l.last_use);
 	free(l.optemp);
 	free(l.absorbed);
+	lw_blocked_free_all(&l, g->nvals);
 	free(l.trefs);
 	lw_frozen_free(&l.frozen);
 	return r;

@@ -201,7 +201,7 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 	int inplace = pl->pr == 1;
 	ipu_step xch = IPU_GRAPH_INVALID, x2 = ipu_step_exchange(l->gb);
 	ipu_step post = inplace ? IPU_GRAPH_INVALID : ipu_step_exchange(l->gb);
-	ipu_tensor out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o)), xt;
+	ipu_tensor out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
 	size_t es = ir_dtype_size(o->dtype);
 
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID || cs2 == IPU_GRAPH_INVALID ||
@@ -215,9 +215,6 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 				  (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
 		return -1;
 	l->vt[n->out[0]] = out;
-	xt = lw_value_tensor(l, n->in[0]);
-	if (xt == IPU_GRAPH_INVALID)
-		return -1;
 	for (int64_t b = 0; b < N; b++)
 	for (int64_t ic = 0; ic < pl->pc; ic++)
 	for (int64_t ir = 0; ir < pl->pr; ir++) {
@@ -259,10 +256,10 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 				if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 					return lw_check(l);
 				for (int64_t ch = 0; ch < ck; ch++)
-					if (ipu_exchange_add(l->gb, xch,
-							     (struct ipu_slice){ xt, (uint64_t)(b * img + ((k0 + ch) * H + r0c) * W), (uint64_t)(hin * W) },
-							     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
-						return lw_check(l);
+					if (lw_copy_in(l, n->in[0], (uint64_t)(b * img + ((k0 + ch) * H + r0c) * W), (uint64_t)(hin * W),
+						       (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) },
+						       &xch))
+						return -1;
 			}
 			/* weight [M][C/G][kH][kW]: rows c0.., columns of channels k0.. */
 			if (lw_block_piece(l, n->in[1], 0, Cg * kk, c0, cb, (k0 - gbase) * kk, ck * kk, tile, &xch, &ops[1]))
@@ -339,7 +336,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 	int64_t H, W, KH, KW, OH, OW, img, wrow, orow, s_h, ext_h, pt, pbm;
 	uint32_t cs, odt = lw_dtype(o->dtype), cs8 = IPU_GRAPH_INVALID;
 	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
-	ipu_tensor out, xt = IPU_GRAPH_INVALID;
+	ipu_tensor out;
 	size_t es = ir_dtype_size(x->dtype);
 	struct convplan best = { 0, 0, 1 }, c;
 	double best_cost = -1, unique;
@@ -508,17 +505,13 @@ static int conv(struct lw *l, const struct ir_node *n)
 				     tile, &xch, &ops[0]))
 				return -1;
 		} else {
-			if (xt == IPU_GRAPH_INVALID && (xt = lw_value_tensor(l, n->in[0])) == IPU_GRAPH_INVALID)
-				return -1;
 			if (lw_temp(l, "rows", lw_dtype(x->dtype), (uint64_t)(cin * hin * W), tile, &ops[0]))
 				return -1;
-			if (xch == IPU_GRAPH_INVALID && (xch = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
-				return lw_check(l);
 			for (int64_t ch = 0; ch < cin; ch++)
-				if (ipu_exchange_add(l->gb, xch,
-						     (struct ipu_slice){ xt, (uint64_t)(b * img + ((ci0 + ch) * H + r0c) * W), (uint64_t)(hin * W) },
-						     (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) }))
-					return lw_check(l);
+				if (lw_copy_in(l, n->in[0], (uint64_t)(b * img + ((ci0 + ch) * H + r0c) * W), (uint64_t)(hin * W),
+					       (struct ipu_slice){ ops[0].t, ops[0].begin + (uint64_t)(ch * hin * W), (uint64_t)(hin * W) },
+					       &xch))
+					return -1;
 		}
 		if (lw_piece(l, n->in[1], (uint64_t)(c0 * wrow), (uint64_t)(cb * wrow), tile, &xch, &ops[1]))
 			return -1;

@@ -394,6 +394,14 @@ static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, 
 	coalesce(g, n, ins, nops, &w);
 	if ((codelet == IPUX_CL_UNARY || codelet == IPUX_CL_CAST) && w.st[0][w.rank - 1] != 1 && total > 1)
 		return lw_fail(l, "broadcasting unary input");
+	/* operands in a MatMul's column blocks: computed on the blocks, in
+	 * place (lower_blocked.c) */
+	{
+		int r = lw_blocked_elementwise(l, n, codelet, op, up, ins, nops);
+
+		if (r)
+			return r;
+	}
 	for (int i = 1; i < w.rank; i++)
 		inner *= w.dims[i];
 	rows = w.dims[0];

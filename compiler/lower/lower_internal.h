@@ -67,6 +67,9 @@ struct lw {
 	uint64_t consts;	/* bytes of the graph's constants (each once) */
 	struct lw_scratch *scr;	/* NULL: every temporary is its own tensor */
 	uint8_t *absorbed;	/* per node: lowered with the node that feeds it */
+	/* per value: the blocks its data stays in (lower_blocked.c), NULL:
+	 * its tensor is l->vt[v] */
+	struct lw_blocked **blk;
 };
 
 /* ipux dtype of an IR dtype, 0 if the device has none. */
@@ -155,6 +158,48 @@ ipu_tensor lw_value_tensor(struct lw *l, int v);
 /* Appends exchange (if any copies) then execute(cs) to the program. */
 int lw_emit(struct lw *l, ipu_step xch, uint32_t cs);
 uint32_t lw_f32bits(double v);
+
+/* One more (d 1) or one fewer (d -1) live value refers to builder tensor
+ * t (memory reuse: the tiles' estimates drop its bytes when none does). */
+int lw_tref(struct lw *l, ipu_tensor t, int d);
+
+/* lower_blocked.c: a value whose data stays in the blocks that made it
+ * (a column-blocked MatMul's output), read through a map of its logical
+ * runs to a store tensor whose pieces are the blocks. */
+struct lw_blocked;
+/* v's data is in blocks and no standard tensor of it was made yet. */
+int lw_is_blocked(const struct lw *l, int v);
+/* v's store (INVALID: v is not blocked). */
+ipu_tensor lw_blocked_store(const struct lw *l, int v);
+/* Makes v blocked: a store of numel elements of dtype dt, no blocks yet. */
+int lw_blocked_new(struct lw *l, int v, uint32_t dt, uint64_t numel);
+/* The next `count` elements of v's store, mapped on `tile` (a block). */
+int lw_blocked_block(struct lw *l, int v, uint32_t tile, uint64_t count, struct ipu_slice *out);
+/* Logical elements [lb, lb + n) of v are store elements [sb, sb + n). */
+int lw_blocked_run(struct lw *l, int v, uint64_t lb, uint64_t n, uint64_t sb);
+/* After the runs of a product (or of a chunk of it): sorts and checks them. */
+int lw_blocked_done(struct lw *l, int v);
+/* dst is src (an absorbed Add, an aliasing reshape): same blocks. */
+void lw_blocked_alias(struct lw *l, int dst, int src);
+void lw_blocked_free_all(struct lw *l, int nvals);
+/* lw_block_piece / lw_piece / lw_range_tile of a blocked value. */
+int lw_blocked_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0, int64_t nr,
+		     int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch, struct ipu_slice *out);
+int lw_blocked_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile);
+/* Blocked v in logical order: one slice of the store per run (merged
+ * where runs continue each other), *out malloc'd. */
+int lw_blocked_slices(struct lw *l, int v, struct ipu_slice **out, uint32_t *n);
+/* v's standard tensor, made from its blocks by an exchange appended now. */
+ipu_tensor lw_blocked_materialise(struct lw *l, int v);
+/* Copies elements [begin, begin + count) of computed value v (blocked or
+ * not) into dst, adding the copies to *xch (created on first use). */
+int lw_copy_in(struct lw *l, int v, uint64_t begin, uint64_t count, struct ipu_slice dst,
+	       ipu_step *xch);
+/* Elementwise node n whose full-shape operands are blocked alike: run on
+ * the blocks in place, its output blocked the same way.  1 if done, 0 if
+ * it does not apply, -1 on error. */
+int lw_blocked_elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet,
+			   uint32_t op, const uint32_t *up, const int *ins, int nops);
 
 /* lower_fp8.c: layers marked by ir_pass_fp8. */
 int lw_fp8_is_layer(const struct ir_node *n);

@@ -18,7 +18,14 @@
  * the input, viewed with another shape. */
 int lw_alias(struct lw *l, const struct ir_node *n)
 {
-	ipu_tensor t = lw_value_tensor(l, n->in[0]);
+	ipu_tensor t;
+
+	/* the same elements in the same order: the same blocks */
+	if (lw_is_blocked(l, n->in[0])) {
+		lw_blocked_alias(l, n->out[0], n->in[0]);
+		return 1;
+	}
+	t = lw_value_tensor(l, n->in[0]);
 
 	if (t == IPU_GRAPH_INVALID)
 		return -1;

@@ -335,25 +335,42 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	struct lw_mm_bias bias = { .v = -1 };
 	int fp8 = lw_fp8_is_layer(n);
 	ipu_step x1 = IPU_GRAPH_INVALID, x2 = IPU_GRAPH_INVALID, x3 = IPU_GRAPH_INVALID;
-	ipu_tensor out;
+	ipu_tensor out = IPU_GRAPH_INVALID;
+	/* column blocks stay where they are computed: the output is blocked
+	 * (lower_blocked.c) and readers copy from the blocks, instead of
+	 * their rows being copied into a standard output first
+	 * (IPU_LOWER_BLOCKED=0: the copy, for comparisons).  Not for a
+	 * product made in chunks (too large for the tiles at once): its
+	 * blocks would pile up where the chunks were computed, while the
+	 * standard output is spread evenly */
+	int blocked = m.pn > 1 && m.M == m.Mall && !(getenv("IPU_LOWER_BLOCKED") && !strcmp(getenv("IPU_LOWER_BLOCKED"), "0"));
 
 	/* a float32 bias joining partial sums is filled beside the products
 	 * (its slot is read only by the reduction): no compute set of its own */
 	if (lw_mm_bias_find(l, n, m.Mall, m.N, &bias) && (m.pk == 1 || odt != IPUX_DT_F32) &&
 	    (cs0 = ipu_graph_add_compute_set(l->gb, "bias")) == IPU_GRAPH_INVALID)
 		return lw_check(l);
-	out = first ? lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.Mall * m.N)) : l->vt[n->out[0]];
-	cs1 = ipu_graph_add_compute_set(l->gb, n->name);
-	if (out == IPU_GRAPH_INVALID || cs1 == IPU_GRAPH_INVALID)
+	if (blocked) {
+		if (lw_blocked_new(l, n->out[0], odt, (uint64_t)(m.batch * m.Mall * m.N)))
+			return -1;
+	} else if ((out = first ? lw_tensor(l, o->name, odt, (uint64_t)(m.batch * m.Mall * m.N))
+				: l->vt[n->out[0]]) == IPU_GRAPH_INVALID)
 		return lw_check(l);
-	l->vt[n->out[0]] = out;
+	cs1 = ipu_graph_add_compute_set(l->gb, n->name);
+	if (cs1 == IPU_GRAPH_INVALID)
+		return lw_check(l);
+	if (!blocked)
+		l->vt[n->out[0]] = out;
 	if (bias.v >= 0) {
-		l->vt[g->nodes[bias.node].out[0]] = out;
+		if (blocked)
+			lw_blocked_alias(l, g->nodes[bias.node].out[0], n->out[0]);
+		else
+			l->vt[g->nodes[bias.node].out[0]] = out;
 		l->absorbed[bias.node] = 1;
 	}
 	/* blocks that are not whole output rows are copied into an output
 	 * spread once over the tiles */
-	if (first && m.pn > 1 &&
+	if (first && m.pn > 1 && !blocked &&
 	    lw_spread(l, out, (uint64_t)(m.batch * m.Mall * m.N), ipux_dtype_size(odt),
 		      (uint32_t)((uint64_t)(m.batch * m.Mall * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
 		return -1;
@@ -407,7 +424,8 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			} else {
 				uint32_t pdt = m.pk > 1 ? IPUX_DT_F32 : odt;
 
-				if (lw_temp(l, "partial", pdt, (uint64_t)(mb * nb), tile, &ops[2]))
+				if (blocked && m.pk == 1 ? lw_blocked_block(l, n->out[0], tile, (uint64_t)(mb * nb), &ops[2])
+				    : lw_temp(l, "partial", pdt, (uint64_t)(mb * nb), tile, &ops[2]))
 					return -1;
 				for (int64_t j = 0; !started && m.pk > 1 && j < np; j++) {
 					int64_t ra = mb * j / np, rn = mb * (j + 1) / np - ra;
@@ -496,7 +514,8 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			sops[1] = pc[j].parts;
 			if (dst.t != IPU_GRAPH_INVALID)
 				sops[2] = dst;
-			else if (lw_temp(l, "sum", odt, cnt, home, &sops[2]))
+			else if (blocked ? lw_blocked_block(l, n->out[0], home, cnt, &sops[2])
+					 : lw_temp(l, "sum", odt, cnt, home, &sops[2]))
 				return -1;
 			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_MATMUL, sops, 3, sp, 5))
 				return lw_check(l);
@@ -504,6 +523,14 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 		}
 		if (m.pk > 1 && m.pn == 1)
 			continue;
+		if (blocked) {
+			/* the block's rows are runs of the output */
+			for (int64_t r = 0; r < mb; r++)
+				if (lw_blocked_run(l, n->out[0], obase + (uint64_t)((m0 + r) * m.N + n0), (uint64_t)nb,
+						   res.begin + (uint64_t)(r * nb)))
+					return -1;
+			continue;
+		}
 		/* block rows -> the output, which lives on the home tile */
 		if (x3 == IPU_GRAPH_INVALID && (x3 = ipu_step_exchange(l->gb)) == IPU_GRAPH_INVALID)
 			return lw_check(l);
@@ -521,6 +548,8 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	if (m.pk > 1 && lw_emit(l, x2, cs2))
 		return -1;
 	if (x3 != IPU_GRAPH_INVALID && lw_emit(l, x3, IPU_GRAPH_INVALID))
+		return -1;
+	if (blocked && lw_blocked_done(l, n->out[0]))
 		return -1;
 	return 1;
 }

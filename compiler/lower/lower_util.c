@@ -187,12 +187,20 @@ static int tref_add(struct lw *l, ipu_tensor t, int d)
 	return 0;
 }
 
+int lw_tref(struct lw *l, ipu_tensor t, int d)
+{
+	return tref_add(l, t, d);
+}
+
 int lw_values_done(struct lw *l, int i)
 {
 	const struct ir_node *n = &l->g->nodes[i];
 
+	/* a blocked value holds its blocks (and, once made, its standard
+	 * tensor: lw_blocked_materialise counts that) */
 	for (int k = 0; k < n->nout; k++)
-		if (n->out[k] >= 0 && tref_add(l, l->vt[n->out[k]], 1))
+		if (n->out[k] >= 0 && (tref_add(l, l->vt[n->out[k]], 1) ||
+				       tref_add(l, lw_blocked_store(l, n->out[k]), 1)))
 			return -1;
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		int v = k < n->nin ? n->in[k] : n->out[k - n->nin], seen = 0;
@@ -205,7 +213,7 @@ int lw_values_done(struct lw *l, int i)
 		x = &l->g->vals[v];
 		if (seen || x->data || x->is_output || l->last_use[v] != i)
 			continue;
-		if (tref_add(l, l->vt[v], -1))
+		if (tref_add(l, l->vt[v], -1) || tref_add(l, lw_blocked_store(l, v), -1))
 			return -1;
 	}
 	return 0;
@@ -298,6 +306,8 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 
 	if (l->vt[v] != IPU_GRAPH_INVALID)
 		return l->vt[v];
+	if (lw_blocked_store(l, v) != IPU_GRAPH_INVALID)
+		return lw_blocked_materialise(l, v);
 	if (!dt) {
 		lw_fail(l, "value '%s' has type %s, which the device does not support",
 			x->name, ir_dtype_name(x->dtype));
@@ -409,6 +419,8 @@ int lw_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t 
 	ipu_tensor t = l->vt[v];
 	uint32_t at;
 
+	if (lw_is_blocked(l, v))
+		return lw_blocked_range_tile(l, v, begin, count, tile);
 	if (t == IPU_GRAPH_INVALID || l->g->vals[v].data)
 		return 0;
 	at = ipu_graph_tile_of(l->gb, t, begin);
@@ -443,6 +455,8 @@ int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 
 	if (x->data)
 		return lw_const_block(l, v, begin, (int64_t)count, 0, 1, 0, (int64_t)count, tile, xch, out);
+	if (lw_is_blocked(l, v))
+		return lw_blocked_piece(l, v, begin, (int64_t)count, 0, 1, 0, (int64_t)count, tile, xch, out);
 	if (lw_value_tensor(l, v) == IPU_GRAPH_INVALID)
 		return lw_check(l) ? -1 : -1;
 	return lw_piece_t(l, l->vt[v], begin, count, tile, xch, out);
@@ -535,6 +549,8 @@ int lw_block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		return lw_piece(l, v, base + (uint64_t)(r0 * ld), (uint64_t)(nr * nc), tile, xch, out);
 	if (x->data)
 		return lw_const_block(l, v, base, ld, r0, nr, c0, nc, tile, xch, out);
+	if (lw_is_blocked(l, v))
+		return lw_blocked_piece(l, v, base, ld, r0, nr, c0, nc, tile, xch, out);
 	{
 		ipu_tensor src = lw_value_tensor(l, v);
 
