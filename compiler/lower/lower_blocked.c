@@ -321,6 +321,24 @@ int lw_copy_in(struct lw *l, int v, uint64_t begin, uint64_t count, struct ipu_s
 	return 0;
 }
 
+int lw_blocked_block_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0, int64_t nr,
+			  int64_t c0, int64_t nc, uint32_t *tile)
+{
+	struct lw_blocked *b = rec(l, v);
+	struct segs s = { 0 };
+	int r = 0;
+
+	if (!b || b->std != IPU_GRAPH_INVALID)
+		return 0;
+	for (int64_t i = 0; i < nr && s.n <= 1; i++)
+		if (gather(l, b, base + (uint64_t)((r0 + i) * ld + c0), (uint64_t)nc, (uint64_t)(i * nc), &s))
+			break;
+	if (s.n == 1 && s.s[0].n == (uint64_t)(nr * nc))
+		r = one_piece(l, b->store, s.s[0].sb, s.s[0].n, tile);
+	free(s.s);
+	return r;
+}
+
 int lw_blocked_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile)
 {
 	struct lw_blocked *b = rec(l, v);

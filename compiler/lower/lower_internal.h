@@ -186,6 +186,10 @@ void lw_blocked_free_all(struct lw *l, int nvals);
 int lw_blocked_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0, int64_t nr,
 		     int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch, struct ipu_slice *out);
 int lw_blocked_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile);
+/* 1 and the tile if the [nr x nc] block (as lw_block_piece) of v is one
+ * block of its store: a reader computed there reads it in place. */
+int lw_blocked_block_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0, int64_t nr,
+			  int64_t c0, int64_t nc, uint32_t *tile);
 /* Blocked v in logical order: one slice of the store per run (merged
  * where runs continue each other), *out malloc'd. */
 int lw_blocked_slices(struct lw *l, int v, struct ipu_slice **out, uint32_t *n);

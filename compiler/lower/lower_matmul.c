@@ -402,7 +402,19 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 		for (int64_t ik = 0; ik < m.pk; ik++) {
 			int64_t k0 = m.K * ik / m.pk, k1 = m.K * (ik + 1) / m.pk;
 			uint32_t *ct = ctile ? &ctile[im * m.pk + ik] : NULL;
-			uint32_t tile = ct && *ct != IPU_GRAPH_INVALID ? *ct : lw_pick_tile(l);
+			uint32_t tile = ct && *ct != IPU_GRAPH_INVALID ? *ct : IPU_GRAPH_INVALID, bt;
+
+			/* the first block reading a block of a blocked B (the
+			 * previous product's, same columns) is computed where
+			 * that block is, reading it in place, while the tile
+			 * has room for it */
+			if (tile == IPU_GRAPH_INVALID && !ct && im == 0 &&
+			    lw_blocked_block_tile(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
+						  k0, k1 - k0, n0, nb, &bt) &&
+			    bt < l->tiles && l->used[bt] + block_mem(&m) <= l->tile_mem - l->tile_mem / 4)
+				tile = bt;
+			if (tile == IPU_GRAPH_INVALID)
+				tile = lw_pick_tile(l);
 			struct ipu_slice ops[3];
 			uint32_t params[5] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), 0 };
 

@@ -992,6 +992,46 @@ TEST(column_blocks_read_in_place)
 	CHECK_MSG(on.vertices < off.vertices, "%u vs %u vertices", on.vertices, off.vertices);
 }
 
+/* Two 96 -> 96 channel 1x1 convs over 112 x 112 with a Relu between:
+ * both are products in column blocks of the same width, so each block of
+ * the second is computed where the block of the first it reads is, and
+ * reads it in place (the Relu runs on the blocks too): only the input is
+ * exchanged, into the first product's blocks. */
+static struct ir_graph *one_by_one_pair_graph(void)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { 1, 96, 112, 112 }, dw1[] = { 96, 96, 1, 1 }, dw2[] = { 96, 96, 1, 1 };
+	int in[2], a, r, y;
+
+	in[0] = input(g, "x", IR_F32, 4, dx);
+	in[1] = cconst(g, "w1", 4, dw1, 91);
+	a = node(g, "Conv", in, 2, "a");
+	r = node(g, "Relu", &a, 1, "r");
+	in[0] = r;
+	in[1] = cconst(g, "w2", 4, dw2, 92);
+	y = node(g, "Conv", in, 2, "y");
+	ir_graph_add_output(g, y, NULL);
+	return g;
+}
+
+TEST(column_blocks_feed_the_next_product_in_place)
+{
+	struct ipu_graph_stats st = { 0 };
+	struct ir_graph *g = one_by_one_pair_graph();
+	char rep[2048];
+
+	CHECK_MSG(check(g, 0, 1472, 638976, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+	g = one_by_one_pair_graph();
+	CHECK_MSG(lower_stats(g, 1472, 638976, &st, rep, sizeof(rep)) == 0, "%s", rep);
+	ir_graph_free(g);
+	printf("# two 1x1 convs: %u vertices, %u copies, %llu bytes exchanged\n", st.vertices, st.copies,
+	       (unsigned long long)st.exchange_bytes);
+	/* the input's bytes into the first product's blocks, nothing more */
+	CHECK_MSG(st.exchange_bytes <= 96 * 112 * 112 * 4, "%llu bytes exchanged",
+		  (unsigned long long)st.exchange_bytes);
+}
+
 /* One output row of one input channel of this convolution (3 input rows
  * of 4096) is more than a tile gives an op, and columns are not split. */
 TEST(too_big_names_the_op)
@@ -1045,5 +1085,6 @@ int main(int argc, char **argv)
 	RUN(depthwise_row_blocks_in_place);
 	RUN(matmul_column_blocks_of_whole_register_tiles);
 	RUN(column_blocks_read_in_place);
+	RUN(column_blocks_feed_the_next_product_in_place);
 	return TH_DONE();
 }
