@@ -339,6 +339,44 @@ int lw_blocked_block_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_
 	return r;
 }
 
+int lw_blocked_partner(struct lw *l, const struct ir_node *n, int v)
+{
+	const struct ir_graph *g = l->g;
+	int from = (int)(n - g->nodes);
+
+	/* through an absorbed bias Add and reshapes, a few hops at most */
+	for (int hop = 0; hop < 8; hop++) {
+		int next = -1;
+
+		for (int j = from + 1; j < g->nnodes && next < 0; j++) {
+			const struct ir_node *r = &g->nodes[j];
+			const struct lw_op_hooks *h;
+			int reads = 0, u;
+
+			for (int k = 0; k < r->nin && !r->dead; k++)
+				reads |= r->in[k] == v;
+			if (!reads)
+				continue;
+			h = lw_op_hooks(r->op);
+			if (l->absorbed[j] || (h && h->lower == lw_alias)) {
+				next = r->out[0];
+				from = j;
+				continue;
+			}
+			if (strcmp(r->op, "Add") || r->nin != 2)
+				continue;
+			u = r->in[0] == v ? r->in[1] : r->in[0];
+			if (u != v && u >= 0 && lw_is_blocked(l, u) &&
+			    ir_value_numel(&g->vals[u]) == ir_value_numel(&g->vals[v]))
+				return u;
+		}
+		if (next < 0)
+			return -1;
+		v = next;
+	}
+	return -1;
+}
+
 int lw_blocked_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile)
 {
 	struct lw_blocked *b = rec(l, v);

@@ -193,6 +193,10 @@ int lw_blocked_block_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_
 /* Blocked v in logical order: one slice of the store per run (merged
  * where runs continue each other), *out malloc'd. */
 int lw_blocked_slices(struct lw *l, int v, struct ipu_slice **out, uint32_t *n);
+/* The blocked value that the output v of node n (through an absorbed
+ * bias and reshapes) is added to by a later Add, -1 if none: n may place
+ * its blocks beside that value's, so that the Add runs in place. */
+int lw_blocked_partner(struct lw *l, const struct ir_node *n, int v);
 /* v's standard tensor, made from its blocks by an exchange appended now. */
 ipu_tensor lw_blocked_materialise(struct lw *l, int v);
 /* Copies elements [begin, begin + count) of computed value v (blocked or

@@ -320,6 +320,18 @@ static int ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *ou
 	return 0;
 }
 
+/* Has tile t room for an [mb x kb] x [kb x nb] block of m: its memory,
+ * and a constant operand's block frozen there (a tile that keeps enough
+ * constants has them copied in every run, which costs more than the
+ * copy a chosen tile saves)? */
+static int room(const struct lw *l, const struct mm *m, uint32_t t, int64_t mb, int64_t kb, int64_t nb)
+{
+	uint64_t frozen = (uint64_t)((m->a_const ? mb * kb : 0) + (m->b_const ? kb * nb : 0)) * m->esz;
+
+	return t < l->tiles && l->used[t] + block_mem(m) <= l->tile_mem - l->tile_mem / 4 &&
+	       (!frozen || l->kept[t] + frozen <= l->keep_limit);
+}
+
 /* The blocks of plan m; ctile[im * pk + ik]: the tile of a homed A's
  * block (INVALID until its first use). */
 static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, uint32_t *ctile)
@@ -343,6 +355,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	 * product made in chunks (too large for the tiles at once): its
 	 * blocks would pile up where the chunks were computed, while the
 	 * standard output is spread evenly */
+	int partner = -1;	/* blocked value the output is added to */
 	int blocked = m.pn > 1 && m.M == m.Mall && !(getenv("IPU_LOWER_BLOCKED") && !strcmp(getenv("IPU_LOWER_BLOCKED"), "0"));
 
 	/* a float32 bias joining partial sums is filled beside the products
@@ -377,6 +390,8 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	if (m.pk > 1) {
 		cs2 = ipu_graph_add_compute_set(l->gb, "sum");
 	}
+	if (blocked && m.pk == 1 && !ctile)
+		partner = lw_blocked_partner(l, n, n->out[0]);
 	for (int64_t p = 0; p < m.batch; p++)
 	for (int64_t im = 0; im < m.pm; im++)
 	for (int64_t in = 0; in < m.pn; in++) {
@@ -404,14 +419,21 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			uint32_t *ct = ctile ? &ctile[im * m.pk + ik] : NULL;
 			uint32_t tile = ct && *ct != IPU_GRAPH_INVALID ? *ct : IPU_GRAPH_INVALID, bt;
 
-			/* the first block reading a block of a blocked B (the
+			/* a block of a product added to a blocked value
+			 * (a residual Add) is computed beside that value's
+			 * same block, so that the Add runs in place; else the
+			 * first block reading a block of a blocked B (the
 			 * previous product's, same columns) is computed where
-			 * that block is, reading it in place, while the tile
-			 * has room for it */
+			 * that block is, reading it in place; both while the
+			 * tile has room for it */
+			if (tile == IPU_GRAPH_INVALID && partner >= 0 &&
+			    lw_blocked_block_tile(l, partner, obase, m.N, m0, mb, n0, nb, &bt) &&
+			    room(l, &m, bt, mb, k1 - k0, nb))
+				tile = bt;
 			if (tile == IPU_GRAPH_INVALID && !ct && im == 0 &&
 			    lw_blocked_block_tile(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
 						  k0, k1 - k0, n0, nb, &bt) &&
-			    bt < l->tiles && l->used[bt] + block_mem(&m) <= l->tile_mem - l->tile_mem / 4)
+			    room(l, &m, bt, mb, k1 - k0, nb))
 				tile = bt;
 			if (tile == IPU_GRAPH_INVALID)
 				tile = lw_pick_tile(l);
