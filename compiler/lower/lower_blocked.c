@@ -448,9 +448,12 @@ out:
 	return r ? IPU_GRAPH_INVALID : l->vt[v];
 }
 
-/* An elementwise op whose full-shape operands are all blocked alike:
- * computed block by block where the first one's blocks are, its output
- * blocked the same way (no copy, one vertex per block). */
+/* Elementwise ops on blocked operands: computed block by block where
+ * the first blocked operand's blocks are, the output blocked the same
+ * way (one vertex per block).  Operands blocked alike are read in place;
+ * other full-shape computed operands (blocked otherwise, or standard)
+ * are copied in run by run, once, as they would be into a standard
+ * output's pieces. */
 static int same_runs(const struct lw_blocked *a, const struct lw_blocked *b)
 {
 	if (a == b)
@@ -460,20 +463,63 @@ static int same_runs(const struct lw_blocked *a, const struct lw_blocked *b)
 	return !memcmp(a->run, b->run, a->n * sizeof(*a->run));
 }
 
+/* How operand k of an elementwise op on lead's blocks is read. */
+enum ew_read { EW_SCALAR, EW_SAME, EW_GATHER };
+
+static int sb_cmp(const void *a, const void *b)
+{
+	const struct lw_run *x = a, *y = b;
+
+	return x->sb < y->sb ? -1 : x->sb > y->sb;
+}
+
+/* Copies the elements of value v at lead's store elements [pb, pe) into
+ * dst: for each of lead's runs there (bysb: its runs by store offset),
+ * the same logical elements of v. */
+static int gather_store_range(struct lw *l, const struct lw_run *bysb, size_t nrun, int v,
+			      uint64_t pb, uint64_t pe, struct ipu_slice dst, ipu_step *xch)
+{
+	size_t lo = 0, hi = nrun;
+
+	/* the first run ending after pb */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (bysb[mid].sb + bysb[mid].n <= pb)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < nrun && bysb[i].sb < pe; i++) {
+		uint64_t a = bysb[i].sb > pb ? bysb[i].sb : pb;
+		uint64_t e = bysb[i].sb + bysb[i].n < pe ? bysb[i].sb + bysb[i].n : pe;
+
+		if (lw_copy_in(l, v, bysb[i].lb + (a - bysb[i].sb), e - a,
+			       (struct ipu_slice){ dst.t, dst.begin + (a - pb), e - a }, xch))
+			return -1;
+	}
+	return 0;
+}
+
 /* One vertex of an elementwise op over store elements [pb, pe) on
- * `tile`: the blocked operands' same elements, scalars broadcast. */
+ * `tile`. */
 static int block_vertex(struct lw *l, uint32_t cs, uint32_t codelet, uint32_t op,
-			const uint32_t *up, const int *ins, int nops, ipu_tensor ostore,
+			const uint32_t *up, const int *ins, const enum ew_read *rd, int nops,
+			const struct lw_run *bysb, size_t nrun, ipu_tensor ostore,
 			uint32_t tile, uint64_t pb, uint64_t pe, ipu_step *xch)
 {
 	struct ipu_slice ops[4];
 	uint32_t p[8], np = 0;
 
 	for (int j = 0; j < nops; j++) {
-		if (ir_value_numel(&l->g->vals[ins[j]]) == 1) {
+		if (rd[j] == EW_SCALAR) {
 			if (lw_piece(l, ins[j], 0, 1, tile, xch, &ops[j]))
 				return -1;
-		} else if (lw_piece_t(l, rec(l, ins[j])->store, pb, pe - pb, tile, xch, &ops[j]))
+		} else if (rd[j] == EW_SAME) {
+			if (lw_piece_t(l, rec(l, ins[j])->store, pb, pe - pb, tile, xch, &ops[j]))
+				return -1;
+		} else if (lw_temp(l, "in", lw_dtype(l->g->vals[ins[j]].dtype), pe - pb, tile, &ops[j]) ||
+			   gather_store_range(l, bysb, nrun, ins[j], pb, pe, ops[j], xch))
 			return -1;
 	}
 	ops[nops] = (struct ipu_slice){ ostore, pb, pe - pb };
@@ -487,7 +533,7 @@ static int block_vertex(struct lw *l, uint32_t cs, uint32_t codelet, uint32_t op
 		p[np++] = 1;
 		p[np++] = (uint32_t)(pe - pb);
 		for (int j = 0; j < nops; j++)
-			p[np++] = ir_value_numel(&l->g->vals[ins[j]]) == 1 ? 0 : 1;
+			p[np++] = rd[j] == EW_SCALAR ? 0 : 1;
 	}
 	if (ipu_graph_add_vertex(l->gb, cs, codelet, ops, (uint32_t)nops + 1, p, np))
 		return lw_check(l);
@@ -501,51 +547,79 @@ int lw_blocked_elementwise(struct lw *l, const struct ir_node *n, uint32_t codel
 	uint64_t total = (uint64_t)ir_value_numel(o);
 	uint32_t odt = lw_dtype(o->dtype), cs;
 	struct lw_blocked *lead = NULL, *ob;
+	struct lw_run *bysb = NULL;
+	enum ew_read rd[4];
 	ipu_step xch = IPU_GRAPH_INVALID;
 	uint64_t esz = ipux_dtype_size(odt), pb, pe;
 	uint32_t tile, off;
+	int gathered = 0, r = -1;
 
 	if (!l->blk || !odt || nops > 3 || n->nout != 1)
+		return 0;
+	for (int k = 0; k < nops && !lead; k++)
+		if (lw_is_blocked(l, ins[k]) && rec(l, ins[k])->next == rec(l, ins[k])->numel &&
+		    (uint64_t)ir_value_numel(&l->g->vals[ins[k]]) == total)
+			lead = rec(l, ins[k]);
+	if (!lead)
 		return 0;
 	for (int k = 0; k < nops; k++) {
 		const struct ir_value *x = &l->g->vals[ins[k]];
 		struct lw_blocked *b = rec(l, ins[k]);
 
-		if (ir_value_numel(x) == 1)
+		if (ir_value_numel(x) == 1) {
+			rd[k] = EW_SCALAR;
 			continue;
-		if (!b || b->std != IPU_GRAPH_INVALID || (uint64_t)ir_value_numel(x) != total ||
-		    b->next != b->numel || (lead && !same_runs(lead, b)))
+		}
+		/* broadcasts other than a scalar, and large constants, the
+		 * standard lowering handles */
+		if ((uint64_t)ir_value_numel(x) != total || x->data)
 			return 0;
-		if (!lead)
-			lead = b;
+		if (b && b->std == IPU_GRAPH_INVALID && b->next == b->numel && same_runs(lead, b))
+			rd[k] = EW_SAME;
+		else {
+			rd[k] = EW_GATHER;
+			gathered = 1;
+		}
 		esz += ir_dtype_size(x->dtype);
 	}
-	if (!lead)
-		return 0;
+	if (gathered) {
+		bysb = malloc((lead->n ? lead->n : 1) * sizeof(*bysb));
+		if (!bysb)
+			return lw_fail(l, "out of memory");
+		memcpy(bysb, lead->run, lead->n * sizeof(*bysb));
+		qsort(bysb, lead->n, sizeof(*bysb), sb_cmp);
+	}
 	if (lw_blocked_new(l, n->out[0], odt, total))
-		return -1;
+		goto out;
 	ob = l->blk[n->out[0]];
 	cs = ipu_graph_add_compute_set(l->gb, n->name);
-	if (cs == IPU_GRAPH_INVALID)
-		return lw_check(l);
+	if (cs == IPU_GRAPH_INVALID) {
+		lw_check(l);
+		goto out;
+	}
 	for (uint32_t k = 0; ipu_graph_tensor_location(l->gb, lead->store, k, &tile, &pb, &pe, &off) == 0; k++) {
 		/* a vertex per block, or per part of one whose operands and
 		 * output are more than the op's budget */
 		uint64_t parts = ((pe - pb) * esz + l->budget - 1) / l->budget;
 
-		if (ipu_graph_map(l->gb, ob->store, tile, pb, pe))
-			return lw_check(l);
+		if (ipu_graph_map(l->gb, ob->store, tile, pb, pe)) {
+			lw_check(l);
+			goto out;
+		}
 		lw_account(l, tile, (pe - pb) * ipux_dtype_size(odt));
 		for (uint64_t q = 0; q < parts; q++)
-			if (block_vertex(l, cs, codelet, op, up, ins, nops, ob->store, tile,
+			if (block_vertex(l, cs, codelet, op, up, ins, rd, nops, bysb, lead->n, ob->store, tile,
 					 pb + (pe - pb) * q / parts, pb + (pe - pb) * (q + 1) / parts, &xch))
-				return -1;
+				goto out;
 	}
 	ob->next = ob->numel;
 	for (size_t i = 0; i < lead->n; i++)
 		if (lw_blocked_run(l, n->out[0], lead->run[i].lb, lead->run[i].n, lead->run[i].sb))
-			return -1;
+			goto out;
 	if (lw_blocked_done(l, n->out[0]) || lw_emit(l, xch, cs))
-		return -1;
-	return 1;
+		goto out;
+	r = 1;
+out:
+	free(bysb);
+	return r;
 }

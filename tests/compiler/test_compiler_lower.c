@@ -920,9 +920,9 @@ TEST(elementwise_follows_pieces_within_rows)
 /* MobileNetV2's first expansion on the whole device: 1x1 conv [96 x 16]
  * x [16 x 3136] + bias (a MatMul in column blocks), Clip, 3 x 3
  * depthwise conv (stride 2, row blocks of the 56 x 56 planes), Clip, 1x1
- * conv back to 16 channels (column blocks again), plus the input (a
- * residual Add with a standard tensor) and a Relu of the projection (on
- * its blocks) as a second output.  The column blocks stay where they
+ * conv back to 16 channels (column blocks again), plus a second input (a
+ * residual Add with a standard tensor, copied into the blocks run by
+ * run) and a Relu of the projection (on its blocks) as a second output.  The column blocks stay where they
  * were computed and their readers copy from them: fewer bytes exchanged
  * than with the blocks' rows first copied into a standard output
  * (IPU_LOWER_BLOCKED=0), and the same results as the reference. */
@@ -956,7 +956,7 @@ static struct ir_graph *expand_chain_graph(void)
 	in[1] = cconst(g, "w2", 4, dw2, 84);
 	f = node(g, "Conv", in, 2, "f");
 	in[0] = f;
-	in[1] = cconst(g, "skip", 4, (int64_t[]){ 1, 16, 28, 28 }, 85);
+	in[1] = input(g, "skip", IR_F32, 4, (int64_t[]){ 1, 16, 28, 28 });
 	y = node(g, "Add", in, 2, "y");
 	z = node(g, "Relu", &f, 1, "z");
 	ir_graph_add_output(g, y, NULL);
