@@ -78,6 +78,7 @@ struct ipu_backend_ops {
 	int (*cs_profile)(struct ipu_device *d, uint32_t cs, struct ipu_cs_profile *out);
 	int (*set_run_handler)(struct ipu_device *d, ipu_run_fn fn, void *ctx);
 	/* optional (NULL: not available on this backend) */
+	int (*run_here)(struct ipu_device *d, uint32_t prog, uint64_t *seq);
 	int (*set_trace)(struct ipu_device *d, ipu_trace_fn fn, void *ctx);
 	int (*superstep_cost)(struct ipu_device *d, uint32_t kind, uint32_t index,
 			      struct ipu_superstep_cost *out);

@@ -279,6 +279,25 @@ static void notify_run(struct model_dev *m, uint64_t seq, int status)
 	pthread_mutex_lock(&m->lock);
 }
 
+/*
+ * A run finished (lock held): its status, then its handler.  The device
+ * stays busy until the handler returned, so a run on a caller's thread
+ * (model_run_here) cannot start, and report, while a handler is running:
+ * handlers are called one at a time, in the order of the runs.
+ */
+static void finish_run(struct model_dev *m, uint64_t seq, int rc, const char *msg)
+{
+	record_status(m, seq, rc, msg);
+	m->done_seq = seq;
+	pthread_cond_broadcast(&m->done);
+	notify_run(m, seq, rc);
+	m->busy = 0;
+	/* waiters on idle, and the device thread if it has work now */
+	pthread_cond_broadcast(&m->done);
+	if (m->runs_count || m->aborting)
+		pthread_cond_broadcast(&m->work);
+}
+
 static void *device_thread(void *arg)
 {
 	struct model_dev *m = arg;
@@ -286,7 +305,8 @@ static void *device_thread(void *arg)
 
 	pthread_mutex_lock(&m->lock);
 	while (!m->stop) {
-		if (m->aborting) {
+		/* a run on a caller's thread (busy) sees the abort first */
+		if (m->aborting && !m->busy) {
 			struct ipu_completion *c;
 			uint32_t n;
 
@@ -309,7 +329,7 @@ static void *device_thread(void *arg)
 			pthread_cond_broadcast(&m->done);
 			continue;
 		}
-		if (!m->runs_count) {
+		if (!m->runs_count || m->busy || m->aborting) {
 			pthread_cond_wait(&m->work, &m->lock);
 			continue;
 		}
@@ -324,11 +344,7 @@ static void *device_thread(void *arg)
 			msg[0] = 0;
 			rc = ipu_engine_run(m->eng, r.prog, msg, sizeof(msg));
 			pthread_mutex_lock(&m->lock);
-			m->busy = 0;
-			record_status(m, r.seq, rc, msg);
-			m->done_seq = r.seq;
-			pthread_cond_broadcast(&m->done);
-			notify_run(m, r.seq, rc);
+			finish_run(m, r.seq, rc, msg);
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -571,6 +587,34 @@ static int model_run(struct ipu_device *d, uint32_t prog, uint64_t *seq)
 	return 0;
 }
 
+static int model_run_here(struct ipu_device *d, uint32_t prog, uint64_t *seq)
+{
+	struct model_dev *m = M(d);
+	char msg[MSG_LEN];
+	uint64_t s;
+	int rc;
+
+	pthread_mutex_lock(&m->lock);
+	if (!m->loaded) {
+		pthread_mutex_unlock(&m->lock);
+		return IPU_E_NOT_LOADED;
+	}
+	if (m->busy || m->runs_count || m->aborting || m->resetting || m->stop) {
+		pthread_mutex_unlock(&m->lock);
+		return IPU_E_BUSY;
+	}
+	s = ++m->next_seq;
+	*seq = s;
+	m->busy = 1;
+	pthread_mutex_unlock(&m->lock);
+	msg[0] = 0;
+	rc = ipu_engine_run(m->eng, prog, msg, sizeof(msg));
+	pthread_mutex_lock(&m->lock);
+	finish_run(m, s, rc, msg);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
 static int model_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
 		      size_t errlen)
 {
@@ -804,6 +848,7 @@ const struct ipu_backend_ops ipu_model_backend = {
 	.stream_count = model_stream_count,
 	.stream_info = model_stream_info,
 	.run = model_run,
+	.run_here = model_run_here,
 	.wait = model_wait,
 	.submit = model_submit,
 	.abort = model_abort,

@@ -117,6 +117,13 @@ int ipu_run(struct ipu_device *d, uint32_t prog, uint64_t *seq)
 	return d->ops->run(d, prog, seq);
 }
 
+int ipu_run_here(struct ipu_device *d, uint32_t prog, uint64_t *seq)
+{
+	if (!d->ops->run_here)
+		return IPU_E_BUSY;
+	return d->ops->run_here(d, prog, seq);
+}
+
 int ipu_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, char *err,
 	     size_t errlen)
 {

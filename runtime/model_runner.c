@@ -612,9 +612,12 @@ static int reload(struct replica *rep, struct run_ref *ref)
 	return rc;
 }
 
-/* Queue one run on a device in rotation, or finish it with the reason it cannot run. */
+/*
+ * Queue one run on a device in rotation, or finish it with the reason it
+ * cannot run; `here`: on this thread when the device is idle (rt_qm_enqueue_here).
+ */
 static void dispatch_run(struct ipurt_runner *r, struct run_ref *ref, int stage,
-			 uint32_t *anchors, void **bufs)
+			 uint32_t *anchors, void **bufs, int here)
 {
 	struct ipurt_future *f = ref->f;
 	struct replica *rep;
@@ -641,7 +644,8 @@ static void dispatch_run(struct ipurt_runner *r, struct run_ref *ref, int stage,
 		pthread_mutex_unlock(&f->lock);
 		k = run_buffers(r, f, ref->run, stage, anchors, bufs);
 		atomic_fetch_add(&rep->outstanding, 1);
-		rc = ipurt_qm_enqueue(rep->qm, anchors, bufs, k, ref);
+		rc = here ? rt_qm_enqueue_here(rep->qm, anchors, bufs, k, ref)
+			  : ipurt_qm_enqueue(rep->qm, anchors, bufs, k, ref);
 		if (!rc)
 			break;
 		atomic_fetch_sub(&rep->outstanding, 1);
@@ -700,7 +704,7 @@ static void *failover_main(void *arg)
 				ref->first = (int32_t)(ref->rep - r->reps);
 				pthread_mutex_unlock(&ref->f->lock);
 				ref->moves++;
-				dispatch_run(r, ref, 0, anchors, bufs);
+				dispatch_run(r, ref, 0, anchors, bufs, 0);
 			}
 			pthread_mutex_lock(&r->lock);
 			continue;
@@ -1026,7 +1030,7 @@ int ipurt_runner_unregister_memory(struct ipurt_runner *r, uint32_t id)
 	return 0;
 }
 
-static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f)
+static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f, int here)
 {
 	uint32_t run, n = f->nb + 1;
 	uint32_t *anchors = malloc(n * sizeof(*anchors));
@@ -1039,15 +1043,21 @@ static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f)
 	}
 	/* a run that cannot be queued reports itself; the rest still go */
 	for (run = 0; run < f->nruns; run++)
-		dispatch_run(r, &f->refs[run], 1, anchors, bufs);
+		dispatch_run(r, &f->refs[run], 1, anchors, bufs, here);
 	free(anchors);
 	free(bufs);
 	return 0;
 }
 
-int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
-			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
-			       struct ipurt_future **out, char *err, size_t errlen)
+/*
+ * `here` (execute, which waits for the request at once): a request of one
+ * run, on one device, with no timeout to recover from, runs on the
+ * caller's thread when the device is idle, which saves the hand-off to the
+ * device's thread and back.
+ */
+static int execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
+			 uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
+			 struct ipurt_future **out, int here, char *err, size_t errlen)
 {
 	struct ipurt_future *f = calloc(1, sizeof(*f));
 	pthread_condattr_t ca;
@@ -1086,7 +1096,7 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 	f->id = atomic_fetch_add(&r->next_id, 1);
 	if (r->cfg.on_request)
 		r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_QUEUED, now_ns(), 0);
-	rc = enqueue_runs(r, f);
+	rc = enqueue_runs(r, f, here && f->nruns == 1 && r->nrep == 1 && !r->cfg.timeout_ns);
 	if (rc) {
 		/* nothing was queued: no completion will ever come for it */
 		if (r->cfg.on_request)
@@ -1097,6 +1107,13 @@ int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor
 	}
 	*out = f;
 	return 0;
+}
+
+int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
+			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
+			       struct ipurt_future **out, char *err, size_t errlen)
+{
+	return execute_async(r, inputs, nin, outputs, nout, out, 0, err, errlen);
 }
 
 /*
@@ -1228,7 +1245,7 @@ int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inpu
 			 char *err, size_t errlen)
 {
 	struct ipurt_future *f;
-	int rc = ipurt_runner_execute_async(r, inputs, nin, outputs, nout, &f, err, errlen);
+	int rc = execute_async(r, inputs, nin, outputs, nout, &f, 1, err, errlen);
 
 	if (rc)
 		return rc;

@@ -102,14 +102,56 @@ static void clear_locked(struct ipurt_queue_manager *qm)
 }
 
 /*
- * Move what the anchor rings hold into the device's stream FIFOs and start
- * Main for token t.  Returns t if it must be finished with *status (the
- * caller does that with no lock held), else NULL: it is in flight.
+ * Run Main for token t on this thread if the device is idle (flock held,
+ * t's buffers submitted).  Returns IPU_E_BUSY, with nothing changed, if it
+ * was not: the caller queues the run instead.  Otherwise t was reported
+ * (and freed) by run_finished on this thread, unless the run could not
+ * start (the error is returned).
  */
-static struct qm_token *feed(struct ipurt_queue_manager *qm, struct qm_token *t, int *status)
+static int run_here(struct ipurt_queue_manager *qm, struct qm_token *t, int *reported)
+{
+	int rc;
+
+	/*
+	 * Only with nothing of ours in flight: t, first in the FIFO before the
+	 * run starts, is the one its report pairs with.  seq 0 matches no run
+	 * until ipu_run_here sets it, on this thread, before the program starts.
+	 */
+	pthread_mutex_lock(&qm->ilock);
+	if (qm->head) {
+		pthread_mutex_unlock(&qm->ilock);
+		return IPU_E_BUSY;
+	}
+	t->seq = 0;
+	t->next = NULL;
+	qm->head = qm->tail = t;
+	pthread_mutex_unlock(&qm->ilock);
+	/* "handed to the device": the report must come before the run's */
+	if (qm->dispatched)
+		qm->dispatched(qm->done_ctx, t->tag);
+	*reported = 1;
+	rc = ipu_run_here(qm->dev, qm->main_prog, &t->seq);
+	if (rc) {
+		/* not started, so not reported (seq 0): t is still the only token */
+		pthread_mutex_lock(&qm->ilock);
+		qm->head = qm->tail = NULL;
+		pthread_cond_broadcast(&qm->idle);
+		pthread_mutex_unlock(&qm->ilock);
+	}
+	return rc;
+}
+
+/*
+ * Move what the anchor rings hold into the device's stream FIFOs and start
+ * Main for token t (on this thread if `here` and the device is idle).
+ * Returns t if it must be finished with *status (the caller does that with
+ * no lock held), else NULL: it is in flight, or done.
+ */
+static struct qm_token *feed(struct ipurt_queue_manager *qm, struct qm_token *t, int here,
+			     int *status)
 {
 	uint32_t i;
-	int rc = 0;
+	int rc = 0, reported = 0;
 	void *buf;
 
 	pthread_mutex_lock(&qm->flock);
@@ -126,12 +168,23 @@ static struct qm_token *feed(struct ipurt_queue_manager *qm, struct qm_token *t,
 				break;
 		}
 	}
+	if (!rc && here) {
+		rc = run_here(qm, t, &reported);
+		if (rc != IPU_E_BUSY) {
+			if (rc)
+				clear_locked(qm);
+			pthread_mutex_unlock(&qm->flock);
+			*status = rc;
+			return rc ? t : NULL;
+		}
+		rc = 0;
+	}
 	if (!rc) {
 		/* in the FIFO before the run can finish: the handler pairs them */
 		pthread_mutex_lock(&qm->ilock);
 		rc = ipu_run(qm->dev, qm->main_prog, &t->seq);
 		/* under ilock: the run cannot be reported done before this */
-		if (!rc && qm->dispatched)
+		if (!rc && qm->dispatched && !reported)
 			qm->dispatched(qm->done_ctx, t->tag);
 		if (!rc) {
 			t->next = NULL;
@@ -164,7 +217,7 @@ static void *feeder_main(void *arg)
 	int status;
 
 	while (ipurt_ring_pop(qm->runs, &item, -1) == IPURT_RING_OK) {
-		struct qm_token *t = feed(qm, item, &status);
+		struct qm_token *t = feed(qm, item, 0, &status);
 
 		if (t && status != IPURT_E_CANCELLED)
 			ipurt_qm_recover(qm);
@@ -331,8 +384,8 @@ void ipurt_qm_destroy(struct ipurt_queue_manager *qm)
 	free(qm);
 }
 
-int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
-		     void *const *buffers, uint32_t n, void *run_tag)
+static int enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
+		   void *const *buffers, uint32_t n, void *run_tag, int here)
 {
 	struct qm_token *t;
 	uint32_t i;
@@ -358,7 +411,7 @@ int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 		rc = IPURT_E_CLOSED;
 	if (!rc && !qm->use_feeder) {
 		/* the rings hold only this request's buffers now: feed them here */
-		struct qm_token *failed = feed(qm, t, &status);
+		struct qm_token *failed = feed(qm, t, here, &status);
 
 		pthread_mutex_unlock(&qm->plock);
 		if (failed)
@@ -369,6 +422,19 @@ int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
 	if (rc)
 		free(t);
 	return rc;
+}
+
+int ipurt_qm_enqueue(struct ipurt_queue_manager *qm, const uint32_t *anchors,
+		     void *const *buffers, uint32_t n, void *run_tag)
+{
+	return enqueue(qm, anchors, buffers, n, run_tag, 0);
+}
+
+int rt_qm_enqueue_here(struct ipurt_queue_manager *qm, const uint32_t *anchors,
+		       void *const *buffers, uint32_t n, void *run_tag)
+{
+	/* a feeder thread feeds every run: there is nothing to run here */
+	return enqueue(qm, anchors, buffers, n, run_tag, !qm->use_feeder);
 }
 
 void ipurt_qm_recover(struct ipurt_queue_manager *qm)

@@ -20,6 +20,17 @@ int rt_qm_create(struct ipurt_session *s, uint32_t depth, ipurt_run_done_fn done
 		 struct ipurt_queue_manager **out, char *err, size_t errlen);
 
 /*
+ * ipurt_qm_enqueue, except that when nothing else is queued or running on
+ * the device the run is made on the calling thread (ipu_run_here): `done`
+ * is then called for run_tag, on this thread, before this returns.  Only
+ * for a caller about to wait for the run anyway, with no timeout to
+ * recover from (a run waiting for a buffer nobody queues holds this
+ * thread and the QueueManager's producers' lock).
+ */
+int rt_qm_enqueue_here(struct ipurt_queue_manager *qm, const uint32_t *anchors,
+		       void *const *buffers, uint32_t n, void *run_tag);
+
+/*
  * Give up on a QueueManager's device (replication takes it out of
  * rotation): later enqueues fail with IPURT_E_CLOSED, producers asleep on
  * a full ring wake with it, queued and running runs are reported

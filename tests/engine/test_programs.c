@@ -516,6 +516,113 @@ TEST(abort_while_stalled)
 	ipu_graph_destroy(g);
 }
 
+/* ipu_run_here: on the caller's thread when idle, else IPU_E_BUSY; aborts reach it. */
+struct here_ctx {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	pthread_t caller;
+	int on_caller, calls;		/* under lock */
+	uint64_t seq;
+	int status;
+	struct ipu_device *d;
+};
+
+static void here_handler(void *ctx, uint64_t seq, int status, const char *msg)
+{
+	struct here_ctx *h = ctx;
+
+	(void)msg;
+	pthread_mutex_lock(&h->lock);
+	h->on_caller = pthread_equal(pthread_self(), h->caller);
+	h->calls++;
+	h->seq = seq;
+	h->status = status;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Wait for the n-th report (ipu_wait may return before a run's handler ran). */
+static void wait_calls(struct here_ctx *h, int n)
+{
+	pthread_mutex_lock(&h->lock);
+	while (h->calls < n)
+		pthread_cond_wait(&h->cv, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Abort once the device runs (the caller's run here, stalled on a buffer). */
+static void *abort_when_busy(void *arg)
+{
+	struct here_ctx *h = arg;
+	struct timespec ts = { 0, 1000000L };
+	struct ipu_device_info info;
+
+	do {
+		nanosleep(&ts, NULL);
+		ipu_info(h->d, &info);
+	} while (info.state != IPU_STATE_BUSY);
+	ipu_abort(h->d);
+	return NULL;
+}
+
+TEST(run_here)
+{
+	struct ipu_graph *g = copy_graph(16);
+	struct ipu_device *d = open_dev();
+	struct here_ctx h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+			      .caller = pthread_self() };
+	float in[16], out[16];
+	uint64_t seq, s1;
+	char err[256];
+	pthread_t th;
+	int i;
+
+	REQUIRE(d && load(d, g) == 0);
+	h.d = d;
+	ipu_set_run_handler(d, here_handler, &h);
+	for (i = 0; i < 16; i++)
+		in[i] = (float)i * 3;
+	ipu_stream_submit(d, 0, in, sizeof(in), 0);
+	ipu_stream_submit(d, 1, out, sizeof(out), 0);
+	CHECK_EQ_INT(ipu_run_here(d, 0, &seq), 0);
+	/* done when it returns, reported on this thread */
+	CHECK_EQ_INT(h.calls, 1);
+	CHECK(h.on_caller);
+	CHECK_EQ_INT(h.seq, seq);
+	CHECK_EQ_INT(h.status, 0);
+	CHECK(memcmp(in, out, sizeof(in)) == 0);
+	CHECK_EQ_INT(ipu_wait(d, seq, 0, err, sizeof(err)), 0);
+	/* a queued run (waiting for its buffers) makes the device busy */
+	CHECK_EQ_INT(ipu_run(d, 0, &s1), 0);
+	CHECK_EQ_INT(ipu_run_here(d, 0, &seq), IPU_E_BUSY);
+	ipu_stream_submit(d, 0, in, sizeof(in), 0);
+	ipu_stream_submit(d, 1, out, sizeof(out), 0);
+	CHECK_EQ_INT(ipu_wait(d, s1, -1, err, sizeof(err)), 0);
+	wait_calls(&h, 2);
+	CHECK(!h.on_caller);
+	/* a run here waiting for a buffer is cancelled by an abort from another thread */
+	REQUIRE(pthread_create(&th, NULL, abort_when_busy, &h) == 0);
+	CHECK_EQ_INT(ipu_run_here(d, 0, &seq), 0);
+	pthread_join(th, NULL);
+	CHECK_EQ_INT(h.calls, 3);
+	CHECK_EQ_INT(h.status, IPU_E_CANCELLED);
+	CHECK_EQ_INT(ipu_wait(d, seq, -1, err, sizeof(err)), IPU_E_CANCELLED);
+	/* and the device works afterwards, here and queued */
+	ipu_stream_submit(d, 0, in, sizeof(in), 0);
+	ipu_stream_submit(d, 1, out, sizeof(out), 0);
+	CHECK_EQ_INT(ipu_run_here(d, 0, &seq), 0);
+	CHECK_EQ_INT(h.status, 0);
+	ipu_stream_submit(d, 0, in, sizeof(in), 0);
+	ipu_stream_submit(d, 1, out, sizeof(out), 0);
+	CHECK_EQ_INT(ipu_run_sync(d, 0, err, sizeof(err)), 0);
+	wait_calls(&h, 5);
+	ipu_set_run_handler(d, NULL, NULL);
+	CHECK_EQ_INT(ipu_reset(d), 0);
+	CHECK_EQ_INT(ipu_run_here(d, 0, &seq), IPU_E_NOT_LOADED);
+	ipu_close(d);
+	ipu_graph_destroy(g);
+}
+
 /* Programs, bad program index, executable too big for the device. */
 TEST(programs_and_device_limits)
 {
@@ -660,6 +767,7 @@ int main(int argc, char **argv)
 	RUN(switch_cases_and_default);
 	RUN(stream_copy_blocks_until_buffer_queued);
 	RUN(abort_while_stalled);
+	RUN(run_here);
 	RUN(programs_and_device_limits);
 	RUN(builder_errors);
 	RUN(many_runs_with_handler);

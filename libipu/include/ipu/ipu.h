@@ -104,6 +104,19 @@ int ipu_set_run_handler(struct ipu_device *d, ipu_run_fn fn, void *ctx);
 /* Queue program `prog` to run; *seq identifies it for ipu_wait. */
 int ipu_run(struct ipu_device *d, uint32_t prog, uint64_t *seq);
 /*
+ * Run program `prog` on the calling thread, if the device is idle (no run
+ * queued or running): it saves the hand-off to the device's thread and
+ * back, which for a short program is a good part of a request.  *seq is
+ * set before the program starts; when this returns 0 the run has finished,
+ * its run handler was called (on this thread) and ipu_wait(seq) has its
+ * status.  The program's stream copies take buffers as for ipu_run, so
+ * every buffer it needs must be queued before (or by another thread, or a
+ * completion handler).  Returns IPU_E_BUSY, having done nothing, when the
+ * device is not idle or its backend runs programs only on its own (the
+ * kernel driver): use ipu_run then.
+ */
+int ipu_run_here(struct ipu_device *d, uint32_t prog, uint64_t *seq);
+/*
  * Wait for run `seq` to finish, up to timeout_ns (< 0: forever, 0: poll).
  * Returns the run's status (0, IPU_E_CANCELLED, IPU_E_FAULT, ...), or
  * IPU_E_TIMEOUT if it has not finished (it keeps running).  The run's
