@@ -190,9 +190,10 @@ static int bind_tensor(const struct ipurt_runner *r, const struct ipurt_tensor *
 			a->direction == IPUEF_OUTPUT ? "an output" : "an input",
 			output ? "an output" : "an input");
 	}
-	rt_shape_str(a->dtype, a->rank, a->dims, want, sizeof(want));
-	rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
+	/* shapes as text only for a message: it was most of the instructions a request spent here */
 	if (t->dtype != a->dtype) {
+		rt_shape_str(a->dtype, a->rank, a->dims, want, sizeof(want));
+		rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
 		return ipu_errorf(err, errlen, IPURT_E_DTYPE, "'%s': got %s, the model needs %s", a->name, got, want);
 	}
 	if (!t->data) {
@@ -224,6 +225,7 @@ static int bind_tensor(const struct ipurt_runner *r, const struct ipurt_tensor *
 	b->bc = a->dims[bd];
 	b->bu = t->dims[bd];
 	if (b->bu == 0 || (r->cfg.batching_dim == IPURT_NO_BATCHING_DIM && b->bu % b->bc)) {
+		rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
 		return ipu_errorf(err, errlen, IPURT_E_BATCH,
 			"'%s': got %s; dimension %u must be %s %llu (the compiled batch)%s", a->name,
 			got, bd, r->cfg.batching_dim == IPURT_NO_BATCHING_DIM ? "a multiple of" :
@@ -233,6 +235,8 @@ static int bind_tensor(const struct ipurt_runner *r, const struct ipurt_tensor *
 	}
 	return 0;
 bad_shape:
+	rt_shape_str(a->dtype, a->rank, a->dims, want, sizeof(want));
+	rt_shape_str(t->dtype, t->rank, t->dims, got, sizeof(got));
 	return ipu_errorf(err, errlen, IPURT_E_SHAPE, "'%s': got %s, the model needs %s%s", a->name, got, want,
 		bd != IPUEF_NO_BATCH_DIM ? " (any batch along the batch dimension)" : "");
 }
