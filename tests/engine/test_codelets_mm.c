@@ -282,7 +282,7 @@ TEST(matmul_check)
 	t.ops[0].count = 24;
 	t.params[4] = IPUX_MM_B_SHARED; /* B would need 20 */
 	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_OPERAND_SHAPE);
-	t.params[4] = 0x10;
+	t.params[4] = 0x40;
 	CHECK_EQ_INT(ct_check(&t, IPUX_CL_MATMUL), IPUX_E_PARAM_VALUE);
 	t.params[4] = 0;
 	t.params[1] = 0;
@@ -716,7 +716,7 @@ TEST(conv2d_check)
 	t.params[5] = 7; /* kernel larger than input */
 	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
 	t.params[5] = 3;
-	t.params[16] = 2; /* unknown flag */
+	t.params[16] = 8; /* unknown flag */
 	CT_EXPECT(&t, IPUX_CL_CONV2D, IPUX_E_PARAM_VALUE);
 	t.params[16] = 0;
 	/* huge padding: out would be enormous, not wrap */

@@ -70,7 +70,8 @@ static int conv_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	struct conv_dims d;
 	uint64_t f[4], want[4];
 	uint32_t i;
-	int r = cl_check_counts(v, "CONV2D", 3, 4, P_COUNT, P_COUNT, why, len);
+	int r = cl_check_counts(v, "CONV2D", 3, 4, P_COUNT, P_COUNT + 2, why,
+				 len);
 
 	if (r)
 		return r;
@@ -87,9 +88,13 @@ static int conv_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		if (p[nonzero[i]] == 0)
 			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "CONV2D: %s is 0", conv_pname[nonzero[i]]);
-	if (p[P_FLAGS] & ~IPUX_CONV_ACCUMULATE)
+	if (p[P_FLAGS] & ~(IPUX_CONV_ACCUMULATE | IPUX_CONV_RELU | IPUX_CONV_CLIP))
 		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "CONV2D: unknown flags 0x%x", p[P_FLAGS]);
+	r = cl_act_check(v, "CONV2D", p[P_FLAGS], IPUX_CONV_RELU, IPUX_CONV_CLIP,
+			 P_COUNT, why, len);
+	if (r)
+		return r;
 	if (p[P_CIN] % p[P_G] || p[P_COUT] % p[P_G])
 		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "CONV2D: groups %u does not divide Cin %u and "
@@ -209,6 +214,7 @@ static void conv_run_im2col(const struct ipu_vertex_ctx *v, int level)
 	g.trans_b = 0;
 	g.accumulate = acc;
 	g.conv = &cv;
+	cl_act_of(v, p[P_FLAGS], IPUX_CONV_RELU, IPUX_CONV_CLIP, P_COUNT, &g.act);
 	ipu_mm_exec(&g, level);
 }
 
@@ -244,6 +250,7 @@ int ipu_conv_run_level(const struct ipu_vertex_ctx *v, int level, int im2col)
 	a.pl = p[P_PL];
 	a.dH = p[P_DH];
 	a.dW = p[P_DW];
+	cl_act_of(v, p[P_FLAGS], IPUX_CONV_RELU, IPUX_CONV_CLIP, P_COUNT, &a.act);
 	if (im2col || ipu_conv_direct(&a, level))
 		conv_run_im2col(v, level);
 	return 0;

@@ -9,13 +9,16 @@
  * register-blocked micro-kernel then reads them in place: no im2col
  * matrix, no per-tap packing.  Outputs are computed in a "wide" row layout
  * (plane width >= OW; the extra columns are computed and dropped) into f32
- * accumulators, and written to `out` once with the bias.
+ * accumulators, and written to `out` once with the bias and the
+ * activation epilogue.
  */
 #ifndef IPU_CL_CONV_ARGS_H
 #define IPU_CL_CONV_ARGS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cl_act.h"
 
 struct conv_args {
 	const void *in, *w;
@@ -25,6 +28,7 @@ struct conv_args {
 	int accumulate;		/* add to out's content */
 	size_t N, G, cin_g, cout_g, H, W, OH, OW;
 	size_t kH, kW, sH, sW, pt, pl, dH, dW;
+	struct cl_act act;	/* on each final out value, before rounding */
 };
 
 /*

@@ -339,7 +339,7 @@ static float CD_FN(bias)(const struct conv_args *c, size_t oc)
 			   : ((const float *)c->bias)[oc];
 }
 
-/* One output row from its f32 sums s: out (+)= bias + s. */
+/* One output row from its f32 sums s: out = act(out (+)= bias + s). */
 CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 				       const float *s, float b)
 {
@@ -352,7 +352,7 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 		for (ow = 0; ow < c->OW; ow++) {
 			float x = c->accumulate ? cl_h2f(d[ow]) + b : b;
 
-			d[ow] = cl_f2h(base ? x + s[ow] : s[ow]);
+			d[ow] = cl_f2h(cl_act1(&c->act, base ? x + s[ow] : s[ow]));
 		}
 	} else {
 		float *d = (float *)c->out + o;
@@ -366,6 +366,8 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 		else
 			for (ow = 0; ow < c->OW; ow++)
 				d[ow] = b + s[ow];
+		/* the row just written is in L1 */
+		cl_act_apply(&c->act, d, c->OW);
 	}
 }
 

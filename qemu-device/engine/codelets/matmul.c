@@ -8,6 +8,7 @@
  */
 #include "cl_opt.h"
 #include "cl_common.h"
+#include "cl_act.h"
 #include "matmul.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -110,7 +111,7 @@ static int matmul_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	const uint32_t *p = v->params;
 	uint32_t flags, i;
 	uint64_t na, nb, nc;
-	int r = cl_check_counts(v, "MATMUL", 3, 3, 5, 5, why, len);
+	int r = cl_check_counts(v, "MATMUL", 3, 3, 5, 7, why, len);
 
 	if (r)
 		return r;
@@ -124,9 +125,13 @@ static int matmul_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	flags = p[4];
 	if (flags & ~(IPUX_MM_ACCUMULATE | IPUX_MM_TRANS_B | IPUX_MM_B_SHARED |
-		      IPUX_MM_A_SHARED))
+		      IPUX_MM_A_SHARED | IPUX_MM_RELU | IPUX_MM_CLIP))
 		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "MATMUL: unknown flags 0x%x", flags);
+	r = cl_act_check(v, "MATMUL", flags, IPUX_MM_RELU, IPUX_MM_CLIP, 5, why,
+			 len);
+	if (r)
+		return r;
 	for (i = 0; i < 4; i++)
 		if (p[i] == 0)
 			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
@@ -191,6 +196,7 @@ static void mm_args_of(const struct ipu_vertex_ctx *v, struct mm_args *g)
 	g->b_bs = g->K * g->N;
 	g->c_bs = g->M * g->N;
 	g->conv = NULL;
+	cl_act_of(v, p[4], IPUX_MM_RELU, IPUX_MM_CLIP, 5, &g->act);
 }
 
 static void ipu_mm_exec_blocked(const struct mm_args *g, int level)
@@ -320,6 +326,7 @@ SK_EXACT static void sk_axpy_run(const struct mm_args *g)
 							sk_axpy(cb, a[k], b, nb);
 					}
 				}
+				cl_act_apply(&g->act, cb, nb);
 				cl_store_f(g->c, g->c_f16 ? IPUX_DT_F16 : IPUX_DT_F32,
 					   co + i * N + j0, cb, nb);
 			}
@@ -372,7 +379,7 @@ SK_EXACT static void sk_dot_small_run(const struct mm_args *g)
 				float acc = g->accumulate ? sk_getc(g, co + i * N + j) : 0.0f;
 
 				acc += s[j];
-				sk_setc(g, co + i * N + j, acc);
+				sk_setc(g, co + i * N + j, cl_act1(&g->act, acc));
 			}
 		}
 	}
@@ -420,7 +427,7 @@ static void sk_dot_run(const struct mm_args *g)
 					}
 					acc += sk_dot(a, b, kb);
 				}
-				sk_setc(g, co + i * N + j, acc);
+				sk_setc(g, co + i * N + j, cl_act1(&g->act, acc));
 			}
 	}
 }

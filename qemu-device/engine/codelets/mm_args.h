@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cl_act.h"
+
 /* Implicit im2col B for one image and group of a convolution. */
 struct mm_conv {
 	size_t H, W, kH, kW, sH, sW, pt, pl, dH, dW, OW;
@@ -28,6 +30,7 @@ struct mm_args {
 	int c_f16;		/* C is F16 (else F32) */
 	int trans_b, accumulate;
 	const struct mm_conv *conv;
+	struct cl_act act;	/* on each final value of C, before rounding */
 };
 
 /* Run with the kernels of `level` (see matmul.h). */

@@ -370,6 +370,10 @@ MM_TARGET static void MM_FN(run)(const struct mm_args *g)
 						}
 					}
 				}
+				/* the block's sums are final: the epilogue, in cache */
+				if (g->act.kind)
+					for (i = 0; i < mc; i++)
+						cl_act_apply(&g->act, cbase + i * ldc, nc);
 				if (c16)
 					for (i = 0; i < mc; i++)
 						MM_FN(f2h)((uint16_t *)g->c + co +

@@ -64,7 +64,11 @@
  *           with IPUX_MM_B_SHARED), C is [batch][M][N].  A,B both F32 or both
  *           F16; C F32 or F16; accumulation in f32.  IPUX_MM_ACCUMULATE adds
  *           to C instead of overwriting it.  Only the operand counts must
- *           fit 2^32-1 (batch*M*N*K may not).
+ *           fit 2^32-1 (batch*M*N*K may not).  Activation epilogue on the
+ *           final f32 value (after ACCUMULATE's add, before rounding to
+ *           F16): IPUX_MM_RELU (x < 0 ? 0 : x) or IPUX_MM_CLIP, which takes
+ *           two more params [lo, hi] (f32 bits, not NaN, lo <= hi; x < lo ?
+ *           lo : x > hi ? hi : x): UNARY RELU/CLIP's formulas.
  * CONV2D    ops [in, weight, out] or [in, weight, out, bias]; params [N, Cin,
  *           H, W, Cout, kH, kW, strideH, strideW, padTop, padLeft, padBottom,
  *           padRight, dilH, dilW, groups, flags].  in [N][Cin][H][W], weight
@@ -73,7 +77,8 @@
  *           bias [Cout].  IPUX_CONV_ACCUMULATE adds to out.  Float dtypes:
  *           in and weight the same, out and bias any float.  out =
  *           (ACCUMULATE ? out : 0) + bias + conv.  groups divides Cin, Cout;
- *           OH, OW >= 1.
+ *           OH, OW >= 1.  IPUX_CONV_RELU / IPUX_CONV_CLIP (params +
+ *           [lo, hi]) apply MATMUL's activation epilogue to that out.
  * REDUCE    ops [in, out]; params [op, outer, len, inner].  in viewed as
  *           [outer][len][inner], out [outer][inner]: reduce the middle axis.
  *           ARGMAX/ARGMIN write I32 (first index of the extreme); others
@@ -215,7 +220,12 @@ enum ipux_reduce_op {
 #define IPUX_MM_TRANS_B 0x2u
 #define IPUX_MM_B_SHARED 0x4u
 #define IPUX_MM_A_SHARED 0x8u
+/* activation epilogues; CLIP appends params [lo, hi] (f32 bits) */
+#define IPUX_MM_RELU 0x10u
+#define IPUX_MM_CLIP 0x20u
 #define IPUX_CONV_ACCUMULATE 0x1u
+#define IPUX_CONV_RELU 0x2u
+#define IPUX_CONV_CLIP 0x4u
 #define IPUX_SOFTMAX_LOG 0x1u
 #define IPUX_POOL_MAX 0u
 #define IPUX_POOL_AVG 1u
