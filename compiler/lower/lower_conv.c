@@ -345,6 +345,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 	uint64_t least = UINT64_MAX;
 	int homed, inplace, fp8 = lw_fp8_is_layer(n);
 	struct convcost best_cc = { 0, 0, 0, 0, 0 };
+	struct lw_act act;
 
 	if (nsp < 1 || nsp > 2)
 		return lw_fail(l, "%d-D convolution is not lowered (1-D and 2-D are)", nsp);
@@ -462,6 +463,10 @@ static int conv(struct lw *l, const struct ir_node *n)
 			return -1;
 	}
 	l->vt[n->out[0]] = out;
+	/* each vertex writes its outputs' final values: a Relu or Clip
+	 * reading only them is applied there (CONV2D_FP8 has no epilogue) */
+	if (lw_act_take(l, n->out[0], out, fp8, &act))
+		return -1;
 	for (int64_t b = 0; b < N; b++)
 	for (int64_t ic = 0; ic < best.pc; ic++)
 	for (int64_t ir = 0; ir < best.pr; ir++) {
@@ -476,15 +481,19 @@ static int conv(struct lw *l, const struct ir_node *n)
 		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
 		uint32_t tile;
 		struct ipu_slice ops[4];
-		uint32_t p[17] = {
+		uint32_t p[19] = {
 			1, (uint32_t)cin, (uint32_t)hin, (uint32_t)W, (uint32_t)cb,
 			(uint32_t)KH, (uint32_t)KW,
 			(uint32_t)s_h, (uint32_t)win.s[nsp - 1],
 			(uint32_t)(r0c - r0), (uint32_t)win.pb[nsp - 1],
 			(uint32_t)(r1 - r1c), (uint32_t)win.pe[nsp - 1],
 			(uint32_t)(nsp == 2 ? win.d[0] : 1), (uint32_t)win.d[nsp - 1],
-			(uint32_t)gb, 0,
+			(uint32_t)gb, 0, act.lo, act.hi,
 		};
+		uint32_t np = act.kind == 2 ? 19 : 17;
+
+		if (act.kind)
+			p[16] |= act.kind == 1 ? IPUX_CONV_RELU : IPUX_CONV_CLIP;
 
 		if (cb <= 0 || rows <= 0)
 			continue;
@@ -542,7 +551,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 			uint32_t p8[19], f8dt;
 			int sin = 0, sw = 0;
 
-			memcpy(p8, p, sizeof(p));
+			memcpy(p8, p, 17 * sizeof(p[0]));
 			if (!lw_fp8_weight(l, n->in[1], &f8dt, &sw))
 				return lw_fail(l, "internal: fp8 convolution without an fp8 weight");
 			if (lw_fp8_input(l, n, 0, &ops[0], tile, &cs8, &sin))
@@ -551,7 +560,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 			p8[18] = (uint32_t)sw;
 			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D_FP8, ops, bias ? 4 : 3, p8, 19))
 				return lw_check(l);
-		} else if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, 17))
+		} else if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, np))
 			return lw_check(l);
 	}
 	if (cs8 != IPU_GRAPH_INVALID ? lw_emit(l, xch, cs8) || lw_emit(l, IPU_GRAPH_INVALID, cs)

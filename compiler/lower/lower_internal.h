@@ -134,6 +134,23 @@ int lw_mm_bias_fill(struct lw *l, const struct lw_mm_bias *b, uint32_t cs, ipu_s
 int lw_mm_bias_f32(struct lw *l, const struct lw_mm_bias *b, uint32_t cs_fill, uint32_t cs_cast,
 		   ipu_step *xch, uint32_t tile, struct ipu_slice dst, int64_t m0, int64_t mb,
 		   int64_t n0, int64_t nb);
+/* lower_act.c: a Relu, or a Clip with constant bounds, that is the only
+ * reader of a product's result, lowered into the vertices that write the
+ * result's final values (the MATMUL/CONV2D activation epilogue). */
+struct lw_act {
+	int node;		/* the activation node, -1: none */
+	int kind;		/* 0 none, 1 Relu, 2 Clip */
+	uint32_t lo, hi;	/* Clip's bounds (f32 bits) */
+};
+/* Finds the activation reading only value v (not fused when `never`, or
+ * under IPU_LOWER_FUSE_ACT=0); when found, marks it absorbed and gives its
+ * output v's tensor t (INVALID: v's blocks, v being blocked).  a->node is
+ * -1 when there is none.  Returns 0. */
+int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a);
+/* Adds a MATMUL vertex with params p5 [batch, M, N, K, flags] to cs, with
+ * a's epilogue when a is not NULL; ipu_graph_add_vertex's result. */
+int lw_mm_vertex(struct lw *l, uint32_t cs, const struct ipu_slice *ops, const uint32_t *p5,
+		 const struct lw_act *a);
 /* After node `i` ran: its values used for the last time are dead, and the
  * bytes of tensors no live value refers to leave the tiles' estimates. */
 int lw_values_done(struct lw *l, int i);

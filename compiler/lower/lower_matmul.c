@@ -381,6 +381,11 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			l->vt[g->nodes[bias.node].out[0]] = out;
 		l->absorbed[bias.node] = 1;
 	}
+	/* a Relu or Clip reading only the result: in its final writers (lower_act.c) */
+	struct lw_act act;
+
+	if (lw_act_take(l, bias.v >= 0 ? g->nodes[bias.node].out[0] : n->out[0], out, fp8, &act))
+		return -1;
 	/* blocks that are not whole output rows are copied into an output
 	 * spread once over the tiles */
 	if (first && m.pn > 1 && !blocked &&
@@ -520,7 +525,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 				}
 				if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL_FP8, ops, 3, p8, 7))
 					return lw_check(l);
-			} else if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL, ops, 3, params, 5))
+			} else if (lw_mm_vertex(l, cs1, ops, params, m.pk == 1 ? &act : NULL))
 				return lw_check(l);
 		}
 		if (m.pk == 1 && m.pn == 1)
@@ -551,7 +556,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			else if (blocked ? lw_blocked_block(l, n->out[0], home, cnt, &sops[2])
 					 : lw_temp(l, "sum", odt, cnt, home, &sops[2]))
 				return -1;
-			if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_MATMUL, sops, 3, sp, 5))
+			if (lw_mm_vertex(l, cs2, sops, sp, &act))
 				return lw_check(l);
 			res = sops[2];
 		}

@@ -882,6 +882,98 @@ TEST(depthwise_row_blocks_in_place)
  * in: each piece is computed where it is, cut at the rows' ends (and at
  * the inner rows' ends for the rank-3 view), instead of each row moving
  * to the tile of its first element. */
+/*
+ * A Relu or Clip read only from a Conv's or a MatMul's (+ bias) result is
+ * lowered into the vertices writing the final values (lower_act.c): each
+ * graph matches the reference, and has one compute set fewer than with
+ * IPU_LOWER_FUSE_ACT=0 (`fused` 1), or as many (`fused` 0) when the
+ * result is read by another node too, is an output, or is a REDUCE's sum.
+ */
+enum act_kind { ACT_RELU, ACT_CLIP6, ACT_CLIP_NEG };
+
+static int act_node(struct ir_graph *g, int x, enum act_kind k, const char *out)
+{
+	int in[3];
+
+	if (k == ACT_RELU)
+		return node(g, "Relu", &x, 1, out);
+	in[0] = x;
+	in[1] = filled(g, "lo", 0, NULL, k == ACT_CLIP6 ? 0.0 : -0.5);
+	in[2] = filled(g, "hi", 0, NULL, k == ACT_CLIP6 ? 6.0 : 0.25);
+	return node(g, "Clip", in, 3, out);
+}
+
+/* shape 0: 3 x 3 conv [1, 16, 7, 7] -> 16; 1: 1x1 conv (Reshape, MatMul,
+ * Add, Reshape); 2: Gemm [8 x 512] x [512 x 64] (K split on 32 KiB
+ * tiles: the ones x partials sum); 3: depthwise 3 x 3 over 24 channels;
+ * 4: the conv's result is also an output (not fused); 5: read by a Neg too
+ * (not fused); 6: a conv over 512 input channels split into parts (a
+ * REDUCE sums them: not fused). */
+static struct ir_graph *act_graph(int shape, enum act_kind k)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int in[3], c, y;
+
+	if (shape == 2) {
+		in[0] = input(g, "x", IR_F32, 2, (int64_t[]){ 8, 512 });
+		in[1] = cconst(g, "w", 2, (int64_t[]){ 512, 64 }, 5);
+		in[2] = cconst(g, "b", 1, (int64_t[]){ 64 }, 6);
+		c = node(g, "Gemm", in, 3, "c");
+	} else {
+		int64_t C = shape == 6 ? 512 : shape == 3 ? 24 : 16, G = shape == 3 ? 24 : 1;
+		int64_t kk = shape == 1 ? 1 : 3;
+
+		in[0] = input(g, "x", IR_F32, 4, (int64_t[]){ 1, C, 7, 7 });
+		in[1] = cconst(g, "w", 4, (int64_t[]){ shape == 6 ? 8 : C, C / G, kk, kk }, 7);
+		in[2] = cconst(g, "b", 1, (int64_t[]){ shape == 6 ? 8 : C }, 8);
+		c = node(g, "Conv", in, 3, "c");
+		if (kk == 3)
+			ir_attr_set_ints(&g->nodes[g->nnodes - 1], "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, NULL);
+		if (G > 1)
+			ir_attr_set_int(&g->nodes[g->nnodes - 1], "group", G, NULL);
+	}
+	y = act_node(g, c, k, "y");
+	ir_graph_add_output(g, y, NULL);
+	if (shape == 4)
+		ir_graph_add_output(g, c, NULL);
+	if (shape == 5)
+		ir_graph_add_output(g, node(g, "Neg", &c, 1, "n"), NULL);
+	return g;
+}
+
+TEST(activation_fused_into_producer)
+{
+	static const int fused[] = { 1, 1, 1, 1, 0, 0, 0 };
+
+	for (int shape = 0; shape < 7; shape++)
+		for (int k = 0; k < 3; k++)
+			for (int fp16 = 0; fp16 < 2; fp16++) {
+				/* the K split needs small tiles; the parts too */
+				uint32_t tiles = shape == 2 ? 16 : 64;
+				uint32_t mem = shape == 2 ? 32 * 1024 : shape == 6 ? 64 * 1024 : 128 * 1024;
+				struct ipu_graph_stats on = { 0 }, off = { 0 };
+				struct ir_graph *g = act_graph(shape, (enum act_kind)k);
+				char rep[2048];
+
+				CHECK_MSG(check(g, fp16, tiles, mem, rep, sizeof(rep)) == 0,
+					  "shape %d act %d fp16 %d: %s", shape, k, fp16, rep);
+				ir_graph_free(g);
+				if (fp16)
+					continue;
+				g = act_graph(shape, (enum act_kind)k);
+				CHECK_MSG(lower_stats(g, tiles, mem, &on, rep, sizeof(rep)) == 0, "%s", rep);
+				ir_graph_free(g);
+				setenv("IPU_LOWER_FUSE_ACT", "0", 1);
+				g = act_graph(shape, (enum act_kind)k);
+				CHECK_MSG(lower_stats(g, tiles, mem, &off, rep, sizeof(rep)) == 0, "%s", rep);
+				ir_graph_free(g);
+				unsetenv("IPU_LOWER_FUSE_ACT");
+				CHECK_MSG(on.compute_sets + (uint32_t)fused[shape] == off.compute_sets,
+					  "shape %d act %d: %u compute sets fused, %u not", shape, k,
+					  on.compute_sets, off.compute_sets);
+			}
+}
+
 TEST(elementwise_follows_pieces_within_rows)
 {
 	for (int r3 = 0; r3 < 2; r3++) {
@@ -972,6 +1064,10 @@ TEST(column_blocks_read_in_place)
 
 	CHECK_MSG(check(g, 0, 1472, 638976, rep, sizeof(rep)) == 0, "%s", rep);
 	ir_graph_free(g);
+	/* the counts compare the blocks with the copy, the Clips lowered
+	 * apart (fused into the convs, they make no vertices of their own,
+	 * which is what the blocks saved here) */
+	setenv("IPU_LOWER_FUSE_ACT", "0", 1);
 	g = expand_chain_graph();
 	CHECK_MSG(lower_stats(g, 1472, 638976, &on, rep, sizeof(rep)) == 0, "%s", rep);
 	ir_graph_free(g);
@@ -983,6 +1079,7 @@ TEST(column_blocks_read_in_place)
 	CHECK_MSG(lower_stats(g, 1472, 638976, &off, rep, sizeof(rep)) == 0, "%s", rep);
 	ir_graph_free(g);
 	unsetenv("IPU_LOWER_BLOCKED");
+	unsetenv("IPU_LOWER_FUSE_ACT");
 	printf("# blocks read in place: %u vertices, %u copies, %llu bytes exchanged; copied into the output first: %u vertices, %u copies, %llu bytes\n",
 	       on.vertices, on.copies, (unsigned long long)on.exchange_bytes, off.vertices, off.copies,
 	       (unsigned long long)off.exchange_bytes);
@@ -1124,6 +1221,7 @@ int main(int argc, char **argv)
 	RUN(transpose_split);
 	RUN(pad_split);
 	RUN(fusion_switch);
+	RUN(activation_fused_into_producer);
 	RUN(too_big_names_the_op);
 	RUN(layout_folds_ignore_the_size_limit);
 	RUN(grouped_conv_split_by_groups);
