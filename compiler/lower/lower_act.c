@@ -9,7 +9,8 @@
  * of the result and one more pass over it.  The epilogue uses UNARY's
  * formulas on the float32 sum: a float32 result has the same bits, a
  * float16 one is rounded once after it (unfused, a sum rounding to -0
- * stayed -0 through Relu; fused it is +0).
+ * stayed -0 through Relu; fused it is +0).  A float Add read only by a
+ * Relu (a residual connection's) runs as BINARY ADD_RELU the same way.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,8 @@ static int act_of(const struct ir_graph *g, int r, int v, struct lw_act *a)
 	}
 }
 
-int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
+static int act_take(struct lw *l, int v, ipu_tensor t, int never, int relu_only,
+		    struct lw_act *a)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[v];
@@ -123,7 +125,7 @@ int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
 			break;
 		v = rn->out[0];
 	}
-	if (r < 0 || !act_of(g, r, v, a)) {
+	if (r < 0 || !act_of(g, r, v, a) || (relu_only && a->kind != 1)) {
 		memset(a, 0, sizeof(*a));
 		a->node = -1;
 		return 0;
@@ -137,6 +139,16 @@ int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
 	else
 		l->vt[g->nodes[r].out[0]] = t;
 	return 0;
+}
+
+int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
+{
+	return act_take(l, v, t, never, 0, a);
+}
+
+int lw_act_take_relu(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
+{
+	return act_take(l, v, t, never, 1, a);
 }
 
 int lw_mm_vertex(struct lw *l, uint32_t cs, const struct ipu_slice *ops, const uint32_t *p5,

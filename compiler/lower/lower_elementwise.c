@@ -410,6 +410,15 @@ static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, 
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
+	/* a float Add read only by a Relu: one pass, Add then Relu (lower_act.c) */
+	if (codelet == IPUX_CL_BINARY && op == IPUX_BIN_ADD) {
+		struct lw_act act;
+
+		if (lw_act_take_relu(l, n->out[0], out, odt != IPUX_DT_F32 && odt != IPUX_DT_F16, &act))
+			return -1;
+		if (act.kind)
+			op = IPUX_BIN_ADD_RELU;
+	}
 	/* An operand with the output's full shape: follow its layout (whole
 	 * rows to the tile holding each row's first element), so it is read
 	 * where it lives and only the others move. */

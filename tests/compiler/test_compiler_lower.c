@@ -883,8 +883,9 @@ TEST(depthwise_row_blocks_in_place)
  * the inner rows' ends for the rank-3 view), instead of each row moving
  * to the tile of its first element. */
 /*
- * A Relu or Clip read only from a Conv's or a MatMul's (+ bias) result is
- * lowered into the vertices writing the final values (lower_act.c): each
+ * A Relu or Clip read only from a Conv's or a MatMul's (+ bias) result, or
+ * a Relu from a float Add's, is lowered into the vertices writing the
+ * final values (lower_act.c): each
  * graph matches the reference, and has one compute set fewer than with
  * IPU_LOWER_FUSE_ACT=0 (`fused` 1), or as many (`fused` 0) when the
  * result is read by another node too, is an output, or is a REDUCE's sum.
@@ -908,13 +909,19 @@ static int act_node(struct ir_graph *g, int x, enum act_kind k, const char *out)
  * tiles: the ones x partials sum); 3: depthwise 3 x 3 over 24 channels;
  * 4: the conv's result is also an output (not fused); 5: read by a Neg too
  * (not fused); 6: a conv over 512 input channels split into parts (a
- * REDUCE sums them: not fused). */
+ * REDUCE sums them: not fused); 7: an Add of two inputs [2, 16, 30, 30]
+ * and [16, 1, 1] (a residual Add: BINARY ADD_RELU for a Relu, not fused
+ * for a Clip). */
 static struct ir_graph *act_graph(int shape, enum act_kind k)
 {
 	struct ir_graph *g = ir_graph_new(NULL);
 	int in[3], c, y;
 
-	if (shape == 2) {
+	if (shape == 7) {
+		in[0] = input(g, "x", IR_F32, 4, (int64_t[]){ 2, 16, 30, 30 });
+		in[1] = input(g, "r", IR_F32, 3, (int64_t[]){ 16, 1, 1 });
+		c = node(g, "Add", in, 2, "c");
+	} else if (shape == 2) {
 		in[0] = input(g, "x", IR_F32, 2, (int64_t[]){ 8, 512 });
 		in[1] = cconst(g, "w", 2, (int64_t[]){ 512, 64 }, 5);
 		in[2] = cconst(g, "b", 1, (int64_t[]){ 64 }, 6);
@@ -943,9 +950,9 @@ static struct ir_graph *act_graph(int shape, enum act_kind k)
 
 TEST(activation_fused_into_producer)
 {
-	static const int fused[] = { 1, 1, 1, 1, 0, 0, 0 };
+	static const int fused[] = { 1, 1, 1, 1, 0, 0, 0, 1 };
 
-	for (int shape = 0; shape < 7; shape++)
+	for (int shape = 0; shape < 8; shape++)
 		for (int k = 0; k < 3; k++)
 			for (int fp16 = 0; fp16 < 2; fp16++) {
 				/* the K split needs small tiles; the parts too */
@@ -968,7 +975,8 @@ TEST(activation_fused_into_producer)
 				CHECK_MSG(lower_stats(g, tiles, mem, &off, rep, sizeof(rep)) == 0, "%s", rep);
 				ir_graph_free(g);
 				unsetenv("IPU_LOWER_FUSE_ACT");
-				CHECK_MSG(on.compute_sets + (uint32_t)fused[shape] == off.compute_sets,
+				CHECK_MSG(on.compute_sets + (uint32_t)(fused[shape] && (shape != 7 || k == ACT_RELU)) ==
+						  off.compute_sets,
 					  "shape %d act %d: %u compute sets fused, %u not", shape, k,
 					  on.compute_sets, off.compute_sets);
 			}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_codelets_act.c - the activation epilogue of MATMUL and CONV2D.
+ * test_codelets_act.c - the activation epilogue of MATMUL and CONV2D, and
+ * BINARY's ADD_RELU.
  *
  * For every kernel variant (each ISA level; for CONV2D the direct engine
  * with its depthwise, in-place and phase-plane paths and the im2col path;
@@ -391,6 +392,97 @@ TEST(conv2d_act_check)
 	ct_free(&t);
 }
 
+/* ------------------------------------------------------------ BINARY */
+
+/*
+ * ADD_RELU stores relu(a + b) where ADD stores a + b: the same bits for
+ * F32, the same value for F16 (the sum is rounded once, after the Relu).
+ * Contiguous, broadcast (stride 0) and strided rows, f16 blocks.
+ */
+TEST(binary_add_relu)
+{
+	struct ct_rng r = { 0xadd };
+	struct act relu = { 1, 0.0f, 0.0f };
+	int it;
+
+	for (it = 0; it < 60; it++) {
+		uint32_t dt = it % 2 ? IPUX_DT_F16 : IPUX_DT_F32, esz = dt == IPUX_DT_F16 ? 2 : 4;
+		uint32_t rows = (uint32_t)ct_int(&r, 1, 9), cols = (uint32_t)ct_int(&r, 1, 700);
+		/* a: dense or column-major; b: dense, a row broadcast, or a scalar */
+		int alay = (int)ct_int(&r, 0, 1), blay = (int)ct_int(&r, 0, 2);
+		uint32_t n = rows * cols, nb = blay == 0 ? n : blay == 1 ? cols : 1, A, B, O, i;
+		struct ct_tile t;
+		uint8_t *plain = malloc((size_t)n * esz);
+
+		REQUIRE(plain != NULL);
+		ct_init(&t, ((size_t)n * 3 + 64) * 4 + 4096);
+		A = ct_op(&t, dt, n);
+		B = ct_op(&t, dt, nb);
+		O = ct_op(&t, dt, n);
+		ct_fill_rand(&t, &r, A, -2, 2);
+		ct_fill_rand(&t, &r, B, -2, 2);
+		ct_p(&t, IPUX_BIN_ADD);
+		ct_p(&t, 2);
+		ct_p(&t, rows);
+		ct_p(&t, cols);
+		ct_p(&t, alay ? 1 : cols);
+		ct_p(&t, alay ? rows : 1);
+		ct_p(&t, blay == 0 ? cols : 0);
+		ct_p(&t, blay == 2 ? 0 : 1);
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_BINARY), 0);
+		memcpy(plain, ct_ptr(&t, O), (size_t)n * esz);
+		t.params[0] = IPUX_BIN_ADD_RELU;
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_BINARY), 0);
+		for (i = 0; i < n; i++) {
+			float want, got;
+			int ok;
+
+			if (dt == IPUX_DT_F16) {
+				uint16_t u, g;
+
+				memcpy(&u, plain + (size_t)i * 2, 2);
+				memcpy(&g, (uint8_t *)ct_ptr(&t, O) + (size_t)i * 2, 2);
+				want = act_ref(&relu, ipu_f16_to_f32(u));
+				got = ipu_f16_to_f32(g);
+				ok = want == got;
+			} else {
+				uint32_t wb, gb;
+
+				memcpy(&want, plain + (size_t)i * 4, 4);
+				want = act_ref(&relu, want);
+				memcpy(&got, (uint8_t *)ct_ptr(&t, O) + (size_t)i * 4, 4);
+				memcpy(&wb, &want, 4);
+				memcpy(&gb, &got, 4);
+				ok = wb == gb;
+			}
+			if (!ok) {
+				CHECK_MSG(0, "ADD_RELU dt %u %ux%u a%d b%d [%u]: got %.9g want %.9g", dt,
+					  rows, cols, alay, blay, i, (double)got, (double)want);
+				break;
+			}
+		}
+		free(plain);
+		ct_free(&t);
+	}
+}
+
+TEST(binary_add_relu_check)
+{
+	struct ct_tile t;
+
+	ct_init(&t, 4096);
+	ct_op(&t, IPUX_DT_F32, 4);
+	ct_op(&t, IPUX_DT_F32, 4);
+	ct_op(&t, IPUX_DT_F32, 4);
+	ct_p(&t, IPUX_BIN_ADD_RELU); ct_p(&t, 1); ct_p(&t, 4); ct_p(&t, 1); ct_p(&t, 1);
+	CT_EXPECT(&t, IPUX_CL_BINARY, 0);
+	t.ops[2].dtype = IPUX_DT_U8;	/* out is the operands' float type */
+	CT_EXPECT(&t, IPUX_CL_BINARY, IPUX_E_OPERAND_TYPE);
+	t.ops[0].dtype = t.ops[1].dtype = t.ops[2].dtype = IPUX_DT_I32;
+	CT_EXPECT(&t, IPUX_CL_BINARY, IPUX_E_OPERAND_TYPE);
+	ct_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -400,6 +492,8 @@ int main(int argc, char **argv)
 	RUN(conv2d_act_check);
 	RUN(conv2d_act_random);
 	RUN(conv2d_act_paths);
+	RUN(binary_add_relu_check);
+	RUN(binary_add_relu);
 	printf("# %d checks\n", th_g.checks);
 	return TH_DONE();
 }

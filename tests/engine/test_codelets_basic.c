@@ -530,6 +530,7 @@ static double bin_ref(uint32_t op, double x, double y, uint32_t dt)
 	case IPUX_BIN_OR: return (x != 0) || (y != 0);
 	case IPUX_BIN_XOR: return (x != 0) != (y != 0);
 	case IPUX_BIN_PRELU: return x >= 0 ? x : x * y;
+	case IPUX_BIN_ADD_RELU: return x + y < 0 ? 0 : x + y;
 	default: abort();
 	}
 }
@@ -542,7 +543,7 @@ static int bin_ok(uint32_t op, uint32_t dt)
 	switch (dt) {
 	case IPUX_DT_F32:
 	case IPUX_DT_F16: return !logic;
-	case IPUX_DT_I32: return !logic && op != IPUX_BIN_POW;
+	case IPUX_DT_I32: return !logic && op != IPUX_BIN_POW && op != IPUX_BIN_ADD_RELU;
 	case IPUX_DT_U8: return cmp || logic;
 	default: return 0;
 	}
@@ -566,7 +567,7 @@ TEST(binary_random)
 			for (it = 0; it < 12; it++) {
 				uint32_t rank, shape[IPUX_MAX_RANK], as[IPUX_MAX_RANK],
 					bs[IPUX_MAX_RANK], na, nb, n = 1, k, A, B, O, i;
-				uint32_t odt = (op >= IPUX_BIN_EQUAL && op != IPUX_BIN_PRELU)
+				uint32_t odt = (op >= IPUX_BIN_EQUAL && op <= IPUX_BIN_XOR)
 						       ? IPUX_DT_U8 : dt;
 				double *want;
 

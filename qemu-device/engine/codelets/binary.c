@@ -63,6 +63,13 @@ BIN_KERNEL(f_le, float, uint8_t, x <= y)
 BIN_KERNEL(f_gt, float, uint8_t, x > y)
 BIN_KERNEL(f_ge, float, uint8_t, x >= y)
 BIN_KERNEL(f_prelu, float, float, x >= 0 ? x : x * y)
+/* Add then UNARY RELU's formula on the f32 sum, before any f16 rounding:
+ * a residual Add and the Relu after it in one pass over memory */
+static inline float bin_relu(float s)
+{
+	return s < 0 ? 0.0f : s;
+}
+BIN_KERNEL(f_add_relu, float, float, bin_relu(x + y))
 
 /* i32: wrapping arithmetic, division by zero gives 0 */
 BIN_KERNEL(i_add, int32_t, int32_t, (uint32_t)x + (uint32_t)y)
@@ -101,7 +108,7 @@ static const bin_fn f_kernels[IPUX_BIN_COUNT] = {
 	[IPUX_BIN_EQUAL] = f_eq, [IPUX_BIN_NOT_EQUAL] = f_ne,
 	[IPUX_BIN_LESS] = f_lt, [IPUX_BIN_LESS_EQUAL] = f_le,
 	[IPUX_BIN_GREATER] = f_gt, [IPUX_BIN_GREATER_EQUAL] = f_ge,
-	[IPUX_BIN_PRELU] = f_prelu,
+	[IPUX_BIN_PRELU] = f_prelu, [IPUX_BIN_ADD_RELU] = f_add_relu,
 };
 
 static const bin_fn i_kernels[IPUX_BIN_COUNT] = {
@@ -175,8 +182,7 @@ static int binary_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
 			      "BINARY: op %u does not accept %s operands", op,
 			      cl_dt_name(v->ops[0].dtype));
-	odt = (bin_is_compare(op) || op >= IPUX_BIN_AND) &&
-			      op != IPUX_BIN_PRELU
+	odt = bin_is_compare(op) || (op >= IPUX_BIN_AND && op <= IPUX_BIN_XOR)
 		      ? IPUX_DT_U8
 		      : v->ops[0].dtype;
 	if (v->ops[2].dtype != odt)

@@ -52,7 +52,7 @@
  *           row-major of `shape`; a[i] = a.base[sum idx_k*astride_k] (stride 0
  *           broadcasts).  a,b same dtype; out same dtype except comparisons
  *           whose out is U8.  Int division by zero gives 0.  Strides are
- *           u32.  F32/F16: all ops but AND/OR/XOR; I32: all but POW and
+ *           u32.  F32/F16: all ops but AND/OR/XOR; I32: all but POW, ADD_RELU and
  *           logic; U8: comparisons and AND/OR/XOR.  I32 wraps,
  *           INT_MIN / -1 = INT_MIN, x % 0 = x % -1 = 0.
  * WHERE     ops [cond(U8), x, y, out]; params [rank, shape[rank],
@@ -198,6 +198,7 @@ enum ipux_binary_op {
 	IPUX_BIN_OR = 15,
 	IPUX_BIN_XOR = 16,
 	IPUX_BIN_PRELU = 17,	/* a >= 0 ? a : a * b */
+	IPUX_BIN_ADD_RELU = 18,	/* s = a + b in f32, s < 0 ? 0 : s; F32/F16 */
 	IPUX_BIN_COUNT
 };
 
