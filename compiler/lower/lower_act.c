@@ -94,12 +94,12 @@ static int act_of(const struct ir_graph *g, int r, int v, struct lw_act *a)
 	}
 }
 
-static int act_take(struct lw *l, int v, ipu_tensor t, int never, int relu_only,
-		    struct lw_act *a)
+/* 1 with the activation in *a (not absorbed yet). */
+static int act_find(const struct lw *l, int v, int never, int relu_only, struct lw_act *a)
 {
 	const struct ir_graph *g = l->g;
 	const struct ir_value *x = &g->vals[v];
-	int r, v0 = v;
+	int r;
 
 	memset(a, 0, sizeof(*a));
 	a->node = -1;
@@ -131,24 +131,34 @@ static int act_take(struct lw *l, int v, ipu_tensor t, int never, int relu_only,
 		return 0;
 	}
 	a->node = r;
-	l->absorbed[r] = 1;
-	/* a product kept in its column blocks (lower_blocked.c): the
+	return 1;
+}
+
+void lw_act_absorb(struct lw *l, int v, ipu_tensor t, const struct lw_act *a)
+{
+	const struct ir_graph *g = l->g;
+
+	if (a->node < 0)
+		return;
+	l->absorbed[a->node] = 1;
+	/* a value kept in its column blocks (lower_blocked.c): the
 	 * activation's output is the same blocks */
-	if (t == IPU_GRAPH_INVALID && lw_is_blocked(l, v0))
-		lw_blocked_alias(l, g->nodes[r].out[0], v0);
+	if (t == IPU_GRAPH_INVALID && lw_is_blocked(l, v))
+		lw_blocked_alias(l, g->nodes[a->node].out[0], v);
 	else
-		l->vt[g->nodes[r].out[0]] = t;
-	return 0;
+		l->vt[g->nodes[a->node].out[0]] = t;
 }
 
 int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
 {
-	return act_take(l, v, t, never, 0, a);
+	if (act_find(l, v, never, 0, a))
+		lw_act_absorb(l, v, t, a);
+	return 0;
 }
 
-int lw_act_take_relu(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a)
+int lw_act_find_relu(const struct lw *l, int v, int never, struct lw_act *a)
 {
-	return act_take(l, v, t, never, 1, a);
+	return act_find(l, v, never, 1, a);
 }
 
 int lw_mm_vertex(struct lw *l, uint32_t cs, const struct ipu_slice *ops, const uint32_t *p5,

@@ -174,13 +174,40 @@ static int64_t next_pc(int64_t pc, int64_t G, int64_t M)
 	return pc * 2 > M ? M : pc * 2;
 }
 
+/* The float32 ones [n] on `tile` that sum partials as ones x partials. */
+static int ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out)
+{
+	float *one = malloc((size_t)n * sizeof(*one));
+	ipu_tensor t;
+
+	if (!one)
+		return lw_fail(l, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		one[i] = 1.0f;
+	t = lw_tensor(l, "ones", IPUX_DT_F32, n);
+	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile) ||
+	    ipu_graph_set_init(l->gb, t, one, (size_t)n * sizeof(*one))) {
+		free(one);
+		return lw_check(l);
+	}
+	free(one);
+	lw_account(l, tile, n * sizeof(float));
+	if (l->kept)
+		l->kept[tile] += (n * sizeof(float) + 63) & ~(uint64_t)63;
+	*out = (struct ipu_slice){ t, 0, n };
+	return 0;
+}
+
 /* Conv with input-channel parts: each block of output channels x output
  * rows of an image is computed as pk float32 partial sums over the parts'
  * input channels on different tiles (the first adds the bias); a grouped
  * conv's blocks lie within one group (pc a multiple of G) and its parts
- * split that group's channels; the partials are exchanged to the block's home tile, added
- * by a REDUCE vertex, cast to float16 for a float16 output and copied
- * into the output, which is spread over the tiles. */
+ * split that group's channels; the partials are exchanged to the block's
+ * home tile and summed there as the product ones[1 x pk] x partials[pk x
+ * block] (the matmul kernel adds whole float32 rows at vector speed, where
+ * a REDUCE added each element alone in double, and writes a float16 output
+ * itself, with the activation epilogue of a Relu or Clip reading only the
+ * result), then copied into the output, which is spread over the tiles. */
 static int conv_parts(struct lw *l, const struct ir_node *n, const struct convplan *pl,
 		      const struct ir_window *win)
 {
@@ -196,17 +223,16 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 	int64_t pt = nsp == 2 ? win->pb[0] : 0, img = C * H * W;
 	uint32_t odt = lw_dtype(o->dtype), xdt = lw_dtype(x->dtype);
 	uint32_t cs = ipu_graph_add_compute_set(l->gb, n->name);
-	uint32_t cs2 = ipu_graph_add_compute_set(l->gb, "reduce");
-	uint32_t cs3 = odt == IPUX_DT_F32 ? IPU_GRAPH_INVALID : ipu_graph_add_compute_set(l->gb, "cast");
+	uint32_t cs2 = ipu_graph_add_compute_set(l->gb, "sum");
 	int inplace = pl->pr == 1;
+	struct lw_act act;
 	ipu_step xch = IPU_GRAPH_INVALID, x2 = ipu_step_exchange(l->gb);
 	ipu_step post = inplace ? IPU_GRAPH_INVALID : ipu_step_exchange(l->gb);
 	ipu_tensor out = lw_tensor(l, o->name, odt, (uint64_t)ir_value_numel(o));
 	size_t es = ir_dtype_size(o->dtype);
 
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID || cs2 == IPU_GRAPH_INVALID ||
-	    x2 == IPU_GRAPH_INVALID || (!inplace && post == IPU_GRAPH_INVALID) ||
-	    (odt != IPUX_DT_F32 && cs3 == IPU_GRAPH_INVALID))
+	    x2 == IPU_GRAPH_INVALID || (!inplace && post == IPU_GRAPH_INVALID))
 		return lw_check(l);
 	/* a block of all rows is cb whole channel planes, one contiguous
 	 * range of the output: its sum is written there on the home tile
@@ -215,6 +241,10 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 				  (uint32_t)((uint64_t)ir_value_numel(o) * es / 8192 + 1)) < 0)
 		return -1;
 	l->vt[n->out[0]] = out;
+	/* the sums write the final values: a Relu or Clip reading only them
+	 * is applied there (lower_act.c) */
+	if (lw_act_take(l, n->out[0], out, 0, &act))
+		return -1;
 	for (int64_t b = 0; b < N; b++)
 	for (int64_t ic = 0; ic < pl->pc; ic++)
 	for (int64_t ir = 0; ir < pl->pr; ir++) {
@@ -224,8 +254,8 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 		int64_t r0c = r0 < 0 ? 0 : r0, r1c = r1 > H ? H : r1, hin = r1c - r0c;
 		int64_t gbase = ic / (pl->pc / G) * Cg;
 		uint64_t blk = (uint64_t)(cb * rows * OW);
-		uint32_t home = IPU_GRAPH_INVALID, rp[4] = { IPUX_RED_SUM, 1, (uint32_t)pl->pk, (uint32_t)blk };
-		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, rops[2], res;
+		uint32_t home = IPU_GRAPH_INVALID, sp[5] = { 1, 1, (uint32_t)blk, (uint32_t)pl->pk, 0 };
+		struct ipu_slice parts = { IPU_GRAPH_INVALID, 0, 0 }, sops[3], res;
 
 		if (cb <= 0 || rows <= 0)
 			continue;
@@ -287,24 +317,17 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 			lw_account(l, home, blk * es);
 			res = (struct ipu_slice){ out, ob, blk };
 		}
-		rops[0] = parts;
-		if (inplace && odt == IPUX_DT_F32)
-			rops[1] = res;
-		else if (lw_temp(l, "sum", IPUX_DT_F32, blk, home, &rops[1]))
+		if (ones_on(l, home, (uint64_t)pl->pk, &sops[0]))
 			return -1;
-		if (ipu_graph_add_vertex(l->gb, cs2, IPUX_CL_REDUCE, rops, 2, rp, 4))
+		sops[1] = parts;
+		if (inplace)
+			sops[2] = res;
+		else if (lw_temp(l, "sum", odt, blk, home, &sops[2]))
+			return -1;
+		if (lw_mm_vertex(l, cs2, sops, sp, &act))
 			return lw_check(l);
-		if (odt != IPUX_DT_F32) {
-			rops[0] = rops[1];
-			if (inplace)
-				rops[1] = res;
-			else if (lw_temp(l, "sum_cast", odt, blk, home, &rops[1]))
-				return -1;
-			if (ipu_graph_add_vertex(l->gb, cs3, IPUX_CL_CAST, rops, 2, NULL, 0))
-				return lw_check(l);
-		}
 		if (!inplace)
-			res = rops[1];
+			res = sops[2];
 		for (int64_t ch = 0; ch < cb && !inplace; ch++) {
 			uint64_t ob = (uint64_t)(((b * M + c0 + ch) * OH + o0) * OW);
 
@@ -315,7 +338,6 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 		}
 	}
 	if (lw_emit(l, xch, cs) || lw_emit(l, x2, cs2) ||
-	    (cs3 != IPU_GRAPH_INVALID && lw_emit(l, IPU_GRAPH_INVALID, cs3)) ||
 	    (!inplace && lw_emit(l, post, IPU_GRAPH_INVALID)))
 		return -1;
 	return 1;

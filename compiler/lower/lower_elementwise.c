@@ -377,6 +377,7 @@ static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, 
 	ipu_tensor out;
 	ipu_step xch = IPU_GRAPH_INVALID;
 	uint32_t up[3] = { 0 };
+	struct lw_act act = { .node = -1 };
 
 	if (codelet == IPUX_CL_UNARY && unary_params(l, n, op, up))
 		return -1;
@@ -394,11 +395,17 @@ static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, 
 	coalesce(g, n, ins, nops, &w);
 	if ((codelet == IPUX_CL_UNARY || codelet == IPUX_CL_CAST) && w.st[0][w.rank - 1] != 1 && total > 1)
 		return lw_fail(l, "broadcasting unary input");
+	/* a float Add read only by a Relu: one pass, Add then Relu (lower_act.c) */
+	if (codelet == IPUX_CL_BINARY && op == IPUX_BIN_ADD &&
+	    lw_act_find_relu(l, n->out[0], odt != IPUX_DT_F32 && odt != IPUX_DT_F16, &act))
+		op = IPUX_BIN_ADD_RELU;
 	/* operands in a MatMul's column blocks: computed on the blocks, in
 	 * place (lower_blocked.c) */
 	{
 		int r = lw_blocked_elementwise(l, n, codelet, op, up, ins, nops);
 
+		if (r > 0)
+			lw_act_absorb(l, n->out[0], IPU_GRAPH_INVALID, &act);
 		if (r)
 			return r;
 	}
@@ -410,15 +417,7 @@ static int elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet, 
 	if (out == IPU_GRAPH_INVALID || cs == IPU_GRAPH_INVALID)
 		return lw_check(l);
 	l->vt[n->out[0]] = out;
-	/* a float Add read only by a Relu: one pass, Add then Relu (lower_act.c) */
-	if (codelet == IPUX_CL_BINARY && op == IPUX_BIN_ADD) {
-		struct lw_act act;
-
-		if (lw_act_take_relu(l, n->out[0], out, odt != IPUX_DT_F32 && odt != IPUX_DT_F16, &act))
-			return -1;
-		if (act.kind)
-			op = IPUX_BIN_ADD_RELU;
-	}
+	lw_act_absorb(l, n->out[0], out, &act);
 	/* An operand with the output's full shape: follow its layout (whole
 	 * rows to the tile holding each row's first element), so it is read
 	 * where it lives and only the others move. */

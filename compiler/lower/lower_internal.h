@@ -147,8 +147,11 @@ struct lw_act {
  * output v's tensor t (INVALID: v's blocks, v being blocked).  a->node is
  * -1 when there is none.  Returns 0. */
 int lw_act_take(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a);
-/* The same for a Relu only (BINARY ADD_RELU has no Clip). */
-int lw_act_take_relu(struct lw *l, int v, ipu_tensor t, int never, struct lw_act *a);
+/* lw_act_take in two steps, for a Relu only (BINARY ADD_RELU has no
+ * Clip): 1 if found (nothing marked yet), then lw_act_absorb once v's
+ * tensor t (or its blocks) exists. */
+int lw_act_find_relu(const struct lw *l, int v, int never, struct lw_act *a);
+void lw_act_absorb(struct lw *l, int v, ipu_tensor t, const struct lw_act *a);
 /* Adds a MATMUL vertex with params p5 [batch, M, N, K, flags] to cs, with
  * a's epilogue when a is not NULL; ipu_graph_add_vertex's result. */
 int lw_mm_vertex(struct lw *l, uint32_t cs, const struct ipu_slice *ops, const uint32_t *p5,
