@@ -463,6 +463,16 @@ static int same_runs(const struct lw_blocked *a, const struct lw_blocked *b)
 	return !memcmp(a->run, b->run, a->n * sizeof(*a->run));
 }
 
+static uint32_t pieces(struct lw *l, ipu_tensor t)
+{
+	uint32_t k = 0, tile, off;
+	uint64_t b, e;
+
+	while (ipu_graph_tensor_location(l->gb, t, k, &tile, &b, &e, &off) == 0)
+		k++;
+	return k;
+}
+
 /* How operand k of an elementwise op on lead's blocks is read. */
 enum ew_read { EW_SCALAR, EW_SAME, EW_GATHER };
 
@@ -579,6 +589,12 @@ int lw_blocked_elementwise(struct lw *l, const struct ir_node *n, uint32_t codel
 		else {
 			rd[k] = EW_GATHER;
 			gathered = 1;
+			/* a standard operand in fewer pieces than the lead's
+			 * blocks leads instead (the standard lowering follows
+			 * its pieces): fewer vertices for the same bytes */
+			if (!lw_is_blocked(l, ins[k]) && l->vt[ins[k]] != IPU_GRAPH_INVALID &&
+			    pieces(l, l->vt[ins[k]]) < pieces(l, lead->store))
+				return 0;
 		}
 		esz += ir_dtype_size(x->dtype);
 	}
