@@ -97,6 +97,10 @@ static void unload(struct ipu_engine *e)
 	e->vctx = NULL;
 	free(e->segs);
 	e->segs = NULL;
+	free(e->bcopy);
+	e->bcopy = NULL;
+	free(e->bcopy_first);
+	e->bcopy_first = NULL;
 	free(e->stage);
 	e->stage = NULL;
 	free((void *)e->cs_exec);
@@ -112,11 +116,51 @@ void ipu_engine_destroy(struct ipu_engine *e)
 	free(e);
 }
 
+/*
+ * The copies of each non-staged exchange as tile memory offsets, in plan
+ * order: a worker then walks one array instead of looking each copy up in
+ * the COPIES table through the plan's order and adding up its tile bases.
+ */
+static int bind_copies(struct ipu_engine *e)
+{
+	const struct ipu_exe *x = e->exe;
+	uint64_t n = 0, k = 0;
+	uint32_t xi, i;
+
+	e->bcopy_first = calloc(x->nxchs ? x->nxchs : 1, sizeof(*e->bcopy_first));
+	if (!e->bcopy_first)
+		return IPU_E_NOMEM;
+	for (xi = 0; xi < x->nxchs; xi++)
+		if (!x->xchplan[xi].staged)
+			n += x->xchs[xi].num_copies;
+	e->bcopy = malloc((n ? n : 1) * sizeof(*e->bcopy));
+	if (!e->bcopy)
+		return IPU_E_NOMEM;
+	for (xi = 0; xi < x->nxchs; xi++) {
+		const struct ipu_xch_plan *p = &x->xchplan[xi];
+
+		e->bcopy_first[xi] = k;
+		if (p->staged)
+			continue;
+		for (i = 0; i < x->xchs[xi].num_copies; i++) {
+			const struct ipux_copy *c = &x->copies[p->order[i]];
+
+			e->bcopy[k++] = (struct ipu_bound_copy){
+				.dst = (uint64_t)c->dst_tile * e->stride + c->dst_offset,
+				.src = (uint64_t)c->src_tile * e->stride + c->src_offset,
+				.bytes = c->bytes,
+			};
+		}
+	}
+	return 0;
+}
+
 static int bind_memory(struct ipu_engine *e)
 {
 	const struct ipu_exe *x = e->exe;
 	uint32_t i, j, s = 0;
 	size_t total;
+	int rc;
 
 	e->stride = ((size_t)x->hdr->tile_mem + IPU_TILE_ALIGN - 1) & ~(size_t)(IPU_TILE_ALIGN - 1);
 	total = e->stride * x->hdr->num_tiles;
@@ -165,6 +209,9 @@ static int bind_memory(struct ipu_engine *e)
 			e->segs[s].len = r->bytes;
 		}
 	}
+	rc = bind_copies(e);
+	if (rc)
+		return rc;
 	for (i = 0; i < x->ninits; i++) {
 		const struct ipux_init *in = &x->inits[i];
 

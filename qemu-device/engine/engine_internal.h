@@ -155,6 +155,16 @@ enum ipu_counter_id {
 	C_ERRORS, C_NUM
 };
 
+/*
+ * One copy of a non-staged exchange, bound to tile memory: byte offsets
+ * from the engine's mem, in the exchange plan's order (its groups'
+ * order[] ranges), so a worker reads its group's copies in sequence.
+ */
+struct ipu_bound_copy {
+	uint64_t dst, src;
+	uint64_t bytes;
+};
+
 struct ipu_engine {
 	struct ipu_engine_config cfg;
 	uint32_t isa;			/* enum ipu_isa, resolved */
@@ -167,6 +177,8 @@ struct ipu_engine {
 	size_t stride;			/* bytes between tile bases */
 	struct ipu_vertex_ctx *vctx;	/* per vertex, mem bound */
 	struct ipu_stream_seg *segs;	/* stream copy segments, mem bound */
+	struct ipu_bound_copy *bcopy;	/* exchange copies, mem bound */
+	uint64_t *bcopy_first;		/* per exchange: its first in bcopy */
 	uint8_t *stage;			/* staging buffer for exchanges */
 	_Atomic uint64_t *cs_exec;	/* per compute set executions */
 	atomic_int abort_req;

@@ -98,6 +98,7 @@ static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t 
 struct xch_job {
 	struct ipu_engine *e;
 	const struct ipu_xch_plan *plan;
+	const struct ipu_bound_copy *bcopy;	/* the exchange's, unless staged */
 	uint32_t first_copy;
 	int phase;			/* staged: 0 gather into stage, 1 scatter */
 };
@@ -116,21 +117,23 @@ static void xch_item(void *ctxp, uint32_t item, uint32_t worker)
 	uint32_t i;
 
 	(void)worker;
+	if (!job->plan->staged) {
+		const struct ipu_bound_copy *b = job->bcopy + g->first;
+		uint8_t *mem = job->e->mem;
+
+		for (i = 0; i < g->count; i++)
+			memcpy(mem + b[i].dst, mem + b[i].src, b[i].bytes);
+		return;
+	}
 	for (i = 0; i < g->count; i++) {
 		uint32_t ci = order[i];
 		const struct ipux_copy *c = &copies[ci];
+		uint8_t *stage = job->e->stage + job->plan->stage_off[ci - job->first_copy];
 
-		if (!job->plan->staged) {
-			memcpy(tile_ptr(job->e, c->dst_tile, c->dst_offset),
-			       tile_ptr(job->e, c->src_tile, c->src_offset), c->bytes);
-		} else {
-			uint8_t *stage = job->e->stage + job->plan->stage_off[ci - job->first_copy];
-
-			if (job->phase == 0)
-				memcpy(stage, tile_ptr(job->e, c->src_tile, c->src_offset), c->bytes);
-			else
-				memcpy(tile_ptr(job->e, c->dst_tile, c->dst_offset), stage, c->bytes);
-		}
+		if (job->phase == 0)
+			memcpy(stage, tile_ptr(job->e, c->src_tile, c->src_offset), c->bytes);
+		else
+			memcpy(tile_ptr(job->e, c->dst_tile, c->dst_offset), stage, c->bytes);
 	}
 }
 
@@ -144,7 +147,7 @@ static void xch_finish(struct ipu_engine *e, const struct ipu_xch_plan *plan)
 static void run_exchange(struct ipu_engine *e, uint32_t xi)
 {
 	const struct ipu_xch_plan *plan = &e->exe->xchplan[xi];
-	struct xch_job job = { .e = e, .plan = plan,
+	struct xch_job job = { .e = e, .plan = plan, .bcopy = e->bcopy + e->bcopy_first[xi],
 			       .first_copy = e->exe->xchs[xi].first_copy };
 	int inline_run = plan->bytes < IPU_INLINE_XCH_BYTES;
 	uint32_t g;
@@ -275,7 +278,8 @@ static int run_fused(struct ipu_engine *e, uint32_t fi, uint32_t p, char *err, s
 	const struct ipu_cs_plan *cp = &x->csplan[fp->cs];
 	struct fused_job job = {
 		.fp = fp,
-		.x = { .e = e, .plan = xp, .first_copy = x->xchs[fp->xch].first_copy },
+		.x = { .e = e, .plan = xp, .bcopy = e->bcopy + e->bcopy_first[fp->xch],
+		       .first_copy = x->xchs[fp->xch].first_copy },
 		.c = { .e = e, .plan = cp },
 	};
 	uint32_t i;
