@@ -339,6 +339,34 @@ int lw_blocked_block_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_
 	return r;
 }
 
+int lw_read_as_matmul_a(struct lw *l, const struct ir_node *n, int v, int depth)
+{
+	const struct ir_graph *g = l->g;
+
+	if (depth > 8)
+		return 0;
+	for (int j = (int)(n - g->nodes) + 1; j < g->nnodes; j++) {
+		const struct ir_node *r = &g->nodes[j];
+		const struct lw_op_hooks *h;
+		int reads = 0;
+
+		for (int k = 0; k < r->nin && !r->dead; k++)
+			reads |= r->in[k] == v;
+		if (!reads)
+			continue;
+		if (!strcmp(r->op, "MatMul") && r->in[0] == v)
+			return 1;
+		h = lw_op_hooks(r->op);
+		/* the same elements under another name or through an
+		 * elementwise op (a bias, a reshape, an activation) */
+		if ((l->absorbed[j] || (h && (h->lower == lw_alias || h->lower == lw_unary || h->lower == lw_binary))) &&
+		    r->nout >= 1 &&
+		    r->out[0] >= 0 && lw_read_as_matmul_a(l, r, r->out[0], depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
 int lw_blocked_partner(struct lw *l, const struct ir_node *n, int v)
 {
 	const struct ir_graph *g = l->g;

@@ -215,6 +215,10 @@ int lw_blocked_block_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_
 /* Blocked v in logical order: one slice of the store per run (merged
  * where runs continue each other), *out malloc'd. */
 int lw_blocked_slices(struct lw *l, int v, struct ipu_slice **out, uint32_t *n);
+/* 1 if value v made by node n is read, directly or through reshapes,
+ * absorbed nodes and elementwise ops, as the A operand of a
+ * MatMul (whose every column block reads all its rows). */
+int lw_read_as_matmul_a(struct lw *l, const struct ir_node *n, int v, int depth);
 /* The blocked value that the output v of node n (through an absorbed
  * bias and reshapes) is added to by a later Add, -1 if none: n may place
  * its blocks beside that value's, so that the Add runs in place. */

@@ -354,9 +354,13 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	 * (IPU_LOWER_BLOCKED=0: the copy, for comparisons).  Not for a
 	 * product made in chunks (too large for the tiles at once): its
 	 * blocks would pile up where the chunks were computed, while the
-	 * standard output is spread evenly */
+	 * standard output is spread evenly; nor for the A operand of a later
+	 * product (an MLP's or a transformer's next layer): each of its
+	 * column blocks reads all of A's rows, run by run from blocks (many
+	 * more copies) but row by row from the standard output */
 	int partner = -1;	/* blocked value the output is added to */
-	int blocked = m.pn > 1 && m.M == m.Mall && !(getenv("IPU_LOWER_BLOCKED") && !strcmp(getenv("IPU_LOWER_BLOCKED"), "0"));
+	int blocked = m.pn > 1 && m.M == m.Mall && !(getenv("IPU_LOWER_BLOCKED") && !strcmp(getenv("IPU_LOWER_BLOCKED"), "0")) &&
+		      !lw_read_as_matmul_a(l, n, n->out[0], 0);
 
 	/* a float32 bias joining partial sums is filled beside the products
 	 * (its slot is read only by the reduction): no compute set of its own */
