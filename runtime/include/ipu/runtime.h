@@ -212,8 +212,9 @@ enum ipurt_request_event {
 
 /*
  * id counts the runner's requests from 0; t_ns is CLOCK_MONOTONIC.  Called
- * from the caller's thread (QUEUED) and the runtime's threads (the others);
- * must not block or call into the runner.
+ * from the caller's thread (QUEUED, and the others for a request execute
+ * runs there) and the runtime's threads (the others); must not block or
+ * call into the runner.
  */
 typedef void (*ipurt_request_fn)(void *ctx, uint64_t id, enum ipurt_request_event ev,
 				 uint64_t t_ns, int status);
@@ -311,7 +312,12 @@ int ipurt_anchor_subgraph(const char *name);
 int ipurt_runner_io(const struct ipurt_runner *r, int subgraph, uint64_t rows,
 		    struct ipurt_tensor *t, uint32_t *batch_dims, uint32_t max, uint32_t *nin);
 
-/* Run one request to completion. */
+/*
+ * Run one request to completion.  A request of one device run, on a runner
+ * of one device with no timeout, runs on the calling thread when the
+ * device is idle (no thread hand-off either way); meanwhile another
+ * thread's execute or execute_async waits for it before queuing its own.
+ */
 int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
 			 uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
 			 char *err, size_t errlen);
