@@ -405,6 +405,21 @@ int lw_blocked_partner(struct lw *l, const struct ir_node *n, int v)
 	return -1;
 }
 
+int64_t lw_blocked_col_width(struct lw *l, int v, int64_t rows, int64_t cols)
+{
+	struct lw_blocked *b = rec(l, v);
+	uint32_t tile;
+	int64_t w;
+
+	if (!b || b->std != IPU_GRAPH_INVALID || !b->n || b->numel != (uint64_t)(rows * cols))
+		return 0;
+	w = (int64_t)b->run[0].n;
+	/* the first block is [rows x w] in one piece: the producer's were */
+	if (w >= cols || !lw_blocked_block_tile(l, v, 0, cols, 0, rows, 0, w, &tile))
+		return 0;
+	return w;
+}
+
 int lw_blocked_range_tile(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t *tile)
 {
 	struct lw_blocked *b = rec(l, v);

@@ -219,6 +219,10 @@ int lw_blocked_slices(struct lw *l, int v, struct ipu_slice **out, uint32_t *n);
  * absorbed nodes and elementwise ops, as the A operand of a
  * MatMul (whose every column block reads all its rows). */
 int lw_read_as_matmul_a(struct lw *l, const struct ir_node *n, int v, int depth);
+/* The width of the column blocks of blocked v seen as [rows x cols]
+ * when its first [rows x width] block is one piece of the store (a
+ * product's output in column blocks of all its rows), else 0. */
+int64_t lw_blocked_col_width(struct lw *l, int v, int64_t rows, int64_t cols);
 /* The blocked value that the output v of node n (through an absorbed
  * bias and reshapes) is added to by a later Add, -1 if none: n may place
  * its blocks beside that value's, so that the Add runs in place. */

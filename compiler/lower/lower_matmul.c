@@ -36,6 +36,10 @@ struct mm {
 	/* rows [r0, r0 + M) of a product of Mall rows: a chunk of a product
 	 * too large to compute in one step (Mall == M, r0 == 0 otherwise) */
 	int64_t r0, Mall;
+	/* B is the blocked output of a product in column blocks this wide
+	 * (each [K x width] one block): blocks of that width, all rows, no K
+	 * split, read them in place (0: no such B) */
+	int64_t b_width;
 };
 
 /* The host's matmul kernel computes 8 x 32 register tiles (AVX-512):
@@ -161,7 +165,8 @@ static double plan_cost(const struct lw *l, const struct mm *c, double *cyc_out,
 	double homes = (double)(((uint64_t)outs + l->tiles - 1) / l->tiles);
 	double rate = c->esz == 2 ? 64 : 16, osz = c->pk > 1 ? 4 : esz;
 	int a_moves = c->homed == 'B' || (c->homed != 'A' && !c->a_const);
-	int b_moves = c->homed == 'A' || (c->homed != 'B' && !c->b_const);
+	int b_moves = (c->homed == 'A' || (c->homed != 'B' && !c->b_const)) &&
+		      !(c->b_width && c->nw == c->b_width && c->pm == 1 && c->pk == 1);
 	double in = (a_moves ? mb * kb * esz : 0) + (b_moves ? kb * nb * esz : 0);
 	/* column blocks' rows are copied into the output; whole rows (a K
 	 * split's sums too) are made where the output keeps them */
@@ -687,6 +692,8 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	m.Mall = m.M;
 	m.a_const = a->data != NULL;
 	m.b_const = b->data != NULL;
+	if (m.bb == 1 && m.batch == 1)
+		m.b_width = lw_blocked_col_width(l, n->in[1], m.K, m.N);
 	{
 		struct mm h = m;
 		uint64_t least;
