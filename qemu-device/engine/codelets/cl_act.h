@@ -15,7 +15,7 @@ enum { CL_ACT_NONE = 0, CL_ACT_RELU = 1, CL_ACT_CLIP = 2 };
 
 struct cl_act {
 	int kind;
-	float lo, hi;
+	float lo, hi;	/* Relu: 0, +inf (clamping to them is Relu's formula) */
 };
 
 /*
@@ -30,6 +30,7 @@ static inline void cl_act_of(const struct ipu_vertex_ctx *v, uint32_t flags,
 	a->lo = a->hi = 0.0f;
 	if (flags & relu) {
 		a->kind = CL_ACT_RELU;
+		a->hi = INFINITY;
 	} else if (flags & clip) {
 		a->kind = CL_ACT_CLIP;
 		a->lo = cl_f32_from_bits(v->params[base]);
@@ -68,29 +69,31 @@ static inline int cl_act_check(const struct ipu_vertex_ctx *v, const char *name,
 	return 0;
 }
 
-static inline float cl_act1(const struct cl_act *a, float x)
+/*
+ * x < lo ? lo : (x > hi ? hi : x) as two compare-and-blends: with lo <= hi
+ * the same value (NaN and -0 pass through), and Relu's x < 0 ? 0 : x with
+ * lo 0, hi +inf.
+ */
+static inline float cl_clamp(float x, float lo, float hi)
 {
-	if (a->kind == CL_ACT_RELU)
-		return x < 0 ? 0.0f : x;
-	if (a->kind == CL_ACT_CLIP)
-		return x < a->lo ? a->lo : (x > a->hi ? a->hi : x);
-	return x;
+	x = x < lo ? lo : x;
+	return x > hi ? hi : x;
 }
 
-/* x[0..n) = act(x[0..n)); the loops vectorise (compare and blend). */
+static inline float cl_act1(const struct cl_act *a, float x)
+{
+	return a->kind ? cl_clamp(x, a->lo, a->hi) : x;
+}
+
+/* x[0..n) = act(x[0..n)); the loop vectorises (compare and blend). */
 static inline void cl_act_apply(const struct cl_act *a, float *x, size_t n)
 {
+	float lo = a->lo, hi = a->hi;
 	size_t i;
 
-	if (a->kind == CL_ACT_RELU) {
+	if (a->kind)
 		for (i = 0; i < n; i++)
-			x[i] = x[i] < 0 ? 0.0f : x[i];
-	} else if (a->kind == CL_ACT_CLIP) {
-		float lo = a->lo, hi = a->hi;
-
-		for (i = 0; i < n; i++)
-			x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
-	}
+			x[i] = cl_clamp(x[i], lo, hi);
 }
 
 #endif /* IPU_CL_ACT_H */

@@ -354,7 +354,7 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 
 			d[ow] = cl_f2h(cl_act1(&c->act, base ? x + s[ow] : s[ow]));
 		}
-	} else {
+	} else if (!c->act.kind) {
 		float *d = (float *)c->out + o;
 
 		if (!base)
@@ -366,8 +366,19 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 		else
 			for (ow = 0; ow < c->OW; ow++)
 				d[ow] = b + s[ow];
-		/* the row just written is in L1 */
-		cl_act_apply(&c->act, d, c->OW);
+	} else {
+		/* the epilogue in the same loop: rows are short (7 to 112) */
+		float *d = (float *)c->out + o, lo = c->act.lo, hi = c->act.hi;
+
+		if (!base)
+			for (ow = 0; ow < c->OW; ow++)
+				d[ow] = cl_clamp(s[ow], lo, hi);
+		else if (c->accumulate)
+			for (ow = 0; ow < c->OW; ow++)
+				d[ow] = cl_clamp((d[ow] + b) + s[ow], lo, hi);
+		else
+			for (ow = 0; ow < c->OW; ow++)
+				d[ow] = cl_clamp(b + s[ow], lo, hi);
 	}
 }
 

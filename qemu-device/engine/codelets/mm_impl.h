@@ -56,13 +56,31 @@ MM_TARGET static void MM_FN(f2h)(uint16_t *dst, const float *src, size_t n)
 		dst[i] = cl_f2h(src[i]);
 }
 
+typedef int32_t MM_FN(vi) __attribute__((vector_size(MM_VL * 4)));
+
+/* cl_clamp on a vector: two compares and blends, in registers (the
+ * kernel's own options, or gcc does not inline it) */
+MM_TARGET MM_CONTRACT static inline __attribute__((always_inline)) MM_FN(vf)
+MM_FN(clamp)(MM_FN(vf) x, MM_FN(vf) lo, MM_FN(vf) hi)
+{
+	typedef MM_FN(vi) vi;
+	vi m = x < lo;
+
+	x = (MM_FN(vf))(((vi)x & ~m) | ((vi)lo & m));
+	m = x > hi;
+	return (MM_FN(vf))(((vi)x & ~m) | ((vi)hi & m));
+}
+
 /*
  * C[0..mr)[0..nr) (+)= a[MR rows, stride lda][0..kc) * bp[kc][NR].
- * a must have MM_MR readable rows (the caller pads short panels).
+ * a must have MM_MR readable rows (the caller pads short panels).  act
+ * (the last K block's call only, else NULL): the epilogue on the sums
+ * before they are stored.
  */
 MM_TARGET MM_CONTRACT static void
 MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
-	      size_t ldb, float *c, size_t ldc, size_t mr, size_t nr, int load)
+	      size_t ldb, float *c, size_t ldc, size_t mr, size_t nr, int load,
+	      const struct cl_act *act)
 {
 	typedef MM_FN(vf) vf;
 	vf acc[MM_MR][2];
@@ -100,6 +118,20 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 				acc[i][0] += c0;
 				acc[i][1] += c1;
 			}
+		}
+		if (act && act->kind) {
+			vf lo = (vf){ 0 } + act->lo, hi = (vf){ 0 } + act->hi;
+
+			MM_UNROLL
+			for (i = 0; i < MM_MR; i++) {
+				acc[i][0] = MM_FN(clamp)(acc[i][0], lo, hi);
+				acc[i][1] = MM_FN(clamp)(acc[i][1], lo, hi);
+			}
+		}
+		MM_UNROLL
+		for (i = 0; i < MM_MR; i++) {
+			float *row = c + i * ldc;
+
 			memcpy(row, &acc[i][0], sizeof(vf));
 			memcpy(row + MM_VL, &acc[i][1], sizeof(vf));
 		}
@@ -110,8 +142,16 @@ MM_FN(kernel)(size_t kc, const float *a, size_t lda, const float *bp,
 		for (i = 0; i < mr; i++) {
 			float *row = c + i * ldc;
 
-			for (j = 0; j < nr; j++)
-				row[j] = load ? row[j] + t[i][j] : t[i][j];
+			for (j = 0; j < nr; j++) {
+				float x = load ? row[j] + t[i][j] : t[i][j];
+
+				if (act && act->kind) {
+					/* cl_clamp, inline */
+					x = x < act->lo ? act->lo : x;
+					x = x > act->hi ? act->hi : x;
+				}
+				row[j] = x;
+			}
 		}
 	}
 }
@@ -366,14 +406,11 @@ MM_TARGET static void MM_FN(run)(const struct mm_args *g)
 							}
 							MM_FN(kernel)(kc, a, lda, bb, ldb,
 								      cbase + ir * ldc + jr,
-								      ldc, mr, nr, load);
+								      ldc, mr, nr, load,
+								      pc + kc >= K ? &g->act : NULL);
 						}
 					}
 				}
-				/* the block's sums are final: the epilogue, in cache */
-				if (g->act.kind)
-					for (i = 0; i < mc; i++)
-						cl_act_apply(&g->act, cbase + i * ldc, nc);
 				if (c16)
 					for (i = 0; i < mc; i++)
 						MM_FN(f2h)((uint16_t *)g->c + co +
