@@ -62,6 +62,7 @@ struct model_dev {
 	int aborting;
 	int resetting;			/* resets under way: loads wait for them */
 	int busy;
+	int xfer_waiters;		/* stream copies waiting for a buffer */
 	int loaded;
 	int attached;
 
@@ -232,7 +233,9 @@ static int model_transfer(void *ctx, uint32_t stream, uint32_t dir,
 	f = &m->streams[stream];
 	while (!f->count && !m->aborting && !m->stop) {
 		*stalled = 1;
+		m->xfer_waiters++;
 		pthread_cond_wait(&m->work, &m->lock);
+		m->xfer_waiters--;
 	}
 	if (m->aborting || m->stop) {
 		pthread_mutex_unlock(&m->lock);
@@ -691,7 +694,13 @@ static int model_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t
 	}
 	f->q[(f->head + f->count) % f->cap] = (struct sbuf){ buf, tag, (uint32_t)len };
 	f->count++;
-	pthread_cond_broadcast(&m->work);
+	/*
+	 * Only a stream copy waiting for a buffer wants to know: the device
+	 * thread waits on the same condition for runs, and waking it for
+	 * every buffer cost a context switch each (two per request).
+	 */
+	if (m->xfer_waiters)
+		pthread_cond_broadcast(&m->work);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
