@@ -62,6 +62,7 @@ struct model_dev {
 	int aborting;
 	int resetting;			/* resets under way: loads wait for them */
 	int busy;
+	int notifying;			/* a run handler is being called */
 	int xfer_waiters;		/* stream copies waiting for a buffer */
 	int loaded;
 	int attached;
@@ -283,20 +284,23 @@ static void notify_run(struct model_dev *m, uint64_t seq, int status)
 }
 
 /*
- * A run finished (lock held): its status, then its handler.  The device
- * stays busy until the handler returned, so a run on a caller's thread
- * (model_run_here) cannot start, and report, while a handler is running:
- * handlers are called one at a time, in the order of the runs.
+ * A run finished (lock held): its status, then its handler.  No run starts
+ * (on the device thread or a caller's, model_run_here) and no abort is
+ * processed while a handler is being called (notifying): handlers are
+ * called one at a time, in the order of the runs.  The device is no
+ * longer busy meanwhile, as the handler may complete what a waiter then
+ * does with the idle device (ipu_set_trace).
  */
 static void finish_run(struct model_dev *m, uint64_t seq, int rc, const char *msg)
 {
+	m->busy = 0;
 	record_status(m, seq, rc, msg);
 	m->done_seq = seq;
+	m->notifying = 1;
 	pthread_cond_broadcast(&m->done);
 	notify_run(m, seq, rc);
-	m->busy = 0;
-	/* waiters on idle, and the device thread if it has work now */
-	pthread_cond_broadcast(&m->done);
+	m->notifying = 0;
+	/* the device thread, if it has work now */
 	if (m->runs_count || m->aborting)
 		pthread_cond_broadcast(&m->work);
 }
@@ -309,7 +313,7 @@ static void *device_thread(void *arg)
 	pthread_mutex_lock(&m->lock);
 	while (!m->stop) {
 		/* a run on a caller's thread (busy) sees the abort first */
-		if (m->aborting && !m->busy) {
+		if (m->aborting && !m->busy && !m->notifying) {
 			struct ipu_completion *c;
 			uint32_t n;
 
@@ -332,7 +336,7 @@ static void *device_thread(void *arg)
 			pthread_cond_broadcast(&m->done);
 			continue;
 		}
-		if (!m->runs_count || m->busy || m->aborting) {
+		if (!m->runs_count || m->busy || m->notifying || m->aborting) {
 			pthread_cond_wait(&m->work, &m->lock);
 			continue;
 		}
@@ -602,7 +606,7 @@ static int model_run_here(struct ipu_device *d, uint32_t prog, uint64_t *seq)
 		pthread_mutex_unlock(&m->lock);
 		return IPU_E_NOT_LOADED;
 	}
-	if (m->busy || m->runs_count || m->aborting || m->resetting || m->stop) {
+	if (m->busy || m->notifying || m->runs_count || m->aborting || m->resetting || m->stop) {
 		pthread_mutex_unlock(&m->lock);
 		return IPU_E_BUSY;
 	}
