@@ -17,26 +17,6 @@
 
 #include "lower_internal.h"
 
-/* The node reading value v, if exactly one live node reads it, once. */
-static int only_reader(const struct ir_graph *g, int v)
-{
-	int who = -1;
-
-	for (int i = 0; i < g->nnodes; i++) {
-		const struct ir_node *n = &g->nodes[i];
-
-		if (n->dead)
-			continue;
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] == v) {
-				if (who >= 0)
-					return -1;
-				who = i;
-			}
-	}
-	return who;
-}
-
 static int fuse_off(void)
 {
 	const char *e = getenv("IPU_LOWER_FUSE_ACT");
@@ -114,7 +94,7 @@ static int act_find(const struct lw *l, int v, int never, int relu_only, struct 
 		const struct ir_node *rn;
 		const struct lw_op_hooks *h;
 
-		r = only_reader(g, v);
+		r = lw_only_reader(g, v);
 		if (r < 0)
 			break;
 		rn = &g->nodes[r];

@@ -20,26 +20,6 @@
 
 #include "lower_internal.h"
 
-/* The node reading value v, if exactly one live node reads it, once. */
-static int only_reader(const struct ir_graph *g, int v)
-{
-	int who = -1;
-
-	for (int i = 0; i < g->nnodes; i++) {
-		const struct ir_node *n = &g->nodes[i];
-
-		if (n->dead)
-			continue;
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] == v) {
-				if (who >= 0)
-					return -1;
-				who = i;
-			}
-	}
-	return who;
-}
-
 /* 1 when constant c ([..., rows, cols] broadcast against an output of
  * that shape) varies along at most axis `axis` (0: rows, 1: columns) and
  * holds `len` elements. */
@@ -68,7 +48,7 @@ int lw_mm_bias_find(const struct lw *l, const struct ir_node *n, int64_t M, int6
 	if ((o->dtype != IR_F16 && o->dtype != IR_F32) || o->is_output ||
 	    (o->dtype == IR_F32 && lw_fp8_is_layer(n)))
 		return 0;
-	ai = only_reader(g, n->out[0]);
+	ai = lw_only_reader(g, n->out[0]);
 	if (ai < 0)
 		return 0;
 	add = &g->nodes[ai];

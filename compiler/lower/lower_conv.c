@@ -174,30 +174,6 @@ static int64_t next_pc(int64_t pc, int64_t G, int64_t M)
 	return pc * 2 > M ? M : pc * 2;
 }
 
-/* The float32 ones [n] on `tile` that sum partials as ones x partials. */
-static int ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out)
-{
-	float *one = malloc((size_t)n * sizeof(*one));
-	ipu_tensor t;
-
-	if (!one)
-		return lw_fail(l, "out of memory");
-	for (uint64_t i = 0; i < n; i++)
-		one[i] = 1.0f;
-	t = lw_tensor(l, "ones", IPUX_DT_F32, n);
-	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile) ||
-	    ipu_graph_set_init(l->gb, t, one, (size_t)n * sizeof(*one))) {
-		free(one);
-		return lw_check(l);
-	}
-	free(one);
-	lw_account(l, tile, n * sizeof(float));
-	if (l->kept)
-		l->kept[tile] += (n * sizeof(float) + 63) & ~(uint64_t)63;
-	*out = (struct ipu_slice){ t, 0, n };
-	return 0;
-}
-
 /* Conv with input-channel parts: each block of output channels x output
  * rows of an image is computed as pk float32 partial sums over the parts'
  * input channels on different tiles (the first adds the bias); a grouped
@@ -317,7 +293,7 @@ static int conv_parts(struct lw *l, const struct ir_node *n, const struct convpl
 			lw_account(l, home, blk * es);
 			res = (struct ipu_slice){ out, ob, blk };
 		}
-		if (ones_on(l, home, (uint64_t)pl->pk, &sops[0]))
+		if (lw_ones_on(l, home, (uint64_t)pl->pk, &sops[0]))
 			return -1;
 		sops[1] = parts;
 		if (inplace)

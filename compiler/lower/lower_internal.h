@@ -239,6 +239,18 @@ int lw_copy_in(struct lw *l, int v, uint64_t begin, uint64_t count, struct ipu_s
 int lw_blocked_elementwise(struct lw *l, const struct ir_node *n, uint32_t codelet,
 			   uint32_t op, const uint32_t *up, const int *ins, int nops);
 
+/* The node reading value v, if exactly one live node reads it, once;
+ * else -1. */
+int lw_only_reader(const struct ir_graph *g, int v);
+/*
+ * The float32 ones [n], a constant on `tile`: a K split's or an
+ * input-channel split's Kp partials (and bias) are summed as the product
+ * ones[1 x Kp] x partials[Kp x count], so the matmul kernel adds whole
+ * float32 rows at vector speed (a REDUCE adds each element alone, in
+ * double) and writes a float16 result itself (no CAST after it).
+ */
+int lw_ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out);
+
 /* lower_fp8.c: layers marked by ir_pass_fp8. */
 int lw_fp8_is_layer(const struct ir_node *n);
 /* 1 (and its dtype, scale) if v is the fp8 weight of l->node. */

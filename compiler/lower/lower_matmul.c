@@ -295,36 +295,6 @@ static int plan(struct lw *l, struct mm *m, uint64_t *least_out)
 	return 0;
 }
 
-/*
- * A K split's Kp partials (and bias) are summed as the product
- * ones[1 x Kp] x partials[Kp x count]: the matmul kernel adds whole
- * float32 rows at vector speed (a REDUCE adds each element alone, in
- * double) and writes a float16 result itself (no CAST after it).  The
- * ones are a constant on the summing tile.
- */
-static int ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out)
-{
-	float *one = malloc((size_t)n * sizeof(*one));
-	ipu_tensor t;
-
-	if (!one)
-		return lw_fail(l, "out of memory");
-	for (uint64_t i = 0; i < n; i++)
-		one[i] = 1.0f;
-	t = lw_tensor(l, "ones", IPUX_DT_F32, n);
-	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile) ||
-	    ipu_graph_set_init(l->gb, t, one, (size_t)n * sizeof(*one))) {
-		free(one);
-		return lw_check(l);
-	}
-	free(one);
-	lw_account(l, tile, n * sizeof(float));
-	if (l->kept)
-		l->kept[tile] += (n * sizeof(float) + 63) & ~(uint64_t)63;
-	*out = (struct ipu_slice){ t, 0, n };
-	return 0;
-}
-
 /* Has tile t room for an [mb x kb] x [kb x nb] block of m: its memory,
  * and a constant operand's block frozen there (a tile that keeps enough
  * constants has them copied in every run, which costs more than the
@@ -557,7 +527,7 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 				lw_account(l, home, cnt * ipux_dtype_size(odt));
 				dst = (struct ipu_slice){ out, o0, cnt };
 			}
-			if (ones_on(l, home, kp, &sops[0]))
+			if (lw_ones_on(l, home, kp, &sops[0]))
 				return -1;
 			sops[1] = pc[j].parts;
 			if (dst.t != IPU_GRAPH_INVALID)

@@ -613,3 +613,45 @@ int lp_add_node(struct ir_graph *g, int *pos, const char *name,
 	(*pos)++;
 	return v;
 }
+
+int lw_ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out)
+{
+	float *one = malloc((size_t)n * sizeof(*one));
+	ipu_tensor t;
+
+	if (!one)
+		return lw_fail(l, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		one[i] = 1.0f;
+	t = lw_tensor(l, "ones", IPUX_DT_F32, n);
+	if (t == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, t, tile) ||
+	    ipu_graph_set_init(l->gb, t, one, (size_t)n * sizeof(*one))) {
+		free(one);
+		return lw_check(l);
+	}
+	free(one);
+	lw_account(l, tile, n * sizeof(float));
+	if (l->kept)
+		l->kept[tile] += (n * sizeof(float) + 63) & ~(uint64_t)63;
+	*out = (struct ipu_slice){ t, 0, n };
+	return 0;
+}
+
+int lw_only_reader(const struct ir_graph *g, int v)
+{
+	int who = -1;
+
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] == v) {
+				if (who >= 0)
+					return -1;
+				who = i;
+			}
+	}
+	return who;
+}
