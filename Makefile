@@ -93,14 +93,20 @@ all: $(LIBS) $(PROGRAMS) $(TESTS)
 
 # Objects depend on the flags they were built with: a change of CFLAGS (a
 # new warning, -fPIC, a sanitizer) rebuilds them instead of mixing old and
-# new objects in one library.
-# The stamp's recipe runs every time but rewrites it only when the flags
-# differ; make then sees its old time and rebuilds nothing.
+# new objects in one library.  The stamp is remade only when the flags it
+# holds differ from today's (compared while the Makefile is read): a stamp
+# remade on every run would make `make -n install` list every object of a
+# built tree as a recompile.  A compiler launcher (ccache) does not change
+# an object, so it is left out: `make CC="ccache gcc"` then `make install`
+# recompiles nothing.
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW = $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS_BASE)
+FLAGS_NOW = $(filter-out ccache,$(CC)) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS_BASE)
+ifneq ($(file <$(FLAGS_STAMP)),$(strip $(FLAGS_NOW)))
 $(FLAGS_STAMP): FORCE
+endif
+$(FLAGS_STAMP):
 	@mkdir -p $(dir $@)
-	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" >$@
+	@printf '%s\n' '$(strip $(FLAGS_NOW))' >$@
 .PHONY: FORCE
 FORCE:
 
@@ -134,6 +140,41 @@ install: $(INSTALL_SHLIBS) $(INSTALL_ARCHIVES) $(INSTALL_PROGRAMS)
 	scripts/install '$(INSTALL_ROOT)' '$(PREFIX)' '$(LIBVERSION)' '$(SOVERSION)' \
 		'$(INSTALL_SHLIBS)' '$(INSTALL_ARCHIVES)' '$(INSTALL_HEADERS)' '$(INSTALL_PC)' \
 		'$(INSTALL_PROGRAMS)'
+
+# The build tree as a prefix, so that a program builds against it exactly
+# as against an installed one (Documentation/runtime/model-runtime.md,
+# "Building a program"):
+#   PKG_CONFIG_PATH=build/pkgconfig cc hello.c $(pkg-config --cflags --libs libipurt)
+# $(BUILD)/include/ipu/ holds the public headers (the four source folders'
+# include/ipu/ in one), $(BUILD)/libNAME.so.0 and .so link to the shared
+# libraries beside the archives, and $(BUILD)/pkgconfig/*.pc point into
+# the tree with an rpath, so the program also runs from where it was built.
+DEV_INCLUDE := $(BUILD)/include/ipu
+DEV_HEADERS := $(addprefix $(DEV_INCLUDE)/,$(notdir $(INSTALL_HEADERS)))
+DEV_LINKS := $(foreach so,$(INSTALL_SHLIBS),$(basename $(basename $(basename $(so)))) \
+	$(basename $(basename $(so))))
+DEV_PC := $(addprefix $(BUILD)/pkgconfig/,$(notdir $(INSTALL_PC:.in=)))
+DEV_ROOT = $(abspath $(BUILD))
+define dev_header
+$(DEV_INCLUDE)/$(notdir $(1)): $(1)
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+endef
+$(foreach h,$(INSTALL_HEADERS),$(eval $(call dev_header,$(h))))
+# libipu.so.0 -> libipu.so.0.3.0, libipu.so -> libipu.so.0
+$(BUILD)/%.so.$(SOVERSION): $(BUILD)/%.so.$(LIBVERSION)
+	ln -sfn $(notdir $<) $@
+$(BUILD)/%.so: $(BUILD)/%.so.$(SOVERSION)
+	ln -sfn $(notdir $<) $@
+define dev_pc
+$(BUILD)/pkgconfig/$(notdir $(1:.in=)): $(1) scripts/install-pc
+	@mkdir -p $$(dir $$@)
+	scripts/install-pc $$< $$@ '$$(DEV_ROOT)' '$$$${prefix}' '$$(LIBVERSION)' rpath
+endef
+$(foreach pc,$(INSTALL_PC),$(eval $(call dev_pc,$(pc))))
+.PHONY: devel
+devel: $(INSTALL_SHLIBS) $(DEV_LINKS) $(DEV_HEADERS) $(DEV_PC)
+all: devel
 
 check-fast: all
 	scripts/run-tests $(TESTS)

@@ -32,11 +32,14 @@ LIBS += $(RUNTIME_LIB)
 PROGRAMS += $(RUNTIME_PROGRAMS)
 
 # The shared library: the Model Runtime and the .ipuef/.npy readers and
-# writers (ipurt_*, ipuef_*), on libipu.so.
+# writers (ipurt_*, ipuef_*), on libipu.so.  It finds libipu.so.0 in its
+# own folder ($ORIGIN): a program linked with --as-needed (the default of
+# several distributions) that calls only ipurt_* records libipurt.so.0
+# alone, and its rpath, if any, is not searched for libipurt's needs.
 RUNTIME_SO := $(BUILD)/libipurt.so.$(LIBVERSION)
-$(RUNTIME_SO): $(RUNTIME_OBJS) $(LIBIPU_SO) runtime/libipurt.map
+$(RUNTIME_SO): $(RUNTIME_OBJS) $(LIBIPU_SO) runtime/libipurt.map runtime/runtime.mk
 	$(CC) -shared -Wl,-soname,libipurt.so.$(SOVERSION) -Wl,--version-script=runtime/libipurt.map \
-		-Wl,--no-undefined -o $@ $(RUNTIME_OBJS) $(LIBIPU_SO) $(LDFLAGS_BASE) -lm
+		-Wl,--no-undefined -Wl,-rpath,'$$ORIGIN' -o $@ $(RUNTIME_OBJS) $(LIBIPU_SO) $(LDFLAGS_BASE) -lm
 INSTALL_SHLIBS += $(RUNTIME_SO)
 INSTALL_ARCHIVES += $(RUNTIME_LIB)
 INSTALL_HEADERS += $(wildcard runtime/include/ipu/*.h)

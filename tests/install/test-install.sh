@@ -2,16 +2,26 @@
 # make install into a temporary prefix, then use it as a user would: a C
 # program built with only `pkg-config --cflags --libs libipurt` runs a model
 # through the shared libraries; the libraries export only their API; the
-# tools run from the prefix and have man pages.
+# tools run from the prefix and have man pages.  The same program is built
+# shared and static against the build tree, the prefix and a DESTDIR stage
+# with the commands Documentation/runtime/model-runtime.md gives, word for
+# word, and `make -n install` on the built tree compiles nothing.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
+top=$PWD
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
 ko() { fail=$((fail + 1)); echo "not ok - $1"; }
+
+# a built tree is up to date for install: nothing to compile (a flags
+# stamp remade on every run once made it list every object)
+compiles=$(make -n BUILD="$BUILD" install PREFIX=/nonexistent 2>&1 | grep -c -- ' -c -o ')
+[ "$compiles" -eq 0 ] && ok "make -n install on the built tree compiles nothing" ||
+	ko "make -n install on the built tree lists $compiles compiles"
 
 if make -s BUILD="$BUILD" install PREFIX="$prefix" >"$prefix.log" 2>&1; then
 	ok "make install PREFIX=$prefix"
@@ -100,5 +110,90 @@ if "$PYTHON" -m venv --system-site-packages "$prefix/venv" >"$prefix/venv.log" 2
 else
 	ko "pip install into a venv: $(tail -n 5 "$prefix/venv.log")"
 fi
+# The page's program and commands, as the page gives them.
+doc=Documentation/runtime/model-runtime.md
+cc_shared='cc -o hello hello.c $(pkg-config --cflags --libs libipurt)'
+cc_static='cc -static -o hello-static hello.c $(pkg-config --static --cflags --libs libipurt)'
+for c in "$cc_shared" "$cc_static" 'export PKG_CONFIG_PATH=$PWD/build/pkgconfig' \
+	'export PKG_CONFIG_PATH=/opt/ipu/lib/pkgconfig LD_LIBRARY_PATH=/opt/ipu/lib' \
+	'make install DESTDIR=/tmp/stage PREFIX=/usr' 'PKG_CONFIG_SYSROOT_DIR=/tmp/stage'; do
+	grep -qF -- "$c" "$doc" && ok "$doc gives: $c" || ko "$doc no longer gives: $c"
+done
+if awk '/<!-- hello.c: tests\/install\/hello.c -->/ { f = 1; next }
+	f && /^```c$/ { g = 1; next } g && /^```$/ { exit } g' "$doc" |
+	diff -u tests/install/hello.c - >"$prefix/doc.diff"; then
+	ok "$doc shows tests/install/hello.c as it is"
+else
+	ko "$doc's program differs from tests/install/hello.c: $(head -20 "$prefix/doc.diff")"
+fi
+
+# build_run WHERE ENV...: in a fresh folder holding hello.c, the shared and
+# the static build of the page, each run on the affine model (Y = X * 2 +
+# [10, 20, 30] with X all ones), under `env ENV...`; sets $built to the
+# shared program.
+build_run() {
+	local where=$1 dir out kind cmd prog
+	shift
+	dir=$(mktemp -d "$prefix/hello.XXXX")
+	cp tests/install/hello.c "$dir/"
+	built=
+	for kind in shared static; do
+		[ $kind = shared ] && cmd=$cc_shared prog=$dir/hello || cmd=$cc_static prog=$dir/hello-static
+		if ! (cd "$dir" && env "$@" bash -c "$cmd") >"$dir/cc.log" 2>&1; then
+			ko "$where: $kind build failed: $(head -5 "$dir/cc.log")"
+			continue
+		fi
+		out=$(env "$@" "$prog" "$prefix/affine.ipuef" 2>&1)
+		[ "$out" = "Y[0..2] = 12 22 32" ] && ok "$where: $kind build runs the model: $out" ||
+			ko "$where: $kind build: $out"
+	done
+	if [ -x "$dir/hello-static" ] && readelf -d "$dir/hello-static" | grep -q NEEDED; then
+		ko "$where: hello-static needs shared libraries: $(readelf -d "$dir/hello-static" | grep NEEDED | head -3)"
+	fi
+	[ -x "$dir/hello" ] && built=$dir/hello
+}
+
+# the build tree as a prefix: nothing but PKG_CONFIG_PATH, and the program
+# runs where it was built (rpath into the tree; libipurt finds libipu)
+build_run "build tree" -u LD_LIBRARY_PATH PKG_CONFIG_PATH="$top/$BUILD/pkgconfig"
+needs=$([ -n "$built" ] && env -u LD_LIBRARY_PATH ldd "$built" 2>&1 | grep 'libipu' | tr -s ' \t' ' ')
+case "$needs" in
+*"libipurt.so.0 => $top/$BUILD/libipurt.so.0"*) ;;
+*) needs="not $needs" ;;
+esac
+case "$needs" in
+"not "*) ko "the build tree's program loads: ${needs#not }" ;;
+*"libipu.so.0 => $top/$BUILD/libipu.so.0"*)
+	ok "the build tree's program loads $BUILD/libipurt.so.0 and libipu.so.0" ;;
+*) ko "the build tree's program loads: $needs" ;;
+esac
+for f in include/ipu/runtime.h include/ipu/ipu.h libipu.so libipurt.so libipu.so.0 libipurt.so.0 \
+	pkgconfig/libipu.pc pkgconfig/libipurt.pc; do
+	[ -e "$BUILD/$f" ] || ko "the build tree has no $BUILD/$f"
+done
+# the installed prefix, as the page says for a prefix outside the
+# loader's and pkg-config's paths
+build_run "prefix" PKG_CONFIG_PATH="$prefix/lib/pkgconfig" LD_LIBRARY_PATH="$prefix/lib"
+# every .pc is complete for a static link on its own: libipu's too
+if PKG_CONFIG_PATH=$prefix/lib/pkgconfig cc -static -o "$prefix/hello_libipu_static" \
+	tests/install/hello_libipu.c $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --cflags --libs libipu) \
+	2>"$prefix/cc.log"; then
+	out=$("$prefix/hello_libipu_static" 2>&1) && ok "static libipu program (pkg-config --static libipu): $out" ||
+		ko "static libipu program: $out"
+else
+	ko "static link with pkg-config --static libipu: $(head -5 "$prefix/cc.log")"
+fi
+# a DESTDIR stage, as a package build uses it
+stage=$prefix/stage
+if make -s BUILD="$BUILD" install DESTDIR="$stage" PREFIX=/usr >"$prefix/stage.log" 2>&1; then
+	ok "make install DESTDIR=$stage PREFIX=/usr"
+	grep -q "^prefix=/usr$" "$stage/usr/lib/pkgconfig/libipurt.pc" &&
+		ok "the staged libipurt.pc says prefix=/usr" || ko "the staged libipurt.pc: $(head -3 "$stage/usr/lib/pkgconfig/libipurt.pc")"
+	build_run "DESTDIR stage" PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
+		LD_LIBRARY_PATH="$stage/usr/lib"
+else
+	ko "make install DESTDIR: $(tail -5 "$prefix/stage.log")"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
