@@ -57,6 +57,27 @@ static int check_streams(struct ipu_device *dev, const struct ipuef_file *f, cha
 		}
 		fed[an->stream_id] = 1;
 	}
+	for (a = 0; a < m->num_states; a++) {
+		const struct ipuef_state *st = &m->states[a];
+		uint32_t sid[2] = { st->write_stream, st->read_stream };
+
+		for (uint32_t k = 0; k < 2; k++) {
+			uint32_t want = k ? IPU_STREAM_D2H : IPU_STREAM_H2D;
+
+			if (sid[k] < (uint32_t)n)
+				ipu_stream_info(dev, sid[k], &dir, &bytes);
+			if (sid[k] >= (uint32_t)n || dir != want || bytes != ipuef_state_bytes(st)) {
+				ipu_errorf(err, errlen, IPURT_E_MODEL,
+					"state '%s': its %s stream %u is not a %s stream of %llu bytes in the executable",
+					st->name, k ? "read" : "write", sid[k],
+					k ? "device to host" : "host to device",
+					(unsigned long long)ipuef_state_bytes(st));
+				free(fed);
+				return IPURT_E_MODEL;
+			}
+			fed[sid[k]] = 1;
+		}
+	}
 	for (s = 0; s < (uint32_t)n; s++) {
 		if (!fed[s]) {
 			ipu_stream_info(dev, s, &dir, &bytes);

@@ -238,6 +238,30 @@ int ipuef_check_model(const struct ipuef_metadata *m,
 			goto out;
 		}
 	}
+	for (uint32_t i = 0; i < m->num_states && !rc; i++) {
+		const struct ipuef_state *st = &m->states[i];
+		const struct ipuef_tensor key = { .name = st->name }, *kp = &key;
+		const struct ipuef_tensor **hit = NULL;
+		const struct ipuef_tensor *t;
+
+		if (st->init != IPUEF_STATE_INIT_DATA)
+			continue;
+		if (ntensors)
+			hit = bsearch(&kp, sorted, ntensors, sizeof(*sorted), cmp_tensor_name);
+		if (!hit) {
+			rc = ipu_errorf(err, errlen, IPUEF_E_TENSOR_MISSING,
+					"state %u '%s': initialised from tensor data, but there is no TensorData blob '%s'",
+					i, st->name, st->name);
+			break;
+		}
+		t = *hit;
+		if (t->dtype != st->dtype || t->rank != st->rank ||
+		    memcmp(t->dims, st->dims, st->rank * sizeof(st->dims[0])) ||
+		    (t->flags & IPUEF_TENSOR_FROZEN))
+			rc = ipu_errorf(err, errlen, IPUEF_E_TENSOR_MISMATCH,
+					"state %u '%s': its TensorData must be a non-frozen tensor of the state's dtype and shape",
+					i, st->name);
+	}
 out:
 	free(sorted);
 	return rc;

@@ -30,6 +30,7 @@
 #define IPUEF_BLOB_ALIGN 8u
 /* Payload versions this reader understands (and the writer emits). */
 #define IPUEF_METADATA_VERSION 1u
+#define IPUEF_METADATA_VERSION_STATES 2u	/* version 1 + the state table */
 #define IPUEF_EXECUTABLE_VERSION 1u
 #define IPUEF_TENSOR_VERSION 1u
 #define IPUEF_OPAQUE_VERSION 1u
@@ -93,6 +94,9 @@ struct ipuef_meta_owned {
 	struct ipuef_program *programs;
 	struct ipuef_anchor *anchors;
 	char *strings;
+	struct ipuef_state *states;
+	struct ipuef_region *regions;
+	char *state_names;
 };
 
 void ipuef_meta_free(struct ipuef_meta_owned *o);
@@ -102,12 +106,24 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 /* Deep copy of valid metadata. */
 int ipuef_meta_copy(struct ipuef_meta_owned *dst,
 		    const struct ipuef_metadata *src, char *err, size_t errlen);
-/* Parse a version-1 Metadata payload and validate it. */
+/* Parse a version-1 or -2 Metadata payload and validate it. */
 int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
-		      size_t len, char *err, size_t errlen);
+		      size_t len, uint32_t version, char *err, size_t errlen);
 /* Encoded payload size and encoding of valid metadata. */
 uint64_t ipuef_meta_size(const struct ipuef_metadata *m);
 void ipuef_meta_encode(const struct ipuef_metadata *m, uint8_t *out);
+/* The payload version valid metadata is written in (2 with states). */
+uint32_t ipuef_meta_version(const struct ipuef_metadata *m);
+
+/* The state table (ipuef_state.c): rules, copy, size, coding. */
+int ipuef_states_validate(const struct ipuef_metadata *m, char *err, size_t errlen);
+int ipuef_states_copy(struct ipuef_meta_owned *dst, const struct ipuef_metadata *src,
+		      char *err, size_t errlen);
+uint64_t ipuef_states_size(const struct ipuef_metadata *m);
+uint8_t *ipuef_states_encode(const struct ipuef_metadata *m, uint8_t *o);
+/* Decode the table at p (len bytes left); *used says how many it took. */
+int ipuef_states_decode(struct ipuef_meta_owned *o, const uint8_t *p, size_t len,
+			size_t *used, char *err, size_t errlen);
 
 /* Rules of one TensorData blob (name, dtype, rank, dims, size, flags). */
 int ipuef_tensor_validate(const char *where, const struct ipuef_tensor *t,

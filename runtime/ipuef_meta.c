@@ -11,6 +11,7 @@
  *   u32 num_anchors, then per anchor:
  *       str name, u8 dtype, u8 direction, u8 kind, u8 rank,
  *       u32 batch_dim, u32 stream_id, u64 programs, u64 dims[rank]
+ *   version 2 only: the state table (ipuef_state.c)
  *
  * The payload must be consumed exactly.
  */
@@ -30,6 +31,9 @@ void ipuef_meta_free(struct ipuef_meta_owned *o)
 	free(o->programs);
 	free(o->anchors);
 	free(o->strings);
+	free(o->states);
+	free(o->regions);
+	free(o->state_names);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -211,8 +215,9 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 					  "metadata: anchor %u '%s': a second index anchor",
 					  i, m->anchors[i].name);
 	}
-	if (n < 2)
-		return 0;
+	rc = ipuef_states_validate(m, err, errlen);
+	if (rc || n < 2)
+		return rc;
 	sorted = malloc(n * sizeof(*sorted));
 	if (!sorted)
 		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
@@ -305,6 +310,13 @@ int ipuef_meta_copy(struct ipuef_meta_owned *dst,
 	}
 	o.m.programs = o.programs;
 	o.m.anchors = o.anchors;
+	o.m.num_states = 0;
+	o.m.states = NULL;
+	rc = ipuef_states_copy(&o, src, err, errlen);
+	if (rc) {
+		ipuef_meta_free(&o);
+		return rc;
+	}
 	*dst = o;
 	return 0;
 }
@@ -418,7 +430,7 @@ static int decode_anchor(struct cur *c, struct arena *ar, uint32_t i,
 }
 
 int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
-		      size_t len, char *err, size_t errlen)
+		      size_t len, uint32_t version, char *err, size_t errlen)
 {
 	struct cur c = { p, len, 0, err, errlen };
 	struct ipuef_meta_owned o = { 0 };
@@ -509,6 +521,14 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 		if (rc)
 			goto fail;
 	}
+	if (version == IPUEF_METADATA_VERSION_STATES) {
+		size_t used = 0;
+
+		rc = ipuef_states_decode(&o, p + c.pos, len - c.pos, &used, err, errlen);
+		if (rc)
+			goto fail;
+		c.pos += used;
+	}
 	if (c.pos != len) {
 		rc = ipu_errorf(err, errlen, IPUEF_E_METADATA,
 				"metadata: %zu trailing bytes after the last anchor",
@@ -537,7 +557,15 @@ uint64_t ipuef_meta_size(const struct ipuef_metadata *m)
 	for (uint32_t i = 0; i < m->num_anchors; i++)
 		n += 2 + strlen(m->anchors[i].name) + 20 +
 		     8ull * m->anchors[i].rank;
+	if (m->num_states)
+		n += ipuef_states_size(m);
 	return n;
+}
+
+uint32_t ipuef_meta_version(const struct ipuef_metadata *m)
+{
+	/* Files without state stay version 1, readable by older readers. */
+	return m->num_states ? IPUEF_METADATA_VERSION_STATES : IPUEF_METADATA_VERSION;
 }
 
 static uint8_t *wrstr(uint8_t *o, const char *s)
@@ -582,4 +610,6 @@ void ipuef_meta_encode(const struct ipuef_metadata *m, uint8_t *o)
 		for (uint32_t d = 0; d < a->rank; d++, o += 8)
 			put_le64(o, a->dims[d]);
 	}
+	if (m->num_states)
+		ipuef_states_encode(m, o);
 }

@@ -350,7 +350,8 @@ static int check_blob(struct ipuef_file *f, uint32_t i, uint64_t off,
 				  i, label, bi->crc, crc);
 	if (!expected_version(bi->type))
 		return 1;	/* unknown type: the caller decides */
-	if (bi->version != expected_version(bi->type))
+	if (bi->version != expected_version(bi->type) &&
+	    !(bi->type == IPUEF_BLOB_METADATA && bi->version == IPUEF_METADATA_VERSION_STATES))
 		return ipu_errorf(err, errlen, IPUEF_E_BLOB_VERSION,
 				  "blob %u (%s): payload version %u, this reader reads %u",
 				  i, label, bi->version,
@@ -429,8 +430,8 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 						  IPUEF_E_BLOB_COUNT,
 						  "blob %u: a second Metadata blob (the first is blob %u)",
 						  i, meta_blob);
-			rc = ipuef_meta_decode(&f->meta, p, bi->size, err,
-					       errlen);
+			rc = ipuef_meta_decode(&f->meta, p, bi->size, bi->version,
+					       err, errlen);
 			if (rc)
 				return rc;
 			f->have_meta = 1;
@@ -711,6 +712,15 @@ const struct ipuef_tensor *ipuef_find_tensor(const struct ipuef_file *f,
 	hit = bsearch(&kp, f->tensor_index, f->ntensors,
 		      sizeof(*f->tensor_index), cmp_tensor);
 	return hit ? *hit : NULL;
+}
+
+const struct ipuef_state *ipuef_find_state(const struct ipuef_file *f,
+					   const char *name)
+{
+	for (uint32_t i = 0; name && i < f->meta.m.num_states; i++)
+		if (!strcmp(f->meta.m.states[i].name, name))
+			return &f->meta.m.states[i];
+	return NULL;
 }
 
 const void *ipuef_executable(const struct ipuef_file *f, size_t *len)

@@ -297,7 +297,7 @@ int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
 				  (unsigned long long)total);
 	o = buf + IPUEF_HEADER_SIZE;
 	ipuef_meta_encode(&w->meta.m, o + IPUEF_BLOB_HEADER_SIZE);
-	o = finish_blob(o, IPUEF_BLOB_METADATA, IPUEF_METADATA_VERSION, msize);
+	o = finish_blob(o, IPUEF_BLOB_METADATA, ipuef_meta_version(&w->meta.m), msize);
 	if (w->exe_len)
 		memcpy(o + IPUEF_BLOB_HEADER_SIZE, w->exe, w->exe_len);
 	o = finish_blob(o, IPUEF_BLOB_EXECUTABLE, IPUEF_EXECUTABLE_VERSION,

@@ -1257,3 +1257,32 @@ int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inpu
 	ipurt_future_free(f);
 	return rc;
 }
+
+int ipurt_runner_reset_state(struct ipurt_runner *r, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < r->nrep; i++) {
+		int rc = ipurt_session_reset_state(r->reps[i].s, err, errlen);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int ipurt_runner_read_state(struct ipurt_runner *r, const char *name, void *dst,
+			    uint64_t bytes, char *err, size_t errlen)
+{
+	return ipurt_session_read_state(r->reps[0].s, name, dst, bytes, err, errlen);
+}
+
+int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const void *src,
+			     uint64_t bytes, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < r->nrep; i++) {
+		int rc = ipurt_session_write_state(r->reps[i].s, name, src, bytes, err, errlen);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

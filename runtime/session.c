@@ -165,6 +165,8 @@ int ipurt_session_create(struct ipu_device *dev, const struct ipuef_file *f,
 	rc = ipurt_executable_load(dev, f, &s->x, err, errlen);
 	if (!rc)
 		rc = run_load(s, opts, err, errlen);
+	if (!rc)
+		rc = ipurt_session_reset_state(s, err, errlen);
 	if (rc) {
 		ipurt_executable_free(s->x);
 		free(s);
@@ -183,7 +185,10 @@ int ipurt_session_reload(struct ipurt_session *s, char *err, size_t errlen)
 			"the session was created with the caller's data for its TensorData: create it again to reload");
 	}
 	rc = ipurt_executable_reload(s->x, err, errlen);
-	return rc ? rc : run_load(s, NULL, err, errlen);
+	if (!rc)
+		rc = run_load(s, NULL, err, errlen);
+	/* the reset that unloaded the model lost the state too */
+	return rc ? rc : ipurt_session_reset_state(s, err, errlen);
 }
 
 void ipurt_session_destroy(struct ipurt_session *s)

@@ -18,7 +18,8 @@ static void usage(FILE *out)
 		"usage: ipuef-dump [--json] FILE.ipuef\n"
 		"\n"
 		"Print the blobs, target requirements, programs, anchors (name,\n"
-		"dtype, shape, direction, batch dimension), tensor data and\n"
+		"dtype, shape, direction, batch dimension), device-resident states\n"
+		"(name, dtype, shape, initial value, tile regions), tensor data and\n"
 		"producer information of a model file.  The file is fully\n"
 		"validated first; a malformed file is reported and exit status is 1.\n"
 		"\n"
@@ -117,6 +118,25 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 			if (a->programs & (1ull << b))
 				printf(" %s", S(prog_name(m, b)));
 		printf("\n");
+	}
+	if (m->num_states) {
+		printf("\nStates (device-resident, kept from run to run):\n");
+		for (uint32_t i = 0; i < m->num_states; i++) {
+			const struct ipuef_state *st = &m->states[i];
+
+			printf("  %s\n    %s ", S(st->name), ipurt_dtype_name(st->dtype));
+			print_shape(st->dims, st->rank);
+			printf(" (%llu bytes), %s, write stream %u, read stream %u, %u region%s:",
+			       (unsigned long long)ipuef_state_bytes(st),
+			       st->init == IPUEF_STATE_INIT_DATA ? "initial value from tensor data"
+								 : "starts as zeros",
+			       st->write_stream, st->read_stream, st->num_regions,
+			       st->num_regions == 1 ? "" : "s");
+			for (uint32_t r = 0; r < st->num_regions; r++)
+				printf(" tile %u [%u, +%u)", st->regions[r].tile,
+				       st->regions[r].offset, st->regions[r].bytes);
+			printf("\n");
+		}
 	}
 	if (ipuef_num_tensors(f)) {
 		printf("\nTensor data:\n");
@@ -278,6 +298,23 @@ static void dump_json(const char *path, const struct ipuef_file *f)
 				jstr(prog_name(m, b));
 				first = 0;
 			}
+		printf("]}");
+	}
+	printf("],\"states\":[");
+	for (uint32_t i = 0; i < m->num_states; i++) {
+		const struct ipuef_state *st = &m->states[i];
+
+		printf("%s{\"name\":", i ? "," : "");
+		jstr(st->name);
+		printf(",\"dtype\":\"%s\",\"shape\":", ipurt_dtype_name(st->dtype));
+		jshape(st->dims, st->rank);
+		printf(",\"bytes\":%llu,\"init\":\"%s\",\"write_stream\":%u,\"read_stream\":%u,\"regions\":[",
+		       (unsigned long long)ipuef_state_bytes(st),
+		       st->init == IPUEF_STATE_INIT_DATA ? "tensor-data" : "zeros",
+		       st->write_stream, st->read_stream);
+		for (uint32_t r = 0; r < st->num_regions; r++)
+			printf("%s{\"tile\":%u,\"offset\":%u,\"bytes\":%u}", r ? "," : "",
+			       st->regions[r].tile, st->regions[r].offset, st->regions[r].bytes);
 		printf("]}");
 	}
 	printf("]},\"tensors\":[");

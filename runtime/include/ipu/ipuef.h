@@ -48,6 +48,8 @@
 #define IPUEF_MAX_STREAMS 4096u		/* stream ids are 0..4095 */
 #define IPUEF_MAX_TENSOR_BYTES (1ull << 48)
 #define IPUEF_MAX_FILE_SIZE (1ull << 34)	/* 16 GiB: files are read into memory */
+#define IPUEF_MAX_STATES 4096u
+#define IPUEF_MAX_STATE_REGIONS 1048576u	/* tile pieces of one state */
 
 /* batch_dim of an anchor that has no batch dimension. */
 #define IPUEF_NO_BATCH_DIM 0xffffffffu
@@ -105,6 +107,44 @@ struct ipuef_program {
 };
 
 /*
+ * Device-resident state (a key/value cache): a tensor that stays in tile
+ * memory from run to run and that the programs read and write in place.
+ * The host reaches it only through two programs the executable has when
+ * it declares any state: IPUEF_PROGRAM_STATE_WRITE fills every state from
+ * its H2D stream (the Session runs it after Load with each state's initial
+ * value, and again to reset or write state), IPUEF_PROGRAM_STATE_READ
+ * drains every state into its D2H stream.  The regions say where the
+ * state lies on the tiles, in element order; the stream copies of the two
+ * programs cover exactly these regions.
+ */
+#define IPUEF_PROGRAM_STATE_WRITE "state_write"
+#define IPUEF_PROGRAM_STATE_READ "state_read"
+
+enum ipuef_state_init {
+	IPUEF_STATE_INIT_ZEROS = 0,	/* starts (and resets) as zeros */
+	IPUEF_STATE_INIT_DATA = 1,	/* as the TensorData blob of its name */
+};
+
+/* One contiguous piece of a state in one tile's memory. */
+struct ipuef_region {
+	uint32_t tile;
+	uint32_t offset;
+	uint32_t bytes;
+};
+
+struct ipuef_state {
+	const char *name;		/* unique among states and anchors */
+	uint32_t dtype;			/* enum ipurt_dtype */
+	uint32_t rank;
+	uint64_t dims[IPUEF_MAX_RANK];	/* each >= 1 */
+	uint32_t init;			/* enum ipuef_state_init */
+	uint32_t write_stream;		/* H2D stream of the state_write program */
+	uint32_t read_stream;		/* D2H stream of the state_read program */
+	uint32_t num_regions;		/* 1 .. IPUEF_MAX_STATE_REGIONS */
+	const struct ipuef_region *regions;	/* bytes add up to the state's */
+};
+
+/*
  * The Metadata blob.  exe_format_* is the version of the engine
  * executable format the Executable blob is in, so that a runtime can refuse
  * a newer executable with a clear message before the device sees it.
@@ -120,6 +160,8 @@ struct ipuef_metadata {
 	const struct ipuef_program *programs;
 	uint32_t num_anchors;
 	const struct ipuef_anchor *anchors;
+	uint32_t num_states;		/* 0: a model without state */
+	const struct ipuef_state *states;
 };
 
 /*
@@ -200,6 +242,8 @@ const struct ipuef_program *ipuef_find_program(const struct ipuef_file *f,
 					       const char *name);
 const struct ipuef_tensor *ipuef_find_tensor(const struct ipuef_file *f,
 					     const char *name);
+const struct ipuef_state *ipuef_find_state(const struct ipuef_file *f,
+					   const char *name);
 
 /* The Executable blob's bytes (8-aligned). */
 const void *ipuef_executable(const struct ipuef_file *f, size_t *len);
@@ -213,6 +257,8 @@ const struct ipuef_opaque *ipuef_opaque(const struct ipuef_file *f,
 
 /* Bytes of one request of an anchor: product(dims) * dtype size. */
 uint64_t ipuef_anchor_bytes(const struct ipuef_anchor *a);
+/* Bytes of a state: product(dims) * dtype size. */
+uint64_t ipuef_state_bytes(const struct ipuef_state *s);
 
 /* ------------------------------------------------------------------ */
 /* Debug information (optional)                                         */

@@ -163,6 +163,27 @@ int ipurt_session_run_program(struct ipurt_session *s, const char *program,
 			      const struct ipurt_tensor *tensors, uint32_t n,
 			      int64_t timeout_ns, char *err, size_t errlen);
 
+/*
+ * Device-resident state (ipuef.h, struct ipuef_state): tensors such as a
+ * key/value cache that stay in tile memory from run to run.  A session
+ * initialises them after Load (and after ipurt_session_reload) to their
+ * initial values: zeros, or the TensorData blob of the state's name.
+ *
+ * Reset puts every state back to its initial value; read copies state
+ * `name` (exactly its bytes, C order) out; write replaces it.  Each is one
+ * or two runs of the state_read / state_write programs, which move every
+ * state at once through the device's streams, so the cost grows with the
+ * total state, not with the one named.  Call them between requests: a run
+ * of Main in flight may see the state before or after.  A model without
+ * state resets as a no-op; read and write fail with IPURT_E_NAME for a
+ * name the model does not declare, IPURT_E_SHAPE for another size.
+ */
+int ipurt_session_reset_state(struct ipurt_session *s, char *err, size_t errlen);
+int ipurt_session_read_state(struct ipurt_session *s, const char *name, void *dst,
+			     uint64_t bytes, char *err, size_t errlen);
+int ipurt_session_write_state(struct ipurt_session *s, const char *name, const void *src,
+			      uint64_t bytes, char *err, size_t errlen);
+
 /* ------------------------------------------------------------------ */
 /* QueueManager                                                         */
 /* ------------------------------------------------------------------ */
@@ -321,6 +342,16 @@ int ipurt_runner_io(const struct ipurt_runner *r, int subgraph, uint64_t rows,
 int ipurt_runner_execute(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
 			 uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
 			 char *err, size_t errlen);
+/*
+ * The session functions for state (above) on the runner's devices: reset
+ * and write act on every device the model is loaded on (each holds its
+ * own state), read reads the first.  With no request in flight.
+ */
+int ipurt_runner_reset_state(struct ipurt_runner *r, char *err, size_t errlen);
+int ipurt_runner_read_state(struct ipurt_runner *r, const char *name, void *dst,
+			    uint64_t bytes, char *err, size_t errlen);
+int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const void *src,
+			     uint64_t bytes, char *err, size_t errlen);
 /* Start a request; wait for it with ipurt_future_wait. */
 int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
 			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,
