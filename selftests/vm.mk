@@ -50,7 +50,7 @@ $(VM_DIR)/bin/ipu-reset: $(VM_DIR)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS)
 
-$(VM_DIR)/bin/ipu-info: $(BUILD)/tools/ipu-info.o $(BUILD)/tools/ipu_devices.o $(CLI_LIB)
+$(VM_DIR)/bin/ipu-info: $$(IPU_INFO_OBJS) $(CLI_LIB) $(LIBIPU_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ -ljansson $(VM_LDLIBS)
 

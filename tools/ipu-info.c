@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * ipu-info - list every IPU the driver knows (/sys/class/ipu/ipuN) with
- * its identity, PCI address, state, owner and counters.
+ * ipu-info - list the IPUs a program can use: the in-process device
+ * (libipu's model backend, every tool's default) and every IPU the driver
+ * knows (/sys/class/ipu/ipuN) with its identity, PCI address, state,
+ * owner and counters.
  *
  *   ipu-info [--json] [DEV...]
  */
@@ -11,6 +13,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "ipu_info_model.h"
 #include "ipu_tool.h"
 
 static void print_text(const struct ipu_tool_dev *d)
@@ -57,8 +60,8 @@ static json_t *dev_json(const struct ipu_tool_dev *d)
 	snprintf(serial, sizeof(serial), "%016llx", (unsigned long long)i->serial);
 	snprintf(path, sizeof(path), "/dev/ipu%u", i->minor);
 	snprintf(iface, sizeof(iface), "%u.%u", i->if_version >> 16, i->if_version & 0xffff);
-	o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:I, s:I}",
-		      "name", d->name, "path", path, "id", (json_int_t)i->minor, "pci", pci,
+	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:I, s:I}",
+		      "name", d->name, "path", path, "backend", "kernel", "id", (json_int_t)i->minor, "pci", pci,
 		      "serial", serial, "tiles", (json_int_t)i->tiles,
 		      "tile_mem", (json_int_t)i->tile_mem,
 		      "memory", (json_int_t)i->tiles * i->tile_mem,
@@ -110,7 +113,8 @@ static int print_json(json_t *arr)
 int main(int argc, char **argv)
 {
 	char names[IPU_TOOL_MAX_DEVS][32];
-	int n = 0, json = 0, i, bad = 0;
+	const char *devs[IPU_TOOL_MAX_DEVS];
+	int n = 0, json = 0, i, bad = 0, listed = 0, no_driver = 0;
 	struct ipu_tool_dev d;
 	json_t *arr = NULL;
 
@@ -127,11 +131,20 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'h':
-			printf("usage: ipu-info [--json] [DEV...]   (DEV: /dev/ipuN, ipuN or N)\n"
-			       "List IPU devices: identity, state, owner, counters (sysfs).\n"
-			       "  --json             one JSON array, a device per line\n"
+			printf("usage: ipu-info [--json] [DEV...]\n"
+			       "List the IPU devices a program can use: the in-process device and the driver's.\n"
+			       "  (no DEV)           the in-process device 'model' (libipu's model backend:\n"
+			       "                     the tile engine in the calling process; tiles, memory per\n"
+			       "                     tile, version, how to select it), then every /dev/ipuN\n"
+			       "                     of the driver (identity, state, owner, counters; sysfs)\n"
+			       "  DEV                /dev/ipuN, ipuN or N: that kernel device only;\n"
+			       "                     model[:tiles=N,tile_mem=SIZE,workers=N,version=V]: that\n"
+			       "                     in-process device\n"
+			       "  --json             one JSON array, a device per line (\"backend\": \"model\"\n"
+			       "                     or \"kernel\")\n"
 			       "  --help, --version  this text; the version\n"
-			       "Exit status: 0 done, 1 no driver or a device not found, 2 bad command line.\n");
+			       "Exit status: 0 done (at least one device listed), 1 nothing listed, a device\n"
+			       "not found or not readable, 2 bad command line.\n");
 			return CLI_EXIT_OK;
 		case 'v': cli_print_version("ipu-info"); return CLI_EXIT_OK;
 		default:
@@ -146,33 +159,46 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ipu-info: at most %d devices at a time\n", IPU_TOOL_MAX_DEVS);
 			return CLI_EXIT_USAGE;
 		}
+		if (ipu_info_is_model(argv[i])) {
+			devs[n++] = argv[i];
+			continue;
+		}
 		if (strlen(a) >= sizeof(names[0])) {
 			char safe[128];
 
-			fprintf(stderr, "ipu-info: '%s': not a device name (ipuN, /dev/ipuN or N)\n",
+			fprintf(stderr, "ipu-info: '%s': not a device name (ipuN, /dev/ipuN, N or model[:OPTS])\n",
 				cli_safe(a, safe, sizeof(safe)));
 			return CLI_EXIT_USAGE;
 		}
-		snprintf(names[n++], sizeof(names[0]), "%s", a);
+		snprintf(names[n], sizeof(names[0]), "%s", a);
+		devs[n] = names[n];
+		n++;
 	}
 	if (optind == argc) {
-		n = ipu_tool_list(names, IPU_TOOL_MAX_DEVS);
-		if (n < 0) {
-			fprintf(stderr, "ipu-info: no IPU driver: /sys/class/ipu missing (load ipu.ko)\n");
-			if (json)
-				printf("[]\n");
-			return 1;
-		}
+		/* the in-process device first: it is what every tool uses unless told otherwise */
+		devs[n++] = "model";
+		c = ipu_tool_list(names, IPU_TOOL_MAX_DEVS - 1);
+		if (c < 0)
+			no_driver = 1;
+		for (i = 0; i < c; i++)
+			devs[n++] = names[i];
 	}
 	if (json && !(arr = json_array())) {
 		fprintf(stderr, "ipu-info: out of memory\n");
 		return 1;
 	}
-	if (!json && !n)
-		printf("no IPU devices\n");
 	for (i = 0; i < n; i++) {
-		if (ipu_tool_query(names[i], &d))
+		if (ipu_info_is_model(devs[i])) {
+			if (ipu_info_model(devs[i], arr))
+				bad = 1;
+			else
+				listed++;
+			continue;
+		}
+		if (ipu_tool_query(devs[i], &d))
 			bad = 1;
+		else
+			listed++;
 		if (!json)
 			print_text(&d);
 		else if (json_array_append_new(arr, dev_json(&d))) {
@@ -181,6 +207,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* Said in text only: --json stays one array a script can parse. */
+	if (!json && no_driver)
+		printf("no kernel devices: no IPU driver (/sys/class/ipu missing; load ipu.ko for /dev/ipuN)\n");
+	else if (!json && optind == argc && n == 1)
+		printf("no kernel devices: the IPU driver is loaded but lists no device\n");
 	if (json) {
 		if (print_json(arr)) {
 			fprintf(stderr, "ipu-info: out of memory\n");
@@ -188,5 +219,8 @@ int main(int argc, char **argv)
 		}
 		json_decref(arr);
 	}
+	/* a plain listing succeeds when it shows a device at all */
+	if (optind == argc)
+		return listed ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 	return bad;
 }

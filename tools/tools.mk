@@ -1,4 +1,4 @@
-# ioctl-level tools: ipu-info, ipu-reset, ipu-monitor.
+# ioctl-level tools: ipu-info (also the in-process device), ipu-reset, ipu-monitor.
 NL_CFLAGS := -I/usr/include/libnl3
 NL_LIBS := -lnl-genl-3 -lnl-3
 CFLAGS_tools_ += $(NL_CFLAGS) -Itools/lib
@@ -9,7 +9,10 @@ $(BUILD)/bin/ipu-reset: $(BUILD)/bin/%: $(BUILD)/tools/%.o $(CLI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LDLIBS_BASE)
 
-$(BUILD)/bin/ipu-info: $(BUILD)/tools/ipu-info.o $(BUILD)/tools/ipu_devices.o $(CLI_LIB)
+# ipu-info lists the in-process device too, through libipu (and the engine
+# it runs) as every other tool opens it.
+IPU_INFO_OBJS := $(BUILD)/tools/ipu-info.o $(BUILD)/tools/ipu_info_model.o $(BUILD)/tools/ipu_devices.o
+$(BUILD)/bin/ipu-info: $(IPU_INFO_OBJS) $(CLI_LIB) $(LIBIPU_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ -ljansson $(LDLIBS_BASE)
 

@@ -83,6 +83,41 @@ for t in ipu-run ipuef-dump ipu-compile ipu-info ipu-reset ipu-monitor; do
 	fi
 done
 
+# ipu-info (installed) lists the in-process device whether or not the
+# driver is loaded, and exits 0 when it lists any device
+info=$("$prefix/bin/ipu-info" 2>&1)
+rc=$?
+model=$(echo "$info" | sed -n '/^model: in-process device/,/^[^ ]/p')
+case "$model" in
+*"libipu backend 'model'"*"tiles 1472 x 624 KiB (897.0 MiB), version ipu2"*"select: --device model "*)
+	[ $rc -eq 0 ] && ok "ipu-info lists the in-process device (exit 0)" ||
+		ko "ipu-info lists the in-process device but exits $rc" ;;
+*) ko "ipu-info (exit $rc): $info" ;;
+esac
+if [ -d /sys/class/ipu ]; then
+	echo "$info" | grep -q "no IPU driver" && ko "ipu-info says no driver with /sys/class/ipu present" ||
+		ok "ipu-info with the driver loaded"
+else
+	echo "$info" | grep -q "^no kernel devices: no IPU driver" && ok "ipu-info says the driver is missing" ||
+		ko "ipu-info without the driver: $info"
+fi
+info=$("$prefix/bin/ipu-info" model:tiles=16,tile_mem=64k,workers=1 2>&1) &&
+	echo "$info" | grep -q "^  tiles 16 x 64 KiB (1.0 MiB), version ipu2, serial " &&
+	! echo "$info" | grep -q "kernel devices" && ok "ipu-info model:tiles=16,tile_mem=64k,workers=1 shows that device alone" ||
+	ko "ipu-info model:tiles=16,...: $info"
+out=$("$prefix/bin/ipu-info" --json 2>&1 | /usr/bin/python3 -c '
+import json, sys
+arr = json.load(sys.stdin)
+m = arr[0]
+assert (m["name"], m["backend"], m["tiles"], m["tile_mem"], m["memory"], m["version_name"]) == \
+    ("model", "model", 1472, 624 * 1024, 1472 * 624 * 1024, "ipu2"), m
+assert all(d.get("backend") == "kernel" for d in arr[1:]), arr
+print(len(arr))' 2>&1) && ok "ipu-info --json: the in-process device first, then $((out - 1)) kernel devices" ||
+	ko "ipu-info --json: $out"
+out=$("$prefix/bin/ipu-info" model:tiles=nope 2>&1)
+[ $? -eq 1 ] && case "$out" in *"model:tiles=nope: device option tiles"*) true ;; *) false ;; esac &&
+	ok "ipu-info model:tiles=nope: exit 1, libipu's message" || ko "ipu-info model:tiles=nope: $out"
+
 # the Python package: from the prefix, and pip-installed into a venv
 PYTHON=${PYTHON:-/usr/bin/python3}
 site=$("$PYTHON" -c 'import sys; print("lib/python%d.%d/dist-packages" % sys.version_info[:2])')
