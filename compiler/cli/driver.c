@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "batch.h"
 #include "calib_cli.h"
 #include "check.h"
 #include "cli.h"
@@ -133,7 +134,8 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	if (!g)
 		return -1;
 	warn_wide_anchors(g, path);
-	if (ir_pipeline_run(g, &po, e)) {
+	if (ipuc_batch_inputs(g, m, o->batch_size, o->batch_axis, e) ||
+	    ir_pipeline_run(g, &po, e) || ipuc_batch_check(g, o->batch_size, o->batch_axis, e)) {
 		char msg[IR_ERROR_LEN];
 
 		snprintf(msg, sizeof(msg), "%s", e->msg);
@@ -246,6 +248,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct ipu_graph_stats st;
 	struct ipuc_report rep;
 	struct ir_fp8_opts f8;
+	struct stat sb;
 
 	memset(cstate, 0, sizeof(cstate));
 	memset(&calfp8, 0, sizeof(calfp8));
@@ -437,12 +440,18 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		if (o->json)
 			json_fail(out, o->check ? ", \"executable\": null, \"check\": true" : ", \"executable\": null",
 				  e.msg);
-		rc = ipu_lower_available() ? IPUC_EXIT_ERROR : IPUC_EXIT_NO_LOWERING;
+		rc = IPUC_EXIT_ERROR;
+		goto out;
+	}
+	/* what a user sees with ls: the whole file, not the executable blob */
+	if (stat(exe, &sb)) {
+		fprintf(err, "ipu-compile: error: %s: written, but cannot stat it: %s\n", exe, strerror(errno));
 		goto out;
 	}
 	if (o->json) {
 		fprintf(out, ", \"check\": %s, \"executable\": ", o->check ? "true" : "null");
 		ipuc_json_string(out, exe);
+		fprintf(out, ", \"file_bytes\": %lld", (long long)sb.st_size);
 		if (o->report) {
 			fprintf(out, ", \"report\": ");
 			ipuc_json_string(out, o->report);
@@ -452,7 +461,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		fprintf(out, "}\n");
 	}
 	if (o->verbose || !o->json)
-		ipuc_print_stats(err, exe, &st, o->tiles);
+		ipuc_print_stats(err, exe, (uint64_t)sb.st_size, &st, o->tiles);
 	rc = IPUC_EXIT_OK;
 	goto out;
 oom:

@@ -9,9 +9,9 @@
 
 /* Exit codes. */
 #define IPUC_EXIT_OK 0
-#define IPUC_EXIT_ERROR 1	/* bad model, option or unsupported op */
-#define IPUC_EXIT_USAGE 2
-#define IPUC_EXIT_NO_LOWERING 3	/* front end fine, no tile lowering yet */
+#define IPUC_EXIT_ERROR 1	/* bad model, file, unsupported op or shape,
+				 * failed lowering or --check */
+#define IPUC_EXIT_USAGE 2	/* bad command line or config: nothing done */
 
 /* Runs the compiler; messages go to err, --json/--list-ops output to out.
  * Returns an exit code. */

@@ -81,11 +81,11 @@ void ipuc_json_stats(FILE *f, const struct ipu_graph_stats *s, uint32_t tiles)
 		s->copies, (unsigned long long)s->exchange_bytes, s->streams, s->image_bytes);
 }
 
-void ipuc_print_stats(FILE *f, const char *exe, const struct ipu_graph_stats *s,
-		      uint32_t tiles)
+void ipuc_print_stats(FILE *f, const char *exe, uint64_t file_bytes,
+		      const struct ipu_graph_stats *s, uint32_t tiles)
 {
-	fprintf(f, "ipu-compile: wrote %s (%zu bytes): %u of %u tiles, memory per tile max %llu (tile %u) mean %llu bytes (%s: max %llu mean %llu), %u compute sets, %u vertices, %u exchanges moving %llu bytes\n",
-		exe, s->image_bytes, s->tiles_used, tiles, (unsigned long long)s->mem_max, s->mem_max_tile,
+	fprintf(f, "ipu-compile: wrote %s (%llu bytes; executable blob %zu bytes): %u of %u tiles, memory per tile max %llu (tile %u) mean %llu bytes (%s: max %llu mean %llu), %u compute sets, %u vertices, %u exchanges moving %llu bytes\n",
+		exe, (unsigned long long)file_bytes, s->image_bytes, s->tiles_used, tiles, (unsigned long long)s->mem_max, s->mem_max_tile,
 		(unsigned long long)(s->tiles_used ? s->mem_total / s->tiles_used : 0),
 		s->memory_reuse ? "with memory reuse; without" : "no memory reuse",
 		(unsigned long long)s->mem_max_no_reuse,

@@ -15,7 +15,9 @@ void ipuc_json_model(FILE *f, const char *path, const char *precision,
 /* The compile summary: tiles used, memory per tile (max, mean over used
  * tiles), compute sets, vertices, exchanges and their bytes. */
 void ipuc_json_stats(FILE *f, const struct ipu_graph_stats *s, uint32_t tiles);
-void ipuc_print_stats(FILE *f, const char *exe, const struct ipu_graph_stats *s,
-		      uint32_t tiles);
+/* The one-line summary: the .ipuef's size on disk, then the executable
+ * blob's (image_bytes) and the figures above. */
+void ipuc_print_stats(FILE *f, const char *exe, uint64_t file_bytes,
+		      const struct ipu_graph_stats *s, uint32_t tiles);
 
 #endif

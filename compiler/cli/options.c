@@ -205,11 +205,13 @@ const char *ipuc_usage(void)
 "usage: ipu-compile --input-model MODEL.onnx [options]\n"
 "       ipu-compile --config-yaml CONFIG.yaml [options]\n"
 "\n"
-"  --input-model FILE         ONNX model (opsets 1-17 of the default domain)\n"
+"  -i, --input-model FILE     ONNX model (opsets 1-17 of the default domain)\n"
 "  -o, --output FILE          executable to write (default <model>.ipuef)\n"
 "  --input-shape N=d0,d1,...  static shape of input N (repeatable, or several\n"
 "                             space-separated after one flag)\n"
-"  --batch-size N             fix the batch dimension of every input\n"
+"  --batch-size N             the batch of every input whose batch dimension\n"
+"                             is symbolic or a static 1 (as PopRT's); a model\n"
+"                             whose outputs do not follow is refused\n"
 "  --batch-axis A             which axis is the batch (default 0)\n"
 "  --precision fp32|fp16      compute precision (default fp32)\n"
 "  --precision fp8|fp8_weight Conv/MatMul/Gemm weights stored in 8-bit floats\n"
@@ -264,8 +266,10 @@ const char *ipuc_usage(void)
 "Every option is also accepted in PopRT's spelling (--input_model, ...).\n"
 "Outputs are written to a temporary file and renamed into place; an output\n"
 "that is one of the inputs, or not a regular file, is refused before any work.\n"
-"Exit status: 0 done, 1 failed (model, unsupported op, write), 2 bad command\n"
-"line, 3 front end fine but no tile lowering.\n";
+"PopRT flags ipu-compile lacks (--popart_options, ...) are answered \"not\n"
+"supported\" with exit status 2.\n"
+"Exit status: 0 done, 1 failed (model, unsupported op or shape, lowering,\n"
+"--check mismatch, write), 2 bad command line or config (nothing done).\n";
 }
 
 static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int64_t *out,
@@ -283,16 +287,22 @@ static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int
 	return 0;
 }
 
-/* PopRT options ipu-compile does not have: a clear answer, not "unknown". */
+/* PopRT 1.4's options ipu-compile does not have: a clear answer, not
+ * "unknown" (Documentation/compiler/guide.md lists them). */
 static const char *const poprt_unsupported[] = {
-	"framework", "quantize", "pack_args", "enable_insert_remap", "serialize_matmul",
-	"serialize_matmul_add", "remap_mode", "disable_fast_norm", "enable_compress_pattern",
-	"custom_library_so_paths", "custom_pass_config", "compiler_options",
-	"enable_erf_gelu", "available_memory_proportion", "num_io_tiles",
-	"batches_per_step", "merge_if_with_same_cond", "manual_sharding_config",
-	"perf_tuner", "eightbitsio", "skip_passes", "passes", "infer_shape_ahead",
-	"use_external_data_format", "optimize_internal_exchange_code", "show",
-	"only_manual_sharding", "run",
+	"available_memory_proportion", "batches_per_step", "checkpoints", "compiler_options",
+	"custom_library_so_paths", "custom_pass_config", "custom_shape_inference",
+	"data_preprocess", "disable_compilation_progress_bar", "disable_fast_norm",
+	"eightbitsio", "merge_if_with_same_cond", "enable_compress_pattern", "enable_erf_gelu",
+	"enable_insert_remap", "fold_periodic_initializer", "enable_avoid_overflow_patterns",
+	"framework", "infer_shape_ahead", "list_all_passes", "logging_level",
+	"manual_sharding_config", "num_io_tiles", "only_manual_sharding",
+	"optimize_internal_exchange_code", "pack_args", "passes", "perf_tuner",
+	"popart_options", "print_completion", "remap_mode", "remove_outputs", "run",
+	"serialize_matmul", "serialize_matmul_add", "merge_matmul", "merge_matmul_add",
+	"merge_moe", "show", "skip_passes",
+	/* earlier PopRT releases */
+	"quantize", "use_external_data_format",
 };
 
 enum {
@@ -342,6 +352,14 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+int ipuc_poprt_unsupported(const char *name)
+{
+	for (size_t i = 0; i < sizeof(poprt_unsupported) / sizeof(poprt_unsupported[0]); i++)
+		if (!strcmp(name, poprt_unsupported[i]))
+			return 1;
+	return 0;
+}
+
 static const char *poprt_only(const char *arg)
 {
 	char name[64];
@@ -371,7 +389,7 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 	 * after --input-shape, PopRT style: --input_shape A=1,2 B=3,4) */
 	optind = 0;	/* glibc: a full restart, also after an earlier parse stopped mid-argument */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:ho:v", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:hi:o:v", long_opts, NULL)) != -1) {
 		const char *v = optarg;
 
 		switch (c) {
@@ -396,6 +414,7 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		case O_NO_FUSION: o->no_fusion = 1; break;
 		case O_NO_MEMORY_REUSE: o->no_memory_reuse = 1; break;
 		case O_EXPORT_POPEF: o->export_popef = 1; break;
+		case 'i':
 		case O_INPUT_MODEL:
 			if (setstr(&o->model.input_model, v, e))
 				return -1;

@@ -97,6 +97,9 @@ struct ir_fp8_opts;
 int ipuc_fp8_opts(const struct ipuc_options *o, const char *precision,
 		  struct ir_fp8_opts *out, struct ir_error *e);
 int ipuc_is_fp8(const char *precision);
+/* 1 if name (PopRT's underscore spelling) is one of PopRT's options that
+ * ipu-compile does not have. */
+int ipuc_poprt_unsupported(const char *name);
 /* Usage text. */
 const char *ipuc_usage(void);
 

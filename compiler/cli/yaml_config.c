@@ -296,6 +296,8 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 				o->json = b;
 			else
 				o->verbose = b;
+		} else if (ipuc_poprt_unsupported(key)) {
+			return nerr(c, k, "PopRT's key is not supported by ipu-compile (see ipu-compile --help for what is): ", key);
 		} else {
 			return nerr(c, k, "unknown key ", key);
 		}

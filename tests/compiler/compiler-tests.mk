@@ -76,3 +76,10 @@ CHECKS += ;make -s fuzz-onnx-lower-check;
 
 # the property test: random graphs, tiny to larger than the device
 include tests/compiler/property/property.mk
+
+# --batch-size on models torch exported at a static batch 1: applied, or
+# refused naming the input or output (tests/compiler/batch_size.py)
+.PHONY: check-batch-size
+check-batch-size: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
+	/usr/bin/python3 tests/compiler/batch_size.py $(BUILD)/bin
+CHECKS += ;make -s check-batch-size;

@@ -263,15 +263,8 @@ TEST(driver_seed_fusion)
 	CHECK(access(path, R_OK) == 0);
 	remove(path);
 	snprintf(path, sizeof(path), "%s/executable.ipuef", dir);
-	if (ipu_lower_available()) {
-		CHECK_MSG(rc == IPUC_EXIT_OK, "rc %d: %s", rc, errbuf);
-		CHECK(access(path, R_OK) == 0);
-	} else {
-		/* no fake executable before the lowering exists */
-		CHECK_EQ_INT(rc, IPUC_EXIT_NO_LOWERING);
-		CHECK(strstr(errbuf, "lowering to tiles not available yet") != NULL);
-		CHECK(access(path, F_OK) != 0);
-	}
+	CHECK_MSG(rc == IPUC_EXIT_OK, "rc %d: %s", rc, errbuf);
+	CHECK(access(path, R_OK) == 0);
 	remove(path);
 	ipuc_options_free(&o);
 	for (int i = 0; i < 3; i++) {
