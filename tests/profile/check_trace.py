@@ -7,8 +7,9 @@ usage: check_trace.py TRACE.json RUN.json MODEL.onnx|- [--no-debug]
 RUN.json is `ipu-run --json` of the same run (its modelled cycles per
 request come from the engine's counters around one request, a path
 independent of the per-step events).  MODEL.onnx gives the node names the
-trace must speak in; with --no-debug the model had no debug blob and steps
-must be named by index.  Prints what it checked; exits 1 on the first
+trace must speak in, and the nodes that must appear: every node of an op
+that always computes (computing_nodes()); with --no-debug the model had no
+debug blob and steps must be named by index.  Prints what it checked; exits 1 on the first
 failure."""
 import json
 import sys
@@ -53,6 +54,33 @@ def onnx_node_of(name, onnx_names):
         if name[i] == "/" and name[:i] in onnx_names:
             return name[:i]
     return None
+
+
+# Ops that may run without a compute set of their own: views and copies the
+# lowering resolves to exchanges or to nothing, and activations it folds
+# into their producer's store (Documentation/compiler/guide.md, Lowering).
+MAY_NOT_COMPUTE = {
+    "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat", "Slice", "Split",
+    "Gather", "Expand", "Dropout", "Cast", "Shape", "Constant", "Relu", "Clip", "Add",
+}
+
+
+def computing_nodes(graph):
+    """The model's nodes that must own at least one compute set: every node
+    not of an op the lowering may fold away (MAY_NOT_COMPUTE) and not
+    computed from constants only (folded at compile time)."""
+    const = {t.name for t in graph.initializer}
+    want = set()
+    for n in graph.node:
+        if n.op_type == "Constant":
+            const.update(n.output)
+            continue
+        if all(i in const or not i for i in n.input):
+            const.update(n.output)
+            continue
+        if n.op_type not in MAY_NOT_COMPUTE:
+            want.add(n.name)
+    return want
 
 
 def main():
@@ -166,8 +194,10 @@ def main():
     for e in steps:
         if e["cat"] == "exchange" and "node" in e["args"]:
             check(onnx_node_of(e["args"]["node"], onnx_names), f"exchange node {e['args']['node']} unknown")
-    missing = {"stem_conv", "block_conv", "classifier", "probabilities"} - seen
-    check(not missing, f"compute nodes missing from the trace: {missing}")
+    want = computing_nodes(onnx.load(model_path).graph)
+    check(want, "the model has no node that must compute")
+    missing = want - seen
+    check(not missing, f"compute nodes missing from the trace: {sorted(missing)}")
     print(f"ok - every compute set named by its ONNX node ({len(seen)} of {len(onnx_names)} nodes have compute sets: {sorted(seen)})")
 
 

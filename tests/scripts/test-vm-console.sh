@@ -1,0 +1,41 @@
+#!/bin/bash
+# scripts/vm-console (what scripts/vm-run prints of the VM's serial port)
+# on captures shaped as QEMU's: SeaBIOS's screen over the serial port, with
+# escapes and no newline after "Booting from ROM..", then the guest's lines.
+set -u
+cd "$(dirname "$0")/../.."
+pass=0
+fail=0
+check() {	# NAME INPUT(printf format) EXPECTED
+	local got
+	got=$(printf "$2" | scripts/vm-console)
+	if [ "$got" = "$3" ]; then
+		pass=$((pass + 1)); echo "ok - $1"
+	else
+		fail=$((fail + 1)); echo "not ok - $1: got"; printf '%s\n' "$got" | cat -A | sed 's/^/    /'
+	fi
+}
+banner='\033c\033[?7l\033[2J\033[0mSeaBIOS (version 1.16.2-debian-1.16.2-1)\r\n\033[2;1H\r\n\r\n'
+check "the guest's first line, glued to the firmware's last, is kept" \
+	"${banner}Booting from ROM..first line\r\nsecond\r\nIPU-VM-EXIT: 0\r\n" \
+	"first line
+second
+IPU-VM-EXIT: 0"
+check "a firmware line that ends with a newline is dropped whole" \
+	"${banner}Booting from ROM...\r\nfirst\r\nIPU-VM-EXIT: 3\r\n" \
+	"first
+IPU-VM-EXIT: 3"
+check "escapes inside the guest's output are removed, empty lines kept" \
+	"${banner}Booting from ROM..\033[1;31mred\033[0m\r\n\r\nlast\r\n" \
+	"red
+
+last"
+check "a capture without the firmware's boot line is kept (but a SeaBIOS banner line)" \
+	"SeaBIOS (version 1.16)\r\n[    1.0] ipu 0000:00:03.0: probed\r\nok 1 attach\r\n" \
+	"[    1.0] ipu 0000:00:03.0: probed
+ok 1 attach"
+check "a guest line that mentions SeaBIOS after the boot line is kept" \
+	"${banner}Booting from ROM..SeaBIOS (version x) is the firmware\r\n" \
+	"SeaBIOS (version x) is the firmware"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
