@@ -147,6 +147,33 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	return 0;
 }
 
+/* The precision the report names: one, or each fused model's when they
+ * differ. */
+static const char *report_precision(const struct ipuc_options *o, const struct ipuc_model *models,
+				    int n, char *buf, size_t len)
+{
+	const char *first = NULL;
+	size_t k = 0;
+	int same = 1;
+
+	for (int i = 0; i < n; i++) {
+		const char *p = models[i].precision ? models[i].precision :
+				o->model.precision ? o->model.precision : "fp32";
+
+		if (first && strcmp(p, first))
+			same = 0;
+		first = first ? first : p;
+	}
+	if (same)
+		return first ? first : "fp32";
+	buf[0] = 0;
+	for (int i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%sgraph%d %s", i ? ", " : "", i,
+				      models[i].precision ? models[i].precision :
+				      o->model.precision ? o->model.precision : "fp32");
+	return buf;
+}
+
 /* Messages carry the model's names: escaped, so a name cannot drive the terminal. */
 static void print_error(FILE *err, const char *msg)
 {
@@ -249,6 +276,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct ipuc_report rep;
 	struct ir_fp8_opts f8;
 	struct stat sb;
+	char precs[IPUC_MAX_MODELS * 24];
 
 	memset(cstate, 0, sizeof(cstate));
 	memset(&calfp8, 0, sizeof(calfp8));
@@ -432,6 +460,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 		rep.ipu_version = o->ipu_version ? o->ipu_version : "ipu2";
 		rep.custom = o->tiles != IPU2_TILES || o->tile_mem != IPU2_TILE_MEM;
 		rep.clock_ghz = !strcmp(rep.ipu_version, "ipu21") ? 1.85 : 1.33;
+		rep.precision = report_precision(o, models, n, precs, sizeof(precs));
 		t.inspect = ipuc_report_inspect;
 		t.inspect_ctx = &rep;
 	}
@@ -462,6 +491,8 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	}
 	if (o->verbose || !o->json)
 		ipuc_print_stats(err, exe, (uint64_t)sb.st_size, &st, o->tiles);
+	if (o->report && (o->verbose || !o->json))
+		fprintf(err, "ipu-compile: wrote the report %s\n", o->report);
 	rc = IPUC_EXIT_OK;
 	goto out;
 oom:

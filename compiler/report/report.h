@@ -18,6 +18,9 @@ struct ipuc_report {
 	const char *ipu_version;	/* as the .ipuef records it */
 	int custom;			/* --target changed the geometry */
 	double clock_ghz;		/* the modelled tile clock */
+	const char *precision;		/* --precision as compiled: "fp16", or
+					 * per model of a fusion "graph0 fp32,
+					 * graph1 fp16" */
 };
 
 /* The inspect hook: ctx is a struct ipuc_report. */

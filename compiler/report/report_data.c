@@ -36,63 +36,88 @@ static const char *dtype_name(enum ipux_dtype dt)
 	}
 }
 
-struct tensor_info {
-	uint32_t t;
-	uint64_t bytes;
+/* The tensors of one name: an operator's blocks of one weight or temporary
+ * share their name, and are one row of the report. */
+struct tensor_group {
+	const char *name;
+	enum ipux_dtype dtype;
+	uint64_t bytes, elems;
+	uint32_t count, pieces, tiles, lo, hi;
 };
 
-static int cmp_tensor(const void *a, const void *b)
+static int cmp_name(const void *a, const void *b, void *gb)
 {
-	const struct tensor_info *x = a, *y = b;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(ipu_graph_tensor_name(gb, x), ipu_graph_tensor_name(gb, y));
+
+	return c ? c : (x > y) - (x < y);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct tensor_group *x = a, *y = b;
 
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? 1 : -1;
-	return x->t < y->t ? -1 : x->t > y->t;
+	return strcmp(x->name, y->name);
 }
 
-/* The biggest tensors with the tiles they live on. */
+/* The biggest tensors (tensors of one name together) with the tiles they
+ * live on. */
 static json_t *tensors_json(const struct ipu_graph *gb)
 {
-	uint32_t n = ipu_graph_num_tensors(gb), i, k;
-	struct tensor_info *ti = malloc((n ? n : 1) * sizeof(*ti));
+	uint32_t n = ipu_graph_num_tensors(gb), i, k, ng = 0;
+	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	struct tensor_group *g = calloc(n ? n : 1, sizeof(*g));
 	json_t *a = json_array();
 
-	if (!ti || !a) {
-		free(ti);
-		json_decref(a);
-		return NULL;
-	}
+	if (!idx || !g || !a)
+		goto fail;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp_name, (void *)gb);
 	for (i = 0; i < n; i++) {
-		ti[i].t = i;
-		ti[i].bytes = ipu_graph_tensor_elems(gb, i) * ipux_dtype_size(ipu_graph_tensor_dtype(gb, i));
-	}
-	qsort(ti, n, sizeof(*ti), cmp_tensor);
-	for (i = 0; i < n && i < TOP_TENSORS; i++) {
-		uint32_t tile, off, lo = UINT32_MAX, hi = 0, pieces = 0, ntiles = 0;
+		uint32_t t = idx[i], tile, off;
 		uint64_t b, e, last_tile = UINT64_MAX;
+		const char *name = ipu_graph_tensor_name(gb, t);
+		struct tensor_group *x;
 
-		for (k = 0; !ipu_graph_tensor_location(gb, ti[i].t, k, &tile, &b, &e, &off); k++) {
-			pieces++;
-			lo = tile < lo ? tile : lo;
-			hi = tile > hi ? tile : hi;
+		if (!ng || strcmp(g[ng - 1].name, name)) {
+			x = &g[ng++];
+			x->name = name;
+			x->dtype = ipu_graph_tensor_dtype(gb, t);
+			x->lo = UINT32_MAX;
+		}
+		x = &g[ng - 1];
+		x->count++;
+		x->elems += ipu_graph_tensor_elems(gb, t);
+		x->bytes += ipu_graph_tensor_elems(gb, t) * ipux_dtype_size(ipu_graph_tensor_dtype(gb, t));
+		for (k = 0; !ipu_graph_tensor_location(gb, t, k, &tile, &b, &e, &off); k++) {
+			x->pieces++;
+			x->lo = tile < x->lo ? tile : x->lo;
+			x->hi = tile > x->hi ? tile : x->hi;
 			/* pieces are in element order: count tile changes */
-			ntiles += tile != last_tile;
+			x->tiles += tile != last_tile;
 			last_tile = tile;
 		}
-		if (json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i}", "name",
-						       ipu_graph_tensor_name(gb, ti[i].t), "dtype",
-						       dtype_name(ipu_graph_tensor_dtype(gb, ti[i].t)),
-						       "elems", (json_int_t)ipu_graph_tensor_elems(gb, ti[i].t),
-						       "bytes", (json_int_t)ti[i].bytes, "pieces", (int)pieces,
-						       "tiles", (int)ntiles, "first_tile", pieces ? (int)lo : -1,
-						       "last_tile", pieces ? (int)hi : -1))) {
-			json_decref(a);
-			a = NULL;
-			break;
-		}
 	}
-	free(ti);
+	qsort(g, ng, sizeof(*g), cmp_group);
+	for (i = 0; i < ng && i < TOP_TENSORS; i++)
+		if (json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:I,s:I,s:i,s:i,s:i,s:i}", "name", g[i].name,
+						       "dtype", dtype_name(g[i].dtype), "count", (int)g[i].count,
+						       "elems", (json_int_t)g[i].elems, "bytes", (json_int_t)g[i].bytes,
+						       "pieces", (int)g[i].pieces, "tiles", (int)g[i].tiles,
+						       "first_tile", g[i].pieces ? (int)g[i].lo : -1,
+						       "last_tile", g[i].pieces ? (int)g[i].hi : -1)))
+			goto fail;
+	free(idx);
+	free(g);
 	return a;
+fail:
+	free(idx);
+	free(g);
+	json_decref(a);
+	return NULL;
 }
 
 /* Bytes live over the program, at most MAX_TIMELINE points (maxima of runs). */
@@ -213,9 +238,9 @@ char *ipuc_report_data(const struct ipuc_report *r, struct ipu_graph *gb, const 
 		ADD("nodes", 1);
 #undef ADD
 	}
-	root = json_pack("{s:s,s:s,s:{s:s,s:i,s:i,s:b},s:f,s:{s:i,s:I,s:i,s:I,s:I,s:I,s:b,s:i,s:i,s:i,s:I,s:I},"
+	root = json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i,s:b},s:f,s:{s:i,s:I,s:i,s:I,s:I,s:I,s:b,s:i,s:i,s:i,s:I,s:I},"
 			 "s:{s:I,s:I,s:I,s:I,s:I},s:I,s:o,s:o,s:o}",
-			 "title", r->title, "generator", "ipu-compile",
+			 "title", r->title, "generator", "ipu-compile", "precision", r->precision,
 			 "target", "ipu_version", r->ipu_version, "tiles", (int)ntiles, "tile_mem", (int)tmem,
 			 "custom", r->custom, "clock_ghz", r->clock_ghz,
 			 "summary", "tiles_used", (int)st->tiles_used, "mem_max", (json_int_t)st->mem_max,

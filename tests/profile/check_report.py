@@ -2,13 +2,18 @@
 """Checks an `ipu-compile --report` page: self-contained (nothing fetched),
 its figures against `ipu-run --json` of the same executable (the engine's
 counters over a real request) and against the ONNX model, and rendered by
-headless Chromium (Debian's chromium): no script error, the charts drawn
-(the DOM after the scripts ran), a screenshot that is not blank.
+headless Chromium (Debian's chromium) in a 1400 px wide window: no script
+error, the charts drawn (the DOM after the scripts ran), nothing wider than
+the window (no sideways scrolling, of the page or of a table's box), every
+bar label distinct, the precision shown, no tensor row repeated, a
+screenshot that is not blank.
 
-usage: check_report.py REPORT.html RUN.json MODEL.onnx SHOT.png
+usage: check_report.py REPORT.html RUN.json MODEL.onnx SHOT.png PRECISION
 Prints what it checked; exits 1 on the first failure."""
 import json
+import os
 import re
+from html import unescape as html_unescape
 import subprocess
 import sys
 
@@ -48,7 +53,7 @@ def onnx_node_of(name, onnx_nodes):
 
 
 def main():
-    path, run_path, model_path, shot = sys.argv[1:5]
+    path, run_path, model_path, shot, precision = sys.argv[1:6]
     html = open(path, encoding="utf-8").read()
     run = json.load(open(run_path))
 
@@ -94,6 +99,10 @@ def main():
     ts = d["tensors"]
     check(ts and all(ts[i]["bytes"] >= ts[i + 1]["bytes"] for i in range(len(ts) - 1)), "tensors not biggest first")
     check(all(t["first_tile"] <= t["last_tile"] < d["target"]["tiles"] and t["tiles"] >= 1 for t in ts), "tensor tiles")
+    check(d["precision"] == precision, f"the data says precision {d['precision']}, the model was compiled in {precision}")
+    rows = [(t["name"], t["count"]) for t in ts]
+    check(len({r[0] for r in rows}) == len(rows), "a tensor name is listed more than once")
+    check(all(t["count"] >= 1 and t["elems"] >= t["count"] for t in ts), "tensor counts")
     tl = d["memory_timeline"]
     if s["memory_reuse"]:
         check(tl and max(tl["bytes"]) <= s["mem_total_no_reuse"], "memory over time above the no-reuse total")
@@ -101,8 +110,20 @@ def main():
 
     # rendered: the DOM after the scripts ran, then a screenshot
     import tempfile
+    # the page as a 1400 px wide browser lays it out: the widths the scripts
+    # see are written into the DOM that --dump-dom prints
+    measure = ('<script>(function () { var inner = 0, who = "";'
+               'document.querySelectorAll("*").forEach(function (e) {'
+               '  var s = getComputedStyle(e).overflowX;'
+               '  if ((s === "auto" || s === "scroll") && e.scrollWidth - e.clientWidth > inner) {'
+               '    inner = e.scrollWidth - e.clientWidth; who = e.id || e.className; } });'
+               'document.body.setAttribute("data-widths", document.documentElement.scrollWidth + " " +'
+               '  window.innerWidth + " " + inner + " " + who); })();</script></body>')
     with tempfile.TemporaryDirectory() as prof:
-        p = chromium(["--dump-dom", "file://" + path], prof)
+        wide = os.path.join(prof, "measured.html")
+        with open(wide, "w", encoding="utf-8") as f:
+            f.write(html.replace("</body>", measure, 1))
+        p = chromium(["--window-size=1400,3000", "--dump-dom", "file://" + wide], prof)
         dom = p.stdout
         check("<body" in dom, f"chromium printed no DOM (exit {p.returncode}): {p.stderr[-500:]}")
         body = re.search(r"<body([^>]*)>", dom).group(1)
@@ -110,6 +131,21 @@ def main():
               (re.search(r'id="errors"[^>]*>([^<]*)', dom) or [None, "?"])[1])
         check(not re.search(r"Uncaught|SyntaxError|TypeError", p.stderr), "console errors: " +
               "\n".join(l for l in p.stderr.splitlines() if "Uncaught" in l or "Error" in l)[:800])
+        widths = re.search(r'data-widths="(\d+) (\d+) (\d+) ?([^"]*)"', body)
+        check(widths, f"the width probe did not run: {body}")
+        page_w, win_w, inner, who = int(widths.group(1)), int(widths.group(2)), int(widths.group(3)), widths.group(4)
+        check(win_w == 1400, f"window {win_w} px wide, not 1400")
+        check(page_w <= 1400, f"the page is {page_w} px wide in a 1400 px window: sideways scrolling")
+        check(inner == 0, f"box '{who}' scrolls sideways by {inner} px at 1400 px")
+        print(f"ok - at 1400 px nothing scrolls sideways (page {page_w} px wide, every table box fits)")
+        sub = re.search(r'id="subtitle"[^>]*>([^<]*)<', dom).group(1)
+        check(("precision " + precision) in sub, f"the heading does not say the precision {precision}: '{sub}'")
+        for chart in ("node-chart", "op-chart", "exchange-chart"):
+            part = dom.split(f'id="{chart}"')[1].split("</svg>")[0]
+            labels = [html_unescape(x) for x in re.findall(r'class="label"[^>]*>([^<]*)<', part)]
+            check(labels, f"{chart}: no bar labels")
+            check(len(set(labels)) == len(labels), f"{chart}: labels repeat: {sorted(l for l in labels if labels.count(l) > 1)[:4]}")
+        print(f"ok - precision '{precision}' in the heading; bar labels distinct in the node, op and exchange charts")
         rendered = re.search(r'data-rendered="(\d+)"', body)
         check(rendered and int(rendered.group(1)) >= 4, f"charts drawn: {body}")
         ntile = len(re.findall(r'class="tile"', dom))
@@ -120,10 +156,10 @@ def main():
         check(rows == len(nodes) + 1, f"node table has {rows} rows for {len(nodes)} nodes")
         check('class="curve"' in dom or not s["memory_reuse"], "no memory curve")
         print(f"ok - chromium ran the page: no script error, {rendered.group(1)} charts, {ntile} tiles, {nbar} bars, {rows - 1} node rows")
-        p = chromium(["--window-size=1280,2400", "--screenshot=" + shot, "file://" + path], prof)
+        p = chromium(["--window-size=1400,2400", "--screenshot=" + shot, "file://" + path], prof)
         check(p.returncode == 0, f"screenshot failed: {p.stderr[-500:]}")
         im = Image.open(shot).convert("RGB")
-        check(im.size == (1280, 2400), f"screenshot size {im.size}")
+        check(im.size == (1400, 2400), f"screenshot size {im.size}")
         colors = im.getcolors(maxcolors=1 << 20)
         check(colors and len(colors) > 50, f"screenshot has {len(colors or [])} colours: blank?")
         # the heat map and bar colours are there, not just text
