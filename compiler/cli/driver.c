@@ -273,6 +273,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 				(uint32_t)o->batch_size, o->verbose ? err : NULL,
 				o->max_tensor_size, o->no_memory_reuse };
 	struct ipu_graph_stats st;
+	struct ipu_state_spec sspec = { 0 };
 	struct ipuc_report rep;
 	struct ir_fp8_opts f8;
 	struct stat sb;
@@ -434,8 +435,23 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			t.fp8 = &f8;
 		}
 	}
+	if (o->state) {
+		if (ipu_state_spec_parse(o->state, &sspec, &e)) {
+			print_error(err, e.msg);
+			goto out;
+		}
+		t.state_pairs = sspec.pairs;
+		t.num_state_pairs = sspec.n;
+		t.no_auto_state = sspec.none;
+	}
 	if (o->check) {
-		int c = ipuc_check_refs(graphs, refs, n, &t, err, &e);
+		/* the check feeds every input from the host: caches streamed */
+		struct ipu_target tc = t;
+		int c;
+
+		tc.num_state_pairs = 0;
+		tc.no_auto_state = 1;
+		c = ipuc_check_refs(graphs, refs, n, &tc, err, &e);
 
 		if (c < 0) {
 			print_error(err, e.msg);
@@ -506,6 +522,7 @@ out:
 		free(paths[i]);
 	}
 	ipuc_calib_fp8_free(&calfp8);
+	ipu_state_spec_free(&sspec);
 	free(cfgdir);
 	free(outdir);
 	free(exe);

@@ -48,6 +48,7 @@ void ipuc_options_free(struct ipuc_options *o)
 	for (int i = 0; i < o->nfp8_skip; i++)
 		free(o->fp8_skip[i]);
 	free(o->fp8_params);
+	free(o->state);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -257,6 +258,11 @@ const char *ipuc_usage(void)
 "  --no-memory-reuse          give every tensor its own tile memory for the\n"
 "                             whole run (default: tensors whose values are\n"
 "                             not needed at the same time share memory)\n"
+"  --state IN=OUT,...         keep these cache inputs on the device as state,\n"
+"                             each replaced by its output after every run\n"
+"                             (besides past_key_values.N.key/.value ->\n"
+"                             present.N.key/.value, found by name); 'none':\n"
+"                             no state, every cache streamed from the host\n"
 "  -v, --verbose              per-pass statistics on stderr\n"
 "  --output-dir DIR           PopRT: folder for the outputs (created)\n"
 "  --output-model FILE        PopRT: write the converted ONNX model (in DIR)\n"
@@ -311,7 +317,7 @@ enum {
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
-	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16,
+	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16, O_STATE,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -329,6 +335,7 @@ static const struct option long_opts[] = {
 	OPT2("list-ops", "list_ops", no_argument, O_LIST_OPS),
 	OPT2("no-fusion", "no_fusion", no_argument, O_NO_FUSION),
 	OPT2("no-memory-reuse", "no_memory_reuse", no_argument, O_NO_MEMORY_REUSE),
+	{ "state", required_argument, NULL, O_STATE },
 	OPT2("input-model", "input_model", required_argument, O_INPUT_MODEL),
 	OPT2("input-shape", "input_shape", required_argument, O_INPUT_SHAPE),
 	OPT2("batch-size", "batch_size", required_argument, O_BATCH_SIZE),
@@ -413,6 +420,10 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		case O_VERBOSE: o->verbose = 1; break;
 		case O_NO_FUSION: o->no_fusion = 1; break;
 		case O_NO_MEMORY_REUSE: o->no_memory_reuse = 1; break;
+		case O_STATE:
+			if (setstr(&o->state, v, e))
+				return -1;
+			break;
 		case O_EXPORT_POPEF: o->export_popef = 1; break;
 		case 'i':
 		case O_INPUT_MODEL:

@@ -48,6 +48,7 @@ struct ipuc_options {
 	int nskip;
 	int list_ops, check, json, help, version, verbose, no_fusion;
 	int no_memory_reuse;
+	char *state;			/* --state as given */
 	/* calibration and the precision report (compiler/calib/calib.h) */
 	char *calibration_data;		/* .npz of arrays named by input */
 	int calibration_loss;		/* enum ipu_calib_loss */

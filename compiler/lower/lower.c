@@ -132,10 +132,14 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 /* Streams and nodes of one graph appended to sequence `seq`. */
 static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
 		       uint64_t *kept, const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
-		       const char *prefix, struct ipu_lower_anchors *as, struct ir_error *e)
+		       const char *prefix, struct ipu_lower_anchors *as,
+		       struct ipu_lower_states *ss, struct ir_error *e)
 {
 	struct lw l;
 	int r = -1;
+	/* per output: the state input it replaces, or -1; per input: 1 if a state */
+	int *in_of_out = malloc((size_t)(g->noutputs ? g->noutputs : 1) * sizeof(int));
+	uint8_t *is_state = calloc((size_t)(g->ninputs ? g->ninputs : 1), 1);
 	/* IPU_LOWER_TRACE=1: estimated bytes each node adds (debugging) */
 	int trace = getenv("IPU_LOWER_TRACE") != NULL;
 
@@ -156,10 +160,21 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.optemp = calloc(t->tiles ? t->tiles : 1, sizeof(*l.optemp));
 	l.absorbed = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
 	l.blk = calloc((size_t)(g->nvals ? g->nvals : 1), sizeof(*l.blk));
-	if (!l.vt || !l.last_use || !l.optemp || !l.absorbed || !l.blk) {
+	if (!l.vt || !l.last_use || !l.optemp || !l.absorbed || !l.blk || !in_of_out || !is_state) {
 		ir_err(e, "out of memory");
 		goto out;
 	}
+	if (lw_state_find(g, t, in_of_out, e))
+		goto out;
+	for (int j = 0; j < g->noutputs; j++)
+		if (in_of_out[j] >= 0) {
+			if (!ss) {
+				ir_err(e, "state '%s': a fused model cannot keep state on the device",
+				       g->vals[g->inputs[in_of_out[j]]].name);
+				goto out;
+			}
+			is_state[in_of_out[j]] = 1;
+		}
 	for (int i = 0; i < g->nvals; i++) {
 		l.vt[i] = IPU_GRAPH_INVALID;
 		l.last_use[i] = -1;
@@ -219,6 +234,26 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		if (tt == IPU_GRAPH_INVALID || lw_spread(&l, tt, cnt, ipux_dtype_size(dt),
 							 (uint32_t)((cnt * ipux_dtype_size(dt) + 8191) / 8192)) < 0)
 			goto builder;
+		if (is_state[i]) {
+			/* filled and drained by the state programs, never by Main */
+			char wname[300], rname[300];
+			uint32_t wsid, rsid;
+
+			snprintf(wname, sizeof(wname), "%s/state_write", sname);
+			snprintf(rname, sizeof(rname), "%s/state_read", sname);
+			wsid = ipu_graph_add_stream(gb, wname, IPUX_STREAM_H2D, (uint32_t)(cnt * ipux_dtype_size(dt)));
+			rsid = ipu_graph_add_stream(gb, rname, IPUX_STREAM_D2H, (uint32_t)(cnt * ipux_dtype_size(dt)));
+			if (wsid == IPU_GRAPH_INVALID || rsid == IPU_GRAPH_INVALID)
+				goto builder;
+			if (lw_state_add(ss, v, rt_dtype(v->dtype), tt, wsid, rsid, e))
+				goto out;
+			l.vt[g->inputs[i]] = tt;
+			/* live to the end: Main's last step writes its next value */
+			l.last_use[g->inputs[i]] = g->nnodes;
+			if (lw_value_live(&l, g->inputs[i]))
+				goto out;
+			continue;
+		}
 		sid = ipu_graph_add_stream(gb, sname, IPUX_STREAM_H2D, (uint32_t)(cnt * ipux_dtype_size(dt)));
 		if (sid == IPU_GRAPH_INVALID)
 			goto builder;
@@ -284,6 +319,23 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 				free(sl);
 			goto out;
 		}
+		if (in_of_out[i] >= 0) {
+			/* the next value of a state: copied into it, on the device */
+			ipu_tensor dst = l.vt[g->inputs[in_of_out[i]]];
+			ipu_step x = ipu_step_exchange(gb);
+			uint64_t at = 0;
+			int bad = x == IPU_GRAPH_INVALID;
+
+			for (uint32_t k = 0; k < nsl && !bad; k++) {
+				bad = ipu_exchange_add(gb, x, sl[k], (struct ipu_slice){ dst, at, sl[k].count });
+				at += sl[k].count;
+			}
+			if (sl != &whole)
+				free(sl);
+			if (bad || ipu_step_append(gb, seq, x))
+				goto builder;
+			continue;
+		}
 		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
 		sid = ipu_graph_add_stream(gb, sname, IPUX_STREAM_D2H, (uint32_t)(cnt * ipux_dtype_size(dt)));
 		sc = sid == IPU_GRAPH_INVALID ? IPU_GRAPH_INVALID : ipu_step_stream_copy(gb, sid, sl, nsl);
@@ -304,6 +356,8 @@ out:
 	free(l.optemp);
 	free(l.absorbed);
 	lw_blocked_free_all(&l, g->nvals);
+	free(in_of_out);
+	free(is_state);
 	free(l.trefs);
 	lw_frozen_free(&l.frozen);
 	return r;
@@ -313,7 +367,7 @@ out:
  * lw_scratch for the two passes).  Compiles the image when image != NULL. */
 static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 		 const struct ipu_target *t, struct lw_scratch *scr,
-		 struct ipu_lower_anchors *as, void **image, size_t *len,
+		 struct ipu_lower_anchors *as, struct ipu_lower_states *ss, void **image, size_t *len,
 		 struct ipu_graph_stats *stats, struct ir_error *e)
 {
 	/* used, then kept */
@@ -345,7 +399,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			}
 	}
 	if (n == 1) {
-		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, e))
+		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss, e))
 			goto out;
 	} else {
 		/* fusion: index -> switch over the subgraphs */
@@ -371,7 +425,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			cases[k] = ipu_step_sequence(gb);
 			if (cases[k] == IPU_GRAPH_INVALID)
 				goto builder;
-			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, e)) {
+			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, NULL, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -386,8 +440,12 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 	}
 	if (ipu_graph_add_program(gb, main_seq) < 0)
 		goto builder;
+	if (ss->n && lw_state_programs(gb, ss))
+		goto builder;
 	if (image && ipu_graph_compile(gb, image, len, stats))
 		goto builder;
+	if (image && ss->n && lw_state_regions(gb, ss, e))
+		goto out;
 	r = 0;
 	goto out;
 builder:
@@ -406,6 +464,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 	size_t slots = (size_t)(t->tiles ? t->tiles : 1) * IPUX_DT_COUNT;
 	struct lw_scratch scr = { 0 };
 	struct ipu_lower_anchors trial = { 0 };
+	struct ipu_lower_states trial_states = { 0 };
 	int r = -1;
 
 	memset(info, 0, sizeof(*info));
@@ -420,7 +479,8 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 	}
 	for (int k = 0; k < n; k++) {
 		prepared[k] = ir_graph_clone(graphs[k], e);
-		if (!prepared[k] || ipu_lower_prepare(prepared[k], t->fold_limit, e))
+		if (!prepared[k] || (n == 1 && lw_state_token(prepared[k], t, e)) ||
+		    ipu_lower_prepare(prepared[k], t->fold_limit, e))
 			goto out;
 		if (t->fp8 && ir_pass_fp8(prepared[k], t->fp8, e) < 0)
 			goto out;
@@ -435,7 +495,8 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, NULL, &info->anchors_priv, image, len, &info->stats, e);
+		r = build(gb, prepared, n, t, NULL, &info->anchors_priv, &info->states_priv, image, len,
+			  &info->stats, e);
 	} else {
 		/* without reuse: pass 1 measures the temporaries' peak per
 		 * tile and dtype */
@@ -445,8 +506,9 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, &scr, &trial, NULL, NULL, NULL, e);
+		r = build(gb, prepared, n, t, &scr, &trial, &trial_states, NULL, NULL, NULL, e);
 		anchors_free(&trial);
+		lw_states_free(&trial_states);
 		ipu_graph_destroy(gb);
 		gb = NULL;
 		if (r)
@@ -460,7 +522,8 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, &scr, &info->anchors_priv, image, len, &info->stats, e);
+		r = build(gb, prepared, n, t, &scr, &info->anchors_priv, &info->states_priv, image, len,
+			  &info->stats, e);
 	}
 	if (!r)
 		r = lw_debug_blob(gb, &info->stats, &info->debug, &info->debug_len, e);
@@ -481,6 +544,7 @@ out:
 void ipu_lower_info_free(struct ipu_lower_info *info)
 {
 	anchors_free(&info->anchors_priv);
+	lw_states_free(&info->states_priv);
 	free(info->debug);
 	memset(info, 0, sizeof(*info));
 }
@@ -501,7 +565,9 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 	size_t len = 0;
 	struct ipuef_writer *w = NULL;
 	struct ipuef_metadata md;
-	struct ipuef_program prog = { "main", 0 };
+	struct ipuef_program prog[3] = {
+		{ "main", 0 }, { IPUEF_PROGRAM_STATE_WRITE, 1 }, { IPUEF_PROGRAM_STATE_READ, 2 }
+	};
 	char err[512], summary[512];
 	int r = -1;
 
@@ -520,9 +586,10 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 		md.batch_size = t->batch_size;
 	else if (graphs[0]->ninputs && graphs[0]->vals[graphs[0]->inputs[0]].rank > t->batch_axis && n == 1)
 		md.batch_size = (uint32_t)graphs[0]->vals[graphs[0]->inputs[0]].dims[t->batch_axis];
-	md.num_programs = 1;
-	md.programs = &prog;
+	md.programs = prog;
 	md.anchors = ipu_lower_anchors(&info, &md.num_anchors);
+	md.states = ipu_lower_states(&info, &md.num_states);
+	md.num_programs = md.num_states ? 3 : 1;
 	snprintf(summary, sizeof(summary),
 		 "{\"tiles_used\": %u, \"mem_max\": %llu, \"mem_total\": %llu, \"mem_max_no_reuse\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"exchange_bytes\": %llu}",
 		 info.stats.tiles_used, (unsigned long long)info.stats.mem_max,

@@ -320,4 +320,21 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
 int lw_debug_blob(const struct ipu_graph *gb, const struct ipu_graph_stats *st, void **out,
 		  size_t *len, struct ir_error *e);
 
+/* lower_state.c: device-resident state.  in_of_out[j] (one per graph
+ * output) receives the input index whose next value output j is, or -1. */
+int lw_state_find(const struct ir_graph *g, const struct ipu_target *t, int *in_of_out,
+		  struct ir_error *e);
+/* A decoder with state and a `logits` output also gets the greedy next
+ * token, computed on the device: output LW_NEXT_TOKEN = ArgMax(logits,
+ * last axis) (ids in int64, one dim fewer). */
+#define LW_NEXT_TOKEN "next_token"
+int lw_state_token(struct ir_graph *g, const struct ipu_target *t, struct ir_error *e);
+int lw_state_add(struct ipu_lower_states *ss, const struct ir_value *v, uint32_t rt_dtype,
+		 ipu_tensor tt, uint32_t write_stream, uint32_t read_stream, struct ir_error *e);
+/* The state_write and state_read programs (added after Main). */
+int lw_state_programs(struct ipu_graph *gb, const struct ipu_lower_states *ss);
+/* After compile: each state's tile regions, in element order. */
+int lw_state_regions(struct ipu_graph *gb, struct ipu_lower_states *ss, struct ir_error *e);
+void lw_states_free(struct ipu_lower_states *ss);
+
 #endif

@@ -10,3 +10,17 @@ $(BUILD)/tests/gen/test_state: $(BUILD)/tests/gen/test_state.o $(GEN_STATE_OBJ) 
 		$(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB) -Wl,--end-group -ljansson $(LDLIBS_BASE)
 
 TESTS += $(BUILD)/tests/gen/test_state
+
+# A GPT-2-shaped decoder from torch (tests/gen/tiny_gpt.py: 2 layers, d 64,
+# vocab 96, seeded random weights) compiled with its key/value cache as
+# state, stepped token by token against torch's logits, with caches of 32
+# and 64 positions (the bytes streamed per step must not change).
+$(BUILD)/tests/gen/test_decoder: $(BUILD)/tests/gen/test_decoder.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(RUNTIME_LINK) -lm $(LDLIBS_BASE)
+PROGRAMS += $(BUILD)/tests/gen/test_decoder
+
+.PHONY: check-gen-decoder
+check-gen-decoder: $(BUILD)/bin/ipu-compile $(BUILD)/tests/gen/test_decoder
+	tests/gen/check-decoder.sh $(BUILD)
+CHECKS += ;make -s check-gen-decoder;

@@ -15,6 +15,13 @@ struct ipu_graph;
 struct ir_fp8_opts;
 struct ipu_graph_stats;
 
+/* A cache input and the output that replaces it after each run, kept on
+ * the device as state (Documentation/compiler/generation.md). */
+struct ipu_state_pair {
+	const char *in;
+	const char *out;
+};
+
 struct ipu_target {
 	const char *ipu_version;	/* "ipu2", "ipu21" or NULL (custom) */
 	uint32_t tiles;
@@ -37,10 +44,32 @@ struct ipu_target {
 	void *inspect_ctx;
 	/* fp8 layers (ir_pass_fp8 on the prepared graph), or NULL. */
 	const struct ir_fp8_opts *fp8;
+	/* Device-resident state: these input/output pairs, and (unless
+	 * no_auto_state) every pair named as Hugging Face exports a decoder's
+	 * cache, past_key_values.N.key/.value -> present.N.key/.value.  The
+	 * input becomes a state (no anchor, no stream in Main), the output is
+	 * copied into it at the end of Main (no anchor). */
+	const struct ipu_state_pair *state_pairs;
+	uint32_t num_state_pairs;
+	int no_auto_state;
 };
 
 #include "ipu/graph.h"
 #include "ipu/ipuef.h"
+
+/*
+ * A --state option: "IN=OUT,IN2=OUT2" (pairs), or "none" (no pairs, and
+ * none found by name either).  Fills the target's state fields; the
+ * strings live in spec until ipu_state_spec_free.
+ */
+struct ipu_state_spec {
+	struct ipu_state_pair *pairs;
+	uint32_t n;
+	int none;
+	char *buf;
+};
+int ipu_state_spec_parse(const char *text, struct ipu_state_spec *spec, struct ir_error *e);
+void ipu_state_spec_free(struct ipu_state_spec *spec);
 
 /* 1 once lowering is implemented. */
 int ipu_lower_available(void);
@@ -53,10 +82,20 @@ struct ipu_lower_anchors {
 	uint32_t n, cap;
 };
 
+/* The states of the executable (regions filled once it is compiled). */
+struct ipu_lower_states {
+	struct ipuef_state *s;
+	char **names;
+	ipu_tensor *t;
+	struct ipuef_region **regions;
+	uint32_t n, cap;
+};
+
 /* What ipu_lower_image produced besides the image. */
 struct ipu_lower_info {
 	struct ipu_graph_stats stats;
 	struct ipu_lower_anchors anchors_priv;
+	struct ipu_lower_states states_priv;
 	/* payload of the .ipuef debug blob (IPUEF_DEBUG_BLOB), malloc'd */
 	void *debug;
 	size_t debug_len;
@@ -64,12 +103,15 @@ struct ipu_lower_info {
 
 /* Lowers to an executable image (malloc'd) without writing a file; the
  * anchors (stream ids, names graphK/NAME for fusions, `index`) are in info.
- * Program 0 is "main". */
+ * Program 0 is "main"; with state, 1 is "state_write" and 2 "state_read". */
 int ipu_lower_image(struct ir_graph *const *graphs, int n,
 		    const struct ipu_target *t, void **image, size_t *len,
 		    struct ipu_lower_info *info, struct ir_error *e);
 const struct ipuef_anchor *ipu_lower_anchors(const struct ipu_lower_info *info,
 					     uint32_t *n);
+/* The states (none: n == 0).  With states the executable has programs 1
+ * "state_write" and 2 "state_read" besides Main. */
+const struct ipuef_state *ipu_lower_states(const struct ipu_lower_info *info, uint32_t *n);
 void ipu_lower_info_free(struct ipu_lower_info *info);
 
 /* Lowers n graphs (n > 1: model fusion, subgraphs selected by the `index`

@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A torch decoder with its key/value cache kept on the device: export,
+# compile (the cache pairs found by their Hugging Face names), step it
+# through the runtime against torch's greedy loop, with caches of 32 and 64
+# positions.  Usage: tests/gen/check-decoder.sh BUILD_DIR
+set -eu
+build=${1:-build}
+work=$build/gen-decoder
+rm -rf "$work"
+mkdir -p "$work/p32" "$work/p64"
+py=/usr/bin/python3
+for n in 32 64; do
+	$py tests/gen/tiny_gpt.py export "$work/p$n/tiny_gpt.onnx" $n
+	"$build/bin/ipu-compile" --input-model "$work/p$n/tiny_gpt.onnx" \
+		--target tiles=16,tile-mem=256KiB -o "$work/p$n/tiny_gpt.ipuef" >/dev/null
+	# 3 prompt tokens, 17 greedy ones: 19 steps
+	$py tests/gen/tiny_gpt.py greedy "$work/p$n" $n 17 1 2 3 >"$work/p$n/torch_tokens.txt"
+	echo "# cache of $n positions"
+	"$build/tests/gen/test_decoder" "$work/p$n/tiny_gpt.ipuef" "$work/p$n/tokens.npy" \
+		"$work/p$n/torch_logits.npy"
+done
+
+# the pairs named, or none; what is refused
+m=$work/p32/tiny_gpt.onnx
+c="$build/bin/ipu-compile --input-model $m --target tiles=16,tile-mem=256KiB"
+$c --state none -o "$work/none.ipuef" 2>/dev/null
+n=$("$build/bin/ipuef-dump" --json "$work/none.ipuef" | $py -c 'import json,sys; m=json.load(sys.stdin)["metadata"]; print(len(m["anchors"]), len(m["states"]))')
+[ "$n" = "11 0" ] || { echo "--state none: anchors and states $n, want 11 0"; exit 1; }
+$c --state past_key_values.0.key=present.0.key -o "$work/one.ipuef" 2>/dev/null
+n=$("$build/bin/ipuef-dump" --json "$work/one.ipuef" | $py -c 'import json,sys; m=json.load(sys.stdin)["metadata"]; print(len(m["anchors"]), len(m["states"]))')
+[ "$n" = "4 4" ] || { echo "--state with one pair (and the rest by name): anchors and states $n, want 4 4"; exit 1; }
+if $c --state past_key_values.0.key=logits -o "$work/x.ipuef" 2>"$work/err"; then
+	echo "a pair of different shapes was accepted"; exit 1
+fi
+grep -q "must keep its dtype and shape" "$work/err" || { cat "$work/err"; exit 1; }
+if $c --state nope=present.0.key -o "$work/x.ipuef" 2>"$work/err"; then
+	echo "a pair naming no input was accepted"; exit 1
+fi
+grep -q "the model has no input 'nope'" "$work/err" || { cat "$work/err"; exit 1; }
+echo "ok - --state pairs, none and refusals"

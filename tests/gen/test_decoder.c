@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_decoder.c - a decoder compiled with its key/value cache as state,
+ * stepped token by token through the ModelRunner:
+ *
+ *   test_decoder MODEL.ipuef TOKENS.npy LOGITS.npy
+ *
+ * TOKENS (i64 [S]) are the ids torch's greedy loop fed, LOGITS (f32
+ * [S, V]) what it computed at each step (tests/gen/tiny_gpt.py).  Checks:
+ * every step's logits within 1e-4 of torch's, the same argmax, and the
+ * device's own greedy token (next_token) equal to it; the
+ * bytes streamed per step (the device's counters) exactly the user
+ * anchors' (ids, position, logits: nothing of the cache, whatever its
+ * length); the cache holds the steps' keys at positions < S and zeros
+ * after; after a reset the first steps give the same logits again.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ipu/ipu.h"
+#include "ipu/npy.h"
+#include "ipu/runtime.h"
+
+static const char *model, *tokens_path, *logits_path;
+static struct ipurt_npy tokens, want;
+
+static struct ipurt_runner *open_runner(void)
+{
+	struct ipurt_config cfg;
+	struct ipurt_runner *r = NULL;
+	char err[512];
+
+	ipurt_config_init(&cfg);
+	if (ipurt_runner_create(model, &cfg, &r, err, sizeof(err)))
+		fprintf(stderr, "  runner: %s\n", err);
+	return r;
+}
+
+static int64_t last_token;	/* the device's greedy choice of the last step */
+
+/* One decode step: logits of token `id` at position `pos`. */
+static int step(struct ipurt_runner *r, int64_t id, int64_t pos, float *logits, uint64_t vocab)
+{
+	struct ipurt_tensor in[2] = {
+		{ "input_ids", IPURT_DT_I64, 2, { 1, 1 }, &id },
+		{ "position_ids", IPURT_DT_I64, 2, { 1, 1 }, &pos },
+	};
+	struct ipurt_tensor out[2] = {
+		{ "logits", IPURT_DT_F32, 3, { 1, 1, vocab }, logits },
+		{ "next_token", IPURT_DT_I64, 2, { 1, 1 }, &last_token },
+	};
+	char err[512];
+	int rc = ipurt_runner_execute(r, in, 2, out, 2, err, sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "  step %lld: %s\n", (long long)pos, err);
+	return rc;
+}
+
+static uint64_t user_anchor_bytes(const struct ipuef_metadata *m)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < m->num_anchors; i++)
+		if (m->anchors[i].kind == IPUEF_ANCHOR_USER)
+			n += ipuef_anchor_bytes(&m->anchors[i]);
+	return n;
+}
+
+static uint32_t argmax(const float *v, uint64_t n)
+{
+	uint32_t best = 0;
+
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i] > v[best])
+			best = i;
+	return best;
+}
+
+TEST(steps_match_torch_with_the_cache_on_the_device)
+{
+	struct ipurt_runner *r = open_runner();
+	const struct ipuef_metadata *m;
+	uint64_t steps = tokens.dims[0], vocab = want.dims[1], per_step = 0;
+	const int64_t *ids = tokens.data;
+	const float *ref = want.data;
+	float *logits = calloc(vocab, sizeof(float));
+	double worst = 0;
+
+	REQUIRE(r && logits);
+	m = ipuef_metadata(ipurt_runner_file(r));
+	CHECK_MSG(m->num_states >= 2, "%u states: the cache did not become state", m->num_states);
+	for (uint64_t s = 0; s < steps; s++) {
+		struct ipu_counters c0, c1;
+
+		REQUIRE(ipu_counters(ipurt_runner_device(r), &c0) == 0);
+		REQUIRE(step(r, ids[s], (int64_t)s, logits, vocab) == 0);
+		REQUIRE(ipu_counters(ipurt_runner_device(r), &c1) == 0);
+		per_step = (c1.stream_bytes_in - c0.stream_bytes_in) +
+			   (c1.stream_bytes_out - c0.stream_bytes_out);
+		CHECK_MSG(per_step == user_anchor_bytes(m),
+			  "step %llu streamed %llu bytes, the user anchors have %llu",
+			  (unsigned long long)s, (unsigned long long)per_step,
+			  (unsigned long long)user_anchor_bytes(m));
+		for (uint64_t v = 0; v < vocab; v++) {
+			double d = fabs((double)logits[v] - ref[s * vocab + v]);
+
+			if (d > worst)
+				worst = d;
+		}
+		CHECK_MSG(argmax(logits, vocab) == argmax(ref + s * vocab, vocab),
+			  "step %llu: argmax %u, torch %u", (unsigned long long)s,
+			  argmax(logits, vocab), argmax(ref + s * vocab, vocab));
+		CHECK_MSG(last_token == argmax(ref + s * vocab, vocab),
+			  "step %llu: the device chose token %lld, torch's argmax is %u",
+			  (unsigned long long)s, (long long)last_token, argmax(ref + s * vocab, vocab));
+	}
+	CHECK_MSG(worst <= 1e-4, "max |logit - torch| %.3g over %llu steps", worst,
+		  (unsigned long long)steps);
+	printf("# %llu steps, max |logit - torch| %.3g, %llu stream bytes per step\n",
+	       (unsigned long long)steps, worst, (unsigned long long)per_step);
+	free(logits);
+	ipurt_runner_destroy(r);
+}
+
+TEST(cache_holds_the_steps_and_resets)
+{
+	struct ipurt_runner *r = open_runner();
+	const struct ipuef_state *k;
+	uint64_t steps = tokens.dims[0], vocab = want.dims[1], bytes, slot;
+	const int64_t *ids = tokens.data;
+	float *logits = calloc(vocab, sizeof(float)), *cache = NULL;
+	char err[512];
+
+	REQUIRE(r && logits);
+	k = ipuef_find_state(ipurt_runner_file(r), "past_key_values.0.key");
+	REQUIRE(k && k->rank == 4);
+	bytes = ipuef_state_bytes(k);
+	slot = k->dims[3];	/* [1, heads, positions, head dim] */
+	cache = malloc(bytes);
+	REQUIRE(cache);
+	for (uint64_t s = 0; s < 3; s++)
+		REQUIRE(step(r, ids[s], (int64_t)s, logits, vocab) == 0);
+	REQUIRE(ipurt_runner_read_state(r, k->name, cache, bytes, err, sizeof(err)) == 0);
+	for (uint64_t h = 0; h < k->dims[1]; h++)
+		for (uint64_t p = 0; p < k->dims[2]; p++) {
+			int nonzero = 0;
+
+			for (uint64_t d = 0; d < slot; d++)
+				nonzero |= cache[(h * k->dims[2] + p) * slot + d] != 0.0f;
+			CHECK_MSG(nonzero == (p < 3), "head %llu position %llu: %s",
+				  (unsigned long long)h, (unsigned long long)p,
+				  nonzero ? "written" : "still zero");
+		}
+	REQUIRE(ipurt_runner_reset_state(r, err, sizeof(err)) == 0);
+	REQUIRE(ipurt_runner_read_state(r, k->name, cache, bytes, err, sizeof(err)) == 0);
+	for (uint64_t i = 0; i < bytes / 4; i++)
+		CHECK(cache[i] == 0.0f);
+	/* a fresh sequence: the same logits as the first time */
+	for (uint64_t s = 0; s < 4 && s < steps; s++) {
+		REQUIRE(step(r, ids[s], (int64_t)s, logits, vocab) == 0);
+		for (uint64_t v = 0; v < vocab; v++)
+			CHECK(fabs((double)logits[v] - ((const float *)want.data)[s * vocab + v]) <= 1e-4);
+	}
+	free(cache);
+	free(logits);
+	ipurt_runner_destroy(r);
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_decoder MODEL.ipuef TOKENS.npy LOGITS.npy\n");
+		return 2;
+	}
+	model = argv[1];
+	tokens_path = argv[2];
+	logits_path = argv[3];
+	if (ipurt_npy_read(tokens_path, &tokens, err, sizeof(err)) ||
+	    ipurt_npy_read(logits_path, &want, err, sizeof(err)) || tokens.dtype != IPURT_DT_I64 ||
+	    want.dtype != IPURT_DT_F32 || want.rank != 2 || tokens.dims[0] != want.dims[0]) {
+		fprintf(stderr, "test_decoder: bad reference files: %s\n", err);
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	RUN(steps_match_torch_with_the_cache_on_the_device);
+	RUN(cache_holds_the_steps_and_resets);
+	ipurt_npy_free(&tokens);
+	ipurt_npy_free(&want);
+	return TH_DONE();
+}
