@@ -8,11 +8,14 @@
 
 Errors are ipu.Error (with .code and .code_name); an array that does not
 fit its anchor raises ipu.IpuValueError, also a ValueError; a request that
-times out raises ipu.IpuTimeoutError, also a TimeoutError.
+times out raises ipu.IpuTimeoutError, also a TimeoutError; a Runner that is
+closed (or closing) refuses requests with ipu.RunnerClosedError, also a
+RuntimeError.
 """
 
-from ._ipu import CompileError, Error, IpuefError, IpuTimeoutError, IpuValueError
+from ._ipu import (CompileError, Error, IpuefError, IpuTimeoutError, IpuValueError,
+                   RunnerClosedError)
 
 __version__ = "0.3.0"
 __all__ = ["Error", "IpuValueError", "IpuTimeoutError", "CompileError", "IpuefError",
-           "__version__"]
+           "RunnerClosedError", "__version__"]

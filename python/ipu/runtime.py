@@ -138,7 +138,10 @@ class Runner(_ipu.Runner):
     execute_async(inputs, outputs)  start one; returns a Future to wait()
     get_execute_inputs() / get_execute_outputs()
                                     the anchors a request passes (TensorInfo)
-    close()                         cancel what is queued, free the device
+    close()                         refuse new requests (RunnerClosedError)
+                                    from then on, let the running ones
+                                    finish, cancel what is queued, free
+                                    the device
 
     inputs and outputs map anchor names (for a fused model "graphK/NAME";
     its ``index`` input is filled from them) to numpy arrays.  A wrong

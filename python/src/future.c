@@ -59,33 +59,55 @@ static void finish(struct ipupy_future *self, int rc, const char *err)
 	ipupy_io_release(&self->io);
 }
 
+/* Waits that touch only the future are taken in slices of this length. */
+#define WAIT_SLICE_NS 100000000LL
+
 /*
  * Wait up to timeout_ns (< 0: the runner's timeout, which recovers a stuck
- * pipeline).  Returns 1 when done, 0 when still running, -1 on a Python
- * error.
+ * pipeline; forever if it has none).  Only a wait that may recover goes
+ * through the runner (counted as busy, so close() waits for it); any other
+ * touches the future alone, so close() may destroy the runner meanwhile
+ * (which cancels the request and ends the wait).  Such a wait runs in
+ * slices so that a signal (Ctrl-C) is seen when `interruptible`.  Returns 1
+ * when done, 0 when still running, -1 on a Python error.
  */
-static int wait_for(struct ipupy_future *self, int64_t timeout_ns)
+static int wait_for(struct ipupy_future *self, int64_t timeout_ns, int interruptible)
 {
 	char err[IPUPY_ERRLEN] = "";
 	struct ipupy_runner *runner = self->runner;
-	int rc, open;
+	int64_t left = timeout_ns, slice;
+	int rc;
 
 	if (self->finished)
 		return 1;
-	if (!runner->r) {
-		/* closing the runner cancelled or finished every request */
-		timeout_ns = 0;
-	} else if (timeout_ns < 0 && !runner->timeout_ns) {
-		timeout_ns = -1;
+	if (timeout_ns < 0 && runner->timeout_ns) {
+		if (!ipupy_runner_enter(runner)) {
+			Py_BEGIN_ALLOW_THREADS
+			rc = ipurt_future_wait(self->f, -1, err, sizeof(err));
+			Py_END_ALLOW_THREADS
+			ipupy_runner_leave(runner);
+			if (!ipurt_future_done(self->f))
+				return 0;
+			finish(self, rc, err);
+			return 1;
+		}
+		/* closed or closing: the request is done or about to be cancelled */
+		PyErr_Clear();
 	}
-	open = runner->r != NULL;
-	runner->busy += open;
-	Py_BEGIN_ALLOW_THREADS
-	rc = ipurt_future_wait(self->f, timeout_ns, err, sizeof(err));
-	Py_END_ALLOW_THREADS
-	runner->busy -= open;
-	if (!ipurt_future_done(self->f))
-		return 0;	/* only the caller's deadline passed */
+	for (;;) {
+		slice = left < 0 || left > WAIT_SLICE_NS ? WAIT_SLICE_NS : left;
+		Py_BEGIN_ALLOW_THREADS
+		rc = ipurt_future_wait(self->f, slice, err, sizeof(err));
+		Py_END_ALLOW_THREADS
+		if (ipurt_future_done(self->f))
+			break;
+		if (left >= 0 && (left -= slice) <= 0)
+			return 0;	/* only the caller's deadline passed */
+		if (interruptible && PyErr_CheckSignals())
+			return -1;
+	}
+	/* done: its own status (a slice may have ended just before it finished) */
+	rc = ipurt_future_wait(self->f, 0, err, sizeof(err));
 	finish(self, rc, err);
 	return 1;
 }
@@ -112,7 +134,7 @@ static PyObject *future_wait(PyObject *obj, PyObject *args, PyObject *kwargs)
 		}
 		ns = (int64_t)llround(s * 1e9);
 	}
-	done = wait_for(self, ns);
+	done = wait_for(self, ns, 1);
 	if (done < 0)
 		return NULL;
 	if (!done) {
@@ -131,7 +153,7 @@ static PyObject *future_done(PyObject *obj, PyObject *unused)
 	int done;
 
 	(void)unused;
-	done = wait_for(self, 0);
+	done = wait_for(self, 0, 1);
 	if (done < 0)
 		return NULL;
 	return PyBool_FromLong(done);
@@ -143,8 +165,14 @@ static void future_dealloc(PyObject *obj)
 	PyTypeObject *tp = Py_TYPE(obj);
 
 	PyObject_GC_UnTrack(obj);
-	if (!self->finished)
-		wait_for(self, -1);
+	if (!self->finished) {
+		PyObject *type, *value, *tb;
+
+		/* an exception may be on its way through the frame that dropped us */
+		PyErr_Fetch(&type, &value, &tb);
+		wait_for(self, -1, 0);
+		PyErr_Restore(type, value, tb);
+	}
 	Py_BEGIN_ALLOW_THREADS
 	ipurt_future_free(self->f);
 	Py_END_ALLOW_THREADS

@@ -13,6 +13,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "ipu/runtime.h"
@@ -27,6 +28,7 @@ struct ipupy_state {
 	PyObject *timeout_error;	/* ipu.IpuTimeoutError(Error, TimeoutError) */
 	PyObject *compile_error;	/* ipu.CompileError(Error) */
 	PyObject *file_error;		/* ipu.IpuefError(Error, ValueError) */
+	PyObject *closed_error;		/* ipu.RunnerClosedError(Error, RuntimeError) */
 	PyTypeObject *runner_type;
 	PyTypeObject *future_type;
 	PyTypeObject *dm_type;
@@ -69,19 +71,39 @@ void ipupy_io_release(struct ipupy_io *io);
 
 /*
  * A Runner.  `busy` counts calls that use `r` with the GIL released
- * (execute, waits that may recover the pipeline); close() refuses while it
- * is not 0, so the handle is never destroyed under another thread.  Both
- * fields change only with the GIL held.
+ * (execute, execute_async's submission, waits that may recover the
+ * pipeline), so the handle is never destroyed under another thread.
+ * close() wins against threads that keep submitting: it sets `closing`
+ * first, after which every new call is refused (RunnerClosedError), then
+ * waits, with the GIL released, for `busy` to drain to 0 (the calls
+ * already in flight finish; a request that never could fails at the
+ * runner's timeout_ns), then destroys the handle, which cancels every
+ * request still queued by execute_async.  `busy`, `closing` and `closed`
+ * change under `lock` with the GIL held; `cv` wakes close() when busy
+ * drains and other closers when the handle is gone.
  */
 struct ipupy_runner {
 	PyObject_HEAD
 	struct ipurt_runner *r;
 	struct ipuef_file *file;	/* the model, when the runner owns it */
 	long busy;
+	int closing;			/* close() started: no new calls */
+	int closed;			/* close() destroyed the handle */
+	int sync_ready;			/* lock and cv initialised */
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
 	uint64_t timeout_ns;		/* the config's, for Future.wait */
 	PyObject *dm;			/* the DeviceManager it took its device from */
 	PyObject *weakrefs;
 };
+
+/*
+ * Enter a call that uses the runner's handle with the GIL released: 0, or
+ * -1 with RunnerClosedError (closed, or close() has started) set.  Every
+ * successful enter is paired with ipupy_runner_leave, GIL held.
+ */
+int ipupy_runner_enter(struct ipupy_runner *self);
+void ipupy_runner_leave(struct ipupy_runner *self);
 
 /* The Future of execute_async: takes ownership of f and io's views. */
 PyObject *ipupy_future_new(struct ipupy_state *st, struct ipupy_runner *runner,

@@ -130,7 +130,12 @@ static int add_errors(PyObject *m, struct ipupy_state *st)
 	st->file_error = new_error(m, "ipu.IpuefError",
 				   PyTuple_Pack(2, st->error, PyExc_ValueError),
 				   "An .ipuef file is malformed or cannot be read.");
-	if (!st->value_error || !st->timeout_error || !st->compile_error || !st->file_error)
+	st->closed_error = new_error(m, "ipu.RunnerClosedError",
+				     PyTuple_Pack(2, st->error, PyExc_RuntimeError),
+				     "The Runner is closed, or close() has started: it takes no new "
+				     "requests.");
+	if (!st->value_error || !st->timeout_error || !st->compile_error || !st->file_error ||
+	    !st->closed_error)
 		return -1;
 	return 0;
 }
@@ -159,6 +164,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->timeout_error);
 	Py_VISIT(st->compile_error);
 	Py_VISIT(st->file_error);
+	Py_VISIT(st->closed_error);
 	Py_VISIT(st->runner_type);
 	Py_VISIT(st->future_type);
 	Py_VISIT(st->dm_type);
@@ -175,6 +181,7 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->timeout_error);
 	Py_CLEAR(st->compile_error);
 	Py_CLEAR(st->file_error);
+	Py_CLEAR(st->closed_error);
 	Py_CLEAR(st->runner_type);
 	Py_CLEAR(st->future_type);
 	Py_CLEAR(st->dm_type);

@@ -22,8 +22,35 @@ static int closed(struct ipupy_runner *self)
 {
 	if (self->r)
 		return 0;
-	PyErr_SetString(state((PyObject *)self)->error, "the Runner is closed");
+	PyErr_SetString(state((PyObject *)self)->closed_error, "the Runner is closed");
 	return 1;
+}
+
+int ipupy_runner_enter(struct ipupy_runner *self)
+{
+	int closing;
+
+	if (closed(self))
+		return -1;
+	pthread_mutex_lock(&self->lock);
+	closing = self->closing;
+	if (!closing)
+		self->busy++;
+	pthread_mutex_unlock(&self->lock);
+	if (closing) {
+		PyErr_SetString(state((PyObject *)self)->closed_error,
+				"the Runner is closing: close() was called, no new requests are taken");
+		return -1;
+	}
+	return 0;
+}
+
+void ipupy_runner_leave(struct ipupy_runner *self)
+{
+	pthread_mutex_lock(&self->lock);
+	if (--self->busy == 0 && self->closing)
+		pthread_cond_broadcast(&self->cv);
+	pthread_mutex_unlock(&self->lock);
 }
 
 /* Open the model from a path (str, bytes path, os.PathLike) or its bytes. */
@@ -81,9 +108,18 @@ static int runner_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 	struct ipuef_file *f = NULL;
 	PyObject *model, *dm = Py_None;
 
-	if (self->r) {
+	if (self->r || self->closing) {
 		PyErr_SetString(PyExc_RuntimeError, "Runner.__init__ called twice");
 		return -1;
+	}
+	if (!self->sync_ready) {
+		if (pthread_mutex_init(&self->lock, NULL))
+			return PyErr_NoMemory(), -1;
+		if (pthread_cond_init(&self->cv, NULL)) {
+			pthread_mutex_destroy(&self->lock);
+			return PyErr_NoMemory(), -1;
+		}
+		self->sync_ready = 1;
 	}
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$KpKIiLzO", kw, &model, &timeout_ns,
 					 &validate, &batching_dim, &ring, &policy, &wait_ns,
@@ -166,6 +202,10 @@ static void runner_dealloc(PyObject *obj)
 		PyObject_ClearWeakRefs(obj);
 	if (self->r)
 		runner_close_handle(self);
+	if (self->sync_ready) {
+		pthread_cond_destroy(&self->cv);
+		pthread_mutex_destroy(&self->lock);
+	}
 	Py_CLEAR(self->dm);
 	tp->tp_free(obj);
 	Py_DECREF(tp);
@@ -178,19 +218,43 @@ static int runner_traverse(PyObject *obj, visitproc visit, void *arg)
 	return 0;
 }
 
+/*
+ * close(): from the moment it starts, new calls are refused, so threads
+ * that keep submitting cannot starve it; it waits (GIL released) only for
+ * the calls already inside the runtime, then destroys the handle, which
+ * cancels what execute_async queued.  A second close() waits for the first.
+ */
 static PyObject *runner_close(PyObject *obj, PyObject *unused)
 {
 	struct ipupy_runner *self = (struct ipupy_runner *)obj;
+	int first;
 
 	(void)unused;
-	if (self->busy) {
-		PyErr_Format(PyExc_RuntimeError,
-			     "Runner.close(): %ld call(s) of this runner are still running in other threads",
-			     self->busy);
-		return NULL;
+	if (!self->sync_ready)
+		Py_RETURN_NONE;		/* never opened */
+	pthread_mutex_lock(&self->lock);
+	first = !self->closing;
+	self->closing = 1;
+	pthread_mutex_unlock(&self->lock);
+	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&self->lock);
+	if (first) {
+		while (self->busy)
+			pthread_cond_wait(&self->cv, &self->lock);
+	} else {
+		while (!self->closed)
+			pthread_cond_wait(&self->cv, &self->lock);
 	}
+	pthread_mutex_unlock(&self->lock);
+	Py_END_ALLOW_THREADS
+	if (!first)
+		Py_RETURN_NONE;
 	if (self->r)
 		runner_close_handle(self);
+	pthread_mutex_lock(&self->lock);
+	self->closed = 1;
+	pthread_cond_broadcast(&self->cv);
+	pthread_mutex_unlock(&self->lock);
 	Py_RETURN_NONE;
 }
 
@@ -221,12 +285,15 @@ static PyObject *runner_execute(PyObject *obj, PyObject *args)
 		return NULL;
 	if (ipupy_io_acquire(st, inputs, outputs, &io))
 		return NULL;
-	self->busy++;
+	if (ipupy_runner_enter(self)) {
+		ipupy_io_release(&io);
+		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
 	rc = ipurt_runner_execute(self->r, io.t, io.nin, io.t + io.nin, io.nout, err,
 				  sizeof(err));
 	Py_END_ALLOW_THREADS
-	self->busy--;
+	ipupy_runner_leave(self);
 	ipupy_io_release(&io);
 	if (rc)
 		return ipupy_raise(st, rc, err);
@@ -247,13 +314,16 @@ static PyObject *runner_execute_async(PyObject *obj, PyObject *args)
 		return NULL;
 	if (ipupy_io_acquire(st, inputs, outputs, &io))
 		return NULL;
-	self->busy++;
+	if (ipupy_runner_enter(self)) {
+		ipupy_io_release(&io);
+		return NULL;
+	}
 	/* may block while the rings are full */
 	Py_BEGIN_ALLOW_THREADS
 	rc = ipurt_runner_execute_async(self->r, io.t, io.nin, io.t + io.nin, io.nout, &f, err,
 					sizeof(err));
 	Py_END_ALLOW_THREADS
-	self->busy--;
+	ipupy_runner_leave(self);
 	if (rc) {
 		ipupy_io_release(&io);
 		return ipupy_raise(st, rc, err);
@@ -410,7 +480,12 @@ static PyMethodDef runner_methods[] = {
 	  "get_execute_outputs(*, subgraph=-1, batch=0) -> list of dict\n\n"
 	  "The output anchors a request receives (as get_execute_inputs)." },
 	{ "close", runner_close, METH_NOARGS,
-	  "close()\n\nCancel queued requests, release the device and the model." },
+	  "close()\n\n"
+	  "From the moment it is called, new execute/execute_async calls raise\n"
+	  "RunnerClosedError; it waits for the calls already running in other\n"
+	  "threads to finish, cancels the requests execute_async queued (their\n"
+	  "Futures raise IPURT_E_CANCELLED), then releases the device and the\n"
+	  "model.  Returns once that is done, also when another thread closes." },
 	{ "__enter__", runner_enter, METH_NOARGS, NULL },
 	{ "__exit__", runner_exit, METH_VARARGS, NULL },
 	{ NULL, NULL, 0, NULL },
