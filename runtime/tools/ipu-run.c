@@ -19,6 +19,7 @@
 #include "ipu/runtime.h"
 #include "ipu_run_bench.h"
 #include "ipu_run_io.h"
+#include "ipu_run_generate.h"
 #include "ipu_run_opts.h"
 #include "ipu_run_report.h"
 #include "ipu_run_trace.h"
@@ -289,6 +290,8 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	if (run_opts_check_outputs(&x.o))
 		return CLI_EXIT_FAILURE;
+	if (x.o.generate)
+		return run_generate(&x.o) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 	if (x.o.profile && !(x.trace = run_trace_create())) {
 		fprintf(stderr, "ipu-run: out of memory\n");
 		return CLI_EXIT_FAILURE;

@@ -56,11 +56,47 @@ static void usage(FILE *f)
 		"                        modelled device, the same steps in host wall\n"
 		"                        time, and each request's life; keep --iterations\n"
 		"                        small, every step of every request is recorded\n"
+		"  --generate            generate tokens with a decoder compiled with its\n"
+		"                        key/value cache as state: the prompt one token per\n"
+		"                        step, then each new token fed back; prints the new\n"
+		"                        token ids, tokens/s and stream bytes per step\n"
+		"  --prompt-ids A,B,...  the prompt's token ids (with --generate)\n"
+		"  --max-new-tokens N    new tokens at most (1..1000000, default 16)\n"
+		"  --stop-ids A,B,...    stop after any of these tokens\n"
 		"  --help, --version     this text; the version\n"
 		"\n"
 		"MODEL may be '-' or a pipe: it is read once.  Names from the model are\n"
 		"printed with control characters escaped (\\xNN).\n"
 		"Exit status: 0 done, 1 failed (model, inputs, device), 2 bad command line.\n");
+}
+
+/* "1,2,3" -> ids; -1 with a message. */
+static int parse_ids(const char *arg, const char *what, int64_t *ids, uint32_t *n)
+{
+	const char *p = arg;
+
+	*n = 0;
+	while (*p) {
+		char *end;
+		long long v = strtoll(p, &end, 10);
+
+		if (end == p || (*end && *end != ',') || v < 0) {
+			fprintf(stderr, "ipu-run: --%s takes token ids (integers >= 0) separated by ',', got '%s'\n",
+				what, arg);
+			return -1;
+		}
+		if (*n >= RUN_MAX_IDS) {
+			fprintf(stderr, "ipu-run: --%s: more than %d ids\n", what, RUN_MAX_IDS);
+			return -1;
+		}
+		ids[(*n)++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (!*n) {
+		fprintf(stderr, "ipu-run: --%s: no token id\n", what);
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_named(char *arg, struct run_named *n, int *count, const char *what)
@@ -100,6 +136,10 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 		{ "warmup", required_argument, NULL, 'W' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "export-times", required_argument, NULL, 'E' },
+		{ "generate", no_argument, NULL, 'G' },
+		{ "prompt-ids", required_argument, NULL, 'p' },
+		{ "stop-ids", required_argument, NULL, 'S' },
+		{ "max-new-tokens", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -113,6 +153,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 	o->inflight = 16;
 	o->seed = 1;
 	o->subgraph = -1;
+	o->max_new_tokens = 16;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:i:o:n:b:s:jh", lo, &li)) != -1) {
 		switch (c) {
@@ -151,6 +192,14 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 		case 'j': o->json = 1; break;
 		case 'P': o->profile = optarg; break;
 		case 'E': o->export_times = optarg; break;
+		case 'G': o->generate = 1; break;
+		case 'p': if (parse_ids(optarg, "prompt-ids", o->prompt, &o->nprompt)) return -1; break;
+		case 'S': if (parse_ids(optarg, "stop-ids", o->stop, &o->nstop)) return -1; break;
+		case 'M':
+			if (cli_parse_u64("ipu-run", "max-new-tokens", optarg, 1, 1000000, &v))
+				return -1;
+			o->max_new_tokens = (uint32_t)v;
+			break;
 		case 'W':
 			if (cli_parse_u64("ipu-run", "warmup", optarg, 0, 1000000, &v))
 				return -1;
@@ -185,6 +234,11 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 		return -1;
 	}
 	o->model = argv[optind];
+	if (o->generate != (o->nprompt > 0)) {
+		fprintf(stderr, o->generate ? "ipu-run: --generate needs --prompt-ids\n"
+					    : "ipu-run: --prompt-ids is for --generate\n");
+		return -1;
+	}
 	/* a duration alone: as many requests as fit, at least one */
 	if (iterations_given == 2)
 		o->iterations = 1;

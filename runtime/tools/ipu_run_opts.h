@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define RUN_MAX_IO 64
+#define RUN_MAX_IDS 4096		/* --prompt-ids, --stop-ids */
 
 struct run_named {
 	const char *name;
@@ -28,6 +29,11 @@ struct run_opts {
 	int json, subgraph, no_validate;
 	uint64_t timeout_ms;
 	const char *profile;
+	/* --generate: a decoder with its cache as state */
+	int generate;
+	int64_t prompt[RUN_MAX_IDS], stop[RUN_MAX_IDS];
+	uint32_t nprompt, nstop;
+	uint32_t max_new_tokens;
 };
 
 /*

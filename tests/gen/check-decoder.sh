@@ -19,6 +19,19 @@ for n in 32 64; do
 	echo "# cache of $n positions"
 	"$build/tests/gen/test_decoder" "$work/p$n/tiny_gpt.ipuef" "$work/p$n/tokens.npy" \
 		"$work/p$n/torch_logits.npy"
+	# ipu-run --generate: torch's 17 greedy tokens
+	"$build/bin/ipu-run" "$work/p$n/tiny_gpt.ipuef" --generate --prompt-ids 1,2,3 \
+		--max-new-tokens 17 --json >"$work/p$n/gen.json"
+	$py - "$work/p$n/gen.json" "$work/p$n/torch_tokens.txt" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))
+want = [int(t) for t in open(sys.argv[2]).read().split(",")]
+assert got["tokens"] == want, (got["tokens"], want)
+assert got["new_tokens"] == 17 and got["stopped"] == "max new tokens", got
+assert got["device_argmax"] and got["stream_bytes_per_step"] == 408, got
+print("ok - ipu-run --generate: torch's %d greedy tokens, %d stream bytes per step"
+      % (len(want), got["stream_bytes_per_step"]))
+PY
 done
 
 # the pairs named, or none; what is refused

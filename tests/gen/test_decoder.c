@@ -170,6 +170,83 @@ TEST(cache_holds_the_steps_and_resets)
 	ipurt_runner_destroy(r);
 }
 
+/* ipurt_generate's callback: record tokens, compare logits, maybe stop. */
+struct gen_seen {
+	int64_t tok[64];
+	uint32_t n, stop_after;
+	double worst;		/* |logits - torch| of the steps reported */
+	int logits_missing;
+};
+
+static int seen_token(void *ctx, uint32_t index, int64_t token, const float *logits,
+		      uint64_t vocab)
+{
+	struct gen_seen *g = ctx;
+	/* new token i comes from the step at position 2 + i (3 prompt tokens) */
+	uint64_t s = 2 + index;
+
+	if (g->n < 64)
+		g->tok[g->n++] = token;
+	if (!logits)
+		g->logits_missing = 1;
+	else if (s < want.dims[0])
+		for (uint64_t v = 0; v < vocab; v++) {
+			double d = fabs((double)logits[v] - ((const float *)want.data)[s * vocab + v]);
+
+			g->worst = d > g->worst ? d : g->worst;
+		}
+	return g->stop_after && g->n >= g->stop_after;
+}
+
+TEST(generate_gives_torchs_greedy_tokens)
+{
+	struct ipurt_runner *r = open_runner();
+	const int64_t *ids = tokens.data;
+	uint64_t steps = tokens.dims[0], vocab = want.dims[1];
+	uint32_t expect = (uint32_t)(steps - 2);	/* torch's new tokens */
+	struct ipurt_generate_opts o = { .max_new_tokens = expect, .want_logits = 1 };
+	struct ipurt_generate_stats st;
+	struct gen_seen g = { 0 };
+	char err[512];
+
+	REQUIRE(r && steps >= 4 && steps - 2 <= 64);
+	REQUIRE(ipurt_generate(r, ids, 3, &o, seen_token, &g, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(st.new_tokens, expect);
+	CHECK_EQ_INT(g.n, expect);
+	CHECK_EQ_INT(st.stopped, IPURT_GEN_STOP_LIMIT);
+	CHECK(st.device_argmax);
+	CHECK_EQ_INT(st.decode_steps, expect - 1);
+	for (uint32_t i = 0; i < g.n; i++) {
+		int64_t torch = i + 3 < steps ? ids[i + 3]
+					     : (int64_t)argmax((const float *)want.data + (steps - 1) * vocab, vocab);
+
+		CHECK_MSG(g.tok[i] == torch, "new token %u: %lld, torch %lld", i, (long long)g.tok[i],
+			  (long long)torch);
+	}
+	CHECK(!g.logits_missing);
+	CHECK_MSG(g.worst <= 1e-4, "logits %.3g from torch's", g.worst);
+	/* a stop token ends it, reported; so does the caller */
+	o.stop_ids = &g.tok[4];
+	o.num_stop = 1;
+	o.want_logits = 0;
+	memset(&g, 0, sizeof(g));
+	REQUIRE(ipurt_generate(r, ids, 3, &o, seen_token, &g, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(st.stopped, IPURT_GEN_STOP_TOKEN);
+	CHECK(g.logits_missing);
+	CHECK(g.n >= 1 && g.n <= 5 && g.tok[g.n - 1] == ids[3 + g.n - 1]);
+	o.num_stop = 0;
+	memset(&g, 0, sizeof(g));
+	g.stop_after = 2;
+	REQUIRE(ipurt_generate(r, ids, 3, &o, seen_token, &g, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(st.stopped, IPURT_GEN_STOP_CALLER);
+	CHECK_EQ_INT(g.n, 2);
+	/* past the cache: refused */
+	o.max_positions = 2;
+	CHECK_EQ_INT(ipurt_generate(r, ids, 3, &o, NULL, NULL, &st, err, sizeof(err)), IPURT_E_INVAL);
+	CHECK(strstr(err, "holds 2 positions"));
+	ipurt_runner_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
@@ -190,6 +267,7 @@ int main(int argc, char **argv)
 	}
 	RUN(steps_match_torch_with_the_cache_on_the_device);
 	RUN(cache_holds_the_steps_and_resets);
+	RUN(generate_gives_torchs_greedy_tokens);
 	ipurt_npy_free(&tokens);
 	ipurt_npy_free(&want);
 	return TH_DONE();

@@ -352,6 +352,54 @@ int ipurt_runner_read_state(struct ipurt_runner *r, const char *name, void *dst,
 			    uint64_t bytes, char *err, size_t errlen);
 int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const void *src,
 			     uint64_t bytes, char *err, size_t errlen);
+/*
+ * Generation with a decoder compiled with its key/value cache as state
+ * (Documentation/compiler/generation.md): inputs `input_ids` and
+ * `position_ids` of one integer each, outputs `next_token` (the greedy
+ * choice, computed on the device) and/or `logits` (one row of f32; the
+ * greedy choice is then made on the host).
+ *
+ * ipurt_generate resets the state, feeds the prompt one token per step
+ * from position 0, then feeds back each new token, calling fn for each new
+ * token (index from 0; logits only if want_logits and the model has them,
+ * else NULL).  It ends after a stop token (reported first), after
+ * max_new_tokens, when the cache is full (max_positions, 0: dim -2 of the
+ * model's first state, [.., positions, head dim]) or when fn returns
+ * non-zero.  st (may be NULL) says why and how fast.  The runner must have
+ * no other request in flight.
+ */
+typedef int (*ipurt_token_fn)(void *ctx, uint32_t index, int64_t token, const float *logits,
+			      uint64_t vocab);
+
+struct ipurt_generate_opts {
+	uint32_t max_new_tokens;	/* >= 1 */
+	const int64_t *stop_ids;	/* may be NULL */
+	uint32_t num_stop;
+	uint64_t max_positions;		/* 0: the cache's */
+	int want_logits;
+};
+
+enum ipurt_gen_stop {
+	IPURT_GEN_STOP_LIMIT = 0,	/* max_new_tokens */
+	IPURT_GEN_STOP_TOKEN = 1,	/* a stop token */
+	IPURT_GEN_STOP_CALLER = 2,	/* fn returned non-zero */
+	IPURT_GEN_STOP_CACHE_FULL = 3,	/* every position used */
+};
+
+struct ipurt_generate_stats {
+	uint32_t prompt_tokens, new_tokens;
+	uint32_t decode_steps;		/* steps after the prompt's */
+	uint32_t stopped;		/* enum ipurt_gen_stop */
+	int device_argmax;		/* 1: tokens from the model's next_token */
+	uint64_t prompt_ns;		/* wall time of the prompt's steps (new token 0) */
+	uint64_t decode_ns;		/* of the decode steps (new tokens 1..) */
+	uint64_t stream_bytes_per_step;	/* in + out of the last step (device counters) */
+};
+
+int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
+		   const struct ipurt_generate_opts *o, ipurt_token_fn fn, void *ctx,
+		   struct ipurt_generate_stats *st, char *err, size_t errlen);
+
 /* Start a request; wait for it with ipurt_future_wait. */
 int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
 			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,

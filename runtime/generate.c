@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * generate.c - the generation loop over a decoder whose key/value cache is
+ * device-resident state: reset the state, feed the prompt one token per
+ * step, then feed back each new token until a stop token, the token limit,
+ * the end of the cache or the caller says stop.  The greedy choice comes
+ * from the model's next_token output (computed on the device) when it has
+ * one, else from the logits on the host.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+/* The anchors of one decode step. */
+struct gen_io {
+	const struct ipuef_anchor *ids, *pos, *logits, *next;
+	uint64_t vocab;
+};
+
+static uint64_t elems(const struct ipuef_anchor *a)
+{
+	uint64_t n = 1;
+
+	for (uint32_t d = 0; d < a->rank; d++)
+		n *= a->dims[d];
+	return n;
+}
+
+static int is_int(uint32_t dt)
+{
+	return dt == IPURT_DT_I64 || dt == IPURT_DT_I32;
+}
+
+static int find_io(const struct ipuef_file *f, struct gen_io *io, char *err, size_t errlen)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+
+	memset(io, 0, sizeof(*io));
+	io->ids = ipuef_find_anchor(f, "input_ids");
+	io->pos = ipuef_find_anchor(f, "position_ids");
+	io->logits = ipuef_find_anchor(f, "logits");
+	io->next = ipuef_find_anchor(f, "next_token");
+	if (!m->num_states)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "the model keeps no state on the device: compile the decoder with its key/value cache as state (Documentation/compiler/generation.md)");
+	if (!io->ids || !io->pos || io->ids->direction != IPUEF_INPUT ||
+	    io->pos->direction != IPUEF_INPUT || elems(io->ids) != 1 || elems(io->pos) != 1 ||
+	    !is_int(io->ids->dtype) || !is_int(io->pos->dtype))
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "generation needs inputs 'input_ids' and 'position_ids' of one integer each (one token per step)");
+	if (io->next && (io->next->direction != IPUEF_OUTPUT || elems(io->next) != 1 ||
+			 !is_int(io->next->dtype)))
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "output 'next_token' must be one integer");
+	if (io->logits) {
+		if (io->logits->direction != IPUEF_OUTPUT || io->logits->dtype != IPURT_DT_F32 ||
+		    !io->logits->rank)
+			return ipu_errorf(err, errlen, IPURT_E_MODEL,
+					  "output 'logits' must be f32 with the vocabulary as its last dim");
+		io->vocab = io->logits->dims[io->logits->rank - 1];
+		if (elems(io->logits) != io->vocab)
+			return ipu_errorf(err, errlen, IPURT_E_MODEL,
+					  "output 'logits' has %llu values, not one row of %llu: one sequence, one token per step",
+					  (unsigned long long)elems(io->logits),
+					  (unsigned long long)io->vocab);
+	}
+	if (!io->next && !io->logits)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "generation needs an output 'next_token' or 'logits'");
+	return 0;
+}
+
+/* Positions the cache holds: dim -2 of the first state ([.., positions, head dim]). */
+static uint64_t cache_positions(const struct ipuef_metadata *m)
+{
+	const struct ipuef_state *s = &m->states[0];
+
+	return s->rank >= 2 ? s->dims[s->rank - 2] : UINT64_MAX;
+}
+
+static void put_int(void *p, uint32_t dt, int64_t v)
+{
+	if (dt == IPURT_DT_I64) {
+		memcpy(p, &v, 8);
+	} else {
+		int32_t w = (int32_t)v;
+
+		memcpy(p, &w, 4);
+	}
+}
+
+static int64_t get_int(const void *p, uint32_t dt)
+{
+	int64_t v;
+	int32_t w;
+
+	if (dt == IPURT_DT_I64) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	memcpy(&w, p, 4);
+	return w;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = a->name;
+	t->dtype = a->dtype;
+	t->rank = a->rank;
+	memcpy(t->dims, a->dims, sizeof(a->dims));
+	t->data = data;
+}
+
+/* One step: token at position pos; *next the greedy choice. */
+static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, int64_t pos,
+		float *logits, int64_t *next, uint64_t *bytes, char *err, size_t errlen)
+{
+	struct ipurt_tensor in[2], out[2];
+	uint8_t idb[8], posb[8], nb[8] = { 0 };
+	struct ipu_counters c0, c1;
+	uint32_t nout = 0;
+	int rc, counted;
+
+	put_int(idb, io->ids->dtype, token);
+	put_int(posb, io->pos->dtype, pos);
+	tensor_of(io->ids, idb, &in[0]);
+	tensor_of(io->pos, posb, &in[1]);
+	if (io->logits)
+		tensor_of(io->logits, logits, &out[nout++]);
+	if (io->next)
+		tensor_of(io->next, nb, &out[nout++]);
+	counted = ipu_counters(ipurt_runner_device(r), &c0) == 0;
+	rc = ipurt_runner_execute(r, in, 2, out, nout, err, errlen);
+	if (rc)
+		return rc;
+	if (counted && ipu_counters(ipurt_runner_device(r), &c1) == 0)
+		*bytes = (c1.stream_bytes_in - c0.stream_bytes_in) +
+			 (c1.stream_bytes_out - c0.stream_bytes_out);
+	if (io->next) {
+		*next = get_int(nb, io->next->dtype);
+	} else {
+		uint64_t best = 0;
+
+		for (uint64_t v = 1; v < io->vocab; v++)
+			if (logits[v] > logits[best])
+				best = v;
+		*next = (int64_t)best;
+	}
+	return 0;
+}
+
+static int is_stop(const struct ipurt_generate_opts *o, int64_t t)
+{
+	for (uint32_t i = 0; i < o->num_stop; i++)
+		if (o->stop_ids[i] == t)
+			return 1;
+	return 0;
+}
+
+int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
+		   const struct ipurt_generate_opts *o, ipurt_token_fn fn, void *ctx,
+		   struct ipurt_generate_stats *st, char *err, size_t errlen)
+{
+	const struct ipuef_file *f = ipurt_runner_file(r);
+	struct ipurt_generate_stats s = { 0 };
+	struct gen_io io;
+	uint64_t limit, t0, t1 = 0, bytes = 0;
+	float *logits = NULL;
+	int64_t next = 0, pos = 0;
+	int rc;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	rc = find_io(f, &io, err, errlen);
+	if (rc)
+		return rc;
+	if (!prompt || !nprompt || !o)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL, "generation needs a prompt of at least one token");
+	limit = o->max_positions ? o->max_positions : cache_positions(ipuef_metadata(f));
+	if (nprompt > limit)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "the prompt has %u tokens, the model's cache holds %llu positions", nprompt,
+				  (unsigned long long)limit);
+	if (io.logits) {
+		logits = malloc(io.vocab * sizeof(float));
+		if (!logits)
+			return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %llu logits",
+					  (unsigned long long)io.vocab);
+	}
+	s.device_argmax = io.next != NULL;
+	s.prompt_tokens = nprompt;
+	rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
+	t0 = now_ns();
+	for (uint32_t i = 0; !rc && i < nprompt; i++)
+		rc = step(r, &io, prompt[i], pos++, logits, &next, &bytes, err, errlen);
+	/* next is new token 0; each further one costs a step */
+	while (!rc) {
+		uint64_t now = now_ns();
+
+		if (s.new_tokens == 0)
+			s.prompt_ns = now - t0;
+		else
+			s.decode_ns = now - t1;
+		if (s.new_tokens == 0)
+			t1 = now;
+		s.new_tokens++;
+		if (fn && fn(ctx, s.new_tokens - 1, next, o->want_logits ? logits : NULL, io.vocab)) {
+			s.stopped = IPURT_GEN_STOP_CALLER;
+			break;
+		}
+		if (is_stop(o, next)) {
+			s.stopped = IPURT_GEN_STOP_TOKEN;
+			break;
+		}
+		if (s.new_tokens >= o->max_new_tokens) {
+			s.stopped = IPURT_GEN_STOP_LIMIT;
+			break;
+		}
+		if ((uint64_t)pos >= limit) {
+			s.stopped = IPURT_GEN_STOP_CACHE_FULL;
+			break;
+		}
+		rc = step(r, &io, next, pos++, logits, &next, &bytes, err, errlen);
+		s.decode_steps += !rc;
+	}
+	s.stream_bytes_per_step = bytes;
+	free(logits);
+	if (st)
+		*st = s;
+	return rc;
+}
