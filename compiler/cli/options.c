@@ -386,6 +386,20 @@ static const char *poprt_only(const char *arg)
 	return NULL;
 }
 
+/* "--no-fusion=1": a known switch given a value (getopt calls it unknown). */
+static int takes_no_value(const char *arg)
+{
+	size_t n;
+
+	if (strncmp(arg, "--", 2) || !strchr(arg, '='))
+		return 0;
+	n = strcspn(arg + 2, "=");
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		if (strlen(lo->name) == n && !strncmp(lo->name, arg + 2, n))
+			return lo->has_arg == no_argument;
+	return 0;
+}
+
 int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		    struct ir_error *e)
 {
@@ -528,6 +542,8 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 
 			if (p)
 				return ir_err(e, "PopRT's --%s is not supported by ipu-compile (see ipu-compile --help for what is)", p);
+			if (takes_no_value(a))
+				return ir_err(e, "option '%.*s' takes no value", (int)strcspn(a, "="), a);
 			return ir_err(e, "unknown option '%s' (see ipu-compile --help)", a);
 		}
 		}

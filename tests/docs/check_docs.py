@@ -367,6 +367,22 @@ def check_poprt(texts, work):
     result(flags and not bad, "the %d PopRT flags the docs list are answered 'not supported', exit 2" % len(flags), bad)
 
 
+def check_poprt_spellings(helps, texts):
+    """The docs say ipu-compile takes every option in PopRT's spelling too:
+    none of --help's options is "unknown" with underscores."""
+    said = any(re.search(r"also accepted with underscores", t) for t in texts.values())
+    bad, n = [], 0
+    for o in sorted(help_options(helps.get("ipu-compile", ""))):
+        if not o.startswith("--") or "-" not in o[2:]:
+            continue
+        n += 1
+        p = run([os.path.join(BIN, "ipu-compile"), o.replace("-", "_").replace("__", "--", 1)], timeout=30)
+        if "unknown option" in p.stderr:
+            bad.append("%s: %s" % (o.replace("-", "_").replace("__", "--", 1), p.stderr.strip()[:120]))
+    result(said and n and not bad, "ipu-compile takes each of its %d dashed options in PopRT's underscore spelling, as the docs say" % n,
+           bad or ([] if said else ["no doc says options are accepted with underscores"]))
+
+
 def check_sizes(texts, work):
     """ipu-compile's summary line: the file's size and the blob's."""
     shown = []
@@ -443,6 +459,7 @@ def main():
         codes = check_exit_statements(helps, texts)
         check_behaviour(helps, codes, work)
         check_poprt(texts, work)
+        check_poprt_spellings(helps, texts)
         check_sizes(texts, work)
         check_catches_lies(helps)
     finally:
