@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _ipu
 from ._ipu import Future
@@ -165,6 +165,75 @@ class Runner(_ipu.Runner):
     def get_execute_outputs(self, subgraph: int = -1, batch: int = 0) -> List[TensorInfo]:
         """The output anchors of a request (as get_execute_inputs)."""
         return [_info(d) for d in super().get_execute_outputs(subgraph=subgraph, batch=batch)]
+
+    def get_states(self) -> List[TensorInfo]:
+        """The model's device-resident states (a decoder's key/value cache)."""
+        return [TensorInfo(name=d["name"], shape=tuple(d["shape"]), dtype=d["dtype"],
+                           batch_dim=None, size_in_bytes=d["size_in_bytes"])
+                for d in super().get_states()]
+
+    def read_state(self, name: str, out: Any = None) -> Any:
+        """State `name` as a new numpy array (or copied into `out`)."""
+        if out is None:
+            import numpy
+            info = {s.name: s for s in self.get_states()}.get(name)
+            if info is None:
+                super().read_state(name, bytearray())   # raises, naming it
+            out = numpy.empty(info.shape, dtype=info.dtype)
+        super().read_state(name, out)
+        return out
+
+    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int = 16,
+                 stop_ids: Sequence[int] = (), with_logits: bool = False) -> Iterator[Any]:
+        """Greedy generation with a decoder compiled with its key/value cache
+        as state (inputs input_ids and position_ids, outputs next_token
+        and/or logits; Documentation/compiler/generation.md).  Resets the
+        state, feeds the prompt one token per step, then yields each new
+        token id (with its logits as (token, logits) if with_logits) as soon
+        as it is made, until max_new_tokens, a token of stop_ids (yielded
+        too) or the end of the cache.  Stop early by leaving the loop."""
+        import numpy
+        ins = {t.name: t for t in self.get_execute_inputs()}
+        outs = {t.name: t for t in self.get_execute_outputs()}
+        states = self.get_states()
+        if "input_ids" not in ins or "position_ids" not in ins or not states:
+            raise ValueError("generate() needs a decoder with inputs input_ids and "
+                             "position_ids and its cache kept as state")
+        if "next_token" not in outs and "logits" not in outs:
+            raise ValueError("generate() needs an output next_token or logits")
+        prompt = [int(t) for t in prompt_ids]
+        if not prompt:
+            raise ValueError("generate() needs a prompt of at least one token")
+        limit = states[0].shape[-2] if len(states[0].shape) >= 2 else 1 << 62
+        if len(prompt) > limit:
+            raise ValueError(f"the prompt has {len(prompt)} tokens, the cache holds {limit}")
+        stop = set(int(t) for t in stop_ids)
+        feed = {n: numpy.zeros(ins[n].shape, ins[n].numpy_data_type())
+                for n in ("input_ids", "position_ids")}
+        got = {n: numpy.zeros(t.shape, t.numpy_data_type()) for n, t in outs.items()}
+
+        def step(token: int, pos: int) -> int:
+            feed["input_ids"].fill(token)
+            feed["position_ids"].fill(pos)
+            self.execute(feed, got)
+            if "next_token" in got:
+                return int(got["next_token"].reshape(-1)[0])
+            return int(got["logits"].reshape(-1).argmax())
+
+        self.reset_state()
+        nxt = 0
+        for pos, token in enumerate(prompt):
+            nxt = step(token, pos)
+        pos = len(prompt)
+        for made in range(max(1, max_new_tokens)):
+            if with_logits:
+                yield nxt, (got["logits"].reshape(-1).copy() if "logits" in got else None)
+            else:
+                yield nxt
+            if nxt in stop or made + 1 >= max_new_tokens or pos >= limit:
+                return
+            nxt = step(nxt, pos)
+            pos += 1
 
     def __repr__(self) -> str:
         if self.closed:

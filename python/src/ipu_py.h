@@ -109,6 +109,12 @@ void ipupy_runner_leave(struct ipupy_runner *self);
 PyObject *ipupy_future_new(struct ipupy_state *st, struct ipupy_runner *runner,
 			   struct ipurt_future *f, struct ipupy_io *io);
 
+/* Runner methods for device-resident state (state.c). */
+PyObject *ipupy_runner_states(PyObject *obj, PyObject *unused);
+PyObject *ipupy_runner_reset_state(PyObject *obj, PyObject *unused);
+PyObject *ipupy_runner_read_state(PyObject *obj, PyObject *args);
+PyObject *ipupy_runner_write_state(PyObject *obj, PyObject *args);
+
 /* Module-level functions defined in the parts. */
 PyObject *ipupy_read_ipuef(PyObject *module, PyObject *args);
 PyObject *ipupy_compile(PyObject *module, PyObject *args, PyObject *kwargs);

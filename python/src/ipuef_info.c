@@ -65,10 +65,30 @@ static PyObject *anchor_dict(const struct ipuef_metadata *m, const struct ipuef_
 			     a->stream_id, "programs", progs);
 }
 
+/* A device-resident state, as ipuef-dump --json prints it. */
+static PyObject *state_dict(const struct ipuef_state *s)
+{
+	PyObject *regions = PyList_New(0);
+
+	for (uint32_t r = 0; regions && r < s->num_regions; r++)
+		if (append(regions, Py_BuildValue("{s:I,s:I,s:I}", "tile", s->regions[r].tile,
+						  "offset", s->regions[r].offset, "bytes",
+						  s->regions[r].bytes)))
+			Py_CLEAR(regions);
+	if (!regions)
+		return NULL;
+	return Py_BuildValue("{s:s,s:s,s:N,s:K,s:s,s:I,s:I,s:N}", "name", s->name, "dtype",
+			     ipurt_dtype_name(s->dtype), "shape", shape_list(s->dims, s->rank),
+			     "bytes", (unsigned long long)ipuef_state_bytes(s), "init",
+			     s->init == IPUEF_STATE_INIT_DATA ? "tensor-data" : "zeros",
+			     "write_stream", s->write_stream, "read_stream", s->read_stream,
+			     "regions", regions);
+}
+
 static PyObject *metadata_dict(const struct ipuef_file *f)
 {
 	const struct ipuef_metadata *m = ipuef_metadata(f);
-	PyObject *progs = PyList_New(0), *anchors = PyList_New(0);
+	PyObject *progs = PyList_New(0), *anchors = PyList_New(0), *states = PyList_New(0);
 	char exe_format[16];
 	size_t exe_len;
 	uint32_t i;
@@ -80,18 +100,23 @@ static PyObject *metadata_dict(const struct ipuef_file *f)
 	for (i = 0; anchors && i < m->num_anchors; i++)
 		if (append(anchors, anchor_dict(m, &m->anchors[i])))
 			Py_CLEAR(anchors);
-	if (!progs || !anchors) {
+	for (i = 0; states && i < m->num_states; i++)
+		if (append(states, state_dict(&m->states[i])))
+			Py_CLEAR(states);
+	if (!progs || !anchors || !states) {
 		Py_XDECREF(progs);
 		Py_XDECREF(anchors);
+		Py_XDECREF(states);
 		return NULL;
 	}
 	ipuef_executable(f, &exe_len);
 	snprintf(exe_format, sizeof(exe_format), "%u.%u", m->exe_format_major,
 		 m->exe_format_minor);
-	return Py_BuildValue("{s:s,s:n,s:s,s:I,s:I,s:I,s:N,s:N}", "exe_format", exe_format,
+	return Py_BuildValue("{s:s,s:n,s:s,s:I,s:I,s:I,s:N,s:N,s:N}", "exe_format", exe_format,
 			     "executable_size", (Py_ssize_t)exe_len, "ipu_version",
 			     m->ipu_version, "num_tiles", m->num_tiles, "tile_mem", m->tile_mem,
-			     "batch_size", m->batch_size, "programs", progs, "anchors", anchors);
+			     "batch_size", m->batch_size, "programs", progs, "anchors", anchors,
+			     "states", states);
 }
 
 static PyObject *file_dict(const struct ipuef_file *f)

@@ -460,6 +460,16 @@ static PyObject *runner_is_closed(PyObject *obj, void *unused)
 }
 
 static PyMethodDef runner_methods[] = {
+	{ "get_states", ipupy_runner_states, METH_NOARGS,
+	  "get_states() -> list of dict\n\n"
+	  "The model's device-resident states (name, shape, dtype, size_in_bytes)." },
+	{ "reset_state", ipupy_runner_reset_state, METH_NOARGS,
+	  "reset_state()\n\nEvery state back to its initial value (a new sequence)." },
+	{ "read_state", ipupy_runner_read_state, METH_VARARGS,
+	  "read_state(name, out)\n\n"
+	  "Copy state `name` into the writable C-contiguous array out (its bytes)." },
+	{ "write_state", ipupy_runner_write_state, METH_VARARGS,
+	  "write_state(name, data)\n\nReplace state `name` with data (its bytes)." },
 	{ "execute", runner_execute, METH_VARARGS,
 	  "execute(inputs, outputs)\n\n"
 	  "Run one request and wait for it.  inputs and outputs map anchor names to\n"

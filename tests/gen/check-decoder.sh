@@ -32,6 +32,9 @@ assert got["device_argmax"] and got["stream_bytes_per_step"] == 408, got
 print("ok - ipu-run --generate: torch's %d greedy tokens, %d stream bytes per step"
       % (len(want), got["stream_bytes_per_step"]))
 PY
+	# Python: Runner.generate() and the state methods
+	PYTHONPATH=$build/python $py tests/gen/test_generate.py "$work/p$n/tiny_gpt.ipuef" \
+		"$work/p$n/torch_tokens.txt" "$work/p$n/tokens.npy" "$work/p$n/torch_logits.npy"
 done
 
 # the pairs named, or none; what is refused

@@ -14,13 +14,15 @@ TESTS += $(BUILD)/tests/gen/test_state
 # A GPT-2-shaped decoder from torch (tests/gen/tiny_gpt.py: 2 layers, d 64,
 # vocab 96, seeded random weights) compiled with its key/value cache as
 # state, stepped token by token against torch's logits, with caches of 32
-# and 64 positions (the bytes streamed per step must not change).
+# and 64 positions (the bytes streamed per step must not change); then
+# generated with ipu-run --generate and Python's Runner.generate().
 $(BUILD)/tests/gen/test_decoder: $(BUILD)/tests/gen/test_decoder.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(RUNTIME_LINK) -lm $(LDLIBS_BASE)
 PROGRAMS += $(BUILD)/tests/gen/test_decoder
 
 .PHONY: check-gen-decoder
-check-gen-decoder: $(BUILD)/bin/ipu-compile $(BUILD)/tests/gen/test_decoder
+check-gen-decoder: $(BUILD)/bin/ipu-compile $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump \
+		$(BUILD)/tests/gen/test_decoder python
 	tests/gen/check-decoder.sh $(BUILD)
 CHECKS += ;make -s check-gen-decoder;
