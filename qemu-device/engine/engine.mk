@@ -15,4 +15,6 @@ $(ENGINE_LIB): $(ENGINE_OBJS) $$(UTIL_OBJS)
 LIBS += $(ENGINE_LIB)
 
 INSTALL_ARCHIVES += $(ENGINE_LIB)
-INSTALL_HEADERS += $(wildcard qemu-device/engine/include/ipu/*.h)
+# ipu/thread.h is the libraries' own helper (threads that take no signals),
+# not an interface: it stays out of the installed headers.
+INSTALL_HEADERS += $(filter-out %/thread.h,$(wildcard qemu-device/engine/include/ipu/*.h))

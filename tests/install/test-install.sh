@@ -69,10 +69,47 @@ out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/hello" "$prefix/affine.ipuef" 2>&1) &
 	ko "run: $out"
 LD_LIBRARY_PATH=$prefix/lib ldd "$prefix/hello" | grep -q "libipurt.so.0 => $prefix/lib" &&
 	ok "linked to libipurt.so.0 (soname)" || ko "not linked to the installed libipurt.so.0"
-bad=$(nm -D --defined-only "$prefix/lib/libipurt.so" | awk '{print $3}' | grep -Ev '^(ipurt_|ipuef_|LIBIPURT_0)' | head -3)
-[ -z "$bad" ] && ok "libipurt.so exports ipurt_* and ipuef_* only" || ko "libipurt.so also exports: $bad"
-bad=$(nm -D --defined-only "$prefix/lib/libipu.so" | awk '{print $3}' | grep -Ev '^(ipu_|LIBIPU_0)' | head -3)
-[ -z "$bad" ] && ok "libipu.so exports ipu_* only" || ko "libipu.so also exports: $bad"
+# Every installed header compiles alone under plain C11; the functions
+# they declare (what follows an ipu*_ name and "(" once comments and macros
+# are gone) are exactly what the shared libraries export: an export no
+# header declares is an internal function that leaked, a declared function
+# no library exports is an undefined reference in a user's program.
+hbad=
+for h in "$prefix"/include/ipu/*.h; do
+	echo "#include <ipu/${h##*/}>" | cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c \
+		-I"$prefix/include" - 2>"$prefix/cc.log" || hbad="$hbad ${h##*/}: $(grep -m1 error "$prefix/cc.log")"
+done
+[ -z "$hbad" ] && ok "every installed header ($(ls "$prefix"/include/ipu/*.h | wc -l)) compiles alone with -std=c11" ||
+	ko "installed headers that do not compile alone:$hbad"
+for h in "$prefix"/include/ipu/*.h; do echo "#include <ipu/${h##*/}>"; done |
+	cc -std=c11 -E -P -x c -I"$prefix/include" - | grep -o '\bipu[a-z]*_[A-Za-z0-9_]*[[:space:]]*(' |
+	sed 's/[[:space:]]*($//' | sort -u >"$prefix/declared"
+for so in libipu.so libipurt.so; do
+	nm -D --defined-only "$prefix/lib/$so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u >"$prefix/$so.syms"
+	bad=$(comm -23 "$prefix/$so.syms" "$prefix/declared" | head -5 | tr '\n' ' ')
+	[ -s "$prefix/$so.syms" ] && [ -z "$bad" ] &&
+		ok "$so exports $(wc -l <"$prefix/$so.syms") functions, each declared in an installed header" ||
+		ko "$so exports what no installed header declares: $bad"
+done
+# the version scripts name every export (no pattern but the local catch-all)
+bad=$(grep -HE '^[[:space:]]*[A-Za-z_]*[*?[][A-Za-z_*?]*;' libipu/libipu.map runtime/libipurt.map | grep -v ':[[:space:]]*\*;$')
+[ -z "$bad" ] && ok "libipu.map and libipurt.map list their exports by name" || ko "version script patterns: $bad"
+# every declared function links from a program (a static inline one takes
+# its own address; the others must come from libipurt.so or libipu.so)
+{
+	for h in "$prefix"/include/ipu/*.h; do echo "#include <ipu/${h##*/}>"; done
+	echo "typedef void (*fnp)(void);"
+	echo "fnp all[] = {"
+	sed 's/.*/\t(fnp)\&&,/' "$prefix/declared"
+	echo "};"
+	echo "int main(void) { return all[0] == 0; }"
+} >"$prefix/every.c"
+if cc -std=c11 -o "$prefix/every" "$prefix/every.c" $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libipurt) \
+	-Wl,--no-as-needed 2>"$prefix/cc.log"; then
+	ok "all $(wc -l <"$prefix/declared") functions the installed headers declare link against libipurt.so and libipu.so"
+else
+	ko "declared but not exported: $(grep -o "undefined reference to \`[^']*'" "$prefix/cc.log" | sort -u | head -5 | tr '\n' ' ')"
+fi
 [ "$(readelf -d "$prefix/lib/libipu.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libipu.so.0 ] &&
 	ok "libipu.so soname libipu.so.0" || ko "libipu.so soname"
 for t in ipu-run ipuef-dump ipu-compile ipu-info ipu-reset ipu-monitor; do
