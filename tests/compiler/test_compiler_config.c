@@ -69,6 +69,8 @@ static void expect_yaml_error(const char *text, const char *needle)
 TEST(bad_configs)
 {
 	expect_yaml_error("output_dir: x\nbatchsize: 4\n", "c.yaml:2: unknown key batchsize");
+	expect_yaml_error("output_dir: x\npopart_options: a=b\n",
+			  "c.yaml:2: PopRT's key is not supported by ipu-compile (see ipu-compile --help for what is): popart_options");
 	expect_yaml_error("model_fusion:\n  - input_model: a.onnx\n    precison: fp16\n",
 			  "c.yaml:3: unknown key in a model_fusion entry");
 	expect_yaml_error("model_fusion:\n  - input_shape: ['X=1']\n", "without input_model");
@@ -163,6 +165,9 @@ TEST(bad_arguments)
 	char *a6[] = { "c", "--input-shape" };
 	char *a7[] = { "c", "--precision", "fp4" };
 	char *a8[] = { "c", "--convert-version", "18" };
+	char *a9[] = { "c", "--popart_options", "a=b" };
+	char *a10[] = { "c", "--logging-level=INFO" };
+	char *a11[] = { "c", "--no_fusion=1" };
 
 	expect_arg_error(2, a1, "unknown option '--frobnicate'");
 	expect_arg_error(3, a2, "'0' is not a whole number from 1 to");
@@ -172,6 +177,9 @@ TEST(bad_arguments)
 	expect_arg_error(2, a6, "needs a value");
 	expect_arg_error(3, a7, "not fp32, fp16, fp8 or fp8_weight");
 	expect_arg_error(3, a8, "'18' is not a whole number from 7 to 17");
+	expect_arg_error(3, a9, "PopRT's --popart_options is not supported by ipu-compile");
+	expect_arg_error(2, a10, "PopRT's --logging_level is not supported");
+	expect_arg_error(2, a11, "option '--no_fusion' takes no value");
 }
 
 /* The seed's models, built in C: model0 = Reshape(Add(X, Y), C=[2]),
