@@ -12,17 +12,23 @@
  *
  * One thread per connection (libmicrohttpd's), so a request waits for its
  * result on its own thread while the scheduler batches it with others; a
- * slow client holds only its own thread, up to the connection timeout.
- * Every error is a JSON {"error": "..."} with a 4xx/5xx status.
+ * slow client holds only its own thread, up to the request deadline
+ * (conn_guard.c).  Every error is a JSON {"error": "..."} with a 4xx/5xx
+ * status; JSON bodies are parsed within the memory budget of
+ * json_budget.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "http.h"
@@ -34,8 +40,9 @@ struct conn {
 	int counted;
 };
 
-static enum MHD_Result send_body(struct srv_http *h, struct MHD_Connection *c, unsigned status,
-				 char *body, size_t len, const char *type, size_t json_len)
+static enum MHD_Result send_body_close(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+				       char *body, size_t len, const char *type, size_t json_len,
+				       int close)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result rc;
@@ -50,7 +57,7 @@ static enum MHD_Result send_body(struct srv_http *h, struct MHD_Connection *c, u
 		snprintf(n, sizeof(n), "%zu", json_len);
 		MHD_add_response_header(r, "Inference-Header-Content-Length", n);
 	}
-	if (atomic_load(&h->draining))
+	if (close || atomic_load(&h->draining))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
@@ -59,23 +66,80 @@ static enum MHD_Result send_body(struct srv_http *h, struct MHD_Connection *c, u
 	return rc;
 }
 
+static enum MHD_Result send_body(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+				 char *body, size_t len, const char *type, size_t json_len)
+{
+	return send_body_close(h, c, status, body, len, type, json_len, 0);
+}
+
+/*
+ * A JSON value that cannot be written (NULL from a json_pack given bytes
+ * that are not UTF-8, or no memory) still gets an answer, never a
+ * dropped connection.
+ */
+static enum MHD_Result send_json_close(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+				       json_t *j, int close)
+{
+	size_t len;
+	char *text = srv_json_text(j, JSON_COMPACT | JSON_ENSURE_ASCII, &len);
+
+	json_decref(j);
+	if (!text) {
+		static const char fallback[] = "{\"error\":\"the answer could not be written (out of memory)\"}";
+
+		status = 500;
+		text = strdup(fallback);
+		if (!text)
+			return MHD_NO;
+		len = strlen(text);
+	}
+	return send_body_close(h, c, status, text, len, "application/json", len, close);
+}
+
 static enum MHD_Result send_json(struct srv_http *h, struct MHD_Connection *c, unsigned status,
 				 json_t *j)
 {
-	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	return send_json_close(h, c, status, j, 0);
+}
 
-	json_decref(j);
-	if (!text)
-		return MHD_NO;
-	return send_body(h, c, status, text, strlen(text), "application/json", strlen(text));
+/* Every byte outside printable ASCII as \xNN. */
+static const char *ascii_safe(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < len; s++) {
+		unsigned char b = (unsigned char)*s;
+
+		if (b >= 0x20 && b < 0x7f)
+			buf[o++] = (char)b;
+		else
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", b);
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* close: the request's framing is broken, the connection cannot carry another */
+static enum MHD_Result send_error_close(struct srv_http *h, struct MHD_Connection *c, unsigned status,
+					const char *msg, int close)
+{
+	char safe[SRV_ERR * 4 + 16];
+	json_t *j;
+
+	/* a name from the URL or a body never writes raw control bytes into the log */
+	cli_safe(msg, safe, sizeof(safe));
+	j = json_pack("{s:s}", "error", safe);
+	if (!j) /* bytes cli_safe lets through but JSON refuses (UTF-8 surrogates) */
+		j = json_pack("{s:s}", "error", ascii_safe(msg, safe, sizeof(safe)));
+	if (h->log_verbose)
+		fprintf(stderr, "ipu-serve: %u: %s\n", status, safe);
+	return send_json_close(h, c, status, j, close);
 }
 
 static enum MHD_Result send_error(struct srv_http *h, struct MHD_Connection *c, unsigned status,
 				  const char *msg)
 {
-	if (h->log_verbose)
-		fprintf(stderr, "ipu-serve: %u: %s\n", status, msg);
-	return send_json(h, c, status, json_pack("{s:s}", "error", msg));
+	return send_error_close(h, c, status, msg, 0);
 }
 
 /* "M", "M/versions/V" with a tail; NULL tail if the path ends there. */
@@ -251,7 +315,8 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 		srv_repo_put(h->repo, m);
 		return send_error(h, c, 500, "out of memory");
 	}
-	rc = srv_request_parse(m, cn->body ? cn->body : "", cn->len, json_len, req, err, sizeof(err));
+	rc = srv_request_parse(m, cn->body ? cn->body : "", cn->len, json_len, &h->json, req, err,
+			       sizeof(err));
 	if (!rc)
 		rc = srv_model_submit(m, req, err, sizeof(err));
 	if (rc) {
@@ -285,15 +350,23 @@ static enum MHD_Result repository(struct srv_http *h, struct MHD_Connection *c, 
 	int rc;
 
 	if (!strcmp(p, "index")) {
-		json_t *body = cn->len ? json_loadb(cn->body, cn->len, 0, NULL) : NULL;
-		int ready = json_is_true(json_object_get(body, "ready"));
+		struct srv_json_doc doc = { 0 };
+		int ready;
 		char *text;
 
-		if (cn->len && !json_is_object(body)) {
-			json_decref(body);
+		if (cn->len) {
+			rc = srv_json_parse(&h->json, cn->body, cn->len, 0, &doc, err, sizeof(err));
+			if (rc) {
+				srv_json_release(&doc);
+				return send_error(h, c, (unsigned)rc, err);
+			}
+		}
+		ready = json_is_true(json_object_get(doc.root, "ready"));
+		if (cn->len && !json_is_object(doc.root)) {
+			srv_json_release(&doc);
 			return send_error(h, c, 400, "the index request body must be a JSON object");
 		}
-		json_decref(body);
+		srv_json_release(&doc);
 		text = srv_repo_index_json(h->repo, ready);
 		if (!text)
 			return send_error(h, c, 500, "out of memory");
@@ -313,10 +386,14 @@ static enum MHD_Result repository(struct srv_http *h, struct MHD_Connection *c, 
 					  "model control is off: start ipu-serve with --model-control-mode=explicit "
 					  "to load and unload models through the API");
 		if (cn->len) {
-			json_t *body = json_loadb(cn->body, cn->len, 0, NULL);
-			int ok = json_is_object(body);
+			struct srv_json_doc doc;
+			int ok;
 
-			json_decref(body);
+			rc = srv_json_parse(&h->json, cn->body, cn->len, 0, &doc, err, sizeof(err));
+			ok = json_is_object(doc.root);
+			srv_json_release(&doc);
+			if (rc)
+				return send_error(h, c, (unsigned)rc, err);
 			if (!ok)
 				return send_error(h, c, 400, "the request body must be a JSON object");
 		}
@@ -387,6 +464,56 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 	return send_error(h, c, 404, "no such endpoint (see Documentation/serving.md)");
 }
 
+/* The headers that frame the body (RFC 9112 section 6), as sent. */
+struct framing {
+	unsigned ncl, nte;
+	const char *te;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		f->ncl++;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->nte++;
+		f->te = value;
+	}
+	return MHD_YES;
+}
+
+/*
+ * A body whose length the server and a proxy in front could read apart
+ * (request smuggling) is refused, and the connection closed, since where
+ * the next request starts is unknown.  libmicrohttpd takes the first of
+ * several Content-Length headers and reads an unknown transfer coding
+ * until the client closes.
+ */
+static enum MHD_Result check_framing(struct srv_http *h, struct MHD_Connection *c, int *refused)
+{
+	struct framing f = { 0 };
+	char err[SRV_ERR];
+
+	*refused = 1;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+	if (f.nte && f.ncl)
+		return send_error_close(h, c, 400, "a request may not carry both Transfer-Encoding and "
+					"Content-Length (RFC 9112 section 6.1)", 1);
+	if (f.nte > 1 || (f.nte && strcasecmp(f.te, "chunked"))) {
+		snprintf(err, sizeof(err), "Transfer-Encoding '%.60s' is not supported: send the body with "
+			 "Content-Length or 'Transfer-Encoding: chunked' alone", f.nte > 1 ? "(several)" : f.te);
+		return send_error_close(h, c, 501, err, 1);
+	}
+	if (f.ncl > 1)
+		return send_error_close(h, c, 400, "several Content-Length headers: send exactly one "
+					"(RFC 9112 section 6.3)", 1);
+	*refused = 0;
+	return MHD_YES;
+}
+
 static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const char *url,
 				   const char *method, const char *version, const char *upload,
 				   size_t *upload_size, void **con_cls)
@@ -399,6 +526,8 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const ch
 	if (!cn) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		enum MHD_Result r;
+		int refused;
 
 		cn = calloc(1, sizeof(*cn));
 		if (!cn)
@@ -406,6 +535,11 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const ch
 		*con_cls = cn;
 		cn->counted = 1;
 		atomic_fetch_add(&h->inflight, 1);
+		r = check_framing(h, c, &refused);
+		if (refused)
+			return r;
+		if (srv_conn_bad_url(c, err, sizeof(err)))
+			return send_error(h, c, 400, err);
 		if (cl && strtoull(cl, NULL, 10) > h->max_body) {
 			snprintf(err, sizeof(err), "request body of %.30s bytes exceeds the limit of %zu "
 				 "(--max-body-size)", cl, h->max_body);
@@ -444,6 +578,8 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const ch
 			 h->max_body);
 		return send_error(h, c, 413, err);
 	}
+	/* the whole request is here: its deadline no longer applies */
+	srv_conn_busy(&h->conns, c, 1);
 	return route(h, c, url, method, cn);
 }
 
@@ -453,8 +589,9 @@ static void api_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct srv_http *h = cls;
 	struct conn *cn = *con_cls;
 
-	(void)c;
 	(void)toe;
+	/* the next request on this connection starts its own deadline */
+	srv_conn_busy(&h->conns, c, 0);
 	if (!cn)
 		return;
 	if (cn->counted)
@@ -493,9 +630,9 @@ static enum MHD_Result metrics_handler(void *cls, struct MHD_Connection *c, cons
 	return send_body(h, c, 200, page, len, "text/plain; version=0.0.4; charset=utf-8", len);
 }
 
-static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCallback fn, void *cls,
-				MHD_RequestCompletedCallback done, unsigned timeout, unsigned limit,
-				int *bound, char *err, size_t errlen)
+static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCallback fn,
+				struct srv_http *h, int api, unsigned timeout, unsigned limit,
+				unsigned per_client, int *bound, char *err, size_t errlen)
 {
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
@@ -508,14 +645,29 @@ static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCal
 		snprintf(err, errlen, "'%s' is not an IPv4 address", addr);
 		return NULL;
 	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
-			     (uint16_t)port, NULL, NULL, fn, cls,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-			     MHD_OPTION_CONNECTION_LIMIT, limit,
-			     done ? MHD_OPTION_NOTIFY_COMPLETED : MHD_OPTION_END, done, cls,
-			     MHD_OPTION_END);
+	if (api)
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+				     (uint16_t)port, NULL, NULL, fn, h,
+				     MHD_OPTION_EXTERNAL_LOGGER, srv_conns_log, &h->conns,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+				     MHD_OPTION_CONNECTION_LIMIT, limit,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
+				     MHD_OPTION_NOTIFY_CONNECTION, srv_conns_notify, &h->conns,
+				     MHD_OPTION_URI_LOG_CALLBACK, srv_conns_uri_log, &h->conns,
+				     MHD_OPTION_UNESCAPE_CALLBACK, srv_conns_unescape, &h->conns,
+				     MHD_OPTION_NOTIFY_COMPLETED, api_completed, h,
+				     MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+				     (uint16_t)port, NULL, NULL, fn, h,
+				     MHD_OPTION_EXTERNAL_LOGGER, srv_conns_log, NULL,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+				     MHD_OPTION_CONNECTION_LIMIT, limit,
+				     MHD_OPTION_END);
 	if (!d) {
 		snprintf(err, errlen, "cannot listen on %s:%d (in use? see the message above)", addr, port);
 		return NULL;
@@ -526,18 +678,18 @@ static struct MHD_Daemon *start(const char *addr, int port, MHD_AccessHandlerCal
 }
 
 int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_port,
-		   unsigned connection_timeout_s, unsigned max_connections, struct MHD_Daemon **api,
+		   const struct srv_http_limits *l, struct MHD_Daemon **api,
 		   struct MHD_Daemon **metrics, int *api_port_out, int *metrics_port_out,
 		   char *err, size_t errlen)
 {
 	*metrics = NULL;
-	*api = start(addr, port, api_handler, h, api_completed, connection_timeout_s, max_connections,
-		     api_port_out, err, errlen);
+	*api = start(addr, port, api_handler, h, 1, l->connection_timeout_s, l->max_connections,
+		     l->max_per_client, api_port_out, err, errlen);
 	if (!*api)
 		return -1;
 	if (metrics_port < 0)
 		return 0;
-	*metrics = start(addr, metrics_port, metrics_handler, h, NULL, connection_timeout_s, 64,
+	*metrics = start(addr, metrics_port, metrics_handler, h, 0, l->connection_timeout_s, 64, 0,
 			 metrics_port_out, err, errlen);
 	if (!*metrics) {
 		MHD_stop_daemon(*api);
@@ -545,4 +697,34 @@ int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_p
 		return -1;
 	}
 	return 0;
+}
+
+void srv_http_quiesce(struct MHD_Daemon *api)
+{
+	MHD_socket fd = MHD_quiesce_daemon(api);
+	struct sockaddr_storage sa;
+	socklen_t sl;
+	int s;
+
+	if (fd == MHD_INVALID_SOCKET)
+		return;
+	/*
+	 * Connections the kernel completed before the listener closes have
+	 * sent their requests already: hand them to libmicrohttpd (they are
+	 * answered, 503 for an infer) instead of resetting them with the socket.
+	 */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0) {
+		for (;;) {
+			sl = sizeof(sa);
+			s = accept4(fd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
+			if (s < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			/* on failure libmicrohttpd closes the socket itself */
+			MHD_add_connection(api, s, (struct sockaddr *)&sa, sl);
+		}
+	}
+	close(fd);
 }

@@ -8,10 +8,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "conn_guard.h"
+#include "json_budget.h"
 #include "serve.h"
 
 struct srv_http {
 	struct srv_repo *repo;
+	struct srv_conns conns;		/* open API connections, request deadline */
+	struct srv_json_budget json;	/* memory of JSON bodies being parsed */
 	size_t max_body;		/* bytes of a request body */
 	int explicit_control;		/* load/unload through the API */
 	int log_verbose;
@@ -22,15 +26,29 @@ struct srv_http {
 
 struct MHD_Daemon;
 
+struct srv_http_limits {
+	unsigned connection_timeout_s;	/* idle or stalled (libmicrohttpd's, reset by each byte) */
+	unsigned max_connections;	/* API connections at once */
+	unsigned max_per_client;	/* of them from one client address */
+};
+
 /*
  * Start the API daemon (and, if metrics_port >= 0, the metrics daemon) on
  * addr; port 0 picks a free port.  The ports bound are returned.
+ * h->conns must be initialised (srv_conns_init) and h->json's limit set.
  * max_connections bounds the API's connections (so the memory of bodies
- * being received is at most max_connections x max_body).
+ * being received is at most max_connections x max_body, and of their
+ * parse h->json.limit).
  */
 int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_port,
-		   unsigned connection_timeout_s, unsigned max_connections, struct MHD_Daemon **api,
+		   const struct srv_http_limits *l, struct MHD_Daemon **api,
 		   struct MHD_Daemon **metrics, int *api_port_out, int *metrics_port_out,
 		   char *err, size_t errlen);
+
+/*
+ * Stop accepting: close the listening socket, after handing the
+ * connections already waiting in its backlog to the daemon.
+ */
+void srv_http_quiesce(struct MHD_Daemon *api);
 
 #endif

@@ -9,8 +9,10 @@
  * input order.  Every check names the tensor and what was expected, and
  * nothing is queued until the whole request is valid.
  */
+#include <float.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "batch.h"
 #include "ipu/half.h"
+#include "json_budget.h"
 #include "serve.h"
 
 static const struct {
@@ -110,10 +113,27 @@ static int put_element(const json_t *v, uint32_t dt, void *buf, uint64_t i, cons
 		if (!json_is_number(v))
 			return bad(err, errlen, "input '%s': element %llu is not a number", name,
 				   (unsigned long long)i);
-		if (dt == IPURT_DT_F32)
-			((float *)buf)[i] = (float)json_number_value(v);
-		else
-			((uint16_t *)buf)[i] = ipu_f32_to_f16((float)json_number_value(v));
+		/*
+		 * A finite value that rounds to infinity in the declared type would
+		 * only surface later as a NaN or infinite output: refuse it here.
+		 */
+		if (dt == IPURT_DT_F32) {
+			float f = (float)json_number_value(v);
+
+			if (isinf(f))
+				return bad(err, errlen, "input '%s': element %llu (%.9g) is out of range for FP32 "
+					   "(largest magnitude %.9g)", name, (unsigned long long)i,
+					   json_number_value(v), (double)FLT_MAX);
+			((float *)buf)[i] = f;
+		} else {
+			uint16_t h = ipu_f32_to_f16((float)json_number_value(v));
+
+			if ((h & 0x7fff) == 0x7c00)
+				return bad(err, errlen, "input '%s': element %llu (%.9g) is out of range for FP16 "
+					   "(largest magnitude 65504)", name, (unsigned long long)i,
+					   json_number_value(v));
+			((uint16_t *)buf)[i] = h;
+		}
 		return 0;
 	case IPURT_DT_BOOL:
 		if (!json_is_boolean(v))
@@ -203,13 +223,13 @@ static void list_names(const struct ipurt_tensor *io, uint32_t from, uint32_t to
 }
 
 int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t json_len,
-		      struct srv_request *req, char *err, size_t errlen)
+		      struct srv_json_budget *budget, struct srv_request *req, char *err, size_t errlen)
 {
 	struct ipurt_runner *r = srv_model_runner(m);
 	struct ipurt_tensor io[SRV_MAX_IO];
 	uint32_t bdim[SRV_MAX_IO], nin, i;
 	json_t *root, *inputs, *outputs, *params, *v;
-	json_error_t jerr;
+	struct srv_json_doc doc;
 	int nio, given[SRV_MAX_IO] = { 0 }, rc = 400;
 	size_t bin_at = json_len, k;
 	char names[1024];
@@ -217,10 +237,13 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 	if (json_len > len)
 		return bad(err, errlen, "Inference-Header-Content-Length %zu exceeds the body (%zu bytes)",
 			   json_len, len);
-	root = json_loadb(body, json_len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return bad(err, errlen, "malformed JSON at line %d column %d: %s", jerr.line, jerr.column,
-			   jerr.text);
+	rc = srv_json_parse(budget, body, json_len, JSON_REJECT_DUPLICATES, &doc, err, errlen);
+	if (rc) {
+		srv_json_release(&doc);
+		return rc;
+	}
+	root = doc.root;
+	rc = 400;
 	if (!json_is_object(root)) {
 		bad(err, errlen, "the request must be a JSON object");
 		goto out;
@@ -492,6 +515,6 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 	}
 	rc = 0;
 out:
-	json_decref(root);
+	srv_json_release(&doc);
 	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "batch.h"
 #include "ipu/half.h"
+#include "json_budget.h"
 #include "serve.h"
 
 static json_t *element(const void *data, uint32_t dt, uint64_t i)
@@ -100,10 +101,9 @@ int srv_response_build(struct srv_model *m, const struct srv_request *req, char 
 					goto nomem;
 		}
 	}
-	text = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(9) | JSON_ENSURE_ASCII);
+	text = srv_json_text(root, JSON_COMPACT | JSON_REAL_PRECISION(9) | JSON_ENSURE_ASCII, &tlen);
 	if (!text)
 		goto nomem;
-	tlen = strlen(text);
 	total = tlen + bin;
 	body = realloc(text, total ? total : 1);
 	if (!body)

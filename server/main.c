@@ -5,6 +5,7 @@
  * SIGTERM drain (stop accepting, answer what is in flight, exit 0).
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@
 struct opts {
 	const char *repo, *device, *addr;
 	uint64_t http_port, metrics_port, log_verbose, max_body, max_queue, exec_timeout_ms;
-	uint64_t conn_timeout_s, drain_timeout_s, max_conns;
+	uint64_t conn_timeout_s, drain_timeout_s, max_conns, max_per_client, request_timeout_s;
+	uint64_t max_json_memory, drain_grace_ms;
 	int explicit_control;
 	const char *load[MAX_LOAD];
 	unsigned nload;
@@ -54,17 +56,30 @@ static void usage(FILE *f)
 		"                           sets none (1..1048576, default 1024); full: 503\n"
 		"  --exec-timeout-ms T      fail an execution not done after T ms (default 60000,\n"
 		"                           0: never)\n"
+		"  --max-json-memory BYTES  memory the JSON bodies being parsed may hold together\n"
+		"                           (default 268435456); a body that alone parses into\n"
+		"                           more: 413, while others hold it: 503\n"
 		"  --connection-timeout S   close a connection idle or stalled for S seconds\n"
 		"                           (default 30)\n"
+		"  --request-timeout S      close a connection whose request (headers and body)\n"
+		"                           has not fully arrived S seconds after the connection\n"
+		"                           opened or its previous answer, however slowly it\n"
+		"                           trickles in (default 60, 0: never)\n"
 		"  --max-connections N      concurrent API connections (1..10000, default 1000);\n"
 		"                           with --max-body-size it bounds the memory of bodies\n"
+		"  --max-connections-per-client N  of them from one client address (default half\n"
+		"                           of --max-connections); one more is closed at once\n"
 		"  --drain-timeout S        on SIGTERM, wait up to S seconds for requests in\n"
 		"                           flight (default 30)\n"
+		"  --drain-grace-ms MS      on SIGTERM, keep open connections until none has sent\n"
+		"                           a request for MS ms, answering what arrives (infer:\n"
+		"                           503) (default 1000)\n"
 		"  --log-verbose N          0 quiet, 1 loads and errors, 2 every batch (default 0)\n"
 		"  --help, --version        this text; the version\n"
 		"\n"
-		"SIGTERM or SIGINT: stop accepting connections, answer the requests in flight,\n"
-		"exit.  Exit status: 0 stopped cleanly, 1 failed (repository, model, port, or\n"
+		"SIGTERM or SIGINT: stop accepting connections, answer the requests in flight\n"
+		"and those arriving on open connections during the grace period, exit.\n"
+		"Exit status: 0 stopped cleanly, 1 failed (repository, model, port, or\n"
 		"requests still in flight after the drain timeout), 2 bad command line.\n");
 }
 
@@ -84,6 +99,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "connection-timeout", required_argument, NULL, 'T' },
 		{ "drain-timeout", required_argument, NULL, 'D' },
 		{ "max-connections", required_argument, NULL, 'C' },
+		{ "max-connections-per-client", required_argument, NULL, 'P' },
+		{ "request-timeout", required_argument, NULL, 'R' },
+		{ "max-json-memory", required_argument, NULL, 'J' },
+		{ "drain-grace-ms", required_argument, NULL, 'G' },
 		{ "log-verbose", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -101,6 +120,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->conn_timeout_s = 30;
 	o->drain_timeout_s = 30;
 	o->max_conns = 1000;
+	o->request_timeout_s = 60;
+	o->max_json_memory = 256ull << 20;
+	o->drain_grace_ms = 1000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
 		switch (c) {
@@ -151,6 +173,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (cli_parse_u64("ipu-serve", "max-connections", optarg, 1, 10000, &o->max_conns))
 				return -1;
 			break;
+		case 'P':
+			if (cli_parse_u64("ipu-serve", "max-connections-per-client", optarg, 1, 10000,
+					  &o->max_per_client))
+				return -1;
+			break;
+		case 'R':
+			if (cli_parse_u64("ipu-serve", "request-timeout", optarg, 0, 86400, &o->request_timeout_s))
+				return -1;
+			break;
+		case 'J':
+			if (cli_parse_u64("ipu-serve", "max-json-memory", optarg, 1ull << 20, 1ull << 40,
+					  &o->max_json_memory))
+				return -1;
+			break;
+		case 'G':
+			if (cli_parse_u64("ipu-serve", "drain-grace-ms", optarg, 0, 600000, &o->drain_grace_ms))
+				return -1;
+			break;
 		case 'D':
 			if (cli_parse_u64("ipu-serve", "drain-timeout", optarg, 0, 86400, &o->drain_timeout_s))
 				return -1;
@@ -177,6 +217,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ipu-serve: which models? (--model-repository DIR; see --help)\n");
 		return -1;
 	}
+	if (!o->max_per_client)
+		o->max_per_client = o->max_conns > 1 ? o->max_conns / 2 : 1;
 	if (o->nload && !o->explicit_control) {
 		fprintf(stderr, "ipu-serve: --load-model needs --model-control-mode=explicit\n");
 		return -1;
@@ -208,27 +250,37 @@ static int load_models(const struct opts *o, struct srv_repo *repo)
 	return 0;
 }
 
-/* Stop accepting, let the requests in flight finish (bounded). */
-static int drain(struct srv_http *h, struct MHD_Daemon *api, uint64_t timeout_s)
+/*
+ * Stop accepting, let the requests in flight finish, and keep the open
+ * connections while requests keep arriving on them (each answered, with
+ * Connection: close), so that no request a client sent before the end is
+ * left without an answer; bounded by the drain timeout.
+ */
+static int drain(struct srv_http *h, struct MHD_Daemon *api, uint64_t timeout_s, uint64_t grace_ms)
 {
-	uint64_t deadline = srv_now_ns() + timeout_s * 1000000000ull;
-	MHD_socket fd;
+	uint64_t t0 = srv_ms_now(), deadline = t0 + timeout_s * 1000u;
 
 	atomic_store(&h->draining, 1);
-	fd = MHD_quiesce_daemon(api);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
-	while (atomic_load(&h->inflight) > 0) {
+	srv_http_quiesce(api);
+	for (;;) {
 		struct timespec ts = { 0, 5000000 };
+		uint64_t last, now = srv_ms_now();
+		unsigned open;
 
-		if (srv_now_ns() > deadline) {
+		srv_conns_state(&h->conns, &open, &last);
+		if (last < t0)
+			last = t0;
+		if (atomic_load(&h->inflight) == 0 && (!open || now - last >= grace_ms))
+			return 0;
+		if (now > deadline) {
+			if (!atomic_load(&h->inflight))
+				return 0;
 			fprintf(stderr, "ipu-serve: %d requests still in flight after %llu s, stopping anyway\n",
 				atomic_load(&h->inflight), (unsigned long long)timeout_s);
 			return -1;
 		}
 		nanosleep(&ts, NULL);
 	}
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -239,12 +291,21 @@ int main(int argc, char **argv)
 	struct ipurt_device_manager *dm = NULL;
 	struct MHD_Daemon *api = NULL, *metrics = NULL;
 	struct srv_http *h;
+	struct srv_http_limits limits;
 	char err[SRV_ERR], se[SRV_ERR + 64];
 	int api_port = 0, metrics_port = 0, sig = 0, rc = CLI_EXIT_FAILURE;
 	sigset_t set;
 
 	if (parse_args(argc, argv, &o))
 		return CLI_EXIT_USAGE;
+	/* before any thread: jansson's allocator is per process */
+	srv_json_budget_install();
+	/*
+	 * A fixed threshold: glibc would otherwise raise it to the size of the
+	 * last large body freed (up to 32 MiB), keeping later bodies in arenas
+	 * that are not given back to the system.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	/* every thread started from here on inherits the mask: main takes the signals */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -254,6 +315,12 @@ int main(int argc, char **argv)
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		fprintf(stderr, "ipu-serve: out of memory\n");
+		return CLI_EXIT_FAILURE;
+	}
+	h->json.limit = (size_t)o.max_json_memory;
+	if (srv_conns_init(&h->conns, o.request_timeout_s * 1000u, err, sizeof(err))) {
+		fprintf(stderr, "ipu-serve: %s\n", err);
+		free(h);
 		return CLI_EXIT_FAILURE;
 	}
 	if (o.device && ipurt_dm_create(o.device, &dm, err, sizeof(err))) {
@@ -275,8 +342,11 @@ int main(int argc, char **argv)
 	h->max_body = (size_t)o.max_body;
 	h->explicit_control = o.explicit_control;
 	h->log_verbose = (int)o.log_verbose;
-	if (srv_http_start(h, o.addr, (int)o.http_port, (int)o.metrics_port, (unsigned)o.conn_timeout_s,
-			   (unsigned)o.max_conns, &api, &metrics, &api_port, &metrics_port, err, sizeof(err))) {
+	limits.connection_timeout_s = (unsigned)o.conn_timeout_s;
+	limits.max_connections = (unsigned)o.max_conns;
+	limits.max_per_client = (unsigned)o.max_per_client;
+	if (srv_http_start(h, o.addr, (int)o.http_port, (int)o.metrics_port, &limits, &api, &metrics,
+			   &api_port, &metrics_port, err, sizeof(err))) {
 		fprintf(stderr, "ipu-serve: %s\n", err);
 		goto out;
 	}
@@ -286,14 +356,18 @@ int main(int argc, char **argv)
 		;
 	fprintf(stderr, "ipu-serve: %s: draining %d requests in flight\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT", atomic_load(&h->inflight));
-	rc = drain(h, api, o.drain_timeout_s) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-	fprintf(stderr, "ipu-serve: stopped (%lu answered 2xx, %lu 4xx, %lu 5xx)\n",
-		atomic_load(&h->answered[2]), atomic_load(&h->answered[4]), atomic_load(&h->answered[5]));
+	rc = drain(h, api, o.drain_timeout_s, o.drain_grace_ms) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+	fprintf(stderr, "ipu-serve: stopped (%lu answered 2xx, %lu 4xx, %lu 5xx; %lu connections cut "
+		"by --request-timeout, %lu malformed Content-Length; JSON parses held at most %zu bytes)\n",
+		atomic_load(&h->answered[2]), atomic_load(&h->answered[4]), atomic_load(&h->answered[5]),
+		atomic_load(&h->conns.cut_total), atomic_load(&h->conns.framing_refused),
+		atomic_load(&h->json.peak));
 out:
 	if (api)
 		MHD_stop_daemon(api);
 	if (metrics)
 		MHD_stop_daemon(metrics);
+	srv_conns_fini(&h->conns);
 	srv_repo_destroy(repo);
 	ipurt_dm_destroy(dm);
 	free(h);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json_budget.h"
 #include "serve.h"
 
 struct repo_entry {
@@ -473,7 +474,7 @@ char *srv_repo_index_json(struct srv_repo *r, int ready_only)
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	if (arr)
-		text = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
+		text = srv_json_text(arr, JSON_COMPACT | JSON_ENSURE_ASCII, NULL);
 	json_decref(arr);
 	return text;
 }

@@ -115,11 +115,15 @@ void srv_request_free(struct srv_request *r);
 /*
  * Fill req from an infer body: json_len bytes of JSON, then the binary
  * tensor data (total len).  Validates names, datatypes and shapes against
- * the model and allocates the outputs.  On failure returns an HTTP status
- * (400 ...) with the message in err.
+ * the model and allocates the outputs.  The JSON's parse is counted
+ * against budget (NULL: unbounded; json_budget.h), and a float that
+ * overflows its declared FP32 or FP16 type is refused like an out-of-range
+ * integer.  On failure returns an HTTP status (400, 413 or 503 from the
+ * budget ...) with the message in err.
  */
+struct srv_json_budget;
 int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t json_len,
-		      struct srv_request *req, char *err, size_t errlen);
+		      struct srv_json_budget *budget, struct srv_request *req, char *err, size_t errlen);
 
 /*
  * The response body of a finished request: JSON only, or the JSON header

@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!req)
 		abort();
 	err[0] = 0;
-	if (!srv_request_parse(m, body, len, jl, req, err, sizeof(err))) {
+	if (!srv_request_parse(m, body, len, jl, NULL, req, err, sizeof(err))) {
 		if (req->nin == 0 || req->nout == 0 || req->nreq == 0)
 			abort();
 		for (i = 0; i < req->nin; i++) {

@@ -31,7 +31,7 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 # libraries linked as built), seeded by tests/serve/fuzz-corpus.
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
 SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
-	server/batch.c server/scheduler.c server/model_config.c
+	server/json_budget.c server/batch.c server/scheduler.c server/model_config.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
 		$(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
@@ -66,3 +66,12 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve.py
 CHECKS += ;make -s check-serve-tsan;
+
+# The attacks of an outside trial replayed with raw sockets against a live
+# ipu-serve (tests/serve/test_serve_attack.py): JSON bodies at the body
+# limit (peak RSS within the documented budget), trickling clients, requests
+# racing the SIGTERM drain, malformed framing and names, overflowing floats.
+.PHONY: check-serve-attack
+check-serve-attack: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_attack.py
+CHECKS += ;make -s check-serve-attack;

@@ -3,14 +3,17 @@
  * test_serve_units.c - ipu-serve's pieces without HTTP: config.yaml with
  * Triton's fields (and its refusals, naming field and line), merging and
  * splitting batches along any dimension against an index-by-index
- * reference, the v2 datatype names.  Runs under ASan+UBSan in make check.
+ * reference, the v2 datatype names, the memory budget of JSON parses.
+ * Runs under ASan+UBSan in make check.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
 #include "harness.h"
+#include "json_budget.h"
 #include "serve.h"
 
 static int parse(const char *y, struct srv_model_config *c, char *err)
@@ -186,13 +189,72 @@ TEST(dtype_names)
 	CHECK(srv_dtype_to_v2(0) == NULL);
 }
 
+/* "[0,0,...,0]" with n elements */
+static char *zeros(size_t n, size_t *len)
+{
+	char *t = malloc(2 * n + 2);
+	size_t i;
+
+	if (!t)
+		return NULL;
+	t[0] = '[';
+	for (i = 0; i < n; i++) {
+		t[1 + 2 * i] = '0';
+		t[2 + 2 * i] = i + 1 < n ? ',' : ']';
+	}
+	*len = 2 * n + 1;
+	return t;
+}
+
+TEST(json_budget)
+{
+	struct srv_json_budget b = { .limit = 4u << 20 };
+	struct srv_json_doc a, d;
+	char err[SRV_ERR], *big, *text;
+	size_t len, tl;
+
+	/* a body of 2 MB, far under a byte limit of 4 MiB, parses into more */
+	big = zeros(1000000, &len);
+	REQUIRE(big);
+	CHECK_EQ_INT(srv_json_parse(&b, big, len, 0, &d, err, sizeof(err)), 413);
+	CHECK(strstr(err, "--max-json-memory") != NULL);
+	srv_json_release(&d);
+	CHECK_EQ_INT(atomic_load(&b.used), 0);
+	CHECK(atomic_load(&b.peak) <= b.limit);
+	/* one that fits alone, while another holds most of the budget: 503 */
+	CHECK_EQ_INT(srv_json_parse(&b, big, 2 * 50000 + 1, 0, &a, err, sizeof(err)), 400); /* cut: malformed */
+	srv_json_release(&a);
+	big[2 * 50000] = ']';
+	REQUIRE(srv_json_parse(&b, big, 2 * 50000 + 1, 0, &a, err, sizeof(err)) == 0);
+	CHECK_EQ_INT(json_array_size(a.root), 50000);
+	CHECK(atomic_load(&b.used) > 0);
+	b.limit = atomic_load(&b.used) + (1u << 20);
+	CHECK_EQ_INT(srv_json_parse(&b, big, 2 * 50000 + 1, 0, &d, err, sizeof(err)), 503);
+	srv_json_release(&d);
+	srv_json_release(&a);
+	CHECK_EQ_INT(atomic_load(&b.used), 0);
+	REQUIRE(srv_json_parse(&b, big, 2 * 50000 + 1, 0, &d, err, sizeof(err)) == 0);
+	/* text of the C library's malloc: free() takes it */
+	text = srv_json_text(d.root, JSON_COMPACT, &tl);
+	REQUIRE(text);
+	CHECK_EQ_INT(tl, 2 * 50000 + 1);
+	CHECK(!memcmp(text, big, tl));
+	free(text);
+	srv_json_release(&d);
+	CHECK_EQ_INT(atomic_load(&b.used), 0);
+	free(big);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
+	/* as ipu-serve does before any thread */
+	srv_json_budget_install();
 	RUN(config_full);
 	RUN(config_defaults);
 	RUN(config_refusals);
 	RUN(batch_roundtrip_any_dim);
 	RUN(dtype_names);
+	RUN(json_budget);
 	return TH_DONE();
 }
