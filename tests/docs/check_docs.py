@@ -24,6 +24,8 @@ makes the two disagree fails.
 5. sizes: the line ipu-compile prints, as the docs show it, gives the
    .ipuef file's size and the executable blob's, and they are the file's
    size on disk and the Executable blob's size ipuef-dump reads.
+6. defaults: a default the docs give an option is the one its --help
+   gives; ipu-compile takes each of its options in PopRT's spelling.
 
 usage: check_docs.py BIN_DIR   (prints "N passed, N failed" last)"""
 import glob
@@ -367,6 +369,54 @@ def check_poprt(texts, work):
     result(flags and not bad, "the %d PopRT flags the docs list are answered 'not supported', exit 2" % len(flags), bad)
 
 
+def help_defaults(text):
+    """option -> the default its --help states ("(1..4096, default 16)")."""
+    out, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"\s+(?:-\w, )?(--[\w-]+)", line)
+        if m:
+            cur = m.group(1)
+        elif not line.startswith(" "):
+            cur = None
+        if cur:
+            for v in re.findall(r"default:? ([\w.:/-]+)", line):
+                out.setdefault(cur, v.rstrip(".:"))
+    return out
+
+
+def check_defaults(helps, texts):
+    """A default the docs give an option ("`--warmup N` ... (default 5)",
+    an options table's "default 0") is the one its --help gives.  The tool
+    is the one named last before it in the section, else (a table row) the
+    one the doc is about."""
+    defaults = {t: help_defaults(h) for t, h in helps.items()}
+    tool_re = re.compile(r"(?<![\w/-])(" + "|".join(map(re.escape, sorted(helps, key=len, reverse=True))) + r")(?![\w-])")
+    bad, n = [], 0
+    for path, text in texts.items():
+        counts = {t: len(re.findall(r"(?<![\w/-])" + re.escape(t) + r"(?![\w-])", text)) for t in helps}
+        about = max(counts, key=counts.get) if any(counts.values()) else None
+        last = None
+        for i, line in enumerate(text.splitlines(), 1):
+            if line.startswith("#"):
+                last = None
+            for m in re.finditer(r"(?:\(|[,;|] )default:? `?([\w.:/-]+)", line):
+                opts = re.findall(r"`(--[a-zA-Z][\w-]*)[^`]*`", line[:m.start()])
+                tool = (tool_re.findall(line[:m.start()]) or [last])[-1] or (about if line.startswith("|") else None)
+                if not opts or not tool:
+                    continue
+                want = defaults[tool].get(normal(tool, opts[-1])) or defaults[tool].get(opts[-1])
+                if want is None:
+                    continue
+                n += 1
+                if m.group(1).rstrip(".:") != want:
+                    bad.append("%s:%d: %s %s default %s; its --help: default %s" %
+                               (rel(path), i, tool, opts[-1], m.group(1), want))
+            found = tool_re.findall(line)
+            if found:
+                last = found[-1]
+    result(not bad and n > 0, "every default the docs give an option is its --help's (%d)" % n, bad)
+
+
 def check_poprt_spellings(helps, texts):
     """The docs say ipu-compile takes every option in PopRT's spelling too:
     none of --help's options is "unknown" with underscores."""
@@ -460,6 +510,7 @@ def main():
         check_behaviour(helps, codes, work)
         check_poprt(texts, work)
         check_poprt_spellings(helps, texts)
+        check_defaults(helps, texts)
         check_sizes(texts, work)
         check_catches_lies(helps)
     finally:
