@@ -5,8 +5,10 @@
  * step, then feed back each new token until a stop token, the token limit,
  * the end of the cache or the caller says stop.  The greedy choice comes
  * from the model's next_token output (computed on the device) when it has
- * one, else from the logits on the host.
+ * one, else from the logits on the host; sampling (temperature, top-k,
+ * top-p) is done on the host from the logits with the caller's seed.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -160,6 +162,70 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 	return 0;
 }
 
+/* splitmix64: the sampler's generator, seeded by the caller. */
+static uint64_t next_random(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+struct cand {
+	float p;
+	uint32_t id;
+};
+
+static int by_p_desc(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->p != y->p)
+		return x->p < y->p ? 1 : -1;
+	return (x->id > y->id) - (x->id < y->id);	/* ties: the lower id first */
+}
+
+/*
+ * Sample from softmax(logits / temperature) restricted to the top_k most
+ * likely tokens (0: all) and then to the fewest whose probabilities add
+ * up to top_p (>= 1: all).  c has room for vocab entries.
+ */
+static int64_t sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o,
+		      struct cand *c, uint64_t *rng)
+{
+	uint64_t n = vocab, k;
+	double sum = 0, acc = 0, u;
+
+	for (uint64_t v = 0; v < vocab; v++)
+		c[v] = (struct cand){ logits[v] / o->temperature, (uint32_t)v };
+	qsort(c, vocab, sizeof(*c), by_p_desc);
+	if (o->top_k && o->top_k < n)
+		n = o->top_k;
+	for (k = 0; k < n; k++) {
+		c[k].p = (float)exp((double)c[k].p - (double)c[0].p);	/* c[0] is the largest */
+		sum += c[k].p;
+	}
+	if (o->top_p > 0 && o->top_p < 1) {
+		for (k = 0; k < n; k++) {
+			acc += c[k].p / sum;
+			if (acc >= o->top_p) {
+				n = k + 1;
+				break;
+			}
+		}
+		for (sum = 0, k = 0; k < n; k++)
+			sum += c[k].p;
+	}
+	u = (double)(next_random(rng) >> 11) * 0x1.0p-53 * sum;
+	for (acc = 0, k = 0; k + 1 < n; k++) {
+		acc += c[k].p;
+		if (u < acc)
+			break;
+	}
+	return c[k].id;
+}
+
 static int is_stop(const struct ipurt_generate_opts *o, int64_t t)
 {
 	for (uint32_t i = 0; i < o->num_stop; i++)
@@ -177,6 +243,8 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	struct gen_io io;
 	uint64_t limit, t0, t1 = 0, bytes = 0;
 	float *logits = NULL;
+	struct cand *cands = NULL;	/* sampling: the candidates of a step */
+	uint64_t rng = o ? o->seed : 0;
 	int64_t next = 0, pos = 0;
 	int rc;
 
@@ -192,18 +260,35 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 		return ipu_errorf(err, errlen, IPURT_E_INVAL,
 				  "the prompt has %u tokens, the model's cache holds %llu positions", nprompt,
 				  (unsigned long long)limit);
-	if (io.logits) {
-		logits = malloc(io.vocab * sizeof(float));
-		if (!logits)
+	if (o->temperature < 0 || o->top_p < 0 || isnan(o->temperature) || isnan(o->top_p))
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "temperature %g, top_p %g: neither may be negative", o->temperature,
+				  o->top_p);
+	if (o->temperature > 0 && !io.logits)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "sampling needs the model's 'logits' output");
+	if (o->temperature > 0) {
+		cands = malloc(io.vocab * sizeof(*cands));
+		if (!cands)
 			return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %llu logits",
 					  (unsigned long long)io.vocab);
 	}
-	s.device_argmax = io.next != NULL;
+	if (io.logits) {
+		logits = malloc(io.vocab * sizeof(float));
+		if (!logits) {
+			free(cands);
+			return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %llu logits",
+					  (unsigned long long)io.vocab);
+		}
+	}
+	s.device_argmax = io.next != NULL && !cands;
 	s.prompt_tokens = nprompt;
 	rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
 	t0 = now_ns();
 	for (uint32_t i = 0; !rc && i < nprompt; i++)
 		rc = step(r, &io, prompt[i], pos++, logits, &next, &bytes, err, errlen);
+	if (!rc && cands)
+		next = sample(logits, io.vocab, o, cands, &rng);
 	/* next is new token 0; each further one costs a step */
 	while (!rc) {
 		uint64_t now = now_ns();
@@ -232,9 +317,12 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 			break;
 		}
 		rc = step(r, &io, next, pos++, logits, &next, &bytes, err, errlen);
+		if (!rc && cands)
+			next = sample(logits, io.vocab, o, cands, &rng);
 		s.decode_steps += !rc;
 	}
 	s.stream_bytes_per_step = bytes;
+	free(cands);
 	free(logits);
 	if (st)
 		*st = s;

@@ -39,7 +39,8 @@ static const char *stop_name(uint32_t why)
 	}
 }
 
-static int print_json(const struct gen_out *g, const struct ipurt_generate_stats *st, double tps)
+static int print_json(const struct gen_out *g, const struct ipurt_generate_stats *st, double tps,
+		      int sampled)
 {
 	json_t *j = json_object(), *ids = json_array();
 	char *text;
@@ -56,6 +57,7 @@ static int print_json(const struct gen_out *g, const struct ipurt_generate_stats
 	json_object_set_new(j, "new_tokens", json_integer(st->new_tokens));
 	json_object_set_new(j, "stopped", json_string(stop_name(st->stopped)));
 	json_object_set_new(j, "device_argmax", json_boolean(st->device_argmax));
+	json_object_set_new(j, "sampled", json_boolean(sampled));
 	json_object_set_new(j, "prompt_ms", json_real((double)st->prompt_ns / 1e6));
 	json_object_set_new(j, "decode_ms", json_real((double)st->decode_ns / 1e6));
 	json_object_set_new(j, "tokens_per_s", st->decode_steps ? json_real(tps) : json_null());
@@ -97,6 +99,10 @@ int run_generate(const struct run_opts *o)
 	go.max_new_tokens = o->max_new_tokens;
 	go.stop_ids = o->stop;
 	go.num_stop = o->nstop;
+	go.temperature = (float)o->temperature;
+	go.top_k = o->top_k;
+	go.top_p = (float)o->top_p;
+	go.seed = o->seed;
 	if (ipurt_generate(r, o->prompt, o->nprompt, &go, on_token, &g, &st, err, sizeof(err))) {
 		fprintf(stderr, "ipu-run: %s: generation failed: %s\n", o->model, err);
 		goto out;
@@ -104,7 +110,7 @@ int run_generate(const struct run_opts *o)
 	if (st.decode_steps && st.decode_ns)
 		tps = st.decode_steps / ((double)st.decode_ns / 1e9);
 	if (o->json) {
-		rc = print_json(&g, &st, tps);
+		rc = print_json(&g, &st, tps, o->temperature > 0);
 		if (rc)
 			fprintf(stderr, "ipu-run: out of memory\n");
 		goto out;
@@ -121,7 +127,8 @@ int run_generate(const struct run_opts *o)
 		       st.decode_steps, tps);
 	printf("Streamed: %llu bytes per step (tokens %s)\n",
 	       (unsigned long long)st.stream_bytes_per_step,
-	       st.device_argmax ? "chosen on the device" : "chosen on the host from the logits");
+	       o->temperature > 0 ? "sampled on the host from the logits"
+	       : st.device_argmax ? "chosen on the device" : "chosen on the host from the logits");
 	rc = 0;
 out:
 	ipurt_runner_destroy(r);

@@ -63,6 +63,11 @@ static void usage(FILE *f)
 		"  --prompt-ids A,B,...  the prompt's token ids (with --generate)\n"
 		"  --max-new-tokens N    new tokens at most (1..1000000, default 16)\n"
 		"  --stop-ids A,B,...    stop after any of these tokens\n"
+		"  --temperature T       sample from softmax(logits / T) (0..100, default 0:\n"
+		"                        greedy, the device's choice); seeded by --seed\n"
+		"  --top-k K             sample among the K most likely tokens (0: all)\n"
+		"  --top-p P             then among the fewest whose probabilities add up\n"
+		"                        to P (0..1, default 1: all)\n"
 		"  --help, --version     this text; the version\n"
 		"\n"
 		"MODEL may be '-' or a pipe: it is read once.  Names from the model are\n"
@@ -140,6 +145,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 		{ "prompt-ids", required_argument, NULL, 'p' },
 		{ "stop-ids", required_argument, NULL, 'S' },
 		{ "max-new-tokens", required_argument, NULL, 'M' },
+		{ "temperature", required_argument, NULL, 'T' },
+		{ "top-k", required_argument, NULL, 'K' },
+		{ "top-p", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -154,6 +162,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 	o->seed = 1;
 	o->subgraph = -1;
 	o->max_new_tokens = 16;
+	o->top_p = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:i:o:n:b:s:jh", lo, &li)) != -1) {
 		switch (c) {
@@ -200,6 +209,24 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 				return -1;
 			o->max_new_tokens = (uint32_t)v;
 			break;
+		case 'K':
+			if (cli_parse_u64("ipu-run", "top-k", optarg, 0, UINT32_MAX, &v))
+				return -1;
+			o->top_k = (uint32_t)v;
+			break;
+		case 'T':
+		case 'Q': {
+			char *end;
+			double x = strtod(optarg, &end), hi = c == 'T' ? 100 : 1;
+
+			if (end == optarg || *end || !(x >= 0 && x <= hi)) {
+				fprintf(stderr, "ipu-run: --%s takes a number from 0 to %g, got '%s'\n",
+					c == 'T' ? "temperature" : "top-p", hi, optarg);
+				return -1;
+			}
+			*(c == 'T' ? &o->temperature : &o->top_p) = x;
+			break;
+		}
 		case 'W':
 			if (cli_parse_u64("ipu-run", "warmup", optarg, 0, 1000000, &v))
 				return -1;

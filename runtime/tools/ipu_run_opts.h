@@ -34,6 +34,8 @@ struct run_opts {
 	int64_t prompt[RUN_MAX_IDS], stop[RUN_MAX_IDS];
 	uint32_t nprompt, nstop;
 	uint32_t max_new_tokens;
+	double temperature, top_p;	/* 0: greedy; 0: all */
+	uint32_t top_k;
 };
 
 /*

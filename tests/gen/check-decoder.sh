@@ -32,6 +32,16 @@ assert got["device_argmax"] and got["stream_bytes_per_step"] == 408, got
 print("ok - ipu-run --generate: torch's %d greedy tokens, %d stream bytes per step"
       % (len(want), got["stream_bytes_per_step"]))
 PY
+	# sampling that can only pick the most likely token is greedy
+	"$build/bin/ipu-run" "$work/p$n/tiny_gpt.ipuef" --generate --prompt-ids 1,2,3 \
+		--max-new-tokens 17 --temperature 0.7 --top-k 1 --seed 3 --json >"$work/p$n/gen1.json"
+	$py - "$work/p$n/gen1.json" "$work/p$n/torch_tokens.txt" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))
+want = [int(t) for t in open(sys.argv[2]).read().split(",")]
+assert got["tokens"] == want and got["sampled"] and not got["device_argmax"], got
+print("ok - ipu-run --generate --temperature --top-k 1: torch's greedy tokens")
+PY
 	# Python: Runner.generate() and the state methods
 	PYTHONPATH=$build/python $py tests/gen/test_generate.py "$work/p$n/tiny_gpt.ipuef" \
 		"$work/p$n/torch_tokens.txt" "$work/p$n/tokens.npy" "$work/p$n/torch_logits.npy"

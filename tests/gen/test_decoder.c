@@ -247,6 +247,72 @@ TEST(generate_gives_torchs_greedy_tokens)
 	ipurt_runner_destroy(r);
 }
 
+/* The tokens of one generation (logits of each step checked against top_k). */
+struct sampled {
+	int64_t tok[64];
+	uint32_t n, top_k, outside;
+};
+
+static int sampled_token(void *ctx, uint32_t index, int64_t token, const float *logits,
+			 uint64_t vocab)
+{
+	struct sampled *g = ctx;
+	uint32_t above = 0;
+
+	(void)index;
+	if (g->n < 64)
+		g->tok[g->n++] = token;
+	/* the token is among the top_k: fewer than top_k logits beat it */
+	for (uint64_t v = 0; logits && v < vocab; v++)
+		above += logits[v] > logits[token];
+	g->outside += !logits || (g->top_k && above >= g->top_k);
+	return 0;
+}
+
+static void run_sampled(struct ipurt_runner *r, const struct ipurt_generate_opts *o,
+			struct sampled *g)
+{
+	struct ipurt_generate_stats st;
+	char err[512];
+
+	memset(g, 0, sizeof(*g));
+	g->top_k = o->top_k;
+	if (ipurt_generate(r, tokens.data, 3, o, sampled_token, g, &st, err, sizeof(err)))
+		fprintf(stderr, "  generate: %s\n", err);
+}
+
+TEST(sampling_is_seeded_and_stays_in_the_top_k)
+{
+	struct ipurt_runner *r = open_runner();
+	const int64_t *ids = tokens.data;
+	struct ipurt_generate_opts o = { .max_new_tokens = 16, .want_logits = 1,
+					 .temperature = 0.8f, .top_k = 20, .top_p = 0.9f, .seed = 7 };
+	struct sampled a, b, c;
+
+	REQUIRE(r && tokens.dims[0] >= 19);
+	run_sampled(r, &o, &a);
+	run_sampled(r, &o, &b);
+	o.seed = 8;
+	run_sampled(r, &o, &c);
+	CHECK_EQ_INT(a.n, 16);
+	CHECK(a.n == b.n && !memcmp(a.tok, b.tok, a.n * sizeof(a.tok[0])));	/* same seed */
+	CHECK(a.n == c.n && memcmp(a.tok, c.tok, a.n * sizeof(a.tok[0])));	/* another */
+	CHECK_EQ_INT(a.outside + c.outside, 0);
+	/* sampling among one token, or a sliver of probability, is greedy */
+	o.top_k = 1;
+	run_sampled(r, &o, &b);
+	o.top_k = 0;
+	o.top_p = 1e-6f;
+	run_sampled(r, &o, &c);
+	for (uint32_t i = 0; i < 16; i++) {
+		CHECK(b.tok[i] == ids[3 + i]);
+		CHECK(c.tok[i] == ids[3 + i]);
+	}
+	o.temperature = -1;
+	CHECK_EQ_INT(ipurt_generate(r, ids, 3, &o, NULL, NULL, NULL, (char[64]){ 0 }, 64), IPURT_E_INVAL);
+	ipurt_runner_destroy(r);
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
@@ -268,6 +334,7 @@ int main(int argc, char **argv)
 	RUN(steps_match_torch_with_the_cache_on_the_device);
 	RUN(cache_holds_the_steps_and_resets);
 	RUN(generate_gives_torchs_greedy_tokens);
+	RUN(sampling_is_seeded_and_stays_in_the_top_k);
 	ipurt_npy_free(&tokens);
 	ipurt_npy_free(&want);
 	return TH_DONE();

@@ -377,6 +377,17 @@ struct ipurt_generate_opts {
 	uint32_t num_stop;
 	uint64_t max_positions;		/* 0: the cache's */
 	int want_logits;
+	/*
+	 * Sampling, on the host from the logits: 0 (default) greedy; > 0
+	 * sample from softmax(logits / temperature), among the top_k most
+	 * likely tokens (0: all), then among the fewest whose probabilities
+	 * add up to top_p (0 or >= 1: all).  The same seed gives the same
+	 * tokens.
+	 */
+	float temperature;
+	uint32_t top_k;
+	float top_p;
+	uint64_t seed;
 };
 
 enum ipurt_gen_stop {
@@ -390,7 +401,7 @@ struct ipurt_generate_stats {
 	uint32_t prompt_tokens, new_tokens;
 	uint32_t decode_steps;		/* steps after the prompt's */
 	uint32_t stopped;		/* enum ipurt_gen_stop */
-	int device_argmax;		/* 1: tokens from the model's next_token */
+	int device_argmax;		/* 1: greedy tokens from the model's next_token */
 	uint64_t prompt_ns;		/* wall time of the prompt's steps (new token 0) */
 	uint64_t decode_ns;		/* of the decode steps (new tokens 1..) */
 	uint64_t stream_bytes_per_step;	/* in + out of the last step (device counters) */
