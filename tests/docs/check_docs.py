@@ -348,13 +348,19 @@ def check_behaviour(helps, codes, work):
         if codes.get(tool) and 2 not in codes[tool]:
             bad.append("%s: --help gives no status 2 for a bad command line" % tool)
     missing = os.path.join(work, "missing")
-    for tool, args in (("ipu-compile", [missing + ".onnx"]), ("ipu-run", [missing + ".ipuef"]),
-                       ("ipuef-dump", [missing + ".ipuef"])):
+    # what each names: a missing model, file, device or repository
+    for tool, args, named in (("ipu-compile", [missing + ".onnx"], "missing"),
+                              ("ipu-run", [missing + ".ipuef"], "missing"),
+                              ("ipuef-dump", [missing + ".ipuef"], "missing"),
+                              ("ipu-info", ["/dev/ipu999"], "ipu999"),
+                              ("ipu-reset", ["/dev/ipu999"], "ipu999"),
+                              ("ipu-serve", ["--model-repository", missing], "missing")):
         if tool in helps:
             p = run([os.path.join(BIN, tool)] + args, timeout=60)
-            if p.returncode != 1 or "missing" not in p.stderr:
-                bad.append("%s with a missing file exits %d (not 1), says: %s" % (tool, p.returncode, p.stderr.strip()[:200]))
-    result(not bad, "--help, --version exit 0, an unknown option 2, a missing file 1 (%d tools)" % len(helps), bad)
+            if p.returncode != 1 or named not in p.stderr + p.stdout:
+                bad.append("%s %s exits %d (not 1), says: %s" % (tool, " ".join(args), p.returncode,
+                                                                 (p.stderr + p.stdout).strip()[:200]))
+    result(not bad, "--help, --version exit 0, an unknown option 2, a missing file, device or repository 1 (%d tools)" % len(helps), bad)
 
 
 def check_poprt(texts, work):
