@@ -699,15 +699,16 @@ int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_p
 	return 0;
 }
 
-void srv_http_quiesce(struct MHD_Daemon *api)
+unsigned srv_http_quiesce(struct MHD_Daemon *api)
 {
 	MHD_socket fd = MHD_quiesce_daemon(api);
 	struct sockaddr_storage sa;
+	unsigned handed = 0;
 	socklen_t sl;
 	int s;
 
 	if (fd == MHD_INVALID_SOCKET)
-		return;
+		return 0;
 	/*
 	 * Connections the kernel completed before the listener closes have
 	 * sent their requests already: hand them to libmicrohttpd (they are
@@ -723,8 +724,10 @@ void srv_http_quiesce(struct MHD_Daemon *api)
 				break;
 			}
 			/* on failure libmicrohttpd closes the socket itself */
-			MHD_add_connection(api, s, (struct sockaddr *)&sa, sl);
+			if (MHD_add_connection(api, s, (struct sockaddr *)&sa, sl) == MHD_YES)
+				handed++;
 		}
 	}
 	close(fd);
+	return handed;
 }

@@ -47,8 +47,9 @@ int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_p
 
 /*
  * Stop accepting: close the listening socket, after handing the
- * connections already waiting in its backlog to the daemon.
+ * connections already waiting in its backlog to the daemon.  Returns how
+ * many were handed over.
  */
-void srv_http_quiesce(struct MHD_Daemon *api);
+unsigned srv_http_quiesce(struct MHD_Daemon *api);
 
 #endif

@@ -259,9 +259,10 @@ static int load_models(const struct opts *o, struct srv_repo *repo)
 static int drain(struct srv_http *h, struct MHD_Daemon *api, uint64_t timeout_s, uint64_t grace_ms)
 {
 	uint64_t t0 = srv_ms_now(), deadline = t0 + timeout_s * 1000u;
+	unsigned handed;
 
 	atomic_store(&h->draining, 1);
-	srv_http_quiesce(api);
+	handed = srv_http_quiesce(api);
 	for (;;) {
 		struct timespec ts = { 0, 5000000 };
 		uint64_t last, now = srv_ms_now();
@@ -270,7 +271,8 @@ static int drain(struct srv_http *h, struct MHD_Daemon *api, uint64_t timeout_s,
 		srv_conns_state(&h->conns, &open, &last);
 		if (last < t0)
 			last = t0;
-		if (atomic_load(&h->inflight) == 0 && (!open || now - last >= grace_ms))
+		/* connections taken from the backlog count as open only once their thread runs */
+		if (atomic_load(&h->inflight) == 0 && ((!open && !handed) || now - last >= grace_ms))
 			return 0;
 		if (now > deadline) {
 			if (!atomic_load(&h->inflight))

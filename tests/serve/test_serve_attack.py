@@ -10,8 +10,9 @@ does now (Documentation/serving.md, "What an attack finds"):
   2. clients trickling a request at one byte a second: normal requests are
      served while 150 such connections try to fill --max-connections, and
      every trickling connection is cut at --request-timeout;
-  3. requests sent on open keep-alive connections 0-60 ms after SIGTERM:
-     each answered 200 or 503;
+  3. requests sent on open keep-alive connections 0-60 ms after SIGTERM,
+     and on connections waiting in the listener's backlog: each answered
+     200 or 503;
   4. malformed framing (Content-Length 2^64+1, -1, +N, twice; Transfer-
      Encoding gzip, chunked; both headers): one answer, 400 or 501, then
      the connection closed;
@@ -281,7 +282,16 @@ def drain(repo):
         body = infer_body("X", "FP32", [1, 3], [1, 2, 3])
         reqs = [b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n", post(b"/v2/models/affine/infer", body),
                 b"GET /v2/models/affine HTTP/1.1\r\nHost: x\r\n\r\n"]
+        # 20 more connect and send while the server is stopped: they wait in the
+        # listener's backlog when SIGTERM comes
+        s.proc.send_signal(signal.SIGSTOP)
+        waiting = []
+        for i in range(20):
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=20)
+            c.sendall(reqs[i % 3])
+            waiting.append(c)
         s.proc.send_signal(signal.SIGTERM)
+        s.proc.send_signal(signal.SIGCONT)
         t0 = time.monotonic()
         for i, c in enumerate(conns):
             while time.monotonic() < t0 + i / 1000:
@@ -297,10 +307,17 @@ def drain(repo):
             assert st in (200, 503), (i, st)
             assert st == 200 or hdr.get("connection", "").lower() == "close", hdr
             c.close()
+        backlog = []
+        for i, c in enumerate(waiting):
+            st, hdr, _ = read_response(c)
+            backlog.append(st)
+            assert st in (200, 503), (i, st)
+            c.close()
         rc = s.proc.wait(60)
         assert rc == 0, (rc, s.text()[-2000:])
         print(f"   60 requests sent 0-{sent_by * 1000:.0f} ms after SIGTERM on keep-alive connections: "
-              f"{got.count(200)} x 200, {got.count(503)} x 503, none unanswered; exit 0", flush=True)
+              f"{got.count(200)} x 200, {got.count(503)} x 503, none unanswered; 20 in the listener's "
+              f"backlog: {backlog.count(200)} x 200, {backlog.count(503)} x 503; exit 0", flush=True)
 
 
 def framing_and_names(repo):
@@ -389,7 +406,8 @@ def main():
             "memory given back", memory, repo)
     T.check("150 trickling connections: normal requests served, every trickler cut at "
             "--request-timeout", trickle, repo)
-    T.check("requests on keep-alive connections just after SIGTERM: each answered 200 or 503",
+    T.check("requests on keep-alive connections just after SIGTERM and in the backlog: each answered "
+            "200 or 503",
             drain, repo)
     return T.finish()
 
