@@ -103,7 +103,9 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
     output              write the executable there (atomically); None:
                         return its bytes in CompileResult.executable
     input_shape         {"input": [d0, d1, ...]}: static shapes of inputs
-    batch_size          fix the batch dimension of every input
+    batch_size          the batch of every input whose batch dimension
+                        is symbolic or a static 1 (as PopRT's); a model
+                        whose outputs do not follow is refused
     batch_axis          which axis is the batch (default 0)
     precision           "fp32" (default), "fp16", "fp8" (Conv/MatMul/Gemm
                         weights and their activation inputs in 8-bit
