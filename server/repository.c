@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "json_budget.h"
 #include "serve.h"
 
@@ -280,9 +281,13 @@ int srv_repo_load(struct srv_repo *r, const char *name, char *err, size_t errlen
 	for (i = 0; i < nold; i++)
 		srv_repo_put(r, old[i]);
 	pthread_mutex_unlock(&r->load_lock);
-	if (r->o.log_verbose)
-		fprintf(stderr, "ipu-serve: loaded model '%s' (%u version%s)\n", name, nsel,
-			nsel == 1 ? "" : "s");
+	if (r->o.log_verbose) {
+		char safe[1024];
+
+		/* a folder's name may hold control bytes: never raw into the log */
+		fprintf(stderr, "ipu-serve: loaded model '%s' (%u version%s)\n",
+			cli_safe(name, safe, sizeof(safe)), nsel, nsel == 1 ? "" : "s");
+	}
 	return 0;
 fail:
 	for (i = 0; i < nsel; i++)
@@ -323,8 +328,11 @@ int srv_repo_unload(struct srv_repo *r, const char *name, char *err, size_t errl
 	for (i = 0; i < nold; i++)
 		srv_repo_put(r, old[i]);
 	pthread_mutex_unlock(&r->load_lock);
-	if (r->o.log_verbose)
-		fprintf(stderr, "ipu-serve: unloaded model '%s'\n", name);
+	if (r->o.log_verbose) {
+		char safe[1024];
+
+		fprintf(stderr, "ipu-serve: unloaded model '%s'\n", cli_safe(name, safe, sizeof(safe)));
+	}
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "cli.h"
 #include "serve.h"
 
 struct srv_instance {
@@ -254,10 +255,13 @@ static void *worker(void *arg)
 		if (have && !ipu_counters(ipurt_runner_device(in->r), &c1))
 			cycles = c1.cycles - c0.cycles;
 		t1 = srv_now_ns();
-		if (m->log_verbose > 1)
+		if (m->log_verbose > 1) {
+			char sn[1024], se[SRV_ERR * 4];
+
 			fprintf(stderr, "ipu-serve: %s v%lld instance %u: batch of %u requests, %llu rows: %s\n",
-				m->name, (long long)m->version, in->index, n, (unsigned long long)rows,
-				rc ? err : "ok");
+				cli_safe(m->name, sn, sizeof(sn)), (long long)m->version, in->index, n,
+				(unsigned long long)rows, rc ? cli_safe(err, se, sizeof(se)) : "ok");
+		}
 
 		pthread_mutex_lock(&m->lock);
 		account(m, batch, n, rows, t0, t1, cycles, rc);

@@ -31,13 +31,13 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 # libraries linked as built), seeded by tests/serve/fuzz-corpus.
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
 SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
-	server/json_budget.c server/batch.c server/scheduler.c server/model_config.c
+	server/json_budget.c server/batch.c server/scheduler.c server/model_config.c tools/lib/cli.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
 		$(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -std=c11 \
 		-D_GNU_SOURCE -Wall -Wextra -Werror -Iutil/include -Iruntime/include -Ilibipu/include \
-		-Iqemu-device/engine/include -Iserver -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
+		-Iqemu-device/engine/include -Iserver -Itools/lib -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
 		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -lm
 
 .PHONY: fuzz-serve-check fuzz-serve

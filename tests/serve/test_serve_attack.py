@@ -363,6 +363,7 @@ def framing_and_names(repo):
                 re.search(rb".{0,40}[\x00-\x08\x0b-\x1f\x7f].{0,40}", log)
             assert not re.search(rb"(?m)^ipu-serve: forged", log), log[-2000:]
             assert b"\\x0a" in log and b"\\x1b" in log, log[-2000:]  # written, escaped
+            assert b"loaded model 'esc\\x1b[31mname'" in log, log[:2000]
         T.check("the log holds no raw control bytes (no forged line)", log_clean)
 
         def overflow():
@@ -401,6 +402,8 @@ def main():
     repo = tmp / "repo"
     add_model(repo, "affine", models["affine"], config="max_batch_size: 8\n")
     add_model(repo, "fused", models["fused"])
+    # a folder whose name holds ESC: its "loaded model" line must not carry it raw
+    add_model(repo, "esc\x1b[31mname", models["affine"])
     framing_and_names(repo)
     T.check("four JSON bodies at --max-body-size at once: refused, peak RSS within the budget, "
             "memory given back", memory, repo)
