@@ -11,7 +11,7 @@
 int g_fail(struct ipu_graph *g, const char *fmt, ...)
 {
 	va_list ap;
-	char buf[512];
+	char buf[2048];
 
 	if (g->error)
 		return -1;

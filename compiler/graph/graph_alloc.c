@@ -12,6 +12,7 @@
  * ever live at once.  Every piece is aligned to 16 bytes (vector loads) or
  * its element size.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,9 +171,47 @@ static void add_stats(struct ipu_graph *g, const uint64_t *used, struct ipu_grap
 	}
 }
 
+/*
+ * A model that does not fit is refused at the chip's level first: the
+ * memory plan's bytes over all tiles against the IPU's, and the IPUs it
+ * would take, then the first tile's detail.  The estimate is the larger of
+ * the plan over one IPU's bytes and the fullest tile over one tile's bytes
+ * (splitting the model's layers over IPUs divides both, at best evenly).
+ */
+static int chip_full(struct ipu_graph *g, const uint64_t *used, const char *how,
+		     const char *detail)
+{
+	uint64_t total = 0, most = 0, device = (uint64_t)g->num_tiles * g->tile_mem;
+	uint64_t by_total, by_tile, ipus;
+	uint32_t over = 0, fullest = 0;
+
+	for (uint32_t i = 0; i < g->num_tiles; i++) {
+		total += used[i];
+		if (used[i] > g->tile_mem)
+			over++;
+		if (used[i] > most) {
+			most = used[i];
+			fullest = i;
+		}
+	}
+	by_total = device ? (total + device - 1) / device : 1;
+	by_tile = g->tile_mem ? (most + g->tile_mem - 1) / g->tile_mem : 1;
+	ipus = by_total > by_tile ? by_total : by_tile;
+	if (ipus < 2)
+		ipus = 2;
+	return g_fail(g,
+		      "model does not fit one IPU: its memory plan needs %llu bytes %s (%.0f%% of the IPU's %u tiles x %u = %llu bytes; %u of its tiles over their %u bytes, the fullest, tile %u, needs %llu): it needs about %llu IPUs; %s",
+		      (unsigned long long)total, how,
+		      device ? 100.0 * (double)total / (double)device : 0.0, g->num_tiles,
+		      g->tile_mem, (unsigned long long)device, over, g->tile_mem, fullest,
+		      (unsigned long long)most, (unsigned long long)ipus, detail);
+}
+
 /* The layout without reuse; with place == 0 only its figures. */
 static int bump(struct ipu_graph *g, uint64_t *used, int place)
 {
+	char detail[1024] = "";
+
 	for (uint32_t i = 0; i < g->n_tensors; i++) {
 		struct g_tensor *t = &g->tensors[i];
 
@@ -181,17 +220,19 @@ static int bump(struct ipu_graph *g, uint64_t *used, int place)
 			uint64_t off = align_up(used[iv->tile], piece_align(t));
 			uint64_t bytes = (iv->end - iv->begin) * t->esize;
 
-			if (place && off + bytes > g->tile_mem)
-				return g_fail(g,
-					      "tile %u out of memory: tensor '%s' elements [%llu, %llu) need %llu bytes at offset %llu, tile has %u (without memory reuse)",
-					      iv->tile, t->name, (unsigned long long)iv->begin,
-					      (unsigned long long)iv->end, (unsigned long long)bytes,
-					      (unsigned long long)off, g->tile_mem);
-			if (place)
+			if (place && off + bytes > g->tile_mem && !detail[0])
+				snprintf(detail, sizeof(detail),
+					 "tile %u out of memory: tensor '%s' elements [%llu, %llu) need %llu bytes at offset %llu, tile has %u (without memory reuse)",
+					 iv->tile, t->name, (unsigned long long)iv->begin,
+					 (unsigned long long)iv->end, (unsigned long long)bytes,
+					 (unsigned long long)off, g->tile_mem);
+			if (place && !detail[0])
 				iv->offset = (uint32_t)off;
 			used[iv->tile] = off + bytes;
 		}
 	}
+	if (detail[0])
+		return chip_full(g, used, "without memory reuse", detail);
 	return 0;
 }
 
@@ -212,8 +253,10 @@ static const struct g_tensor *piece_tensor(const struct ipu_graph *g, const stru
 	return &g->tensors[lo];
 }
 
-static int tile_full(struct ipu_graph *g, const struct ga_live *lv, uint32_t tile,
-		     const struct ga_block *b, const uint32_t *pieces, uint32_t n, uint64_t peak)
+/* The detail of the first tile that does not fit, written into msg. */
+static void tile_full(const struct ipu_graph *g, const struct ga_live *lv, uint32_t tile,
+		      const struct ga_block *b, const uint32_t *pieces, uint32_t n, uint64_t peak,
+		      char *msg, size_t cap)
 {
 	uint64_t fixed = 0, live, consts = 0, device = (uint64_t)g->num_tiles * g->tile_mem;
 	uint32_t at, big, i;
@@ -231,8 +274,8 @@ static int tile_full(struct ipu_graph *g, const struct ga_live *lv, uint32_t til
 		if (!pinned(&b[i]) && b[i].first <= at && at <= b[i].last &&
 		    (big == UINT32_MAX || b[i].bytes > b[big].bytes))
 			big = i;
-	return g_fail(g,
-		      "tile %u out of memory: %llu bytes needed with memory reuse, tile has %u (%llu bytes of constants and tensors kept for the whole program, at most %llu bytes live at once%s%s%s); constants placed on all tiles (the model's and copies of them): %llu bytes (%.0f%% of the device's %u tiles x %u = %llu bytes)",
+	snprintf(msg, cap,
+		 "tile %u out of memory: %llu bytes needed with memory reuse, tile has %u (%llu bytes of constants and tensors kept for the whole program, at most %llu bytes live at once%s%s%s); constants placed on all tiles (the model's and copies of them): %llu bytes (%.0f%% of the device's %u tiles x %u = %llu bytes)",
 		      tile, (unsigned long long)peak, g->tile_mem, (unsigned long long)fixed,
 		      (unsigned long long)live, big == UINT32_MAX ? "" : ", the largest then: '",
 		      big == UINT32_MAX ? "" : piece_tensor(g, lv, pieces[big])->name,
@@ -269,6 +312,7 @@ static int reuse_layout(struct ipu_graph *g, uint64_t *used)
 	struct g_interval **ivs = NULL;
 	struct ga_block *b = NULL;
 	uint32_t *first = NULL, *idx = NULL, i, j, most = 0;
+	char detail[1024] = "";
 	int r = -1;
 
 	if (ga_liveness(g, &lv))
@@ -308,13 +352,20 @@ static int reuse_layout(struct ipu_graph *g, uint64_t *used)
 			g_fail(g, "out of memory laying out tile %u", i);
 			goto out;
 		}
+		used[i] = peak;
 		if (peak > g->tile_mem) {
-			tile_full(g, &lv, i, b, pc, n, peak);
-			goto out;
+			/* keep planning the other tiles: the whole plan's size
+			 * says how many IPUs the model needs */
+			if (!detail[0])
+				tile_full(g, &lv, i, b, pc, n, peak, detail, sizeof(detail));
+			continue;
 		}
 		for (j = 0; j < n; j++)
 			ivs[pc[j]]->offset = (uint32_t)b[j].offset;
-		used[i] = peak;
+	}
+	if (detail[0]) {
+		chip_full(g, used, "with memory reuse", detail);
+		goto out;
 	}
 	r = 0;
 out:

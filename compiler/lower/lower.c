@@ -449,7 +449,11 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 	r = 0;
 	goto out;
 builder:
-	ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
+	/* a model too big for the IPU is the user's news, not the builder's */
+	if (ipu_graph_error(gb) && !strncmp(ipu_graph_error(gb), "model does not fit one IPU", 26))
+		ir_err(e, "%s", ipu_graph_error(gb));
+	else
+		ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
 out:
 	free(used);
 	return r;

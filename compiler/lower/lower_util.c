@@ -50,10 +50,29 @@ int lw_fail_mem(struct lw *l, uint64_t need, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (l->budget < l->tile_mem / 2)
-		return lw_fail(l, "%s needs %llu bytes on one tile, more than the %llu bytes a tile gives one op (of its %u bytes of memory, the model's other constants keep %llu on average: %llu bytes on %u tiles)",
-			       what, (unsigned long long)need, (unsigned long long)l->budget, l->tile_mem,
-			       (unsigned long long)(l->consts / l->tiles), (unsigned long long)l->consts, l->tiles);
+	if (l->budget < l->tile_mem / 2) {
+		uint64_t device = (uint64_t)l->tiles * l->tile_mem, room, ipus;
+		char detail[IR_ERROR_LEN];
+
+		lw_fail(l, "%s needs %llu bytes on one tile, more than the %llu bytes a tile gives one op (of its %u bytes of memory, the model's other constants keep %llu on average: %llu bytes on %u tiles)",
+			what, (unsigned long long)need, (unsigned long long)l->budget, l->tile_mem,
+			(unsigned long long)(l->consts / l->tiles), (unsigned long long)l->consts, l->tiles);
+		/* The op would fit beside a share of the constants: the model
+		 * needs the IPUs over which that share is small enough (each
+		 * tile keeps an eighth for the values live around the op, as
+		 * op_budget does). */
+		if (need > l->tile_mem / 2 || !l->e)
+			return -1;
+		room = (uint64_t)l->tiles * (l->tile_mem - l->tile_mem / 8 - need);
+		ipus = room ? (l->consts + room - 1) / room : 2;
+		if (ipus < 2)
+			ipus = 2;
+		snprintf(detail, sizeof(detail), "%s", l->e->msg);
+		return ir_err(l->e, "model does not fit one IPU: its constants take %llu bytes (%.0f%% of the IPU's %u tiles x %u = %llu bytes): it needs about %llu IPUs; %s",
+			      (unsigned long long)l->consts,
+			      device ? 100.0 * (double)l->consts / (double)device : 0.0, l->tiles,
+			      l->tile_mem, (unsigned long long)device, (unsigned long long)ipus, detail);
+	}
 	return lw_fail(l, "%s needs %llu bytes on one tile, more than the %llu bytes a tile gives one op (half of its %u bytes of memory)",
 		       what, (unsigned long long)need, (unsigned long long)l->budget, l->tile_mem);
 }

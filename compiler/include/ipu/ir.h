@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define IR_MAX_RANK 8
-#define IR_ERROR_LEN 512
+#define IR_ERROR_LEN 1024
 
 /* The same numbers as ONNX's TensorProto.DataType. */
 enum ir_dtype {
