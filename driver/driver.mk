@@ -24,20 +24,24 @@ $(KMOD): $(KMOD_SRCS) Kbuild
 	cp -p Kbuild $(KMOD_DIR)/
 	$(MAKE) -C $(KDIR) M=$(abspath $(KMOD_DIR)) $(KMOD_FLAGS) modules
 
-# checkpatch.pl and kselftest_harness.h come from Debian's linux-source-6.1,
-# extracted at build time (nothing of it is committed).  Unpacking the
-# 140 MB tarball takes ~30 s, so the few files are cached outside the clone,
-# keyed by the package version ($(IPU_DRIVER_CACHE), default
-# /var/cache/ipu-driver; build/ if that is not writable) and linked here.
+# checkpatch.pl and kselftest_harness.h come from Debian's linux-source-X.Y
+# of the kernel the VM boots (linux-source-6.12 from bookworm-backports for
+# 6.12.*: deps/driver.txt), extracted at build time (nothing of it is
+# committed).  Unpacking the 150 MB tarball takes ~30 s, so the few files
+# are cached outside the clone, keyed by the package version
+# ($(IPU_DRIVER_CACHE), default /var/cache/ipu-driver; build/ if that is
+# not writable) and linked here.
 IPU_DRIVER_CACHE ?= /var/cache/ipu-driver
-$(KSRC_DIR)/.extracted:
+KSRC_PKG = linux-source-$(shell echo '$(KVER)' | cut -d. -f1,2)
+$(KSRC_DIR)/.extracted: $(if $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/.package 2>/dev/null)),,FORCE)
 	@set -e; \
-	tarball=$$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1); \
-	[ -n "$$tarball" ] || { echo "no /usr/src/linux-source-6.1.tar.*: run make deps (linux-source-6.1)"; exit 1; }; \
-	ver=$$(dpkg-query -W -f='$${Version}' linux-source-6.1 2>/dev/null || echo unknown); \
-	cache=$(IPU_DRIVER_CACHE)/linux-source-$$ver; \
+	pkg=$(KSRC_PKG); \
+	tarball=$$(ls /usr/src/$$pkg.tar.* 2>/dev/null | head -n 1); \
+	[ -n "$$tarball" ] || { echo "no /usr/src/$$pkg.tar.*: run make deps ($$pkg)"; exit 1; }; \
+	ver=$$(dpkg-query -W -f='$${Version}' $$pkg 2>/dev/null || echo unknown); \
+	cache=$(IPU_DRIVER_CACHE)/$$pkg-$$ver; \
 	if ! mkdir -p $(IPU_DRIVER_CACHE) 2>/dev/null || [ ! -w $(IPU_DRIVER_CACHE) ]; then \
-		cache=$(abspath $(BUILD))/linux-source-$$ver; fi; \
+		cache=$(abspath $(BUILD))/$$pkg-$$ver; fi; \
 	if [ ! -f $$cache/.extracted ]; then \
 		echo "extracting checkpatch.pl and kselftest_harness.h from $$tarball"; \
 		tmp=$$cache.tmp.$$$$; rm -rf $$tmp; mkdir -p $$tmp; \
@@ -46,6 +50,7 @@ $(KSRC_DIR)/.extracted:
 			'*/scripts/const_structs.checkpatch' \
 			'*/tools/testing/selftests/kselftest_harness.h' \
 			'*/tools/testing/selftests/kselftest.h'; \
+		echo $$pkg >$$tmp/.package; \
 		touch $$tmp/.extracted; rm -rf $$cache; mv $$tmp $$cache; \
 	fi; \
 	mkdir -p $(BUILD); rm -rf $(KSRC_DIR); ln -sfn $$cache $(KSRC_DIR)

@@ -85,7 +85,7 @@ static const struct file_operations ipu_fops = {
 	.unlocked_ioctl = ipu_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.uring_cmd = ipu_uring_cmd,
-	.llseek = no_llseek,
+	.llseek = noop_llseek,
 };
 
 int ipu_chardev_add(struct ipu_device *idev)
@@ -131,7 +131,7 @@ int ipu_chardev_init(void)
 	ret = alloc_chrdev_region(&ipu_devt, 0, IPU_MAX_DEVICES, IPU_DRV_NAME);
 	if (ret)
 		return ret;
-	ipu_class = class_create(THIS_MODULE, IPU_DRV_NAME);
+	ipu_class = class_create(IPU_DRV_NAME);
 	if (IS_ERR(ipu_class)) {
 		unregister_chrdev_region(ipu_devt, IPU_MAX_DEVICES);
 		return PTR_ERR(ipu_class);

@@ -233,7 +233,7 @@ static int ipu_setup_irqs(struct ipu_device *idev)
 		}
 		return 0;
 	}
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_LEGACY | PCI_IRQ_MSI);
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX | PCI_IRQ_MSI);
 	if (ret < 0) {
 		dev_err(&pdev->dev, "no interrupt available: %d\n", ret);
 		return ret;

@@ -19,7 +19,7 @@
 #include <linux/device.h>
 #include <linux/dmapool.h>
 #include <linux/idr.h>
-#include <linux/io_uring.h>
+#include <linux/io_uring/cmd.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>

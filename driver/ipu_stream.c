@@ -22,7 +22,7 @@ struct ipu_uring_pdu {
 
 static struct ipu_stream_req *ipu_pdu_req(struct io_uring_cmd *ioucmd)
 {
-	return ((struct ipu_uring_pdu *)ioucmd->pdu)->req;
+	return io_uring_cmd_to_pdu(ioucmd, struct ipu_uring_pdu)->req;
 }
 
 static void ipu_stream_task_cb(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
@@ -58,8 +58,8 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
 	struct ipu_file *f = ioucmd->file->private_data;
 	struct ipu_device *idev = f->idev;
-	struct ipu_uring_pdu *pdu = (struct ipu_uring_pdu *)ioucmd->pdu;
-	const u8 *raw = ioucmd->cmd;
+	struct ipu_uring_pdu *pdu = io_uring_cmd_to_pdu(ioucmd, struct ipu_uring_pdu);
+	const u8 *raw = io_uring_sqe_cmd(ioucmd->sqe);
 	struct ipu_uring_cmd c;
 	enum dma_data_direction dir;
 	struct ipu_stream_ring *r;
@@ -69,7 +69,6 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	u32 want_dir, i;
 	int ret;
 
-	BUILD_BUG_ON(sizeof(struct ipu_uring_pdu) > sizeof(ioucmd->pdu));
 	if (!(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
 	switch (ioucmd->cmd_op) {
