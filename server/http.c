@@ -35,10 +35,53 @@
 
 struct conn {
 	char *body;
-	size_t len, cap;
+	size_t len, cap;		/* cap is charged to h->body_used */
+	size_t declared;		/* Content-Length, 0 if none (chunked) */
 	int too_large;
+	int over_budget;		/* --max-body-memory was full: discard, answer 503 */
 	int counted;
 };
+
+/* Give the body's memory and its charge back. */
+static void drop_body(struct srv_http *h, struct conn *cn)
+{
+	free(cn->body);
+	cn->body = NULL;
+	atomic_fetch_sub(&h->body_used, cn->cap);
+	cn->cap = cn->len = 0;
+}
+
+/*
+ * Grow the body buffer to hold need bytes, charging the growth to the
+ * memory of all bodies being received (--max-body-memory).  0, 1 when
+ * that memory is full, -1 out of memory.
+ */
+static int grow_body(struct srv_http *h, struct conn *cn, size_t need)
+{
+	size_t cap = cn->cap ? cn->cap : 16384, grow;
+	char *b;
+
+	while (cap < need)
+		cap *= 2;
+	/* no more than the request said it would send */
+	if (cn->declared && cap > cn->declared && cn->declared >= need)
+		cap = cn->declared;
+	if (cap > h->max_body)
+		cap = h->max_body;
+	grow = cap - cn->cap;
+	if (atomic_fetch_add(&h->body_used, grow) + grow > h->max_body_memory) {
+		atomic_fetch_sub(&h->body_used, grow);
+		return 1;
+	}
+	b = realloc(cn->body, cap);
+	if (!b) {
+		atomic_fetch_sub(&h->body_used, grow);
+		return -1;
+	}
+	cn->body = b;
+	cn->cap = cap;
+	return 0;
+}
 
 static enum MHD_Result send_body_close(struct srv_http *h, struct MHD_Connection *c, unsigned status,
 				       char *body, size_t len, const char *type, size_t json_len,
@@ -545,29 +588,29 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const ch
 				 "(--max-body-size)", cl, h->max_body);
 			return send_error(h, c, 413, err);
 		}
+		cn->declared = cl ? (size_t)strtoull(cl, NULL, 10) : 0;
 		return MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
 
 		*upload_size = 0;
-		if (cn->too_large || cn->len + n > h->max_body) {
-			cn->too_large = 1; /* chunked: discard the rest, answer at the end */
+		if (cn->too_large || cn->over_budget || cn->len + n > h->max_body) {
+			/* chunked: discard the rest, answer at the end */
+			cn->too_large = !cn->over_budget;
 			return MHD_YES;
 		}
 		if (cn->len + n > cn->cap) {
-			size_t cap = cn->cap ? cn->cap : 16384;
-			char *b;
+			int rc = grow_body(h, cn, cn->len + n);
 
-			while (cap < cn->len + n)
-				cap *= 2;
-			if (cap > h->max_body)
-				cap = h->max_body;
-			b = realloc(cn->body, cap);
-			if (!b)
+			if (rc < 0)
 				return MHD_NO;
-			cn->body = b;
-			cn->cap = cap;
+			if (rc) {
+				/* what it holds goes back at once, for the bodies that fit */
+				cn->over_budget = 1;
+				drop_body(h, cn);
+				return MHD_YES;
+			}
 		}
 		memcpy(cn->body + cn->len, upload, n);
 		cn->len += n;
@@ -577,6 +620,11 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *c, const ch
 		snprintf(err, sizeof(err), "request body exceeds the limit of %zu bytes (--max-body-size)",
 			 h->max_body);
 		return send_error(h, c, 413, err);
+	}
+	if (cn->over_budget) {
+		snprintf(err, sizeof(err), "the bodies being received hold all of --max-body-memory "
+			 "(%zu bytes); retry", h->max_body_memory);
+		return send_error(h, c, 503, err);
 	}
 	/* the whole request is here: its deadline no longer applies */
 	srv_conn_busy(&h->conns, c, 1);
@@ -596,7 +644,7 @@ static void api_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	if (cn->counted)
 		atomic_fetch_sub(&h->inflight, 1);
-	free(cn->body);
+	drop_body(h, cn);
 	free(cn);
 	*con_cls = NULL;
 }

@@ -17,6 +17,8 @@ struct srv_http {
 	struct srv_conns conns;		/* open API connections, request deadline */
 	struct srv_json_budget json;	/* memory of JSON bodies being parsed */
 	size_t max_body;		/* bytes of a request body */
+	size_t max_body_memory;		/* bytes of all bodies being received or answered */
+	atomic_size_t body_used;
 	int explicit_control;		/* load/unload through the API */
 	int log_verbose;
 	atomic_int draining;		/* SIGTERM: refuse new requests */
@@ -36,9 +38,8 @@ struct srv_http_limits {
  * Start the API daemon (and, if metrics_port >= 0, the metrics daemon) on
  * addr; port 0 picks a free port.  The ports bound are returned.
  * h->conns must be initialised (srv_conns_init) and h->json's limit set.
- * max_connections bounds the API's connections (so the memory of bodies
- * being received is at most max_connections x max_body, and of their
- * parse h->json.limit).
+ * The memory of bodies being received is bounded by h->max_body_memory,
+ * and of their JSON parses by h->json.limit.
  */
 int srv_http_start(struct srv_http *h, const char *addr, int port, int metrics_port,
 		   const struct srv_http_limits *l, struct MHD_Daemon **api,

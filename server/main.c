@@ -24,7 +24,7 @@ struct opts {
 	const char *repo, *device, *addr;
 	uint64_t http_port, metrics_port, log_verbose, max_body, max_queue, exec_timeout_ms;
 	uint64_t conn_timeout_s, drain_timeout_s, max_conns, max_per_client, request_timeout_s;
-	uint64_t max_json_memory, drain_grace_ms;
+	uint64_t max_json_memory, drain_grace_ms, max_body_memory;
 	int explicit_control;
 	const char *load[MAX_LOAD];
 	unsigned nload;
@@ -52,6 +52,9 @@ static void usage(FILE *f)
 		"  --load-model NAME        with explicit control, load NAME at start (repeatable;\n"
 		"                           '*' loads every model)\n"
 		"  --max-body-size BYTES    largest request body (default 67108864); larger: 413\n"
+		"  --max-body-memory BYTES  memory all request bodies being received or answered\n"
+		"                           may hold together (default 1073741824, at least\n"
+		"                           --max-body-size); a body that finds it full: 503\n"
 		"  --max-queue-size N       queued requests per model version when config.yaml\n"
 		"                           sets none (1..1048576, default 1024); full: 503\n"
 		"  --exec-timeout-ms T      fail an execution not done after T ms (default 60000,\n"
@@ -65,8 +68,7 @@ static void usage(FILE *f)
 		"                           has not fully arrived S seconds after the connection\n"
 		"                           opened or its previous answer, however slowly it\n"
 		"                           trickles in (default 60, 0: never)\n"
-		"  --max-connections N      concurrent API connections (1..10000, default 1000);\n"
-		"                           with --max-body-size it bounds the memory of bodies\n"
+		"  --max-connections N      concurrent API connections (1..10000, default 1000)\n"
 		"  --max-connections-per-client N  of them from one client address (default half\n"
 		"                           of --max-connections); one more is closed at once\n"
 		"  --drain-timeout S        on SIGTERM, wait up to S seconds for requests in\n"
@@ -102,6 +104,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "max-connections-per-client", required_argument, NULL, 'P' },
 		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "max-json-memory", required_argument, NULL, 'J' },
+		{ "max-body-memory", required_argument, NULL, 'M' },
 		{ "drain-grace-ms", required_argument, NULL, 'G' },
 		{ "log-verbose", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -122,6 +125,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->max_conns = 1000;
 	o->request_timeout_s = 60;
 	o->max_json_memory = 256ull << 20;
+	o->max_body_memory = 1ull << 30;
 	o->drain_grace_ms = 1000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
@@ -187,6 +191,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					  &o->max_json_memory))
 				return -1;
 			break;
+		case 'M':
+			if (cli_parse_u64("ipu-serve", "max-body-memory", optarg, 1024, 1ull << 40,
+					  &o->max_body_memory))
+				return -1;
+			break;
 		case 'G':
 			if (cli_parse_u64("ipu-serve", "drain-grace-ms", optarg, 0, 600000, &o->drain_grace_ms))
 				return -1;
@@ -215,6 +224,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!o->repo) {
 		fprintf(stderr, "ipu-serve: which models? (--model-repository DIR; see --help)\n");
+		return -1;
+	}
+	if (o->max_body_memory < o->max_body) {
+		fprintf(stderr, "ipu-serve: --max-body-memory %llu is less than --max-body-size %llu: "
+			"a body of the largest size could never be received\n",
+			(unsigned long long)o->max_body_memory, (unsigned long long)o->max_body);
 		return -1;
 	}
 	if (!o->max_per_client)
@@ -342,6 +357,7 @@ int main(int argc, char **argv)
 		goto out;
 	h->repo = repo;
 	h->max_body = (size_t)o.max_body;
+	h->max_body_memory = (size_t)o.max_body_memory;
 	h->explicit_control = o.explicit_control;
 	h->log_verbose = (int)o.log_verbose;
 	limits.connection_timeout_s = (unsigned)o.conn_timeout_s;
