@@ -1,13 +1,16 @@
 # Models bigger than one IPU: the chip-level refusal of a model that does
-# not fit, with the number of IPUs its memory plan needs.
+# not fit, with the number of IPUs it needs; the model split over IPUs
+# (compiler/partition/), its stages run on in-process devices.
 CFLAGS_tests_multi_ := $(COMPILER_CPPFLAGS)
 
-MULTI_TEST_NAMES := test_multi_fit
+MULTI_TEST_NAMES := test_multi_fit test_multi_split
 MULTI_TESTS := $(MULTI_TEST_NAMES:%=$(BUILD)/tests/multi/%)
+MULTI_MODEL_OBJ := $(BUILD)/tests/multi/mlp_model.o
 
-$(MULTI_TESTS:%=%.o): $(COMPILER_PB_H)
+$(MULTI_TESTS:%=%.o) $(MULTI_MODEL_OBJ): $(COMPILER_PB_H)
 
-$(MULTI_TESTS): $(BUILD)/tests/multi/%: $(BUILD)/tests/multi/%.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)
+$(MULTI_TESTS): $(BUILD)/tests/multi/%: $(BUILD)/tests/multi/%.o $(MULTI_MODEL_OBJ) \
+		$(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(COMPILER_LINK) $(LDLIBS_BASE)
 

@@ -15,6 +15,7 @@
 #include "ipu/graph.h"
 #include "ipu/lower.h"
 #include "ipu/passes.h"
+#include "mlp_model.h"
 
 /* A constant of `elems` f32 spread over tiles [0, spread), relu'd into
  * an output streamed out; the builder's error, or "compiled". */
@@ -120,62 +121,9 @@ TEST(fitting_plan_compiles)
 
 /* --- a lowered model ----------------------------------------------------- */
 
-static int input(struct ir_graph *g, const char *name, int rank, const int64_t *d)
-{
-	int v = ir_value_add(g, name, NULL);
-
-	ir_value_set_shape(&g->vals[v], IR_F32, rank, d);
-	ir_graph_add_input(g, v, NULL);
-	return v;
-}
-
-static int cconst(struct ir_graph *g, const char *name, int rank, const int64_t *d, unsigned seed)
-{
-	struct ir_tensor t;
-	int v = ir_value_add(g, name, NULL);
-	int64_t n = ir_numel(rank, d);
-
-	ir_tensor_alloc(&t, IR_F32, rank, d, NULL);
-	for (int64_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		ir_set_f(t.data, IR_F32, (size_t)i, ((seed >> 8) % 2001) / 1000.0 - 1.0);
-	}
-	ir_value_set_const(&g->vals[v], &t);
-	return v;
-}
-
-/* x [8, 256] through `layers` [256 x 256] weights with Relu between. */
-static struct ir_graph *mlp(int layers)
-{
-	struct ir_graph *g = ir_graph_new(NULL);
-	int64_t dx[] = { 8, 256 }, dw[] = { 256, 256 };
-	int h = input(g, "x", 2, dx);
-
-	for (int l = 0; l < layers; l++) {
-		char wn[16], mn[16], rn[16];
-		int in[2];
-
-		snprintf(wn, sizeof(wn), "w%d", l);
-		snprintf(mn, sizeof(mn), "mm%d", l);
-		snprintf(rn, sizeof(rn), "relu%d", l);
-		in[0] = h;
-		in[1] = cconst(g, wn, 2, dw, 11u + (unsigned)l);
-		h = ir_value_add(g, mn, NULL);
-		ir_node_add(g, mn, "MatMul", in, 2, &h, 1, NULL);
-		if (l + 1 < layers) {
-			int r = ir_value_add(g, rn, NULL);
-
-			ir_node_add(g, rn, "Relu", &h, 1, &r, 1, NULL);
-			h = r;
-		}
-	}
-	ir_graph_add_output(g, h, NULL);
-	return g;
-}
-
 static int lower(int layers, uint32_t tiles, uint32_t mem, char *msg, size_t len)
 {
-	struct ir_graph *g = mlp(layers);
+	struct ir_graph *g = mlp_graph(layers);
 	struct ir_error e = { "" };
 	struct ir_pipeline_opts po = { 0 };
 	struct ipu_target t = { "ipu2", tiles, mem };

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * partition.h - splitting a model over several IPUs (sharding): the graph
+ * is cut into stages that are contiguous in its node order, one stage per
+ * IPU, and each stage becomes a graph of its own whose inputs are the
+ * model's inputs it reads and the tensors earlier stages make (the link
+ * transfers), and whose outputs are the model's outputs it makes and the
+ * tensors later stages read.  Each stage is then lowered for its own IPU
+ * like any one-IPU model.  Documentation/compiler/sharding.md.
+ *
+ * The graph given is the optimised one (after ir_pipeline_run: shapes
+ * known, nodes in topological order).
+ */
+#ifndef IPU_PARTITION_H
+#define IPU_PARTITION_H
+
+#include <stdint.h>
+
+#include "ipu/ir.h"
+#include "ipu/lower.h"
+
+#define IPU_PARTITION_MAX_IPUS 64
+
+/*
+ * A split into nstages stages: stage s holds the nodes at positions
+ * first[s] .. first[s + 1] - 1 (first[0] = 0, first[nstages] = the node
+ * count, every stage at least one node).
+ */
+struct ipu_partition {
+	int nstages;
+	int first[IPU_PARTITION_MAX_IPUS + 1];
+};
+
+/* What the automatic split estimates per stage (also for a manual one). */
+struct ipu_stage_estimate {
+	uint64_t bytes;		/* constants it owns + the values it makes */
+	uint64_t work;		/* modelled work: multiply-adds + elements */
+};
+
+/*
+ * The automatic split over nstages IPUs of target t: the cuts that make
+ * the largest stage's modelled work smallest while every stage's bytes
+ * stay within 5/8 of an IPU's memory (the lowering keeps the rest of each
+ * tile for the values live around an op); a refusal names the node that
+ * cannot fit even alone, or the IPUs the model would need.
+ */
+int ipu_partition_auto(const struct ir_graph *g, int nstages, const struct ipu_target *t,
+		       struct ipu_partition *p, struct ir_error *e);
+
+/*
+ * The split a sharding YAML gives (a list of `node: NAME` / `ipu: K`
+ * mappings; a listed node starts IPU K's stage, the others follow the node
+ * before them).  IPUs are 0 .. nstages - 1, each used, in increasing order
+ * along the graph.  Errors name the file, line and node.
+ */
+int ipu_partition_yaml(const struct ir_graph *g, const char *path, int nstages,
+		       struct ipu_partition *p, struct ir_error *e);
+
+/* The same from YAML text (name is used in messages). */
+int ipu_partition_yaml_text(const struct ir_graph *g, const char *text, size_t len,
+			    const char *name, int nstages, struct ipu_partition *p,
+			    struct ir_error *e);
+
+/* Each stage's estimate (est has p->nstages entries). */
+void ipu_partition_estimate(const struct ir_graph *g, const struct ipu_partition *p,
+			    struct ipu_stage_estimate *est);
+
+/*
+ * Stage s of p as a graph of its own (a deep copy; free with
+ * ir_graph_free): the model's inputs it reads, in the model's order, then
+ * the values earlier stages make, in value order; the model's outputs it
+ * makes, in the model's order, then the values later stages read.  Value
+ * names are kept, so an output of stage a and the input of stage b of the
+ * same name are one link transfer.
+ */
+struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_partition *p,
+				     int s, struct ir_error *e);
+
+#endif /* IPU_PARTITION_H */

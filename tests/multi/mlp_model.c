@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mlp_model.c - the multi-IPU tests' model and a one-device runner.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipu/ipu.h"
+#include "mlp_model.h"
+
+static int input(struct ir_graph *g, const char *name, int rank, const int64_t *d)
+{
+	int v = ir_value_add(g, name, NULL);
+
+	ir_value_set_shape(&g->vals[v], IR_F32, rank, d);
+	ir_graph_add_input(g, v, NULL);
+	return v;
+}
+
+static int cconst(struct ir_graph *g, const char *name, int rank, const int64_t *d, unsigned seed)
+{
+	struct ir_tensor t;
+	int v = ir_value_add(g, name, NULL);
+	int64_t n = ir_numel(rank, d);
+
+	if (ir_tensor_alloc(&t, IR_F32, rank, d, NULL))
+		return -1;
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		/* small enough that eight layers stay finite and non-zero */
+		ir_set_f(t.data, IR_F32, (size_t)i, (((seed >> 8) % 2001) / 1000.0 - 1.0) / 8.0);
+	}
+	ir_value_set_const(&g->vals[v], &t);
+	return v;
+}
+
+struct ir_graph *mlp_graph(int layers)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t dx[] = { MLP_ROWS, MLP_WIDTH }, dw[] = { MLP_WIDTH, MLP_WIDTH };
+	int h;
+
+	if (!g)
+		return NULL;
+	h = input(g, "x", 2, dx);
+	for (int l = 0; l < layers; l++) {
+		char wn[16], mn[16], rn[16];
+		int in[2];
+
+		snprintf(wn, sizeof(wn), "w%d", l);
+		snprintf(mn, sizeof(mn), "mm%d", l);
+		snprintf(rn, sizeof(rn), "relu%d", l);
+		in[0] = h;
+		in[1] = cconst(g, wn, 2, dw, 11u + (unsigned)l);
+		if (in[1] < 0) {
+			ir_graph_free(g);
+			return NULL;
+		}
+		h = ir_value_add(g, mn, NULL);
+		ir_node_add(g, mn, "MatMul", in, 2, &h, 1, NULL);
+		if (l + 1 < layers) {
+			int r = ir_value_add(g, rn, NULL);
+
+			ir_node_add(g, rn, "Relu", &h, 1, &r, 1, NULL);
+			h = r;
+		}
+	}
+	ir_graph_add_output(g, h, NULL);
+	return g;
+}
+
+const struct ir_tensor *mlp_store_find(const struct mlp_store *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], name))
+			return &s->t[i];
+	return NULL;
+}
+
+void mlp_store_free(struct mlp_store *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		free(s->names[i]);
+		ir_tensor_free(&s->t[i]);
+	}
+	s->n = 0;
+}
+
+static int stream_of(const struct ipuef_anchor *an, uint32_t na, const char *name, uint32_t *sid)
+{
+	for (uint32_t i = 0; i < na; i++)
+		if (!strcmp(an[i].name, name)) {
+			*sid = an[i].stream_id;
+			return 0;
+		}
+	return -1;
+}
+
+int mlp_run(struct ir_graph *g, const struct ipu_target *t, struct mlp_store *store,
+	    struct ir_error *e)
+{
+	struct ipu_lower_info info;
+	struct ipu_device *d = NULL;
+	struct ipu_error le = { 0 };
+	const struct ipuef_anchor *an;
+	void *image = NULL;
+	size_t len = 0;
+	uint32_t na, sid;
+	char spec[96], err[512] = "";
+	int first_out = store->n, r = -1;
+
+	memset(&info, 0, sizeof(info));
+	if (ipu_lower_image(&g, 1, t, &image, &len, &info, e))
+		return -1;
+	an = ipu_lower_anchors(&info, &na);
+	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u", t->tiles, t->tile_mem);
+	if (ipu_open(spec, &d, err, sizeof(err)) || ipu_attach(d) || ipu_load(d, image, len, &le)) {
+		ir_err(e, "%s: %s%s", spec, err, le.msg);
+		goto out;
+	}
+	for (int i = 0; i < g->ninputs; i++) {
+		const char *name = g->vals[g->inputs[i]].name;
+		const struct ir_tensor *x = mlp_store_find(store, name);
+
+		if (!x || stream_of(an, na, name, &sid) ||
+		    ipu_stream_submit(d, sid, x->data, ir_tensor_bytes(x), 0)) {
+			ir_err(e, "input '%s': %s", name, x ? "no stream" : "not in the store");
+			goto out;
+		}
+	}
+	for (int i = 0; i < g->noutputs; i++) {
+		const struct ir_value *v = &g->vals[g->outputs[i]];
+		struct ir_tensor *y = &store->t[store->n];
+
+		if (store->n >= 64 || ir_tensor_alloc(y, v->dtype, v->rank, v->dims, e))
+			goto out;
+		store->names[store->n] = strdup(v->name);
+		if (!store->names[store->n]) {
+			ir_tensor_free(y);
+			ir_err(e, "out of memory");
+			goto out;
+		}
+		store->n++;
+		if (stream_of(an, na, v->name, &sid) ||
+		    ipu_stream_submit(d, sid, y->data, ir_tensor_bytes(y), 0)) {
+			ir_err(e, "output '%s': no stream", v->name);
+			goto out;
+		}
+	}
+	if (ipu_run_sync(d, 0, err, sizeof(err))) {
+		ir_err(e, "running: %s", err);
+		goto out;
+	}
+	{
+		struct ipu_completion c[64];
+
+		while (ipu_stream_poll(d, c, 64, 0) > 0)
+			;
+	}
+	r = 0;
+out:
+	if (r) {
+		while (store->n > first_out) {
+			store->n--;
+			free(store->names[store->n]);
+			ir_tensor_free(&store->t[store->n]);
+		}
+	}
+	ipu_close(d);
+	free(image);
+	ipu_lower_info_free(&info);
+	return r;
+}

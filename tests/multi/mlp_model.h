@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mlp_model.h - the multi-IPU tests' model: x [8, 256] through `layers`
+ * seeded random [256 x 256] fp32 weights (MatMul, Relu between), built as
+ * the compiler's IR, and running lowered images on the in-process device.
+ */
+#ifndef MULTI_MLP_MODEL_H
+#define MULTI_MLP_MODEL_H
+
+#include "ipu/ir.h"
+#include "ipu/lower.h"
+
+#define MLP_ROWS 8
+#define MLP_WIDTH 256
+
+/* The IR graph (not yet through the pipeline), NULL when out of memory. */
+struct ir_graph *mlp_graph(int layers);
+
+/* Named tensors handed from stage to stage. */
+struct mlp_store {
+	char *names[64];
+	struct ir_tensor t[64];
+	int n;
+};
+const struct ir_tensor *mlp_store_find(const struct mlp_store *s, const char *name);
+void mlp_store_free(struct mlp_store *s);
+
+/*
+ * Lowers g (through the pipeline already) for target t, runs its Main
+ * once on an in-process device of t's size with the inputs from store (by
+ * name) and adds its outputs to store.  0, or -1 with the message in e.
+ */
+int mlp_run(struct ir_graph *g, const struct ipu_target *t, struct mlp_store *store,
+	    struct ir_error *e);
+
+#endif
