@@ -4,7 +4,7 @@
  * jansson, and that memory given back at once (server/json_budget.c).
  *
  * jansson turns each JSON value into its own allocations: a body of
- * "0.0," elements takes about 16 times its size once parsed, so a byte
+ * "0.0," elements takes 16 to 20 times its size once parsed, so a byte
  * limit on the body does not bound the parse.  While a request body is
  * parsed, every allocation jansson makes comes from an arena of that
  * document, counted against one budget shared by all connections and
