@@ -459,9 +459,10 @@ out:
 	return r;
 }
 
-int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
-		    void **image, size_t *len, struct ipu_lower_info *info,
-		    struct ir_error *e)
+/* One lowering; with_token: give a decoder its next_token (*added says if it did). */
+static int lower_image_once(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
+			    void **image, size_t *len, struct ipu_lower_info *info,
+			    struct ir_error *e, int with_token, int *added)
 {
 	struct ir_graph *prepared[64] = { 0 };
 	struct ipu_graph *gb = NULL;
@@ -482,9 +483,13 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		goto out;
 	}
 	for (int k = 0; k < n; k++) {
+		int outs = graphs[k]->noutputs;
+
 		prepared[k] = ir_graph_clone(graphs[k], e);
-		if (!prepared[k] || (n == 1 && lw_state_token(prepared[k], t, e)) ||
-		    ipu_lower_prepare(prepared[k], t->fold_limit, e))
+		if (!prepared[k] || (n == 1 && with_token && lw_state_token(prepared[k], t, e)))
+			goto out;
+		*added |= prepared[k]->noutputs > outs;
+		if (ipu_lower_prepare(prepared[k], t->fold_limit, e))
 			goto out;
 		if (t->fp8 && ir_pass_fp8(prepared[k], t->fp8, e) < 0)
 			goto out;
@@ -543,6 +548,24 @@ out:
 	if (r)
 		ipu_lower_info_free(info);	/* nothing to hand out on failure */
 	return r;
+}
+
+int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
+		    void **image, size_t *len, struct ipu_lower_info *info,
+		    struct ir_error *e)
+{
+	int added = 0, r = lower_image_once(graphs, n, t, image, len, info, e, 1, &added);
+
+	if (!r || !added)
+		return r;
+	/* the greedy ArgMax is ours, not the model's: a vocabulary whose row
+	 * does not fit one tile's op budget goes without it (the runtime then
+	 * picks the token from the logits) rather than failing the model */
+	if (t->progress)
+		fprintf(t->progress, "ipu-compile: no next_token on the device (%s); the runtime chooses from the logits\n",
+			e->msg);
+	e->msg[0] = 0;
+	return lower_image_once(graphs, n, t, image, len, info, e, 0, &added);
 }
 
 void ipu_lower_info_free(struct ipu_lower_info *info)
