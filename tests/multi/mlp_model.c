@@ -172,3 +172,93 @@ out:
 	ipu_lower_info_free(&info);
 	return r;
 }
+
+int mlp_group_build(const struct ir_graph *g, const struct ipu_partition *p,
+		    const struct ipu_target *t, struct mlp_group *out, struct ir_error *e)
+{
+	struct ir_graph *sg[IPU_PARTITION_MAX_IPUS] = { 0 };
+	struct ipu_lower_info info[IPU_PARTITION_MAX_IPUS];
+	char spec[96], err[512] = "";
+	int r = -1, n = p->nstages;
+
+	memset(out, 0, sizeof(*out));
+	memset(info, 0, sizeof(info));
+	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u", t->tiles, t->tile_mem);
+	if (ipu_group_open(spec, (uint32_t)n, &out->g, err, sizeof(err))) {
+		ir_err(e, "%s", err);
+		return -1;
+	}
+	out->nstages = (uint32_t)n;
+	for (int k = 0; k < n; k++) {
+		void *image = NULL;
+		size_t len = 0;
+		struct ipu_error le = { 0 };
+
+		sg[k] = ipu_partition_stage(g, p, k, e);
+		if (!sg[k] || ipu_lower_image(&sg[k], 1, t, &image, &len, &info[k], e))
+			goto out;
+		if (ipu_load(ipu_group_device(out->g, (uint32_t)k), image, len, &le)) {
+			free(image);
+			ir_err(e, "stage %d: %s", k, le.msg);
+			goto out;
+		}
+		free(image);
+	}
+	for (int b = 0; b < n; b++) {
+		uint32_t nb, na;
+		const struct ipuef_anchor *ab = ipu_lower_anchors(&info[b], &nb);
+
+		for (int i = 0; i < sg[b]->ninputs; i++) {
+			const char *name = sg[b]->vals[sg[b]->inputs[i]].name;
+			const struct ipuef_anchor *aa;
+			uint32_t ds, ss;
+			int a, found = 0;
+
+			if (stream_of(ab, nb, name, &ds)) {
+				ir_err(e, "stage %d: no stream for input '%s'", b, name);
+				goto out;
+			}
+			if (b == 0 && !strcmp(name, "x")) {
+				out->x_stream = ds;
+				continue;
+			}
+			for (a = 0; a < b && !found; a++)
+				for (int o = 0; o < sg[a]->noutputs && !found; o++)
+					found = !strcmp(sg[a]->vals[sg[a]->outputs[o]].name, name);
+			if (!found) {
+				ir_err(e, "stage %d: input '%s' is made by no earlier stage", b, name);
+				goto out;
+			}
+			a--;
+			aa = ipu_lower_anchors(&info[a], &na);
+			if (stream_of(aa, na, name, &ss) ||
+			    ipu_group_link(out->g, (uint32_t)a, ss, (uint32_t)b, ds, err, sizeof(err)) < 0) {
+				ir_err(e, "link '%s' stage %d -> %d: %s", name, a, b, err);
+				goto out;
+			}
+			out->links++;
+		}
+	}
+	{
+		uint32_t nl;
+		const struct ipuef_anchor *al = ipu_lower_anchors(&info[n - 1], &nl);
+		const struct ir_value *y = &sg[n - 1]->vals[sg[n - 1]->outputs[0]];
+
+		if (stream_of(al, nl, y->name, &out->y_stream)) {
+			ir_err(e, "last stage: no stream for '%s'", y->name);
+			goto out;
+		}
+		out->y_bytes = (uint64_t)ir_value_numel(y) * ir_dtype_size(y->dtype);
+	}
+	r = 0;
+out:
+	for (int k = 0; k < n; k++) {
+		ir_graph_free(sg[k]);
+		ipu_lower_info_free(&info[k]);
+	}
+	if (r) {
+		ipu_group_close(out->g);
+		out->g = NULL;
+	}
+	return r;
+}

@@ -33,4 +33,24 @@ void mlp_store_free(struct mlp_store *s);
 int mlp_run(struct ir_graph *g, const struct ipu_target *t, struct mlp_store *store,
 	    struct ir_error *e);
 
+
+
+#include "ipu/group.h"
+#include "ipu/partition.h"
+
+/*
+ * The stages of p lowered each for its own IPU of target t, loaded on a
+ * group of in-process devices and linked by name (a stage's input made by
+ * an earlier stage is a link from that stage's output stream).  The
+ * group's first stage's input `x` and the last stage's output stream
+ * ids are returned for the caller to feed.  0, or -1 with e set.
+ */
+struct mlp_group {
+	struct ipu_group *g;
+	uint32_t x_stream, y_stream, nstages;
+	uint64_t y_bytes;
+	uint32_t links;
+};
+int mlp_group_build(const struct ir_graph *g, const struct ipu_partition *p,
+		    const struct ipu_target *t, struct mlp_group *out, struct ir_error *e);
 #endif

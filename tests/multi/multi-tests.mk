@@ -3,7 +3,7 @@
 # (compiler/partition/), its stages run on in-process devices.
 CFLAGS_tests_multi_ := $(COMPILER_CPPFLAGS)
 
-MULTI_TEST_NAMES := test_multi_fit test_multi_split
+MULTI_TEST_NAMES := test_multi_fit test_multi_split test_multi_group
 MULTI_TESTS := $(MULTI_TEST_NAMES:%=$(BUILD)/tests/multi/%)
 MULTI_MODEL_OBJ := $(BUILD)/tests/multi/mlp_model.o
 
