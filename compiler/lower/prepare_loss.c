@@ -11,62 +11,13 @@
  *      (ReduceMean without weights nor ignore_index), as ONNX defines it.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "lower_internal.h"
-
-struct loss_rw {
-	struct ir_graph *g;
-	int pos;
-	char name[256];
-	struct ir_error *e;
-};
-
-static int add(struct loss_rw *r, const char *op, int a, int b)
-{
-	int in[2] = { a, b };
-
-	return lp_add_node(r->g, &r->pos, r->name, op, in, b >= 0 ? 2 : 1, r->e);
-}
-
-static int last_node_int(struct loss_rw *r, const char *attr, int64_t v)
-{
-	return ir_attr_set_int(&r->g->nodes[r->pos - 1], attr, v, r->e);
-}
-
-static int shape_const(struct loss_rw *r, const int64_t *dims, int64_t rank)
-{
-	struct ir_tensor t;
-	int x = ir_value_add_unique(r->g, "loss_shape", r->e);
-
-	if (x < 0 || ir_tensor_alloc(&t, IR_I64, 1, &rank, r->e))
-		return -1;
-	memcpy(t.data, dims, (size_t)rank * sizeof(int64_t));
-	ir_value_set_const(&r->g->vals[x], &t);
-	return x;
-}
-
-/* The node at r->pos computes op(in...) from now on, without attributes. */
-static int become(struct loss_rw *r, const char *op, const int *in, int nin)
-{
-	struct ir_node *n = &r->g->nodes[r->pos];
-	int *ni = realloc(n->in, (size_t)nin * sizeof(int));
-
-	if (!ni)
-		return ir_err(r->e, "out of memory");
-	n->in = ni;
-	memcpy(n->in, in, (size_t)nin * sizeof(int));
-	n->nin = nin;
-	n->nout = 1;
-	for (int k = n->nattrs - 1; k >= 0; k--)
-		ir_attr_remove(n, n->attrs[k].name);
-	return ir_node_set_op(n, op, r->e);
-}
+#include "prepare_rw.h"
 
 int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 {
-	struct loss_rw r = { g, *pi, "", e };
+	struct lp_rw r = { g, *pi, "", e };
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]], *tv = &g->vals[n->in[1]];
 	int dt = xv->dtype, has_ii = ir_attr_find(n, "ignore_index") != NULL;
@@ -91,47 +42,40 @@ int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 		d1[0] = xd[0];
 		d1[1] = xd[1];
 		d1[2] = D;
-		if ((c = shape_const(&r, d1, 3)) < 0 || (x = lp = add(&r, "Reshape", x, c)) < 0)
+		if ((c = lp_rw_shape(&r, d1, 3)) < 0 || (x = lp = lp_rw_add(&r, "Reshape", x, c)) < 0)
 			return -1;
 	}
 	if (sce) {
 		int out1 = g->nodes[r.pos].nout > 1 ? g->nodes[r.pos].out[1] : -1;
 
-		if (out1 >= 0 && !flat) {
-			/* the node's own log_prob output is the LogSoftmax's */
-			if (ir_node_insert(g, r.pos, r.name, "LogSoftmax", &x, 1, &out1, 1, e) < 0)
-				return -1;
-			r.pos++;
-			lp = out1;
-		} else if ((lp = add(&r, "LogSoftmax", x, -1)) < 0) {
+		/* the node's own log_prob output is the LogSoftmax's */
+		if ((lp = lp_rw_add_to(&r, "LogSoftmax", &x, 1, flat ? -1 : out1)) < 0)
 			return -1;
-		}
-		if (last_node_int(&r, "axis", 1))
+		if (lp_rw_int(&r, "axis", 1))
 			return -1;
 		if (out1 >= 0 && flat) {
-			int in[2] = { lp, shape_const(&r, xd, xrank) };
+			int in[2] = { lp, lp_rw_shape(&r, xd, xrank) };
 
-			if (in[1] < 0 || ir_node_insert(g, r.pos, r.name, "Reshape", in, 2, &out1, 1, e) < 0)
+			if (in[1] < 0 || lp_rw_add_to(&r, "Reshape", in, 2, out1) < 0)
 				return -1;
-			r.pos++;
 		}
 	}
 	/* the device computes integers in int32 */
-	if ((t = add(&r, "Cast", t, -1)) < 0 || last_node_int(&r, "to", IR_I32))
+	if ((t = lp_rw_add(&r, "Cast", t, -1)) < 0 || lp_rw_int(&r, "to", IR_I32))
 		return -1;
 	if (has_ii) {
-		int iiv = lp_const_scalar(g, "ignore_index", IR_I32, (double)ii, 0, e);
-		int zero = lp_const_scalar(g, "class0", IR_I32, 0, 0, e);
+		int iiv = lp_rw_scalar(&r, IR_I32, (double)ii);
+		int zero = lp_rw_scalar(&r, IR_I32, 0);
 		int m, in[3];
 
-		if (iiv < 0 || zero < 0 || (m = add(&r, "Equal", t, iiv)) < 0)
+		if (iiv < 0 || zero < 0 || (m = lp_rw_add(&r, "Equal", t, iiv)) < 0)
 			return -1;
 		in[0] = m;
 		in[1] = zero;
 		in[2] = t;
-		if ((t = lp_add_node(g, &r.pos, r.name, "Where", in, 3, e)) < 0 ||
-		    (keep = add(&r, "Not", m, -1)) < 0 ||
-		    (keep = add(&r, "Cast", keep, -1)) < 0 || last_node_int(&r, "to", dt))
+		if ((t = lp_rw_add_to(&r, "Where", in, 3, -1)) < 0 ||
+		    (keep = lp_rw_add(&r, "Not", m, -1)) < 0 ||
+		    (keep = lp_rw_add(&r, "Cast", keep, -1)) < 0 || lp_rw_int(&r, "to", dt))
 			return -1;
 	}
 	/* targets (N, d...) -> (N, 1, d...) for a gather over the classes */
@@ -140,39 +84,39 @@ int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 	memcpy(d1 + 2, td + 1, (size_t)(trank - 1) * sizeof(int64_t));
 	if (flat)
 		d1[2] = D;
-	if ((c = shape_const(&r, d1, flat ? 3 : trank + 1)) < 0 || (c = add(&r, "Reshape", t, c)) < 0 ||
-	    (l = add(&r, "GatherElements", lp, c)) < 0 || last_node_int(&r, "axis", 1) ||
-	    (c = shape_const(&r, td, trank)) < 0 || (l = add(&r, "Reshape", l, c)) < 0 ||
-	    (l = add(&r, "Neg", l, -1)) < 0)
+	if ((c = lp_rw_shape(&r, d1, flat ? 3 : trank + 1)) < 0 || (c = lp_rw_add(&r, "Reshape", t, c)) < 0 ||
+	    (l = lp_rw_add(&r, "GatherElements", lp, c)) < 0 || lp_rw_int(&r, "axis", 1) ||
+	    (c = lp_rw_shape(&r, td, trank)) < 0 || (l = lp_rw_add(&r, "Reshape", l, c)) < 0 ||
+	    (l = lp_rw_add(&r, "Neg", l, -1)) < 0)
 		return -1;
 	if (w >= 0) {
-		if ((wt = add(&r, "Gather", w, t)) < 0 || last_node_int(&r, "axis", 0))
+		if ((wt = lp_rw_add(&r, "Gather", w, t)) < 0 || lp_rw_int(&r, "axis", 0))
 			return -1;
-		if (keep >= 0 && (wt = add(&r, "Mul", wt, keep)) < 0)
+		if (keep >= 0 && (wt = lp_rw_add(&r, "Mul", wt, keep)) < 0)
 			return -1;
 	} else {
 		wt = keep;
 	}
-	if (wt >= 0 && (l = add(&r, "Mul", l, wt)) < 0)
+	if (wt >= 0 && (l = lp_rw_add(&r, "Mul", l, wt)) < 0)
 		return -1;
 	*pi = r.pos;
 	if (!strcmp(red, "none"))
-		return become(&r, "Identity", &l, 1);
+		return lp_rw_become(&r, "Identity", &l, 1);
 	if (!strcmp(red, "sum") || wt >= 0) {
 		int s[2];
 
 		if (!strcmp(red, "sum")) {
-			if (become(&r, "ReduceSum", &l, 1))
+			if (lp_rw_become(&r, "ReduceSum", &l, 1))
 				return -1;
 			return ir_attr_set_int(&g->nodes[r.pos], "keepdims", 0, e);
 		}
-		if ((s[0] = add(&r, "ReduceSum", l, -1)) < 0 || last_node_int(&r, "keepdims", 0) ||
-		    (s[1] = add(&r, "ReduceSum", wt, -1)) < 0 || last_node_int(&r, "keepdims", 0))
+		if ((s[0] = lp_rw_add(&r, "ReduceSum", l, -1)) < 0 || lp_rw_int(&r, "keepdims", 0) ||
+		    (s[1] = lp_rw_add(&r, "ReduceSum", wt, -1)) < 0 || lp_rw_int(&r, "keepdims", 0))
 			return -1;
 		*pi = r.pos;
-		return become(&r, "Div", s, 2);
+		return lp_rw_become(&r, "Div", s, 2);
 	}
-	if (become(&r, "ReduceMean", &l, 1))
+	if (lp_rw_become(&r, "ReduceMean", &l, 1))
 		return -1;
 	return ir_attr_set_int(&g->nodes[r.pos], "keepdims", 0, e);
 }
