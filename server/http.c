@@ -58,14 +58,17 @@ static void drop_body(struct srv_http *h, struct conn *cn)
  */
 static int grow_body(struct srv_http *h, struct conn *cn, size_t need)
 {
-	size_t cap = cn->cap ? cn->cap : 16384, grow;
+	size_t cap, grow;
 	char *b;
 
+	/*
+	 * A declared length is taken whole with the first bytes: bodies that
+	 * compete for the budget then either fit entirely or are dropped at
+	 * once, instead of all growing halfway and all failing.
+	 */
+	cap = cn->declared ? cn->declared : cn->cap ? cn->cap : 16384;
 	while (cap < need)
 		cap *= 2;
-	/* no more than the request said it would send */
-	if (cn->declared && cap > cn->declared && cn->declared >= need)
-		cap = cn->declared;
 	if (cap > h->max_body)
 		cap = h->max_body;
 	grow = cap - cn->cap;
@@ -511,7 +514,20 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 struct framing {
 	unsigned ncl, nte;
 	const char *te;
+	int bad_name;			/* a field name that is not a token */
 };
+
+/* RFC 9110 section 5.6.2: a field name is one or more tchar */
+static int is_token(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr("!#$%&'*+-.^_`|~", *s)))
+			return 0;
+	return 1;
+}
 
 static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
 				     const char *value)
@@ -519,6 +535,9 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 	struct framing *f = cls;
 
 	(void)kind;
+	/* libmicrohttpd keeps "Host " of "Host : x" as the name; a proxy may read it as Host */
+	if (!is_token(key))
+		f->bad_name = 1;
 	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
 		f->ncl++;
 	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
@@ -542,6 +561,9 @@ static enum MHD_Result check_framing(struct srv_http *h, struct MHD_Connection *
 
 	*refused = 1;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+	if (f.bad_name)
+		return send_error_close(h, c, 400, "a header field name that is not a token (whitespace "
+					"before its colon?) (RFC 9112 section 5.1)", 1);
 	if (f.nte && f.ncl)
 		return send_error_close(h, c, 400, "a request may not carry both Transfer-Encoding and "
 					"Content-Length (RFC 9112 section 6.1)", 1);

@@ -343,6 +343,8 @@ def framing_and_names(repo):
              501),
             ("Transfer-Encoding and Content-Length", P + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
              b"5\r\nhello\r\n0\r\n\r\n", 400),
+            ("whitespace before a header's colon", b"POST /v2/models/affine/infer HTTP/1.1\r\nHost: x\r\n"
+             b"Content-Length : %d\r\n\r\n" % len(body) + body, 400),
         ]
         names = [
             ("model name %ff (not UTF-8)", b"GET /v2/models/%ff HTTP/1.1\r\nHost: x\r\n\r\n"),
