@@ -37,8 +37,13 @@ static int cconst(struct ir_graph *g, const char *name, int rank, const int64_t 
 
 struct ir_graph *mlp_graph(int layers)
 {
+	return mlp_graph_rows(layers, MLP_ROWS);
+}
+
+struct ir_graph *mlp_graph_rows(int layers, int rows)
+{
 	struct ir_graph *g = ir_graph_new(NULL);
-	int64_t dx[] = { MLP_ROWS, MLP_WIDTH }, dw[] = { MLP_WIDTH, MLP_WIDTH };
+	int64_t dx[] = { rows, MLP_WIDTH }, dw[] = { MLP_WIDTH, MLP_WIDTH };
 	int h;
 
 	if (!g)

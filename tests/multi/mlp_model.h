@@ -15,6 +15,8 @@
 
 /* The IR graph (not yet through the pipeline), NULL when out of memory. */
 struct ir_graph *mlp_graph(int layers);
+/* The same with `rows` input rows (a micro-batch of the MLP_ROWS batch). */
+struct ir_graph *mlp_graph_rows(int layers, int rows);
 
 /* Named tensors handed from stage to stage. */
 struct mlp_store {
