@@ -15,3 +15,11 @@ $(MULTI_TESTS): $(BUILD)/tests/multi/%: $(BUILD)/tests/multi/%.o $(MULTI_MODEL_O
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(COMPILER_LINK) $(LDLIBS_BASE)
 
 TESTS += $(MULTI_TESTS)
+
+# The group's link handlers hand buffers between device threads: its test
+# under ThreadSanitizer too.
+.PHONY: check-multi-tsan
+check-multi-tsan:
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/multi/test_multi_group
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/multi/test_multi_group
+CHECKS += ;make -s check-multi-tsan;
