@@ -33,7 +33,7 @@ $(KMOD): $(KMOD_SRCS) Kbuild
 # not writable) and linked here.
 IPU_DRIVER_CACHE ?= /var/cache/ipu-driver
 KSRC_PKG = linux-source-$(shell echo '$(KVER)' | cut -d. -f1,2)
-$(KSRC_DIR)/.extracted: $(if $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/.package 2>/dev/null)),,FORCE)
+$(KSRC_DIR)/.extracted: $(if $(and $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/.package 2>/dev/null)),$(wildcard $(KSRC_DIR)/scripts/kernel-doc)),,FORCE)
 	@set -e; \
 	pkg=$(KSRC_PKG); \
 	tarball=$$(ls /usr/src/$$pkg.tar.* 2>/dev/null | head -n 1); \
@@ -42,12 +42,12 @@ $(KSRC_DIR)/.extracted: $(if $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/.packa
 	cache=$(IPU_DRIVER_CACHE)/$$pkg-$$ver; \
 	if ! mkdir -p $(IPU_DRIVER_CACHE) 2>/dev/null || [ ! -w $(IPU_DRIVER_CACHE) ]; then \
 		cache=$(abspath $(BUILD))/$$pkg-$$ver; fi; \
-	if [ ! -f $$cache/.extracted ]; then \
+	if [ ! -f $$cache/.extracted ] || [ ! -f $$cache/scripts/kernel-doc ]; then \
 		echo "extracting checkpatch.pl and kselftest_harness.h from $$tarball"; \
 		tmp=$$cache.tmp.$$$$; rm -rf $$tmp; mkdir -p $$tmp; \
 		tar -C $$tmp --strip-components=1 -xf $$tarball \
 			--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
-			'*/scripts/const_structs.checkpatch' \
+			'*/scripts/const_structs.checkpatch' '*/scripts/kernel-doc' \
 			'*/tools/testing/selftests/kselftest_harness.h' \
 			'*/tools/testing/selftests/kselftest.h'; \
 		echo $$pkg >$$tmp/.package; \
@@ -55,7 +55,8 @@ $(KSRC_DIR)/.extracted: $(if $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/.packa
 	fi; \
 	mkdir -p $(BUILD); rm -rf $(KSRC_DIR); ln -sfn $$cache $(KSRC_DIR)
 
-# "module-check: N passed, N failed" (checkpatch --strict, sparse): in CHECKS
+# "module-check: N passed, N failed" (checkpatch --strict, sparse, kernel-doc
+# on every non-static function: driver/kdoc-check.sh): in CHECKS
 module-check: $(KSRC_DIR)/.extracted
 	@p=0; f=0; \
 	if $(KSRC_DIR)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
@@ -63,6 +64,9 @@ module-check: $(KSRC_DIR)/.extracted
 		>$(BUILD)/checkpatch.log 2>&1 && ! grep -q '^[a-z].*: [A-Z]*:' $(BUILD)/checkpatch.log; \
 	then p=$$((p + 1)); echo "PASS checkpatch --strict"; \
 	else f=$$((f + 1)); echo "FAIL checkpatch --strict:"; grep -v '^total' $(BUILD)/checkpatch.log; fi; \
+	if driver/kdoc-check.sh $(KSRC_DIR)/scripts/kernel-doc driver/*.c >$(BUILD)/kernel-doc.log 2>&1; \
+	then p=$$((p + 1)); echo "PASS kernel-doc on every non-static function (-Wall)"; \
+	else f=$$((f + 1)); echo "FAIL kernel-doc:"; cat $(BUILD)/kernel-doc.log; fi; \
 	rm -f $(KMOD_DIR)/driver/*.o $(KMOD); \
 	if $(MAKE) -s module KMOD_FLAGS="C=2 CF=-D__CHECK_ENDIAN__" >$(BUILD)/sparse.log 2>&1 && \
 		! grep -E 'warning|error' $(BUILD)/sparse.log; \

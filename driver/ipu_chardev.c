@@ -88,6 +88,12 @@ static const struct file_operations ipu_fops = {
 	.llseek = noop_llseek,
 };
 
+/**
+ * ipu_chardev_add() - create /dev/ipuN for a probed device
+ * @idev: the device, its minor allocated
+ *
+ * Return: 0, or a negative errno (nothing is left registered then).
+ */
 int ipu_chardev_add(struct ipu_device *idev)
 {
 	dev_t devt = MKDEV(MAJOR(ipu_devt), idev->minor);
@@ -115,6 +121,10 @@ int ipu_chardev_add(struct ipu_device *idev)
 	return 0;
 }
 
+/**
+ * ipu_chardev_remove() - remove /dev/ipuN; open files stay valid
+ * @idev: the device
+ */
 void ipu_chardev_remove(struct ipu_device *idev)
 {
 	mutex_lock(&ipu_minor_lock);
@@ -124,6 +134,11 @@ void ipu_chardev_remove(struct ipu_device *idev)
 	cdev_del(&idev->cdev);
 }
 
+/**
+ * ipu_chardev_init() - register the char device region and class "ipu"
+ *
+ * Return: 0, or a negative errno.
+ */
 int ipu_chardev_init(void)
 {
 	int ret;
@@ -139,6 +154,9 @@ int ipu_chardev_init(void)
 	return 0;
 }
 
+/**
+ * ipu_chardev_exit() - undo ipu_chardev_init()
+ */
 void ipu_chardev_exit(void)
 {
 	class_destroy(ipu_class);

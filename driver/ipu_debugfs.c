@@ -146,18 +146,29 @@ static int ipu_progress_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(ipu_progress);
 
+/**
+ * ipu_debugfs_init() - create the debugfs directory "ipu"
+ */
 void ipu_debugfs_init(void)
 {
 	ipu_debugfs_root = debugfs_create_dir(IPU_DRV_NAME, NULL);
 }
 
+/**
+ * ipu_debugfs_exit() - remove the debugfs directory "ipu" and all below it
+ */
 void ipu_debugfs_exit(void)
 {
 	debugfs_remove_recursive(ipu_debugfs_root);
 	ipu_debugfs_root = NULL;
 }
 
-/* Failures only lose the knobs: debugfs errors are not checked by design. */
+/**
+ * ipu_debugfs_add() - the test knobs of one device, ipu/ipuN/
+ * @idev: the device
+ *
+ * Failures only lose the knobs: debugfs errors are not checked by design.
+ */
 void ipu_debugfs_add(struct ipu_device *idev)
 {
 	char name[16];
@@ -171,6 +182,10 @@ void ipu_debugfs_add(struct ipu_device *idev)
 		debugfs_create_file("progress", 0400, idev->debugfs, idev, &ipu_progress_fops);
 }
 
+/**
+ * ipu_debugfs_remove() - remove ipu/ipuN/
+ * @idev: the device
+ */
 void ipu_debugfs_remove(struct ipu_device *idev)
 {
 	debugfs_remove_recursive(idev->debugfs);

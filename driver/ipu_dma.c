@@ -68,6 +68,17 @@ static int ipu_dma_table(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return ipu_dma_map(idev, b);
 }
 
+/**
+ * ipu_dma_pin_user() - pin a user buffer and map it for the device
+ * @idev: the device
+ * @b: filled with the pages, SG table and device SG list
+ * @uaddr: user address of the buffer
+ * @len: its length in bytes
+ * @dir: DMA_TO_DEVICE (the device reads it) or DMA_FROM_DEVICE
+ *
+ * Return: 0, or a negative errno (-EFAULT for an unmapped range); @b holds
+ * nothing then.
+ */
 int ipu_dma_pin_user(struct ipu_device *idev, struct ipu_dma_buf *b,
 		     unsigned long uaddr, u32 len, enum dma_data_direction dir)
 {
@@ -123,14 +134,32 @@ static int ipu_dma_kernel_pages(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return map ? ipu_dma_table(idev, b, 0, len) : 0;
 }
 
-/* A kernel buffer the device fills (READ_TENSOR), mapped. */
+/**
+ * ipu_dma_alloc_kernel() - a kernel buffer the device fills (READ_TENSOR), mapped
+ * @idev: the device
+ * @b: filled with the pages and mappings
+ * @len: bytes
+ * @dir: the direction of the transfer
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int ipu_dma_alloc_kernel(struct ipu_device *idev, struct ipu_dma_buf *b,
 			 u32 len, enum dma_data_direction dir)
 {
 	return ipu_dma_kernel_pages(idev, b, len, dir, true);
 }
 
-/* A kernel copy of user data: what the device reads cannot change under it. */
+/**
+ * ipu_dma_copy_user() - a kernel copy of user data, mapped for the device
+ * @idev: the device
+ * @b: filled with the pages and mappings
+ * @uaddr: user address of the data
+ * @len: bytes
+ *
+ * What the device reads cannot change under it.
+ *
+ * Return: 0, -EFAULT, -EINTR (fatal signal while copying) or -ENOMEM.
+ */
 int ipu_dma_copy_user(struct ipu_device *idev, struct ipu_dma_buf *b,
 		      unsigned long uaddr, u32 len)
 {
@@ -154,6 +183,13 @@ int ipu_dma_copy_user(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return ipu_dma_table(idev, b, 0, len);
 }
 
+/**
+ * ipu_dma_copy_to_user() - copy a kernel buffer the device filled to user memory
+ * @b: the buffer (ipu_dma_alloc_kernel())
+ * @uaddr: user destination, @b->len bytes
+ *
+ * Return: 0 or -EFAULT.
+ */
 int ipu_dma_copy_to_user(struct ipu_dma_buf *b, unsigned long uaddr)
 {
 	unsigned int i;
@@ -171,7 +207,19 @@ int ipu_dma_copy_to_user(struct ipu_dma_buf *b, unsigned long uaddr)
 	return 0;
 }
 
-/* A buffer inside a registered io_uring buffer: its pages are pinned by io_uring. */
+/**
+ * ipu_dma_import_fixed() - map part of a registered io_uring buffer
+ * @idev: the device
+ * @b: filled with the SG table and device SG list (no pages of our own)
+ * @ioucmd: the command, which names the registered buffer
+ * @uaddr: user address inside the registered buffer
+ * @len: bytes
+ * @dir: the direction of the transfer
+ *
+ * Its pages are pinned by io_uring, not by us.
+ *
+ * Return: 0, or a negative errno (-EFAULT outside the registered buffer).
+ */
 int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 			 struct io_uring_cmd *ioucmd, unsigned long uaddr,
 			 u32 len, enum dma_data_direction dir)
@@ -248,6 +296,11 @@ int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return ipu_dma_map(idev, b);
 }
 
+/**
+ * ipu_dma_release() - unmap, unpin (or free) and forget a buffer
+ * @idev: the device
+ * @b: the buffer; any state ipu_dma_*() left it in
+ */
 void ipu_dma_release(struct ipu_device *idev, struct ipu_dma_buf *b)
 {
 	struct device *dev = &idev->pdev->dev;

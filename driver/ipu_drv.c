@@ -27,6 +27,10 @@ MODULE_PARM_DESC(msix, "use MSI-X (3 vectors); 0: one shared INTx/MSI interrupt"
 
 static DEFINE_IDA(ipu_ida);
 
+/**
+ * ipu_device_get() - take a reference on the device (open files, requests)
+ * @idev: the device
+ */
 void ipu_device_get(struct ipu_device *idev)
 {
 	kref_get(&idev->ref);
@@ -41,11 +45,21 @@ static void ipu_device_free(struct kref *ref)
 	kfree(idev);
 }
 
+/**
+ * ipu_device_put() - drop a reference; the last one frees the device
+ * @idev: the device
+ */
 void ipu_device_put(struct ipu_device *idev)
 {
 	kref_put(&idev->ref, ipu_device_free);
 }
 
+/**
+ * ipu_state() - the device state userspace sees (INFO, sysfs)
+ * @idev: the device
+ *
+ * Return: IPU_DEV_STATE_ERROR, _BUSY, _READY or _IDLE.
+ */
 u32 ipu_state(struct ipu_device *idev)
 {
 	if (idev->failed)
@@ -77,6 +91,7 @@ static int ipu_hw_enable(struct ipu_device *idev)
 {
 	u32 sts;
 
+	lockdep_assert_held(&idev->lock);
 	ipu_rings_program(idev);
 	ipu_wr(idev, IPU_REG_INT_MASK, 0);
 	ipu_wr(idev, IPU_REG_CONTROL, IPU_CTRL_ENABLE);
@@ -92,36 +107,48 @@ static int ipu_hw_enable(struct ipu_device *idev)
 }
 
 /*
- * Full device reset: everything in flight is failed by the driver (the
- * device posts nothing for it), the executable and stream rings are gone.
- * Caller holds idev->lock.
+ * The three parts of every reset, whoever resets the function (our
+ * CONTROL.RESET, or the PCI core's FLR or slot reset between them).
+ * Begin: no RUN may enter the ring from now on.  A RUN is submitted
+ * without idev->lock: one that entered the ring between the cancellations
+ * and the rings being programmed again would wait forever for a device
+ * that never saw it.
  */
-int ipu_hw_reset(struct ipu_device *idev, u32 reason)
+static void ipu_reset_begin(struct ipu_device *idev)
 {
 	unsigned long flags;
-	int ret;
 
-	/* counted before anyone is woken by the cancellations below */
+	lockdep_assert_held(&idev->lock);
+	/* counted before anyone is woken by the cancellations */
 	atomic64_inc(&idev->st_resets);
-	/*
-	 * A RUN is submitted without idev->lock: one that entered the ring
-	 * between the cancellations and the rings being programmed again
-	 * would wait forever for a device that never saw it.
-	 */
 	spin_lock_irqsave(&idev->cmd_lock, flags);
 	idev->resetting = true;
 	spin_unlock_irqrestore(&idev->cmd_lock, flags);
-	ret = ipu_hw_reset_wait(idev);
-	/*
-	 * Even if the device never leaves reset, fail the requests: their
-	 * owners must not wait forever (the device is marked failed).
-	 */
+}
+
+/*
+ * Fail everything in flight (the device posts nothing for it) and forget
+ * the executable and stream rings.  Only once the device is quiet
+ * (RESETTING read 0, or the function cannot reach memory) may the pages
+ * be unpinned.
+ */
+static void ipu_reset_drop_work(struct ipu_device *idev)
+{
+	lockdep_assert_held(&idev->lock);
 	ipu_cancel_all(idev);
 	ipu_streams_destroy(idev, false);
 	idev->loaded = false;
 	idev->num_programs = 0;
 	idev->inject_hang = false;
 	WRITE_ONCE(idev->cpl_corrupt, false);
+}
+
+/* Program the rings again (unless @ret says the reset failed) and report. */
+static int ipu_reset_finish(struct ipu_device *idev, u32 reason, int ret)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&idev->lock);
 	if (!ret)
 		ret = ipu_hw_enable(idev);
 	spin_lock_irqsave(&idev->cmd_lock, flags);
@@ -141,6 +168,104 @@ int ipu_hw_reset(struct ipu_device *idev, u32 reason)
 		 ret ? ": device failed to come back" : "");
 	return ret;
 }
+
+/**
+ * ipu_hw_reset() - reset the device and recover the driver's state
+ * @idev: the device; the caller holds @idev->lock
+ * @reason: IPU_RESET_REASON_*, reported in the RESET event
+ *
+ * Everything in flight is failed by the driver (the device posts nothing
+ * for it); the executable and the stream rings are gone.  Even if the
+ * device never leaves reset the requests are failed, so that their owners
+ * do not wait forever; the device is then marked failed.
+ *
+ * Return: 0, or a negative errno if the device did not come back.
+ */
+int ipu_hw_reset(struct ipu_device *idev, u32 reason)
+{
+	int ret;
+
+	ipu_reset_begin(idev);
+	ret = ipu_hw_reset_wait(idev);
+	ipu_reset_drop_work(idev);
+	return ipu_reset_finish(idev, reason, ret);
+}
+
+/*
+ * A function reset by the PCI core (/sys/bus/pci/devices/.../reset, an
+ * FLR, VFIO): prepare quiesces the device with our own reset first, so
+ * that it holds no host buffer when the pages are given back, and keeps
+ * idev->lock until done, which the PCI core always calls after prepare:
+ * nothing but a RUN (refused while resetting) reaches the device meanwhile.
+ */
+static void ipu_reset_prepare(struct pci_dev *pdev)
+{
+	struct ipu_device *idev = pci_get_drvdata(pdev);
+
+	mutex_lock(&idev->lock);
+	ipu_reset_begin(idev);
+	if (ipu_hw_reset_wait(idev))
+		dev_warn(&pdev->dev, "function reset of a device that does not answer\n");
+	ipu_reset_drop_work(idev);
+}
+
+static void ipu_reset_done(struct pci_dev *pdev)
+{
+	struct ipu_device *idev = pci_get_drvdata(pdev);
+
+	/* the FLR left the device resetting, like CONTROL.RESET: wait it out */
+	ipu_reset_finish(idev, IPU_RESET_REASON_PCI, ipu_hw_reset_wait(idev));
+	mutex_unlock(&idev->lock);
+}
+
+/*
+ * AER.  A frozen link cannot be reached: nothing is reset through it.
+ * The work in flight is failed at once (the link is down, no DMA gets
+ * through), the slot reset brings the device back, resume restarts
+ * nothing because nothing was kept.  A RUN is refused meanwhile
+ * (resetting), other calls see a failed device.
+ */
+static pci_ers_result_t ipu_error_detected(struct pci_dev *pdev, pci_channel_state_t state)
+{
+	struct ipu_device *idev = pci_get_drvdata(pdev);
+
+	dev_warn(&pdev->dev, "PCI error (channel state %d)\n", state);
+	if (state == pci_channel_io_normal)
+		return PCI_ERS_RESULT_CAN_RECOVER;
+	mutex_lock(&idev->lock);
+	ipu_reset_begin(idev);
+	ipu_reset_drop_work(idev);
+	idev->failed = true;
+	mutex_unlock(&idev->lock);
+	return state == pci_channel_io_perm_failure ? PCI_ERS_RESULT_DISCONNECT :
+		PCI_ERS_RESULT_NEED_RESET;
+}
+
+static pci_ers_result_t ipu_slot_reset(struct pci_dev *pdev)
+{
+	struct ipu_device *idev = pci_get_drvdata(pdev);
+	int ret;
+
+	pci_restore_state(pdev);
+	pci_set_master(pdev);
+	mutex_lock(&idev->lock);
+	ret = ipu_reset_finish(idev, IPU_RESET_REASON_PCI, ipu_hw_reset_wait(idev));
+	mutex_unlock(&idev->lock);
+	return ret ? PCI_ERS_RESULT_DISCONNECT : PCI_ERS_RESULT_RECOVERED;
+}
+
+static void ipu_resume(struct pci_dev *pdev)
+{
+	dev_info(&pdev->dev, "recovered from a PCI error\n");
+}
+
+static const struct pci_error_handlers ipu_err_handlers = {
+	.error_detected = ipu_error_detected,
+	.slot_reset = ipu_slot_reset,
+	.resume = ipu_resume,
+	.reset_prepare = ipu_reset_prepare,
+	.reset_done = ipu_reset_done,
+};
 
 static irqreturn_t ipu_irq_cpl(int irq, void *data)
 {
@@ -467,6 +592,7 @@ static struct pci_driver ipu_pci_driver = {
 	.id_table = ipu_pci_ids,
 	.probe = ipu_probe,
 	.remove = ipu_remove,
+	.err_handler = &ipu_err_handlers,
 };
 
 static int __init ipu_init(void)

@@ -77,10 +77,16 @@ static int ipu_ioctl_attach(struct ipu_file *f, void *data)
 	return 0;
 }
 
-/*
- * ABORT: cancel the running program, queued runs and every queued stream
- * buffer; the device completes them all before the ABORT itself.  A device
- * that does not answer is reset.  idev->lock held.
+/**
+ * ipu_do_abort() - ABORT the owner's work
+ * @idev: the device; the caller holds @idev->lock
+ * @owner: the attached file
+ *
+ * Cancels the running program, queued runs and every queued stream buffer;
+ * the device completes them all before the ABORT itself.  A device that
+ * does not answer is reset.
+ *
+ * Return: 0, or a negative errno.
  */
 int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner)
 {
@@ -88,6 +94,7 @@ int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner)
 	struct ipu_cmd_ctx res;
 	int ret;
 
+	lockdep_assert_held(&idev->lock);
 	ret = ipu_cmd_exec(idev, &cmd, owner, 5000, &res);
 	if (ret == -ETIMEDOUT) {
 		dev_warn(&idev->pdev->dev, "ABORT not answered: resetting the device\n");
@@ -104,10 +111,16 @@ int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner)
 	return 0;
 }
 
-/*
- * ABORT, and make sure the device holds no buffer any more (one queued by
- * another thread after the ABORT may still be): reset if it does.  For
- * callers about to delete the stream rings.  idev->lock held.
+/**
+ * ipu_quiesce() - ABORT, and make sure the device holds no buffer any more
+ * @idev: the device; the caller holds @idev->lock
+ * @owner: the attached file
+ *
+ * One buffer queued by another thread after the ABORT may still be
+ * there: the device is reset then.  For callers about to delete the
+ * stream rings.
+ *
+ * Return: 0, or a negative errno.
  */
 int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner)
 {
@@ -115,6 +128,7 @@ int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner)
 	u32 left;
 	int ret;
 
+	lockdep_assert_held(&idev->lock);
 	ret = ipu_do_abort(idev, owner);
 	if (ret)
 		return ret;
@@ -138,6 +152,7 @@ static void ipu_detach_locked(struct ipu_file *f, u32 reason)
 	bool busy;
 	unsigned long flags;
 
+	lockdep_assert_held(&idev->lock);
 	spin_lock_irqsave(&idev->sq_lock, flags);
 	busy = idev->stream_inflight > 0;
 	spin_unlock_irqrestore(&idev->sq_lock, flags);
@@ -162,8 +177,13 @@ static void ipu_detach_locked(struct ipu_file *f, u32 reason)
 	ipu_event(idev, IPU_EVENT_DETACH, f->pid, reason, 0, 0);
 }
 
+/**
+ * ipu_file_release_locked() - detach a closing file if it owns the device
+ * @f: the file; the caller holds its device's lock
+ */
 void ipu_file_release_locked(struct ipu_file *f)
 {
+	lockdep_assert_held(&f->idev->lock);
 	if (f->idev->owner == f)
 		ipu_detach_locked(f, IPU_RESET_REASON_CLOSE);
 }
@@ -446,6 +466,17 @@ static const struct ipu_ioctl_desc ipu_ioctls[] = {
 
 #define IPU_IOCTL_MAX_SIZE	256
 
+/**
+ * ipu_ioctl() - the ioctl entry: table lookup, size-tolerant copy in and out
+ * @filp: an open /dev/ipuN
+ * @cmd: IPU_IOCTL_*
+ * @arg: user pointer to the argument struct
+ *
+ * A shorter struct than ours is zero-extended; a longer one must have a
+ * zero tail.
+ *
+ * Return: 0 or a negative errno.
+ */
 long ipu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct ipu_file *f = filp->private_data;

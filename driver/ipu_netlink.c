@@ -48,6 +48,17 @@ err:
 	nlmsg_free(skb);
 }
 
+/**
+ * ipu_event() - record a device event and multicast it on netlink
+ * @idev: the device
+ * @type: IPU_EVENT_*
+ * @pid: the process concerned, or 0
+ * @code: error status or IPU_RESET_REASON_*
+ * @detail: error detail, or the reset's errno
+ * @addr: the address the error concerns, or 0
+ *
+ * Callable from interrupt context.
+ */
 void ipu_event(struct ipu_device *idev, u32 type, pid_t pid, u32 code, u32 detail,
 	       u64 addr)
 {
@@ -69,11 +80,19 @@ void ipu_event(struct ipu_device *idev, u32 type, pid_t pid, u32 code, u32 detai
 	ipu_netlink_send(idev, &ev);
 }
 
+/**
+ * ipu_netlink_init() - register the generic netlink family "ipu"
+ *
+ * Return: 0 or a negative errno.
+ */
 int ipu_netlink_init(void)
 {
 	return genl_register_family(&ipu_genl_family);
 }
 
+/**
+ * ipu_netlink_exit() - unregister the generic netlink family
+ */
 void ipu_netlink_exit(void)
 {
 	genl_unregister_family(&ipu_genl_family);

@@ -36,12 +36,23 @@ static const char * const ipu_status_names[IPU_ST_COUNT] = {
 	[IPU_ST_ENGINE] = "ENGINE",
 };
 
+/**
+ * ipu_status_name() - name of a device status code, for messages
+ * @st: IPU_ST_*
+ *
+ * Return: a static string, "UNKNOWN" for a code we do not know.
+ */
 const char *ipu_status_name(u32 st)
 {
 	return st < IPU_ST_COUNT ? ipu_status_names[st] : "UNKNOWN";
 }
 
-/* errno for a failed command's device status */
+/**
+ * ipu_status_errno() - the errno for a failed command's device status
+ * @st: IPU_ST_*
+ *
+ * Return: a negative errno.
+ */
 int ipu_status_errno(u32 st)
 {
 	switch (st) {
@@ -65,6 +76,14 @@ int ipu_status_errno(u32 st)
 	}
 }
 
+/**
+ * ipu_rings_alloc() - allocate the command, completion and stream completion rings
+ * @idev: the device
+ *
+ * Coherent memory, plus the DMA pool for SG lists.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int ipu_rings_alloc(struct ipu_device *idev)
 {
 	struct device *dev = &idev->pdev->dev;
@@ -84,6 +103,10 @@ int ipu_rings_alloc(struct ipu_device *idev)
 	return 0;
 }
 
+/**
+ * ipu_rings_free() - free what ipu_rings_alloc() allocated
+ * @idev: the device, reset (it writes no ring any more)
+ */
 void ipu_rings_free(struct ipu_device *idev)
 {
 	struct device *dev = &idev->pdev->dev;
@@ -104,11 +127,15 @@ void ipu_rings_free(struct ipu_device *idev)
 	idev->sg_pool = NULL;
 }
 
-/* After a device reset: empty rings, registers programmed (not enabled). */
+/**
+ * ipu_rings_program() - empty the rings and program their registers (not enabled)
+ * @idev: the device, just reset; the caller holds @idev->lock
+ */
 void ipu_rings_program(struct ipu_device *idev)
 {
 	unsigned long flags;
 
+	lockdep_assert_held(&idev->lock);
 	spin_lock_irqsave(&idev->cmd_lock, flags);
 	memset(idev->cmdq, 0, IPU_CMDQ_ENTRIES * sizeof(struct ipu_hw_cmd));
 	memset(idev->cplq, 0, IPU_CPLQ_ENTRIES * sizeof(struct ipu_hw_cpl));
@@ -133,6 +160,12 @@ void ipu_rings_program(struct ipu_device *idev)
 	ipu_wr(idev, IPU_REG_SCQ_SIZE, IPU_SCQ_ENTRIES);
 }
 
+/**
+ * ipu_cmds_pending() - does the device hold commands not yet completed?
+ * @idev: the device
+ *
+ * Return: true if any command is outstanding.
+ */
 bool ipu_cmds_pending(struct ipu_device *idev)
 {
 	unsigned long flags;
@@ -214,6 +247,7 @@ static int ipu_cmd_submit(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 static void ipu_cmd_finish(struct ipu_device *idev, struct ipu_cmd_ctx *ctx,
 			   u16 status, u32 result, u64 detail)
 {
+	lockdep_assert_held(&idev->cmd_lock);
 	trace_ipu_cmd_done(idev->minor, ctx->id, status, result, detail);
 	idr_remove(&idev->cmd_idr, ctx->id);
 	list_del_init(&ctx->node);
@@ -242,10 +276,16 @@ static void ipu_cmd_finish(struct ipu_device *idev, struct ipu_cmd_ctx *ctx,
 	wake_up(&idev->cmd_space);
 }
 
-/*
- * Execute one command and wait for its completion.  The command's status,
- * result and detail are returned in *out.  Returns 0 when the device
- * answered (whatever the status), -ETIMEDOUT, -EINTR or -ENODEV.
+/**
+ * ipu_cmd_exec() - execute one command and wait for its completion
+ * @idev: the device
+ * @cmd: the command (its tag is set here)
+ * @owner: the file it is for, or NULL
+ * @timeout_ms: how long to wait for the device
+ * @out: the command's status, result and detail
+ *
+ * Return: 0 when the device answered (whatever the status), -ETIMEDOUT,
+ * -EINTR or -ENODEV.
  */
 int ipu_cmd_exec(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 		 struct ipu_file *owner, unsigned int timeout_ms,
@@ -290,6 +330,18 @@ int ipu_cmd_exec(struct ipu_device *idev, struct ipu_hw_cmd *cmd,
 	return 0;
 }
 
+/**
+ * ipu_cmd_run() - queue a RUN of a program without waiting for it
+ * @idev: the device
+ * @owner: the attached file
+ * @prog: program index
+ * @seq: the run's sequence number, for ipu_run_wait()
+ *
+ * Refused while the device resets (a RUN in a ring that the reset
+ * reprograms would never complete).
+ *
+ * Return: 0 or a negative errno.
+ */
 int ipu_cmd_run(struct ipu_device *idev, struct ipu_file *owner, u32 prog,
 		u64 *seq)
 {
@@ -323,6 +375,15 @@ static bool ipu_run_done(struct ipu_device *idev, u64 seq, struct ipu_run_status
 	return done;
 }
 
+/**
+ * ipu_run_wait() - WAIT: the status of a run, waiting up to a timeout
+ * @idev: the device
+ * @a: the WAIT arguments: seq and timeout_ns in, status and counters out
+ *
+ * Return: 0 (a->status says completed, failed, aborted or timed out),
+ * -EINVAL for a sequence number never issued, -ESTALE for one whose
+ * status was overwritten, -ERESTARTSYS on a signal.
+ */
 int ipu_run_wait(struct ipu_device *idev, struct ipu_wait_args *a)
 {
 	struct ipu_run_status st;
@@ -423,6 +484,12 @@ static unsigned int __ipu_cpl_drain(struct ipu_device *idev, bool polled)
 	return n;
 }
 
+/**
+ * ipu_cpl_drain() - consume the command completion ring (interrupt handler)
+ * @idev: the device
+ *
+ * Return: the number of completions consumed.
+ */
 unsigned int ipu_cpl_drain(struct ipu_device *idev)
 {
 	return __ipu_cpl_drain(idev, false);
@@ -492,14 +559,21 @@ static unsigned int __ipu_scq_drain(struct ipu_device *idev, bool polled)
 	return n;
 }
 
+/**
+ * ipu_scq_drain() - consume the stream completion ring (interrupt handler)
+ * @idev: the device
+ *
+ * Return: the number of completions consumed.
+ */
 unsigned int ipu_scq_drain(struct ipu_device *idev)
 {
 	return __ipu_scq_drain(idev, false);
 }
 
-/*
- * The device was reset (or removed): it will post nothing for what was in
- * flight.  Fail every pending command and every stream buffer.
+/**
+ * ipu_cancel_all() - fail every pending command and stream buffer
+ * @idev: the device, reset or removed (it will post nothing for what was in
+ *        flight); the caller holds @idev->lock
  */
 void ipu_cancel_all(struct ipu_device *idev)
 {
@@ -508,6 +582,8 @@ void ipu_cancel_all(struct ipu_device *idev)
 	unsigned long flags;
 	u32 s;
 
+	/* the stream table is idev->lock's */
+	lockdep_assert_held(&idev->lock);
 	spin_lock_irqsave(&idev->cmd_lock, flags);
 	list_for_each_entry_safe(ctx, tmp, &idev->cmd_pending, node)
 		ipu_cmd_finish(idev, ctx, IPU_ST_ABORTED, 0, 0);
@@ -608,6 +684,7 @@ static const char *ipu_watchdog_check(struct ipu_device *idev, unsigned int ms,
 	u32 sts = ipu_rd(idev, IPU_REG_STATUS);
 	u64 seq;
 
+	lockdep_assert_held(&idev->lock);
 	if (idev->caps & IPU_CAP_PROGRESS) {
 		u64 p = ipu_rd64(idev, IPU_REG_PROGRESS_LO);
 
@@ -637,9 +714,12 @@ static const char *ipu_watchdog_check(struct ipu_device *idev, unsigned int ms,
 	return NULL;
 }
 
-/*
- * Watchdog: polls for completions whose interrupt was lost, and resets a
- * device that is hung or runs a runaway program.
+/**
+ * ipu_watchdog_fn() - the watchdog's periodic work
+ * @work: the device's watchdog work
+ *
+ * Polls for completions whose interrupt was lost, and resets a device
+ * that is hung or runs a runaway program.
  */
 void ipu_watchdog_fn(struct work_struct *work)
 {

@@ -40,10 +40,19 @@ static void ipu_stream_task_cb(struct io_uring_cmd *ioucmd, unsigned int issue_f
 	ipu_device_put(idev);
 }
 
-/* Called with sq_lock held, from IRQ or reset context. */
+/**
+ * ipu_stream_complete() - complete one stream buffer's io_uring command
+ * @idev: the device; the caller holds @idev->sq_lock (IRQ or reset context)
+ * @req: the request
+ * @res: bytes moved, or a negative errno
+ * @dev_status: the device's status for it
+ *
+ * The pages are released and the CQE posted in the submitter's task.
+ */
 void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
 			 int res, u32 dev_status)
 {
+	lockdep_assert_held(&idev->sq_lock);
 	req->res = res;
 	req->dev_status = dev_status;
 	trace_ipu_stream_done(idev->minor, req->stream, req->slot, res, dev_status);
@@ -54,6 +63,16 @@ void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
 	io_uring_cmd_complete_in_task(req->ioucmd, ipu_stream_task_cb);
 }
 
+/**
+ * ipu_uring_cmd() - IORING_OP_URING_CMD: queue a buffer on a stream
+ * @ioucmd: the command; its SQE128 holds a struct ipu_uring_cmd
+ * @issue_flags: io_uring's
+ *
+ * The buffer is pinned (or imported from a registered buffer), described
+ * to the device and completed from the stream completion interrupt.
+ *
+ * Return: -EIOCBQUEUED when queued, else a negative errno (the CQE's res).
+ */
 int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
 	struct ipu_file *f = ioucmd->file->private_data;
@@ -206,9 +225,12 @@ static void ipu_ring_free(struct ipu_device *idev, struct ipu_stream_ring *r)
 	r->slots = NULL;
 }
 
-/*
- * After a successful LOAD_EXE: read the stream table of the (verified)
- * image and give every stream a descriptor ring.  idev->lock held.
+/**
+ * ipu_streams_create() - a descriptor ring for every stream of a loaded image
+ * @idev: the device; the caller holds @idev->lock
+ * @img: the verified image, whose stream table is read
+ *
+ * Return: 0 or a negative errno.
  */
 int ipu_streams_create(struct ipu_device *idev, struct ipu_dma_buf *img)
 {
@@ -218,6 +240,7 @@ int ipu_streams_create(struct ipu_device *idev, struct ipu_dma_buf *img)
 	unsigned long flags;
 	int ret;
 
+	lockdep_assert_held(&idev->lock);
 	ret = ipu_buf_read(img, 0, hdr, sizeof(hdr));
 	if (ret || le32_to_cpu(hdr[0]) != IPUX_MAGIC)
 		return -EINVAL;
@@ -294,10 +317,11 @@ err:
 	return ret;
 }
 
-/*
- * Forget the stream rings.  No buffer may be in flight (after ABORT or a
- * reset).  tell_device: DELETE_STREAM each (not after a device reset).
- * idev->lock held.
+/**
+ * ipu_streams_destroy() - forget the stream rings
+ * @idev: the device; the caller holds @idev->lock.  No buffer may be in
+ *        flight (after ABORT or a reset)
+ * @tell_device: DELETE_STREAM each (not after a device reset)
  */
 void ipu_streams_destroy(struct ipu_device *idev, bool tell_device)
 {
@@ -305,6 +329,7 @@ void ipu_streams_destroy(struct ipu_device *idev, bool tell_device)
 	unsigned long flags;
 	u32 i, n;
 
+	lockdep_assert_held(&idev->lock);
 	spin_lock_irqsave(&idev->sq_lock, flags);
 	rings = idev->streams;
 	n = idev->nstreams;

@@ -644,6 +644,8 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
         msix_uninit_exclusive_bar(pdev);
         return;
     }
+    /* DEVCAP.FLR: a function-level reset is a device reset (ipu_config_write) */
+    pcie_cap_flr_init(pdev);
 
     qemu_mutex_init(&s->lock);
     qemu_mutex_init(&s->post_lock[0]);
@@ -675,6 +677,17 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
                        QEMU_THREAD_JOINABLE);
     qemu_thread_create(&s->exec_thread, "ipu-exec", ipu_exec_thread, s,
                        QEMU_THREAD_JOINABLE);
+}
+
+/*
+ * Writing DEVCTL.BCR_FLR resets the function: the device as on any PCI
+ * reset (ipu_qdev_reset) and its config space (BARs, command, MSI-X).
+ */
+static void ipu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                             int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
 }
 
 static void ipu_exit(PCIDevice *pdev)
@@ -728,6 +741,7 @@ static void ipu_class_init(ObjectClass *klass, void *data)
 
     k->realize = ipu_realize;
     k->exit = ipu_exit;
+    k->config_write = ipu_config_write;
     k->vendor_id = IPU_PCI_VENDOR_ID;
     k->device_id = IPU_PCI_DEVICE_ID;
     k->revision = IPU_IF_VERSION_MAJOR;

@@ -953,6 +953,99 @@ TEST(two_devices_at_once)
  * buffers come back cancelled, calls fail with -ENODEV, close works; a
  * rescan brings the device back.  Runs last: it re-creates /dev/ipu1.
  */
+/*
+ * A function-level reset through the PCI core (sysfs "reset": the device
+ * offers FLR) while a run waits for buffers: the driver's reset_prepare
+ * and reset_done hooks cancel the buffers, unpin every page, report a
+ * RESET event for reason PCI, and the device works again afterwards on
+ * the same file.
+ */
+TEST(flr_through_sysfs_reset)
+{
+	size_t len, len1;
+	void *img = ipu_t_affine_image(N, 4, 0, &len);
+	void *img1 = ipu_t_affine_image(N, 1, 0, &len1);
+	static float y[4][N], x[N], z[N];
+	struct ipu_info_args info = { 0 };
+	struct ipu_event ev[16];
+	struct ipu_events_args ea = { .events = (uintptr_t)ev, .max = 16 };
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	char path[128], methods[128] = "";
+	int64_t pins;
+	uint64_t seq, resets;
+	uint32_t st, i, n_pci = 0;
+	int fd = ipu_t_open(0);
+	FILE *f;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_NE(NULL, img1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_INFO, &info));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/reset_method",
+		 info.pci_domain, info.pci_bus, info.pci_dev, info.pci_fn);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(methods, sizeof(methods), f));
+	fclose(f);
+	ASSERT_NE(NULL, strstr(methods, "flr")) TH_LOG("reset methods: %s", methods);
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_GET_EVENTS, &ea));
+	ea.after = ea.last_id;
+	resets = ipu_t_sysfs_u64(0, "stats/resets");
+	pins = foll_pins_settled();
+	ASSERT_EQ(0, ipu_t_attach(fd));
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	ASSERT_EQ(0, ipu_t_ring(&ring, 8));
+	for (i = 0; i < 4; i++)
+		ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, y[i], N * 4, i, -1);
+	ASSERT_EQ(4, io_uring_submit(&ring));
+	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
+	EXPECT_EQ(IPU_WAIT_TIMEDOUT, ipu_t_wait(fd, seq, 50000000, NULL));
+	EXPECT_LT(0u, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
+
+	path[strlen(path) - strlen("_method")] = 0;
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	EXPECT_LE(0, fputs("1", f));
+	EXPECT_EQ(0, fclose(f)) TH_LOG("%s: %s", path, strerror(errno));
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+		EXPECT_EQ(-ECANCELED, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	EXPECT_EQ(IPU_WAIT_ABORTED, ipu_t_wait(fd, seq, -1, NULL));
+	EXPECT_EQ(0u, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
+	EXPECT_EQ(pins, foll_pins_settled());
+	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(0, "stats/resets"));
+	ASSERT_EQ(0, ipu_x(fd, IPU_IOCTL_GET_EVENTS, &ea));
+	for (i = 0; i < ea.count; i++)
+		if (ev[i].type == IPU_EVENT_RESET && ev[i].code == IPU_RESET_REASON_PCI)
+			n_pci++;
+	EXPECT_EQ(1u, n_pci);
+
+	/* recovered: the same file loads and runs again, with the right result */
+	ASSERT_EQ(0, ipu_t_load(fd, img1, len1));
+	fill(x, N, 1.5f);
+	memset(z, 0, sizeof(z));
+	ASSERT_EQ(0, ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x, N * 4, 10, -1));
+	ASSERT_EQ(0, ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, z, N * 4, 11, -1));
+	ASSERT_EQ(2, io_uring_submit(&ring));
+	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
+	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd, seq, 10000000000ll, &st));
+	EXPECT_EQ(0u, st);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+		EXPECT_EQ(N * 4, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	EXPECT_TRUE(check_affine(x, z, N));
+	io_uring_queue_exit(&ring);
+	close(fd);
+	free(img);
+	free(img1);
+}
+
 TEST(pci_remove_while_open)
 {
 	size_t len;

@@ -184,6 +184,7 @@ struct ipu_counters_args {
 #define IPU_RESET_REASON_WATCHDOG	2
 #define IPU_RESET_REASON_FATAL		3
 #define IPU_RESET_REASON_CLOSE		4
+#define IPU_RESET_REASON_PCI		5	/* PCI core function reset: FLR, AER */
 
 struct ipu_event {
 	__u64 id;		/* increasing per device, from 1 */
