@@ -104,6 +104,7 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 			 char **path_out, struct ipuc_calib_state *cs, struct ir_error *e)
 {
 	struct ir_pipeline_opts po;
+	struct ir_qdq_stats qdq = { 0 };
 	char *path = join(cfgdir, m->input_model);
 	struct ir_graph *g;
 
@@ -124,6 +125,7 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 	po.no_fusion = o->no_fusion;
 	po.verbose = o->verbose;
 	po.fp32_copy = o->check ? ref32 : NULL;
+	po.qdq = &qdq;
 	if (ipuc_calib_wanted(o) && ipuc_calib_prepare(o, path, &po, cfgdir, cs, e)) {
 		char msg[IR_ERROR_LEN];
 
@@ -143,6 +145,10 @@ static int compile_model(const struct ipuc_options *o, const struct ipuc_model *
 		ir_graph_free(g);
 		return -1;
 	}
+	if ((qdq.q || qdq.dq) && (o->verbose || !o->json))
+		fprintf(stderr, "ipu-compile: %s: QDQ model: %d of %d DequantizeLinear and %d of %d QuantizeLinear folded at compile time (the weights dequantized once; the model computes in %s); %d DequantizeLinear and %d QuantizeLinear (activations) computed on the device\n",
+			path, qdq.dq - qdq.dq_left, qdq.dq, qdq.q - qdq.q_left, qdq.q,
+			po.precision_fp16 ? "float16" : "float32", qdq.dq_left, qdq.q_left);
 	*out = g;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pipeline.c - the front end's pass order (Documentation/compiler/guide.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "ipu/passes.h"
 
@@ -13,6 +14,9 @@
 			fprintf(stderr, "ipu-compile: %-18s %d rewrites, %d nodes\n", \
 				name, r_, live_nodes(g));                   \
 	} while (0)
+
+static int pipeline(struct ir_graph *g, const struct ir_pipeline_opts *o,
+		    struct ir_error *e);
 
 static int live_nodes(const struct ir_graph *g)
 {
@@ -85,7 +89,29 @@ static int check_declared_outputs(struct ir_graph *g, const struct ir_infer_opts
 	return 0;
 }
 
+static void count_qdq(const struct ir_graph *g, int *q, int *dq)
+{
+	*q = *dq = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead) {
+			*q += !strcmp(g->nodes[i].op, "QuantizeLinear");
+			*dq += !strcmp(g->nodes[i].op, "DequantizeLinear");
+		}
+}
+
 int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
+		    struct ir_error *e)
+{
+	if (o->qdq)
+		count_qdq(g, &o->qdq->q, &o->qdq->dq);
+	if (pipeline(g, o, e))
+		return -1;
+	if (o->qdq)
+		count_qdq(g, &o->qdq->q_left, &o->qdq->dq_left);
+	return 0;
+}
+
+static int pipeline(struct ir_graph *g, const struct ir_pipeline_opts *o,
 		    struct ir_error *e)
 {
 	struct ir_infer_opts io = o->infer;

@@ -61,3 +61,11 @@ check-zoo-fp8: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	nice /usr/bin/python3 tests/models/zoo_fp8.py --bin $(BUILD)/bin --work $(BUILD)/zoo-fp8 \
 		--log $(BUILD)/test-logs/zoo-fp8-results.json
 CHECKS += ;make -s check-zoo-fp8;
+
+# A quantized (QDQ) CNN (tests/models/qdq.py): weights' QDQ folded at
+# compile time (the compile summary must say so), activations' QDQ computed
+# on the device, fp32 and fp16, against onnxruntime-node (numpy without it).
+.PHONY: check-qdq
+check-qdq: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	/usr/bin/python3 tests/models/qdq.py --bin $(BUILD)/bin --work $(BUILD)/qdq
+CHECKS += ;make -s check-qdq;

@@ -72,6 +72,8 @@ def run(model, inputs):
             y = a.get("alpha", 1.0) * (A @ B)
             if len(x) > 2 and x[2] is not None:
                 y = y + a.get("beta", 1.0) * x[2]
+        elif op == "Identity":
+            y = x[0]
         elif op == "Relu":
             y = np.maximum(x[0], 0)
         elif op == "Tanh":
@@ -115,6 +117,20 @@ def run(model, inputs):
             y = (x[0] - mu) / np.sqrt(var + a.get("epsilon", 1e-5)) * x[1]
             if len(x) > 2 and x[2] is not None:
                 y = y + x[2]
+        elif op in ("QuantizeLinear", "DequantizeLinear"):
+            # per tensor, or per axis (opset 13): the scale along `axis`
+            s = (1,) * x[0].ndim
+            if x[1].size > 1:
+                s = list(s)
+                s[a.get("axis", 1) % x[0].ndim] = -1
+            sc = x[1].reshape(s)
+            zp = x[2].reshape(s).astype(np.float64) if len(x) > 2 and x[2] is not None else 0.0
+            if op == "DequantizeLinear":
+                y = (x[0].astype(np.float64) - zp) * sc
+            else:
+                dt = x[2].dtype if len(x) > 2 and x[2] is not None else np.uint8
+                lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+                y = np.clip(np.rint(x[0] / sc) + zp, lo, hi).astype(dt)
         else:
             raise NotImplementedError(f"np_ref: op {op} (node {node.name})")
         env[node.output[0]] = y

@@ -99,6 +99,14 @@ int ir_pass_fp8(struct ir_graph *g, const struct ir_fp8_opts *o,
 		struct ir_error *e);
 
 /* The front-end pipeline. */
+/* Quantize/Dequantize nodes of a QDQ model: those in the model, and those
+ * left after the pipeline (computed on the device); the others, a
+ * weight's QDQ, were folded into float constants at compile time. */
+struct ir_qdq_stats {
+	int q, dq;			/* QuantizeLinear, DequantizeLinear in the model */
+	int q_left, dq_left;		/* of those, still computed at run time */
+};
+
 struct ir_pipeline_opts {
 	struct ir_infer_opts infer;
 	int precision_fp16;
@@ -108,6 +116,8 @@ struct ir_pipeline_opts {
 	 * precision conversion (the float32 reference of --check). */
 	struct ir_graph **fp32_copy;
 	int verbose;			/* per-pass statistics on stderr */
+	/* If not NULL, receives the QDQ counts (all 0 for a float model). */
+	struct ir_qdq_stats *qdq;
 };
 
 int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,
