@@ -53,8 +53,9 @@ static void usage(FILE *f)
 		"                           '*' loads every model)\n"
 		"  --max-body-size BYTES    largest request body (default 67108864); larger: 413\n"
 		"  --max-body-memory BYTES  memory all request bodies being received or answered\n"
-		"                           may hold together (default 1073741824, at least\n"
-		"                           --max-body-size); a body that finds it full: 503\n"
+		"                           may hold together (at least --max-body-size; default\n"
+		"                           1073741824 or --max-body-size if larger); a body that\n"
+		"                           finds it full: 503\n"
 		"  --max-queue-size N       queued requests per model version when config.yaml\n"
 		"                           sets none (1..1048576, default 1024); full: 503\n"
 		"  --exec-timeout-ms T      fail an execution not done after T ms (default 60000,\n"
@@ -125,7 +126,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->max_conns = 1000;
 	o->request_timeout_s = 60;
 	o->max_json_memory = 256ull << 20;
-	o->max_body_memory = 1ull << 30;
 	o->drain_grace_ms = 1000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
@@ -226,6 +226,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ipu-serve: which models? (--model-repository DIR; see --help)\n");
 		return -1;
 	}
+	/* by default room for 1 GiB of bodies, or one of the largest */
+	if (!o->max_body_memory)
+		o->max_body_memory = o->max_body > (1ull << 30) ? o->max_body : 1ull << 30;
 	if (o->max_body_memory < o->max_body) {
 		fprintf(stderr, "ipu-serve: --max-body-memory %llu is less than --max-body-size %llu: "
 			"a body of the largest size could never be received\n",
