@@ -178,6 +178,14 @@ out:
 	return r;
 }
 
+static int is_model_input(const struct ir_graph *g, const char *name)
+{
+	for (int i = 0; i < g->ninputs; i++)
+		if (!strcmp(g->vals[g->inputs[i]].name, name))
+			return 1;
+	return 0;
+}
+
 int mlp_group_build(const struct ir_graph *g, const struct ipu_partition *p,
 		    const struct ipu_target *t, struct mlp_group *out, struct ir_error *e)
 {
@@ -223,8 +231,11 @@ int mlp_group_build(const struct ir_graph *g, const struct ipu_partition *p,
 				ir_err(e, "stage %d: no stream for input '%s'", b, name);
 				goto out;
 			}
-			if (b == 0 && !strcmp(name, "x")) {
-				out->x_stream = ds;
+			if (is_model_input(g, name)) {
+				if (out->ninputs < MLP_GROUP_IO)
+					out->inputs[out->ninputs++] = (struct mlp_group_io){ (uint32_t)b, ds, name };
+				if (b == 0 && !strcmp(name, "x"))
+					out->x_stream = ds;
 				continue;
 			}
 			for (a = 0; a < b && !found; a++)
@@ -242,6 +253,18 @@ int mlp_group_build(const struct ir_graph *g, const struct ipu_partition *p,
 				goto out;
 			}
 			out->links++;
+		}
+	}
+	for (int k = 0; k < n; k++) {
+		uint32_t nk;
+		const struct ipuef_anchor *ak = ipu_lower_anchors(&info[k], &nk);
+
+		for (int o = 0; o < g->noutputs; o++) {
+			const char *name = g->vals[g->outputs[o]].name;
+			uint32_t sid;
+
+			if (out->noutputs < MLP_GROUP_IO && !stream_of(ak, nk, name, &sid))
+				out->outputs[out->noutputs++] = (struct mlp_group_io){ (uint32_t)k, sid, name };
 		}
 	}
 	{

@@ -44,11 +44,19 @@ int mlp_run(struct ir_graph *g, const struct ipu_target *t, struct mlp_store *st
  * The stages of p lowered each for its own IPU of target t, loaded on a
  * group of in-process devices and linked by name (a stage's input made by
  * an earlier stage is a link from that stage's output stream).  The
- * group's first stage's input `x` and the last stage's output stream
- * ids are returned for the caller to feed.  0, or -1 with e set.
+ * model's inputs and outputs (IPU, stream, name in g), and for the MLP
+ * the first stage's `x` and the last stage's first output, are returned
+ * for the caller to feed.  0, or -1 with e set.
  */
+#define MLP_GROUP_IO 16
+struct mlp_group_io {
+	uint32_t ipu, stream;
+	const char *name;	/* the model graph's value name */
+};
 struct mlp_group {
 	struct ipu_group *g;
+	struct mlp_group_io inputs[MLP_GROUP_IO], outputs[MLP_GROUP_IO];
+	uint32_t ninputs, noutputs;
 	uint32_t x_stream, y_stream, nstages;
 	uint64_t y_bytes;
 	uint32_t links;

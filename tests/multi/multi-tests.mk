@@ -16,6 +16,23 @@ $(MULTI_TESTS): $(BUILD)/tests/multi/%: $(BUILD)/tests/multi/%.o $(MULTI_MODEL_O
 
 TESTS += $(MULTI_TESTS)
 
+# A BERT-shaped encoder from torch (tiny_encoder.py: 4 layers, d 64)
+# split over IPUs, against one IPU's bits and torch's output; built with
+# the sanitizers as make check builds every test.
+$(BUILD)/tests/multi/test_multi_onnx.o: $(COMPILER_PB_H)
+$(BUILD)/tests/multi/test_multi_onnx: $(BUILD)/tests/multi/test_multi_onnx.o $(MULTI_MODEL_OBJ) \
+		$(COMPILER_LIB) $(COMPILER_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(COMPILER_LINK) $(LDLIBS_BASE)
+PROGRAMS += $(BUILD)/tests/multi/test_multi_onnx
+
+.PHONY: check-multi-onnx
+check-multi-onnx: $(BUILD)/tests/multi/test_multi_onnx
+	@mkdir -p $(BUILD)/tests/multi/encoder
+	/usr/bin/python3 tests/multi/tiny_encoder.py $(BUILD)/tests/multi/encoder 4
+	scripts/run-tests "$(BUILD)/tests/multi/test_multi_onnx $(BUILD)/tests/multi/encoder"
+CHECKS += ;make -s check-multi-onnx;
+
 # The group's link handlers hand buffers between device threads: its test
 # under ThreadSanitizer too.
 .PHONY: check-multi-tsan
