@@ -10,7 +10,7 @@ COMPILER_PB_C := $(COMPILER_GEN)/onnx/onnx.pb-c.c
 COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
 COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
 
-COMPILER_DIRS := compiler/ops compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/cli \
+COMPILER_DIRS := compiler/ops compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/api compiler/cli \
 	compiler/report compiler/calib compiler/partition
 COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
@@ -34,6 +34,7 @@ CFLAGS_compiler_onnx_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_eval_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_passes_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_cli_ := $(COMPILER_CPPFLAGS) -Itools/lib
+CFLAGS_compiler_api_ := $(COMPILER_CPPFLAGS) -Itools/lib
 CFLAGS_compiler_lower_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_report_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_calib_ := $(COMPILER_CPPFLAGS)
@@ -80,3 +81,19 @@ $(IPU_COMPILE): $(BUILD)/compiler/cli/main.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 LIBS += $(COMPILER_LIB)
 PROGRAMS += $(IPU_COMPILE)
 INSTALL_PROGRAMS += $(IPU_COMPILE)
+
+# libipucompiler.so: the compiler as a library (ipu/compiler.h): the
+# pipeline's objects (not the command line's), the graph builder and the
+# tools' output checks, on libipurt.so (the .ipuef writer) and libipu.so
+# (--check's in-process device), found beside it ($ORIGIN).  It exports
+# only ipu/compiler.h's functions (compiler/libipucompiler.map).
+COMPILER_SO := $(BUILD)/libipucompiler.so.$(LIBVERSION)
+COMPILER_SO_OBJS = $(filter-out $(BUILD)/compiler/cli/%,$(COMPILER_OBJS)) $(COMPILER_PB_O) \
+	$(COMPILER_SCHEMA_O) $(COMPILER_PAGE_O) $(GRAPH_SRCS:%.c=$(BUILD)/%.o) $(CLI_OBJS)
+$(COMPILER_SO): $$(COMPILER_SO_OBJS) $$(RUNTIME_SO) $$(LIBIPU_SO) compiler/libipucompiler.map compiler/compiler.mk
+	$(CC) -shared -Wl,-soname,libipucompiler.so.$(SOVERSION) -Wl,--version-script=compiler/libipucompiler.map \
+		-Wl,--no-undefined -Wl,-rpath,'$$ORIGIN' -o $@ $(COMPILER_SO_OBJS) $(RUNTIME_SO) $(LIBIPU_SO) \
+		$(LDFLAGS_BASE) $(COMPILER_LDLIBS)
+INSTALL_SHLIBS += $(COMPILER_SO)
+INSTALL_HEADERS += compiler/include/ipu/compiler.h
+INSTALL_PC += compiler/libipucompiler.pc.in

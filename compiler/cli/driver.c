@@ -1,20 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* driver.c - ipu-compile: options -> models -> passes -> outputs. */
+/* driver.c - ipu-compile: its options as ipu_compile()'s (paths relative
+ * to the config file, PopRT's output folder and names), the compilation,
+ * and what it prints. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch.h"
-#include "calib_cli.h"
-#include "check.h"
+#include "api/calib_cli.h"
 #include "cli.h"
 #include "driver.h"
-#include "ipu/lower.h"
-#include "ipu/onnx_io.h"
-#include "ipu/passes.h"
+#include "ipu/compiler.h"
 #include "json_summary.h"
-#include "report/report.h"
 #include "list_ops.h"
 
 /* dir/name unless name is absolute or dir is NULL/empty. */
@@ -77,107 +74,6 @@ static char *replace_ext(const char *path, const char *suffix)
 		strcpy(p + base, suffix);
 	}
 	return p;
-}
-
-/* Anchors of types the device has no arithmetic for are converted by the
- * wide-types pass (float64 -> float32, int16/uint16 -> int32): say so, the
- * caller converts at the host boundary. */
-static void warn_wide_anchors(const struct ir_graph *g, const char *path)
-{
-	for (int k = 0; k < g->ninputs + g->noutputs; k++) {
-		int in = k < g->ninputs;
-		const struct ir_value *v = &g->vals[in ? g->inputs[k] : g->outputs[k - g->ninputs]];
-		const char *to = v->dtype == IR_F64 ? "float32" :
-				 v->dtype == IR_I16 || v->dtype == IR_U16 ? "int32" : NULL;
-		char buf[4 * 256 + 1];
-
-		if (to)
-			fprintf(stderr, "ipu-compile: warning: %s: graph %s '%s' is %s, which the device does not compute in: the executable %s %s (convert at the host boundary)\n",
-				path, in ? "input" : "output", cli_safe(v->name, buf, sizeof(buf)),
-				ir_dtype_name(v->dtype), in ? "takes" : "gives", to);
-	}
-}
-
-static int compile_model(const struct ipuc_options *o, const struct ipuc_model *m,
-			 const char *cfgdir, const char *precision,
-			 struct ir_graph **out, struct ir_graph **ref32,
-			 char **path_out, struct ipuc_calib_state *cs, struct ir_error *e)
-{
-	struct ir_pipeline_opts po;
-	struct ir_qdq_stats qdq = { 0 };
-	char *path = join(cfgdir, m->input_model);
-	struct ir_graph *g;
-
-	*out = NULL;
-	*path_out = path;
-	if (!path)
-		return ir_err(e, "out of memory");
-	memset(&po, 0, sizeof(po));
-	po.infer.shapes = m->shapes;
-	po.infer.nshapes = m->nshapes;
-	po.infer.batch_size = o->batch_size;
-	po.infer.batch_axis = o->batch_axis;
-	po.infer.fold_limit = o->max_tensor_size;
-	/* fp8 layers are chosen in the lowering; everything else is fp16 */
-	po.precision_fp16 = !strcmp(precision, "fp16") || ipuc_is_fp8(precision);
-	po.fp16.skip_ops = (const char *const *)o->skip_ops;
-	po.fp16.nskip = o->nskip;
-	po.no_fusion = o->no_fusion;
-	po.verbose = o->verbose;
-	po.fp32_copy = o->check ? ref32 : NULL;
-	po.qdq = &qdq;
-	if (ipuc_calib_wanted(o) && ipuc_calib_prepare(o, path, &po, cfgdir, cs, e)) {
-		char msg[IR_ERROR_LEN];
-
-		snprintf(msg, sizeof(msg), "%s", e->msg);
-		return ir_err(e, "%s: %s", path, msg);
-	}
-	g = onnx_load_file(path, e);
-	if (!g)
-		return -1;
-	warn_wide_anchors(g, path);
-	if (ipuc_batch_inputs(g, m, o->batch_size, o->batch_axis, e) ||
-	    ir_pipeline_run(g, &po, e) || ipuc_batch_check(g, o->batch_size, o->batch_axis, e)) {
-		char msg[IR_ERROR_LEN];
-
-		snprintf(msg, sizeof(msg), "%s", e->msg);
-		ir_err(e, "%s: %s", path, msg);
-		ir_graph_free(g);
-		return -1;
-	}
-	if ((qdq.q || qdq.dq) && (o->verbose || !o->json))
-		fprintf(stderr, "ipu-compile: %s: QDQ model: %d of %d DequantizeLinear and %d of %d QuantizeLinear folded at compile time (the weights dequantized once; the model computes in %s); %d DequantizeLinear and %d QuantizeLinear (activations) computed on the device\n",
-			path, qdq.dq - qdq.dq_left, qdq.dq, qdq.q - qdq.q_left, qdq.q,
-			po.precision_fp16 ? "float16" : "float32", qdq.dq_left, qdq.q_left);
-	*out = g;
-	return 0;
-}
-
-/* The precision the report names: one, or each fused model's when they
- * differ. */
-static const char *report_precision(const struct ipuc_options *o, const struct ipuc_model *models,
-				    int n, char *buf, size_t len)
-{
-	const char *first = NULL;
-	size_t k = 0;
-	int same = 1;
-
-	for (int i = 0; i < n; i++) {
-		const char *p = models[i].precision ? models[i].precision :
-				o->model.precision ? o->model.precision : "fp32";
-
-		if (first && strcmp(p, first))
-			same = 0;
-		first = first ? first : p;
-	}
-	if (same)
-		return first ? first : "fp32";
-	buf[0] = 0;
-	for (int i = 0; i < n && k < len; i++)
-		k += (size_t)snprintf(buf + k, len - k, "%sgraph%d %s", i ? ", " : "", i,
-				      models[i].precision ? models[i].precision :
-				      o->model.precision ? o->model.precision : "fp32");
-	return buf;
 }
 
 /* Messages carry the model's names: escaped, so a name cannot drive the terminal. */
@@ -265,28 +161,81 @@ static int check_outputs(FILE *err, const struct ipuc_options *o,
 	return rc;
 }
 
+/* Where the messages of the compilation go. */
+struct sinks {
+	FILE *err;
+	FILE *table;
+	int notes;			/* print NOTE messages */
+};
+
+static void on_message(void *ctx, enum ipu_compile_message_kind kind, const char *text)
+{
+	struct sinks *s = ctx;
+
+	if (kind == IPU_COMPILE_MESSAGE_NOTE && !s->notes)
+		return;
+	fputs(text, kind == IPU_COMPILE_MESSAGE_TABLE ? s->table : s->err);
+}
+
+/* The --json object's end after a failure, as far as the compilation got. */
+static void json_failed(FILE *out, const struct ipu_compile_result *r, int check)
+{
+	switch (r->stage) {
+	case IPU_COMPILE_STAGE_MODEL:
+		json_fail(out, "], \"executable\": null", r->error);
+		break;
+	case IPU_COMPILE_STAGE_EXPORT:
+		break;
+	case IPU_COMPILE_STAGE_CALIBRATION:
+		json_fail(out, "], \"executable\": null", r->error);
+		break;
+	case IPU_COMPILE_STAGE_CHECK:
+		json_fail(out, r->summary.check == 0 ? "], \"executable\": null, \"check\": false" :
+			  "], \"executable\": null, \"check\": null", r->error);
+		break;
+	case IPU_COMPILE_STAGE_LOWER:
+		json_fail(out, check ? "], \"executable\": null, \"check\": true" : "], \"executable\": null",
+			  r->error);
+		break;
+	default:
+		fprintf(out, "]");
+		break;
+	}
+}
+
+/* Model i of the options as ipu_compile() takes it. */
+static int public_model(const struct ipuc_options *o, const struct ipuc_model *m, int n, int i,
+			const char *cfgdir, const char *outdir, struct ipu_compile_model *pm,
+			struct ipu_compile_shape *shapes)
+{
+	memset(pm, 0, sizeof(*pm));
+	pm->path = join(o->config_yaml ? cfgdir : NULL, m->input_model);
+	pm->export_onnx = export_path(o, outdir, n, i);
+	if (!pm->path || ((o->export_onnx || o->output_model) && !pm->export_onnx))
+		return -1;
+	for (int k = 0; k < m->nshapes; k++) {
+		shapes[k].name = m->shapes[k].name;
+		shapes[k].rank = (size_t)m->shapes[k].rank;
+		shapes[k].dims = m->shapes[k].dims;
+	}
+	pm->input_shapes = shapes;
+	pm->num_input_shapes = (size_t)m->nshapes;
+	pm->precision = m->precision;
+	return 0;
+}
+
 int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 {
-	struct ir_error e = { "" };
 	const struct ipuc_model *models;
-	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 }, *refs[IPUC_MAX_MODELS] = { 0 };
-	struct ipuc_calib_state cstate[IPUC_MAX_MODELS];
-	struct ipuc_calib_fp8 calfp8;
-	char *paths[IPUC_MAX_MODELS] = { 0 };
-	int n, rc = IPUC_EXIT_ERROR, want_exe;
-	char *cfgdir = NULL, *outdir = NULL, *exe = NULL;
-	struct ipu_target t = { o->ipu_version, o->tiles, o->tile_mem, o->batch_axis,
-				(uint32_t)o->batch_size, o->verbose ? err : NULL,
-				o->max_tensor_size, o->no_memory_reuse };
-	struct ipu_graph_stats st;
-	struct ipu_state_spec sspec = { 0 };
-	struct ipuc_report rep;
-	struct ir_fp8_opts f8;
-	struct stat sb;
-	char precs[IPUC_MAX_MODELS * 24];
+	struct ipu_compile_model pm[IPUC_MAX_MODELS];
+	struct ipu_compile_shape (*shapes)[IPUC_MAX_SHAPES] = NULL;
+	struct ipu_compile_options po;
+	struct ipu_compile_result *r = NULL;
+	struct sinks sinks = { err, o->json ? err : out, o->verbose || !o->json };
+	int n = 0, rc = IPUC_EXIT_ERROR, want_exe;
+	char *cfgdir = NULL, *outdir = NULL, *exe = NULL, *calib = NULL, *cmpjson = NULL;
 
-	memset(cstate, 0, sizeof(cstate));
-	memset(&calfp8, 0, sizeof(calfp8));
+	memset(pm, 0, sizeof(pm));
 	if (o->help) {
 		fputs(ipuc_usage(), out);
 		return IPUC_EXIT_OK;
@@ -340,179 +289,91 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 			goto oom;
 	}
 	/* refused before any work: an output that is an input, or no file */
-	if (check_outputs(err, o, models, n, cfgdir, outdir, exe)) {
-		rc = IPUC_EXIT_ERROR;
+	if (check_outputs(err, o, models, n, cfgdir, outdir, exe))
 		goto out;
-	}
-	/* the target as the .ipuef records it; custom: not that IPU's geometry */
-	if (o->json)
-		fprintf(out, "{\"target\": {\"ipu_version\": \"%s\", \"tiles\": %u, \"tile_mem\": %u, \"custom\": %s}, \"models\": [",
-			o->ipu_version ? o->ipu_version : "ipu2", o->tiles, o->tile_mem,
-			o->tiles != IPU2_TILES || o->tile_mem != IPU2_TILE_MEM ? "true" : "false");
-	for (int i = 0; i < n; i++) {
-		const char *prec = models[i].precision ? models[i].precision :
-				   o->model.precision ? o->model.precision : "fp32";
-
-		if (o->verbose)
-			fprintf(err, "ipu-compile: model %d: %s (%s)\n", i, models[i].input_model, prec);
-		if (compile_model(o, &models[i], o->config_yaml ? cfgdir : NULL, prec,
-				  &graphs[i], &refs[i], &paths[i], &cstate[i], &e)) {
-			print_error(err, e.msg);
-			if (o->json)
-				json_fail(out, "], \"executable\": null", e.msg);
-			goto out;
-		}
-		if (o->json) {
-			if (i)
-				fprintf(out, ", ");
-			ipuc_json_model(out, paths[i], prec, graphs[i]);
-		}
-		if (o->export_onnx || o->output_model) {
-			char *file = export_path(o, outdir, n, i);
-
-			if (!file)
-				goto oom;
-			if (o->convert_version ? onnx_save_file_opset(graphs[i], file, o->convert_version, &e) :
-			    onnx_save_file(graphs[i], file, &e)) {
-				print_error(err, e.msg);
-				free(file);
-				goto out;
+	if (!(shapes = calloc(IPUC_MAX_MODELS, sizeof(*shapes))))
+		goto oom;
+	for (int i = 0; i < n; i++)
+		if (public_model(o, &models[i], n, i, cfgdir, outdir, &pm[i], shapes[i]))
+			goto oom;
+	ipu_compile_options_init(&po);
+	po.models = pm;
+	po.num_models = (size_t)n;
+	po.precision = o->model.precision;
+	po.batch_size = o->batch_size;
+	po.batch_axis = o->batch_axis;
+	po.ipu_version = o->ipu_version;
+	po.tiles = o->tiles;
+	po.tile_mem = o->tile_mem;
+	po.max_tensor_size = o->max_tensor_size;
+	po.fp16_skip_op_types = (const char *const *)o->skip_ops;
+	po.num_fp16_skip_op_types = (size_t)o->nskip;
+	po.fp8_skip_op_names = (const char *const *)o->fp8_skip;
+	po.num_fp8_skip_op_names = (size_t)o->nfp8_skip;
+	po.fp8_params = o->fp8_params;
+	po.num_of_layers_keep_fp16 = o->keep_fp16;
+	po.state = o->state;
+	po.check = o->check;
+	po.no_fusion = o->no_fusion;
+	po.no_memory_reuse = o->no_memory_reuse;
+	po.verbose = o->verbose;
+	if (o->calibration_data &&
+	    !(calib = ipuc_calib_path(o->config_yaml ? cfgdir : NULL, o->calibration_data)))
+		goto oom;
+	if (o->precision_compare_json &&
+	    !(cmpjson = ipuc_calib_path(o->config_yaml ? cfgdir : NULL, o->precision_compare_json)))
+		goto oom;
+	po.calibration_data = calib;
+	po.calibration_loss_type = ipu_calib_loss_name(o->calibration_loss);
+	po.precision_compare = o->precision_compare;
+	po.precision_compare_json = cmpjson;
+	po.executable = want_exe;
+	po.output = exe;
+	po.keep_executable = 0;
+	po.export_opset = o->convert_version;
+	po.report = o->report;
+	po.message = on_message;
+	po.callback_ctx = &sinks;
+	if (ipu_compile(&po, &r) < 0) {
+		if (!r)
+			goto oom;
+		print_error(err, r->error);
+		if (o->json && r->stage != IPU_COMPILE_STAGE_OPTIONS) {
+			ipuc_json_target(out, &r->summary);
+			for (size_t i = 0; i < r->summary.num_models; i++) {
+				if (i)
+					fprintf(out, ", ");
+				ipuc_json_model(out, &r->summary.models[i]);
 			}
-			if (o->verbose)
-				fprintf(err, "ipu-compile: wrote %s\n", file);
-			free(file);
+			json_failed(out, r, o->check);
 		}
-	}
-	if (o->json)
-		fprintf(out, "]");
-	/* the fp8 pass's calibration, and the report (the table goes where
-	 * --json does not) once every model is compiled */
-	if (ipuc_calib_fp8_prepare(o, models, n, cstate, &calfp8, o->verbose ? err : NULL, &e)) {
-		print_error(err, e.msg);
-		if (o->json)
-			json_fail(out, ", \"executable\": null", e.msg);
-		goto out;
-	}
-	for (int i = 0; o->precision_compare && i < n; i++) {
-		const char *prec = models[i].precision ? models[i].precision :
-				   o->model.precision ? o->model.precision : "fp32";
-
-		if (ipuc_calib_report(o, &cstate[i], graphs[i], prec, i, n,
-				      o->config_yaml ? cfgdir : NULL, &t, &calfp8,
-				      o->json ? err : out, &e)) {
-			print_error(err, e.msg);
-			if (o->json)
-				json_fail(out, ", \"executable\": null", e.msg);
-			goto out;
-		}
-	}
-	if (!want_exe) {
-		if (o->json)
-			fprintf(out, ", \"executable\": null}\n");
-		rc = IPUC_EXIT_OK;
-		goto out;
-	}
-	{
-		/* fp8 layers are picked at lowering, once for all the models */
-		const char *p8 = NULL;
-		int n8 = 0;
-
-		for (int i = 0; i < n; i++) {
-			const char *prec = models[i].precision ? models[i].precision :
-					   o->model.precision ? o->model.precision : "fp32";
-
-			if (!ipuc_is_fp8(prec))
-				continue;
-			if (p8 && strcmp(p8, prec))
-				n8 = -n - 1;
-			p8 = prec;
-			n8++;
-		}
-		if (n8 && n8 != n) {
-			print_error(err, "model_fusion: fp8 and fp8_weight cannot be mixed with each other or with other precisions in one executable");
-			goto out;
-		}
-		if (n8) {
-			if (ipuc_fp8_opts(o, p8, &f8, &e)) {
-				print_error(err, e.msg);
-				goto out;
-			}
-			ipuc_calib_fp8_apply(&calfp8, &f8);
-			t.fp8 = &f8;
-		}
-	}
-	if (o->state) {
-		if (ipu_state_spec_parse(o->state, &sspec, &e)) {
-			print_error(err, e.msg);
-			goto out;
-		}
-		t.state_pairs = sspec.pairs;
-		t.num_state_pairs = sspec.n;
-		t.no_auto_state = sspec.none;
-	}
-	if (o->check) {
-		/* the check feeds every input from the host: caches streamed */
-		struct ipu_target tc = t;
-		int c;
-
-		tc.num_state_pairs = 0;
-		tc.no_auto_state = 1;
-		c = ipuc_check_refs(graphs, refs, n, &tc, err, &e);
-
-		if (c < 0) {
-			print_error(err, e.msg);
-			if (o->json)
-				json_fail(out, ", \"executable\": null, \"check\": null", e.msg);
-			rc = IPUC_EXIT_ERROR;
-			goto out;
-		}
-		if (c > 0) {
-			fprintf(err, "ipu-compile: error: --check: the device's results differ from the reference evaluator\n");
-			if (o->json)
-				json_fail(out, ", \"executable\": null, \"check\": false",
-					  "--check: the device's results differ from the reference evaluator");
-			rc = IPUC_EXIT_ERROR;
-			goto out;
-		}
-	}
-	if (o->report) {
-		/* the report looks at the builder of the executable written */
-		rep.path = o->report;
-		rep.title = n > 1 ? "fused models" : paths[0];
-		rep.ipu_version = o->ipu_version ? o->ipu_version : "ipu2";
-		rep.custom = o->tiles != IPU2_TILES || o->tile_mem != IPU2_TILE_MEM;
-		rep.clock_ghz = !strcmp(rep.ipu_version, "ipu21") ? 1.85 : 1.33;
-		rep.precision = report_precision(o, models, n, precs, sizeof(precs));
-		t.inspect = ipuc_report_inspect;
-		t.inspect_ctx = &rep;
-	}
-	if (ipu_lower_write(graphs, n, &t, exe, &st, &e)) {
-		print_error(err, e.msg);
-		if (o->json)
-			json_fail(out, o->check ? ", \"executable\": null, \"check\": true" : ", \"executable\": null",
-				  e.msg);
-		rc = IPUC_EXIT_ERROR;
-		goto out;
-	}
-	/* what a user sees with ls: the whole file, not the executable blob */
-	if (stat(exe, &sb)) {
-		fprintf(err, "ipu-compile: error: %s: written, but cannot stat it: %s\n", exe, strerror(errno));
 		goto out;
 	}
 	if (o->json) {
-		fprintf(out, ", \"check\": %s, \"executable\": ", o->check ? "true" : "null");
-		ipuc_json_string(out, exe);
-		fprintf(out, ", \"file_bytes\": %lld", (long long)sb.st_size);
-		if (o->report) {
-			fprintf(out, ", \"report\": ");
-			ipuc_json_string(out, o->report);
+		ipuc_json_target(out, &r->summary);
+		for (size_t i = 0; i < r->summary.num_models; i++) {
+			if (i)
+				fprintf(out, ", ");
+			ipuc_json_model(out, &r->summary.models[i]);
 		}
-		fprintf(out, ", \"summary\": ");
-		ipuc_json_stats(out, &st, o->tiles);
-		fprintf(out, "}\n");
+		fprintf(out, "]");
+		if (!want_exe) {
+			fprintf(out, ", \"executable\": null}\n");
+		} else {
+			fprintf(out, ", \"check\": %s, \"executable\": ", o->check ? "true" : "null");
+			ipuc_json_string(out, exe);
+			fprintf(out, ", \"file_bytes\": %llu", (unsigned long long)r->summary.stats.file_bytes);
+			if (o->report) {
+				fprintf(out, ", \"report\": ");
+				ipuc_json_string(out, o->report);
+			}
+			fprintf(out, ", \"summary\": ");
+			ipuc_json_stats(out, &r->summary.stats);
+			fprintf(out, "}\n");
+		}
 	}
-	if (o->verbose || !o->json)
-		ipuc_print_stats(err, exe, (uint64_t)sb.st_size, &st, o->tiles);
+	if (want_exe && (o->verbose || !o->json))
+		ipuc_print_stats(err, exe, &r->summary.stats);
 	if (o->report && (o->verbose || !o->json))
 		fprintf(err, "ipu-compile: wrote the report %s\n", o->report);
 	rc = IPUC_EXIT_OK;
@@ -521,14 +382,14 @@ oom:
 	fprintf(err, "ipu-compile: out of memory\n");
 	rc = IPUC_EXIT_ERROR;
 out:
+	ipu_compile_result_free(r);
 	for (int i = 0; i < n; i++) {
-		ir_graph_free(graphs[i]);
-		ir_graph_free(refs[i]);
-		ipuc_calib_state_free(&cstate[i]);
-		free(paths[i]);
+		free((char *)pm[i].path);
+		free((char *)pm[i].export_onnx);
 	}
-	ipuc_calib_fp8_free(&calfp8);
-	ipu_state_spec_free(&sspec);
+	free(shapes);
+	free(calib);
+	free(cmpjson);
 	free(cfgdir);
 	free(outdir);
 	free(exe);

@@ -1,68 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * options.h - ipu-compile's options, from the command line and from the
- * YAML config (both end in the same struct; see
- * Documentation/compiler/guide.md for every option).
- */
+/* options.h - ipu-compile's command line and YAML config into the options. */
 #ifndef IPU_CLI_OPTIONS_H
 #define IPU_CLI_OPTIONS_H
 
-#include <stdint.h>
+#include <stddef.h>
 
-#include "ipu/ir.h"
+#include "api/options.h"
 
-/* The geometry of ipu2 and ipu21 (GC200, Bow): the default target. */
-#define IPU2_TILES 1472u
-#define IPU2_TILE_MEM (624u * 1024u)
-#define IPUC_MAX_SHAPES 64
-#define IPUC_MAX_MODELS 64
-#define IPUC_MAX_SKIP 64
-
-/* One model of a fusion (or the single model). */
-struct ipuc_model {
-	char *input_model;
-	struct ir_shape_binding shapes[IPUC_MAX_SHAPES];
-	int nshapes;
-	char *precision;		/* NULL: the global one */
-};
-
-struct ipuc_options {
-	struct ipuc_model model;	/* --input-model, --input-shape, --precision */
-	struct ipuc_model fusion[IPUC_MAX_MODELS];
-	int nfusion;
-	char *output;			/* .ipuef path */
-	char *output_dir;
-	char *output_model;		/* PopRT: converted ONNX name */
-	int export_popef;		/* -1 unset */
-	char *export_onnx;
-	char *report;		/* --report FILE.html */
-	char *config_yaml;
-	char *ipu_version;		/* "ipu2" / "ipu21" */
-	uint32_t tiles;
-	uint32_t tile_mem;		/* bytes */
-	int64_t max_tensor_size;	/* bytes, -1 unlimited, 0 default */
-	int convert_version;		/* opset of the exported ONNX (0: 17) */
-	int64_t batch_size;
-	int batch_axis;
-	char *skip_ops[IPUC_MAX_SKIP];
-	int nskip;
-	int list_ops, check, json, help, version, verbose, no_fusion;
-	int no_memory_reuse;
-	char *state;			/* --state as given */
-	/* calibration and the precision report (compiler/calib/calib.h) */
-	char *calibration_data;		/* .npz of arrays named by input */
-	int calibration_loss;		/* enum ipu_calib_loss */
-	int precision_compare;
-	char *precision_compare_json;
-	/* --precision fp8 / fp8_weight (fp8_options.c) */
-	char *fp8_skip[IPUC_MAX_SKIP];	/* --fp8_skip_op_names */
-	int nfp8_skip;
-	char *fp8_params;		/* --fp8_params as given */
-	int keep_fp16;			/* --num_of_layers_keep_fp16 */
-};
-
-void ipuc_options_init(struct ipuc_options *o);
-void ipuc_options_free(struct ipuc_options *o);
 /* Parses argv (argv[0] skipped).  --config-yaml is applied where it
  * appears; later options override it. */
 int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
@@ -71,33 +15,6 @@ int ipuc_parse_yaml_file(const char *path, struct ipuc_options *o,
 			 struct ir_error *e);
 int ipuc_parse_yaml(const char *text, size_t len, const char *what,
 		    struct ipuc_options *o, struct ir_error *e);
-/* --ipu-version: sets tiles, tile memory and the version string. */
-int ipuc_set_ipu_version(struct ipuc_options *o, const char *v,
-			 struct ir_error *e);
-/* --target tiles=N,tile-mem=SIZE */
-int ipuc_parse_target(struct ipuc_options *o, const char *spec,
-		      struct ir_error *e);
-/* "624KiB", "1M", "65536" -> bytes */
-int ipuc_parse_size(const char *s, uint64_t *out);
-/* Adds a NAME=dims binding to a model. */
-int ipuc_add_shape(struct ipuc_model *m, const char *spec, struct ir_error *e);
-int ipuc_set_precision(char **dst, const char *p, struct ir_error *e);
-/* --calibration_loss_type */
-int ipuc_set_calibration_loss(struct ipuc_options *o, const char *name,
-			      struct ir_error *e);
-int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
-		      struct ir_error *e);
-/* fp8_options.c: --fp8_skip_op_names (comma-separated node names),
- * --fp8_params, and the pass options they make. */
-int ipuc_add_fp8_skip(struct ipuc_options *o, const char *list,
-		      struct ir_error *e);
-int ipuc_set_fp8_params(struct ipuc_options *o, const char *v,
-			struct ir_error *e);
-struct ir_fp8_opts;
-/* precision: "fp8" or "fp8_weight" (anything else: mode off). */
-int ipuc_fp8_opts(const struct ipuc_options *o, const char *precision,
-		  struct ir_fp8_opts *out, struct ir_error *e);
-int ipuc_is_fp8(const char *precision);
 /* 1 if name (PopRT's underscore spelling) is one of PopRT's options that
  * ipu-compile does not have. */
 int ipuc_poprt_unsupported(const char *name);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ipu/dtype.h"
+#include "ipu/file_atomic.h"
 #include "ipu/ipuef.h"
 #include "ipu/passes.h"
 #include "lower_internal.h"
@@ -583,9 +584,9 @@ const struct ipuef_anchor *ipu_lower_anchors(const struct ipu_lower_info *info,
 	return info->anchors_priv.a;
 }
 
-int ipu_lower_write(struct ir_graph *const *graphs, int n,
-		    const struct ipu_target *t, const char *out_path,
-		    struct ipu_graph_stats *stats, struct ir_error *e)
+int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
+			const struct ipu_target *t, void **out, size_t *out_len,
+			struct ipu_graph_stats *stats, struct ir_error *e)
 {
 	struct ipu_lower_info info;
 	void *image = NULL;
@@ -630,8 +631,8 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 	    ipuef_writer_add_opaque(w, "ipu-compile", "1", summary, strlen(summary), err, sizeof(err)) ||
 	    ipuef_writer_add_opaque(w, IPUEF_DEBUG_BLOB, IPUEF_DEBUG_VERSION, info.debug,
 				    info.debug_len, err, sizeof(err)) ||
-	    ipuef_writer_write_file(w, out_path, err, sizeof(err))) {
-		ir_err(e, "writing %s: %s", out_path, err);
+	    ipuef_writer_write_mem(w, out, out_len, err, sizeof(err))) {
+		ir_err(e, "writing the .ipuef: %s", err);
 		goto out;
 	}
 	r = 0;
@@ -640,6 +641,22 @@ out:
 	ipu_lower_info_free(&info);
 	free(image);
 	return r;
+}
+
+int ipu_lower_write(struct ir_graph *const *graphs, int n,
+		    const struct ipu_target *t, const char *out_path,
+		    struct ipu_graph_stats *stats, struct ir_error *e)
+{
+	char err[512];
+	void *buf;
+	size_t len;
+	int r;
+
+	if (ipu_lower_write_mem(graphs, n, t, &buf, &len, stats, e))
+		return -1;
+	r = ipurt_write_file_atomic(out_path, buf, len, err, sizeof(err));
+	free(buf);
+	return r ? ir_err(e, "writing %s: %s", out_path, err) : 0;
 }
 
 struct ir_graph *ipu_lower_prepared_graph(const struct ir_graph *g,

@@ -10,7 +10,9 @@
 		int r_ = (call);                                            \
 		if (r_ < 0)                                                 \
 			return -1;                                          \
-		if (o->verbose)                                             \
+		if (o->on_pass)                                             \
+			o->on_pass(o->on_pass_ctx, name, r_, live_nodes(g)); \
+		else if (o->verbose)                                        \
 			fprintf(stderr, "ipu-compile: %-18s %d rewrites, %d nodes\n", \
 				name, r_, live_nodes(g));                   \
 	} while (0)

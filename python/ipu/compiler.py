@@ -6,19 +6,20 @@
                                   precision="fp16")
     runner = ipu.runtime.Runner(result.executable)
 
-The options are ipu-compile's (see ``ipu-compile --help`` and
+compile() calls the compiler library (ipu/compiler.h, ipu_compile()) with
+the model's bytes or path and the options as values: the executable's bytes
+come back from memory, the summary and diagnostics as Python objects.  The
+options are ipu-compile's (see ``ipu-compile --help`` and
 Documentation/compiler/guide.md), with the same checks and messages; the
-compiler runs in this process with the GIL released.
+compiler runs with the GIL released, so threads may compile at once.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
-from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _ipu
 from ._ipu import CompileError
@@ -37,12 +38,15 @@ class CompileResult:
     summary     ipu-compile's --json summary: target, models (inputs,
                 outputs, ops), tiles used, memory per tile, compute sets,
                 exchanges, modelled cycles
-    messages    what the compiler printed on stderr (warnings, -v statistics)
+    messages    the compiler's messages (warnings, -v statistics, the
+                --check lines, the precision report's table)
+    diagnostics the warnings as dicts: severity, model, node, op, message
     """
     executable: Optional[bytes]
     path: Optional[str]
     summary: Dict[str, Any]
     messages: str
+    diagnostics: List[Dict[str, Any]] = field(default_factory=list)
 
 
 def _model_bytes(model: Any) -> Optional[bytes]:
@@ -57,15 +61,34 @@ def _model_bytes(model: Any) -> Optional[bytes]:
                     f"not {type(model).__name__}")
 
 
-def _shape_args(input_shape: Optional[Mapping[str, Sequence[int]]]) -> List[str]:
-    args: List[str] = []
-    for name, dims in (input_shape or {}).items():
-        if isinstance(dims, str):
-            spec = dims
-        else:
-            spec = ",".join(str(int(d)) for d in dims)
-        args += ["--input-shape", f"{name}={spec}"]
-    return args
+def _shapes(input_shape: Optional[Mapping[str, Sequence[int]]]) -> Optional[Dict[str, List[int]]]:
+    if input_shape is None:
+        return None
+    out: Dict[str, List[int]] = {}
+    for name, dims in input_shape.items():
+        if isinstance(dims, str):       # "4,3,224,224", as --input-shape takes it
+            dims = dims.split(",")
+        out[str(name)] = [int(d) for d in dims]
+    return out
+
+
+_SIZE = re.compile(r"^([0-9]+)(|B|K|KiB|k|KB|M|MiB|MB)$")
+_UNIT = {"": 1, "B": 1, "K": 1024, "KiB": 1024, "k": 1024, "KB": 1024,
+         "M": 1 << 20, "MiB": 1 << 20, "MB": 1 << 20}
+
+
+def _size(v: Union[int, str]) -> int:
+    """tile_mem as --target takes it: bytes, or "256KiB", "1M"."""
+    if isinstance(v, int):
+        return v
+    m = _SIZE.match(str(v))
+    if not m:
+        raise ValueError(f"tile_mem '{v}' is not a size (65536, 256KiB, 1MiB)")
+    return int(m.group(1)) * _UNIT[m.group(2)]
+
+
+def _path(p: Optional[Union[str, "os.PathLike[str]"]]) -> Optional[str]:
+    return None if p is None else os.fspath(p)
 
 
 def compile_args(args: Iterable[str]) -> tuple:
@@ -74,7 +97,7 @@ def compile_args(args: Iterable[str]) -> tuple:
     Returns (exit_status, stdout_text, stderr_text) exactly as the command
     would; raises CompileError for a bad command line.
     """
-    return _ipu.compile(list(args))
+    return _ipu.compile_args(list(args))
 
 
 def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]] = None, *,
@@ -97,7 +120,8 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             calibration_with_data: Optional[Union[str, "os.PathLike[str]"]] = None,
             calibration_loss_type: Optional[str] = None,
             precision_compare: bool = False,
-            precision_compare_json: Optional[Union[str, "os.PathLike[str]"]] = None) -> CompileResult:
+            precision_compare_json: Optional[Union[str, "os.PathLike[str]"]] = None,
+            progress: Optional[Callable[[int, str, int, int], Any]] = None) -> CompileResult:
     """Compile an ONNX model (onnx.ModelProto, its bytes, or a path).
 
     output              write the executable there (atomically); None:
@@ -130,71 +154,43 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
     precision_compare   per-layer error against float32 (the table is in
                         CompileResult.messages)
     precision_compare_json  also write that report as JSON there
+    progress            called as progress(model, pass, rewrites, nodes)
+                        after each pass ("load", the front end's passes,
+                        "check", "lower", "write": rewrites and nodes -1)
 
     Raises CompileError with the compiler's message when the model or an
-    option is refused (the unsupported op and node are named).
+    option is refused; its .status is the negative errno class
+    (-errno.EINVAL, -errno.ENOTSUP, ...), .node and .op name the node the
+    message is about (or None).
     """
     data = _model_bytes(model)
-    work = tempfile.mkdtemp(prefix="ipu-compile-")
-    try:
-        if data is None:
-            src = os.fspath(model)
-        else:
-            # external data is resolved next to the model file
-            src = os.path.join(work, "model.onnx")
-            with open(src, "wb") as f:
-                f.write(data)
-        dest = os.fspath(output) if output is not None else os.path.join(work, "executable.ipuef")
-        args = ["--input-model", src, "--output", dest, "--json"]
-        args += _shape_args(input_shape)
-        if batch_size is not None:
-            args += ["--batch-size", str(int(batch_size))]
-        if batch_axis is not None:
-            args += ["--batch-axis", str(int(batch_axis))]
-        if precision is not None:
-            args += ["--precision", str(precision)]
-        if fp16_skip_op_types:
-            args += ["--fp16-skip-op-types", ",".join(fp16_skip_op_types)]
-        if fp8_skip_op_names:
-            args += ["--fp8-skip-op-names", ",".join(fp8_skip_op_names)]
-        if fp8_params is not None:
-            args += ["--fp8-params", str(fp8_params)]
-        if num_of_layers_keep_fp16 is not None:
-            args += ["--num-of-layers-keep-fp16", str(int(num_of_layers_keep_fp16))]
-        if ipu_version is not None:
-            args += ["--ipu-version", str(ipu_version)]
-        if tiles is not None or tile_mem is not None:
-            if tiles is None or tile_mem is None:
-                raise ValueError("tiles and tile_mem go together (a custom target)")
-            args += ["--target", f"tiles={int(tiles)},tile-mem={tile_mem}"]
-        if max_tensor_size is not None:
-            args += ["--max-tensor-size", str(int(max_tensor_size))]
-        if export_onnx is not None:
-            args += ["--export-onnx", os.fspath(export_onnx)]
-        if check:
-            args.append("--check")
-        if not fusion:
-            args.append("--no-fusion")
-        if verbose:
-            args.append("--verbose")
-        if calibration_with_data is not None:
-            args += ["--calibration-with-data", os.fspath(calibration_with_data)]
-        if calibration_loss_type is not None:
-            args += ["--calibration-loss-type", str(calibration_loss_type)]
-        if precision_compare:
-            args.append("--precision-compare")
-        if precision_compare_json is not None:
-            args += ["--precision-compare-json", os.fspath(precision_compare_json)]
-        status, out, messages = _ipu.compile(args)
-        if status != 0:
-            raise CompileError(messages.strip() or f"the compiler failed (status {status})")
-        summary = json.loads(out) if out.strip() else {}
-        executable = None
-        if output is None:
-            with open(dest, "rb") as f:
-                executable = f.read()
-        return CompileResult(executable=executable,
-                             path=None if output is None else dest,
-                             summary=summary, messages=messages)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    src = os.fspath(model) if data is None else data
+    if (tiles is None) != (tile_mem is None):
+        raise ValueError("tiles and tile_mem go together (a custom target)")
+    opts: Dict[str, Any] = dict(
+        input_shape=_shapes(input_shape), precision=precision, fp8_params=fp8_params,
+        ipu_version=ipu_version, export_onnx=_path(export_onnx), check=bool(check),
+        fusion=bool(fusion), verbose=bool(verbose),
+        calibration_with_data=_path(calibration_with_data),
+        calibration_loss_type=calibration_loss_type,
+        precision_compare=bool(precision_compare),
+        precision_compare_json=_path(precision_compare_json),
+        keep_executable=output is None, progress=progress)
+    if batch_size is not None:
+        opts["batch_size"] = int(batch_size)
+    if batch_axis is not None:
+        opts["batch_axis"] = int(batch_axis)
+    if fp16_skip_op_types:
+        opts["fp16_skip_op_types"] = list(fp16_skip_op_types)
+    if fp8_skip_op_names:
+        opts["fp8_skip_op_names"] = list(fp8_skip_op_names)
+    if num_of_layers_keep_fp16 is not None:
+        opts["num_of_layers_keep_fp16"] = int(num_of_layers_keep_fp16)
+    if tiles is not None:
+        opts["tiles"] = int(tiles)
+        opts["tile_mem"] = _size(tile_mem)
+    if max_tensor_size is not None:
+        opts["max_tensor_size"] = int(max_tensor_size)
+    executable, path, summary, messages, diagnostics = _ipu.compile(src, _path(output), **opts)
+    return CompileResult(executable=executable, path=path, summary=summary,
+                         messages=messages, diagnostics=diagnostics)

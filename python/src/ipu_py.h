@@ -117,7 +117,9 @@ PyObject *ipupy_runner_write_state(PyObject *obj, PyObject *args);
 
 /* Module-level functions defined in the parts. */
 PyObject *ipupy_read_ipuef(PyObject *module, PyObject *args);
+/* compile.c: ipu_compile() on a model; compile_args.c: the command line. */
 PyObject *ipupy_compile(PyObject *module, PyObject *args, PyObject *kwargs);
+PyObject *ipupy_compile_args(PyObject *module, PyObject *args, PyObject *kwargs);
 
 /* The handle of a DeviceManager object (checked to be of dm_type). */
 struct ipurt_device_manager *ipupy_dm_handle(PyObject *obj);

@@ -199,10 +199,14 @@ static PyMethodDef module_methods[] = {
 	  "read_ipuef(path_or_bytes) -> dict\n\n"
 	  "Read and check an .ipuef file; return its metadata, anchors, programs,\n"
 	  "tensors, producer information and blobs (what ipuef-dump --json shows)." },
+	{ "compile_args", (PyCFunction)(void (*)(void))ipupy_compile_args, METH_VARARGS | METH_KEYWORDS,
+	  "compile_args(args) -> (exit_code, json_text, messages)\n\n"
+	  "Run ipu-compile's command line in this process (a list of str); the\n"
+	  "GIL is released while it compiles." },
 	{ "compile", (PyCFunction)(void (*)(void))ipupy_compile, METH_VARARGS | METH_KEYWORDS,
-	  "compile(args) -> (exit_code, json_text, messages)\n\n"
-	  "Run the compiler in this process with ipu-compile's command-line\n"
-	  "arguments (a list of str); the GIL is released while it runs." },
+	  "compile(model, output=None, **options) -> (executable, path, summary, messages, diagnostics)\n\n"
+	  "Compile an ONNX model (bytes or a path) with ipu_compile(); the GIL is\n"
+	  "released while it runs." },
 	{ NULL, NULL, 0, NULL },
 };
 

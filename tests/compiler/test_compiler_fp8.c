@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/check.h"
+#include "api/check.h"
 #include "cli/options.h"
 #include "harness.h"
 #include "ipu/fp8.h"

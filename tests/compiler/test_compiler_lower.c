@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/check.h"
+#include "api/check.h"
 #include "harness.h"
 #include "ipu/passes.h"
 

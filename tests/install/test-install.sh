@@ -84,7 +84,7 @@ done
 for h in "$prefix"/include/ipu/*.h; do echo "#include <ipu/${h##*/}>"; done |
 	cc -std=c11 -E -P -x c -I"$prefix/include" - | grep -o '\bipu[a-z]*_[A-Za-z0-9_]*[[:space:]]*(' |
 	sed 's/[[:space:]]*($//' | sort -u >"$prefix/declared"
-for so in libipu.so libipurt.so; do
+for so in libipu.so libipurt.so libipucompiler.so; do
 	nm -D --defined-only "$prefix/lib/$so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u >"$prefix/$so.syms"
 	bad=$(comm -23 "$prefix/$so.syms" "$prefix/declared" | head -5 | tr '\n' ' ')
 	[ -s "$prefix/$so.syms" ] && [ -z "$bad" ] &&
@@ -92,8 +92,10 @@ for so in libipu.so libipurt.so; do
 		ko "$so exports what no installed header declares: $bad"
 done
 # the version scripts name every export (no pattern but the local catch-all)
-bad=$(grep -HE '^[[:space:]]*[A-Za-z_]*[*?[][A-Za-z_*?]*;' libipu/libipu.map runtime/libipurt.map | grep -v ':[[:space:]]*\*;$')
-[ -z "$bad" ] && ok "libipu.map and libipurt.map list their exports by name" || ko "version script patterns: $bad"
+bad=$(grep -HE '^[[:space:]]*[A-Za-z_]*[*?[][A-Za-z_*?]*;' libipu/libipu.map runtime/libipurt.map \
+	compiler/libipucompiler.map | grep -v ':[[:space:]]*\*;$')
+[ -z "$bad" ] && ok "libipu.map, libipurt.map and libipucompiler.map list their exports by name" ||
+	ko "version script patterns: $bad"
 # every declared function links from a program (a static inline one takes
 # its own address; the others must come from libipurt.so or libipu.so)
 {
@@ -104,14 +106,52 @@ bad=$(grep -HE '^[[:space:]]*[A-Za-z_]*[*?[][A-Za-z_*?]*;' libipu/libipu.map run
 	echo "};"
 	echo "int main(void) { return all[0] == 0; }"
 } >"$prefix/every.c"
-if cc -std=c11 -o "$prefix/every" "$prefix/every.c" $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libipurt) \
+if cc -std=c11 -o "$prefix/every" "$prefix/every.c" $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libipurt libipucompiler) \
 	-Wl,--no-as-needed 2>"$prefix/cc.log"; then
-	ok "all $(wc -l <"$prefix/declared") functions the installed headers declare link against libipurt.so and libipu.so"
+	ok "all $(wc -l <"$prefix/declared") functions the installed headers declare link against libipurt.so, libipu.so and libipucompiler.so"
 else
 	ko "declared but not exported: $(grep -o "undefined reference to \`[^']*'" "$prefix/cc.log" | sort -u | head -5 | tr '\n' ' ')"
 fi
 [ "$(readelf -d "$prefix/lib/libipu.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libipu.so.0 ] &&
 	ok "libipu.so soname libipu.so.0" || ko "libipu.so soname"
+[ "$(readelf -d "$prefix/lib/libipucompiler.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libipucompiler.so.0 ] &&
+	ok "libipucompiler.so soname libipucompiler.so.0" || ko "libipucompiler.so soname"
+
+# The compiler as a library: a program built with nothing but the installed
+# headers and `pkg-config libipucompiler libipurt` compiles an ONNX model
+# from memory (Y = 2 X + [10, 20, 30]) and runs it through libipurt, against
+# the installed prefix and against the build tree's pkgconfig.
+onnx_model=$prefix/hello.onnx
+/usr/bin/python3 - "$onnx_model" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+g = helper.make_graph(
+    [helper.make_node("Mul", ["X", "two"], ["T"]), helper.make_node("Add", ["T", "bias"], ["Y"])],
+    "hello", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3])],
+    [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 3])],
+    [numpy_helper.from_array(np.array([2], np.float32), "two"),
+     numpy_helper.from_array(np.array([10, 20, 30], np.float32), "bias")])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+for where in prefix "build tree"; do
+	[ "$where" = prefix ] && pc=$prefix/lib/pkgconfig || pc=$top/$BUILD/pkgconfig
+	flags=$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs libipucompiler libipurt 2>&1)
+	case "$flags" in *"$top/compiler"* | *"$top/runtime"*) ko "$where: pkg-config points into the sources: $flags" ;; esac
+	if cc -std=c11 -Wall -Wextra -Werror -o "$prefix/hello_compiler" tests/install/hello_compiler.c $flags \
+		2>"$prefix/cc.log"; then
+		[ "$where" = prefix ] && run_env=LD_LIBRARY_PATH=$prefix/lib || run_env=IPU_UNUSED=1
+		out=$(cd / && env -u LD_LIBRARY_PATH $run_env "$prefix/hello_compiler" "$onnx_model" 2>&1)
+		case "$out" in
+		*" bytes compiled ("*"tiles used); Y[0..2] = 12 22 32") ok "$where: hello_compiler compiles from memory and runs: $out" ;;
+		*) ko "$where: hello_compiler: $out" ;;
+		esac
+	else
+		ko "$where: hello_compiler does not build with pkg-config libipucompiler libipurt: $(head -5 "$prefix/cc.log")"
+	fi
+done
+[ "$(pkg-config --modversion libipucompiler 2>&1)" = "$(pkg-config --modversion libipurt)" ] &&
+	ok "libipucompiler.pc $(pkg-config --modversion libipucompiler)" || ko "libipucompiler.pc: $(pkg-config --modversion libipucompiler 2>&1)"
 for t in ipu-run ipuef-dump ipu-compile ipu-info ipu-reset ipu-monitor; do
 	if "$prefix/bin/$t" --version | grep -q "ipu-stack" && [ -s "$prefix/share/man/man1/$t.1" ]; then
 		ok "$t --version and man page"

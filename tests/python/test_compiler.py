@@ -125,3 +125,40 @@ def test_fp8_options(tmp_path):
     assert np.abs(y - ref).max() <= 0.15 * np.abs(ref).max()
     with pytest.raises(ipu.CompileError, match="F143"):
         ipu.compiler.compile(m, precision="fp8", fp8_params="F144")
+
+
+def test_library_result_progress_and_threads():
+    """compile() is ipu_compile(): the passes reported as they run, the
+    refusal's errno class and node, threads compiling at once get the
+    serial bytes."""
+    import errno
+    import threading
+    m, _ = mlp_model(batch=2)
+    seen = []
+    res = ipu.compiler.compile(m, precision="fp16",
+                               progress=lambda k, name, rw, nodes: seen.append((k, name)))
+    assert seen[0] == (0, "load") and (0, "normalize") in seen and (-1, "lower") in seen
+    assert res.diagnostics == [] and res.summary["summary"]["image_bytes"] < len(res.executable)
+    assert res.summary["file_bytes"] == len(res.executable)
+    bad = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("NoSuchOperator", ["X"], ["Y"], name="odd")],
+        "g", [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, (1, 2))],
+        [onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, (1, 2))]),
+        opset_imports=[onnx.helper.make_opsetid("", 13)])
+    with pytest.raises(ipu.CompileError) as e:
+        ipu.compiler.compile(bad)
+    assert (e.value.status, e.value.node, e.value.op) == (-errno.ENOTSUP, "odd", "NoSuchOperator")
+    with pytest.raises(ipu.CompileError) as e:
+        ipu.compiler.compile(m, precision="fp7")
+    assert e.value.status == -errno.EINVAL and e.value.node is None
+    got = [None] * 6
+
+    def work(i):
+        got[i] = ipu.compiler.compile(m, precision="fp16").executable
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [res.executable] * 6

@@ -121,6 +121,12 @@ int ipu_lower_write(struct ir_graph *const *graphs, int n,
 		    const struct ipu_target *t, const char *out_path,
 		    struct ipu_graph_stats *stats, struct ir_error *e);
 
+/* The same .ipuef in memory (*out malloc'd, *out_len bytes): what
+ * ipu_lower_write writes, byte for byte. */
+int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
+			const struct ipu_target *t, void **out, size_t *out_len,
+			struct ipu_graph_stats *stats, struct ir_error *e);
+
 /* The graph the lowering computes for g: a copy after the lowering's
  * rewrites and, with t->fp8, the fp8 pass (what ipu_lower_image builds
  * the program from; the precision report evaluates it).  NULL on error. */

@@ -118,6 +118,10 @@ struct ir_pipeline_opts {
 	int verbose;			/* per-pass statistics on stderr */
 	/* If not NULL, receives the QDQ counts (all 0 for a float model). */
 	struct ir_qdq_stats *qdq;
+	/* If not NULL, called after each pass instead of the verbose line
+	 * (rewrites it made, live nodes after it). */
+	void (*on_pass)(void *ctx, const char *pass, int rewrites, int nodes);
+	void *on_pass_ctx;
 };
 
 int ir_pipeline_run(struct ir_graph *g, const struct ir_pipeline_opts *o,

@@ -4,8 +4,8 @@
  * graph and the samples (--calibration-with-data, or seeded random ones),
  * the statistics, and the --precision-compare report.
  */
-#ifndef IPU_CLI_CALIB_CLI_H
-#define IPU_CLI_CALIB_CLI_H
+#ifndef IPU_API_CALIB_CLI_H
+#define IPU_API_CALIB_CLI_H
 
 #include <stdio.h>
 
@@ -51,7 +51,7 @@ int ipuc_calib_wanted(const struct ipuc_options *o);
  * the real compilation; cfgdir: the config file's folder, paths in the
  * options are relative to it), then reads the samples and, with data, collects
  * the statistics. */
-int ipuc_calib_prepare(const struct ipuc_options *o, const char *path,
+int ipuc_calib_prepare(const struct ipuc_options *o, const struct ipuc_model *m, const char *path,
 		       const struct ir_pipeline_opts *po, const char *cfgdir,
 		       struct ipuc_calib_state *st, struct ir_error *e);
 /* The report of model `index` of `n` (g: after the front end's precision

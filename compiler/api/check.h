@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check.h - ipu-compile --check: run the executable once on the
  * in-process device and compare with the reference evaluator. */
-#ifndef IPU_CLI_CHECK_H
-#define IPU_CLI_CHECK_H
+#ifndef IPU_API_CHECK_H
+#define IPU_API_CHECK_H
 
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* batch.h - --batch-size applied to a model's inputs, and checked after. */
-#ifndef IPU_CLI_BATCH_H
-#define IPU_CLI_BATCH_H
+#ifndef IPU_API_BATCH_H
+#define IPU_API_BATCH_H
 
 #include <stddef.h>
 #include <stdint.h>

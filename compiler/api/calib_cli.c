@@ -35,7 +35,7 @@ char *ipuc_calib_path(const char *cfgdir, const char *path)
 	return p;
 }
 
-int ipuc_calib_prepare(const struct ipuc_options *o, const char *path,
+int ipuc_calib_prepare(const struct ipuc_options *o, const struct ipuc_model *m, const char *path,
 		       const struct ir_pipeline_opts *po, const char *cfgdir,
 		       struct ipuc_calib_state *st, struct ir_error *e)
 {
@@ -48,7 +48,9 @@ int ipuc_calib_prepare(const struct ipuc_options *o, const char *path,
 	p32.precision_fp16 = 0;
 	p32.fp32_copy = NULL;
 	p32.verbose = 0;
-	if (!(st->g32 = onnx_load_file(path, e)))
+	p32.on_pass = NULL;	/* the reference's passes are not the model's */
+	p32.qdq = NULL;
+	if (!(st->g32 = ipuc_model_load(m, path, e)))
 		return -1;
 	if (ir_pipeline_run(st->g32, &p32, e))
 		goto fail;
