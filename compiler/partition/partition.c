@@ -46,9 +46,10 @@ static uint64_t node_work(const struct ir_graph *g, const struct ir_node *n)
 	return out + in;
 }
 
-/* Per node: the constants it is the first to read, the values it makes,
- * and its work. */
-static int node_estimates(const struct ir_graph *g, uint64_t *bytes, uint64_t *work)
+/* Per node: the constants it is the first to read, the largest value it
+ * makes, and its work. */
+static int node_estimates(const struct ir_graph *g, uint64_t *consts, uint64_t *vals,
+			  uint64_t *work)
 {
 	char *seen = calloc((size_t)g->nvals + 1, 1);
 
@@ -57,40 +58,55 @@ static int node_estimates(const struct ir_graph *g, uint64_t *bytes, uint64_t *w
 	for (int i = 0; i < g->nnodes; i++) {
 		const struct ir_node *n = &g->nodes[i];
 
-		bytes[i] = 0;
+		consts[i] = vals[i] = 0;
 		for (int k = 0; k < n->nin; k++) {
 			int v = n->in[k];
 
 			if (v >= 0 && g->vals[v].data && !seen[v]) {
 				seen[v] = 1;
-				bytes[i] += value_bytes(&g->vals[v]);
+				consts[i] += value_bytes(&g->vals[v]);
 			}
 		}
 		for (int k = 0; k < n->nout; k++)
-			if (n->out[k] >= 0)
-				bytes[i] += value_bytes(&g->vals[n->out[k]]);
+			if (n->out[k] >= 0 && value_bytes(&g->vals[n->out[k]]) > vals[i])
+				vals[i] = value_bytes(&g->vals[n->out[k]]);
 		work[i] = node_work(g, n);
 	}
 	free(seen);
 	return 0;
 }
 
+/* A stage's bytes: its constants, kept for the whole program, and twice
+ * its largest value (an op's input and output live at once; memory reuse
+ * gives the others' bytes to later values). */
+static uint64_t stage_bytes(uint64_t consts, uint64_t largest)
+{
+	return consts + 2 * largest;
+}
+
 void ipu_partition_estimate(const struct ir_graph *g, const struct ipu_partition *p,
 			    struct ipu_stage_estimate *est)
 {
-	uint64_t *b = malloc(((size_t)g->nnodes + 1) * 2 * sizeof(*b));
+	size_t nn = (size_t)g->nnodes + 1;
+	uint64_t *b = malloc(nn * 3 * sizeof(*b));
 
 	for (int s = 0; s < p->nstages; s++)
 		est[s] = (struct ipu_stage_estimate){ 0, 0 };
-	if (!b || node_estimates(g, b, b + g->nnodes + 1)) {
+	if (!b || node_estimates(g, b, b + nn, b + 2 * nn)) {
 		free(b);
 		return;
 	}
-	for (int s = 0; s < p->nstages; s++)
+	for (int s = 0; s < p->nstages; s++) {
+		uint64_t consts = 0, largest = 0;
+
 		for (int i = p->first[s]; i < p->first[s + 1]; i++) {
-			est[s].bytes += b[i];
-			est[s].work += b[g->nnodes + 1 + i];
+			consts += b[i];
+			if (b[nn + i] > largest)
+				largest = b[nn + i];
+			est[s].work += b[2 * nn + i];
 		}
+		est[s].bytes = stage_bytes(consts, largest);
+	}
 	free(b);
 }
 
@@ -98,23 +114,27 @@ void ipu_partition_estimate(const struct ir_graph *g, const struct ipu_partition
  * as long as both allow (optimal for contiguous stages).  Returns the
  * stage count (cuts in first[] when it is at most max), or a node that
  * does not fit alone as -(node + 1). */
-static int greedy(int nn, const uint64_t *bytes, const uint64_t *work, uint64_t limit,
-		  uint64_t cap, int max, int *first)
+static int greedy(int nn, const uint64_t *consts, const uint64_t *vals, const uint64_t *work,
+		  uint64_t limit, uint64_t cap, int max, int *first)
 {
-	uint64_t cb = 0, cw = 0;
+	uint64_t cc = 0, cv = 0, cw = 0;
 	int ns = 1;
 
 	first[0] = 0;
 	for (int i = 0; i < nn; i++) {
-		if (bytes[i] > cap)
+		uint64_t v = vals[i] > cv ? vals[i] : cv;
+
+		if (stage_bytes(consts[i], vals[i]) > cap)
 			return -(i + 1);
-		if (i > first[ns - 1] && (cw + work[i] > limit || cb + bytes[i] > cap)) {
+		if (i > first[ns - 1] && (cw + work[i] > limit || stage_bytes(cc + consts[i], v) > cap)) {
 			if (ns < max + 1)
 				first[ns] = i;
 			ns++;
-			cb = cw = 0;
+			cc = cv = cw = 0;
+			v = vals[i];
 		}
-		cb += bytes[i];
+		cc += consts[i];
+		cv = v;
 		cw += work[i];
 	}
 	if (ns <= max)
@@ -159,7 +179,7 @@ int ipu_partition_auto(const struct ir_graph *g, int nstages, const struct ipu_t
 		       struct ipu_partition *p, struct ir_error *e)
 {
 	int nn = g->nnodes, r;
-	uint64_t *bytes, *work, lo = 0, hi = 0, cap;
+	uint64_t *consts, *vals, *work, lo = 0, hi = 0, cap;
 	int first[IPU_PARTITION_MAX_IPUS + 1];
 
 	if (nstages < 1 || nstages > IPU_PARTITION_MAX_IPUS)
@@ -167,49 +187,50 @@ int ipu_partition_auto(const struct ir_graph *g, int nstages, const struct ipu_t
 	if (nn < nstages)
 		return ir_err(e, "--num_ipus %d: the model has %d node%s, fewer than the IPUs", nstages,
 			      nn, nn == 1 ? "" : "s");
-	bytes = malloc(((size_t)nn + 1) * sizeof(*bytes));
+	consts = malloc(((size_t)nn + 1) * sizeof(*consts));
+	vals = malloc(((size_t)nn + 1) * sizeof(*vals));
 	work = malloc(((size_t)nn + 1) * sizeof(*work));
-	if (!bytes || !work || node_estimates(g, bytes, work)) {
-		free(bytes);
-		free(work);
-		return ir_err(e, "out of memory estimating %d nodes", nn);
+	if (!consts || !vals || !work || node_estimates(g, consts, vals, work)) {
+		r = ir_err(e, "out of memory estimating %d nodes", nn);
+		goto out;
 	}
-	cap = (uint64_t)t->tiles * t->tile_mem / 8 * 5;
+	cap = (uint64_t)t->tiles * t->tile_mem / 4 * 3;
 	for (int i = 0; i < nn; i++) {
 		hi += work[i];
 		if (work[i] > lo)
 			lo = work[i];
 	}
-	r = greedy(nn, bytes, work, hi, cap, nstages, first);
+	r = greedy(nn, consts, vals, work, hi, cap, nstages, first);
 	if (r < 0) {
-		const struct ir_node *n = &g->nodes[-r - 1];
+		int i = -r - 1;
 
-		r = ir_node_err(e, g, n, "needs %llu bytes (its constants and outputs), more than the %llu bytes a stage may take of an IPU (5/8 of %u tiles x %u)",
-				(unsigned long long)bytes[-r - 1], (unsigned long long)cap, t->tiles,
-				t->tile_mem);
+		r = ir_node_err(e, g, &g->nodes[i], "needs %llu bytes (its constants and twice its output), more than the %llu bytes a stage may take of an IPU (3/4 of %u tiles x %u)",
+				(unsigned long long)stage_bytes(consts[i], vals[i]),
+				(unsigned long long)cap, t->tiles, t->tile_mem);
 		goto out;
 	}
 	if (r > nstages) {
-		r = ir_err(e, "--num_ipus %d: the model needs at least %d IPUs of %u tiles x %u (its constants and values, at most 5/8 of each IPU)",
+		r = ir_err(e, "--num_ipus %d: the model needs at least %d IPUs of %u tiles x %u (its constants and twice its largest value a stage, at most 3/4 of each IPU)",
 			   nstages, r, t->tiles, t->tile_mem);
 		goto out;
 	}
 	/* the smallest largest-stage work the byte cap allows */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		int k = greedy(nn, bytes, work, mid, cap, nstages, first);
+		int k = greedy(nn, consts, vals, work, mid, cap, nstages, first);
 
 		if (k > 0 && k <= nstages)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	p->nstages = greedy(nn, bytes, work, lo, cap, nstages, first);
+	p->nstages = greedy(nn, consts, vals, work, lo, cap, nstages, first);
 	memcpy(p->first, first, sizeof(first));
 	split_more(p, nstages, work);
 	r = 0;
 out:
-	free(bytes);
+	free(consts);
+	free(vals);
 	free(work);
 	return r;
 }

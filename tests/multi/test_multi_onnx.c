@@ -10,6 +10,11 @@
  * same bits too.
  *
  * Usage: test_multi_onnx DIR   (DIR/encoder.onnx, DIR/x.npy, DIR/y.npy)
+ *        test_multi_onnx DIR --full N,...
+ *            the model (tiny_encoder.py --large: BERT-large-shaped) on one
+ *            full-size IPU (1472 tiles x 624 KiB, refused when it does not
+ *            fit) and split over N of them, within 1e-3 of torch's output
+ *            scale (minutes; not part of make check)
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +28,7 @@
 #include "mlp_model.h"
 
 static char dir[512];
+static const char *full_list;
 static struct ipurt_npy xin, yref;
 
 static struct ir_graph *load(void)
@@ -207,12 +213,54 @@ TEST(four_small_ipus_run_what_one_refuses)
 	ir_graph_free(g);
 }
 
+TEST(full_size_ipus)
+{
+	struct ir_graph *g = load();
+	struct ipu_target t = { "ipu2", 1472, 638976 };
+	struct ipu_partition whole = { 1, { 0 } }, p;
+	struct ipu_stage_estimate est[IPU_PARTITION_MAX_IPUS];
+	struct ir_error e = { "" };
+	float *y = malloc(yref.size);
+	char msg[2048];
+	const char *c = full_list;
+
+	REQUIRE(g && y);
+	whole.first[1] = g->nnodes;
+	if (run(g, &whole, &t, y, msg, sizeof(msg)))
+		printf("# one IPU: %.400s\n", msg);
+	else
+		printf("# one IPU: %.3g of torch's output scale\n", err_of(y));
+	while (*c) {
+		int n = atoi(c);
+
+		CHECK_MSG(ipu_partition_auto(g, n, &t, &p, &e) == 0, "%d IPUs: %s", n, e.msg);
+		if (!e.msg[0]) {
+			ipu_partition_estimate(g, &p, est);
+			for (int k = 0; k < n; k++)
+				printf("# %d IPUs: stage %d nodes %d..%d, about %llu MB\n", n, k, p.first[k],
+				       p.first[k + 1] - 1, (unsigned long long)(est[k].bytes / 1000000));
+			CHECK_MSG(run(g, &p, &t, y, msg, sizeof(msg)) == 0, "%d IPUs: %s", n, msg);
+			printf("# %d IPUs: %.3g of torch's output scale\n", n, err_of(y));
+			CHECK(err_of(y) < 1e-3);
+		}
+		e.msg[0] = 0;
+		while (*c && *c != ',')
+			c++;
+		if (*c == ',')
+			c++;
+	}
+	free(y);
+	ir_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	char path[600], err[512];
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: test_multi_onnx DIR (tiny_encoder.py's output)\n");
+	if (argc == 4 && !strcmp(argv[2], "--full"))
+		full_list = argv[3];
+	else if (argc != 2) {
+		fprintf(stderr, "usage: test_multi_onnx DIR [--full N,...] (tiny_encoder.py's output)\n");
 		return 2;
 	}
 	snprintf(dir, sizeof(dir), "%s", argv[1]);
@@ -226,8 +274,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, err);
 		return 1;
 	}
-	RUN(split_bit_identical_where_one_ipu_fits);
-	RUN(four_small_ipus_run_what_one_refuses);
+	if (full_list) {
+		RUN(full_size_ipus);
+	} else {
+		RUN(split_bit_identical_where_one_ipu_fits);
+		RUN(four_small_ipus_run_what_one_refuses);
+	}
 	ipurt_npy_free(&xin);
 	ipurt_npy_free(&yref);
 	return TH_DONE();

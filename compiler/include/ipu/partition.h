@@ -33,14 +33,14 @@ struct ipu_partition {
 
 /* What the automatic split estimates per stage (also for a manual one). */
 struct ipu_stage_estimate {
-	uint64_t bytes;		/* constants it owns + the values it makes */
+	uint64_t bytes;		/* its constants + twice its largest value */
 	uint64_t work;		/* modelled work: multiply-adds + elements */
 };
 
 /*
  * The automatic split over nstages IPUs of target t: the cuts that make
  * the largest stage's modelled work smallest while every stage's bytes
- * stay within 5/8 of an IPU's memory (the lowering keeps the rest of each
+ * stay within 3/4 of an IPU's memory (the lowering keeps the rest of each
  * tile for the values live around an op); a refusal names the node that
  * cannot fit even alone, or the IPUs the model would need.
  */
