@@ -149,7 +149,22 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The version folders holding a model.ipuef, ascending. */
+/* The model file of a version folder: model.ipuef, else model.onnx
+ * (compiled at load); NULL if it has neither. */
+static const char *version_model(const char *mdir, const char *version, char *path, size_t len)
+{
+	static const char *const names[] = { "model.ipuef", "model.onnx" };
+	struct stat st;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, len, "%s/%s/%s", mdir, version, names[i]);
+		if (!stat(path, &st) && S_ISREG(st.st_mode))
+			return names[i];
+	}
+	return NULL;
+}
+
+/* The version folders holding a model.ipuef or model.onnx, ascending. */
 static int scan_versions(const char *mdir, int64_t *v, uint32_t *n, char *err, size_t errlen)
 {
 	DIR *d = opendir(mdir);
@@ -163,7 +178,6 @@ static int scan_versions(const char *mdir, int64_t *v, uint32_t *n, char *err, s
 	while ((de = readdir(d))) {
 		char path[4096], *end;
 		long long x;
-		struct stat st;
 
 		if (!de->d_name[0] || de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
@@ -171,8 +185,7 @@ static int scan_versions(const char *mdir, int64_t *v, uint32_t *n, char *err, s
 		x = strtoll(de->d_name, &end, 10);
 		if (*end || errno || x < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/model.ipuef", mdir, de->d_name);
-		if (stat(path, &st) || !S_ISREG(st.st_mode))
+		if (!version_model(mdir, de->d_name, path, sizeof(path)))
 			continue;
 		if (*n == SRV_MAX_VERSIONS) {
 			closedir(d);
@@ -208,7 +221,7 @@ static int select_versions(const struct srv_model_config *c, const int64_t *have
 				;
 			if (j == nhave) {
 				snprintf(err, errlen, "version_policy names version %lld, which has no "
-					 "<version>/model.ipuef", (long long)c->versions[i]);
+					 "<version>/model.ipuef or model.onnx", (long long)c->versions[i]);
 				return -1;
 			}
 			sel[(*nsel)++] = c->versions[i];
@@ -217,7 +230,7 @@ static int select_versions(const struct srv_model_config *c, const int64_t *have
 		break;
 	}
 	if (!*nsel) {
-		snprintf(err, errlen, "no version to serve: add <version>/model.ipuef (e.g. 1/model.ipuef)");
+		snprintf(err, errlen, "no version to serve: add <version>/model.ipuef (e.g. 1/model.ipuef) or <version>/model.onnx");
 		return -1;
 	}
 	return 0;
@@ -260,10 +273,21 @@ int srv_repo_load(struct srv_repo *r, const char *name, char *err, size_t errlen
 	    select_versions(&cfg, have, nhave, sel, &nsel, msg, sizeof(msg)))
 		goto fail;
 	for (i = 0; i < nsel; i++) {
-		char path[4096], m2[SRV_ERR];
+		char path[4096], m2[SRV_ERR], ver[32];
+		const char *file;
+		struct ipuef_file *f = NULL;
 
-		snprintf(path, sizeof(path), "%s/%lld/model.ipuef", mdir, (long long)sel[i]);
-		if (srv_model_create(name, sel[i], path, &cfg, &r->o, &fresh[i], m2, sizeof(m2))) {
+		snprintf(ver, sizeof(ver), "%lld", (long long)sel[i]);
+		file = version_model(mdir, ver, path, sizeof(path));
+		/* an ONNX model is compiled now, in memory (model.ipuef wins) */
+		if (file && !strcmp(file, "model.onnx") &&
+		    srv_compile_onnx(path, &f, m2, sizeof(m2))) {
+			snprintf(msg, sizeof(msg), "version %lld: %s", (long long)sel[i], m2);
+			goto fail;
+		}
+		if (f && r->o.log_verbose)
+			fprintf(stderr, "ipu-serve: compiled %s\n", cli_safe(path, m2, sizeof(m2)));
+		if (srv_model_create_from(name, sel[i], path, f, &cfg, &r->o, &fresh[i], m2, sizeof(m2))) {
 			snprintf(msg, sizeof(msg), "version %lld: %s", (long long)sel[i], m2);
 			goto fail;
 		}

@@ -382,6 +382,14 @@ int srv_model_create(const char *name, int64_t version, const char *path,
 		     const struct srv_model_config *cfg, const struct srv_load_opts *o,
 		     struct srv_model **out, char *err, size_t errlen)
 {
+	return srv_model_create_from(name, version, path, NULL, cfg, o, out, err, errlen);
+}
+
+int srv_model_create_from(const char *name, int64_t version, const char *path,
+			  struct ipuef_file *file, const struct srv_model_config *cfg,
+			  const struct srv_load_opts *o, struct srv_model **out, char *err,
+			  size_t errlen)
+{
 	struct srv_model *m = calloc(1, sizeof(*m));
 	struct ipurt_config rc_cfg;
 	char msg[SRV_ERR];
@@ -391,6 +399,7 @@ int srv_model_create(const char *name, int64_t version, const char *path,
 	*out = NULL;
 	if (!m || !(m->name = strdup(name)) || !(m->path = strdup(path))) {
 		snprintf(err, errlen, "out of memory");
+		ipuef_close(file);
 		goto fail_early;
 	}
 	m->version = version;
@@ -398,7 +407,8 @@ int srv_model_create(const char *name, int64_t version, const char *path,
 	m->log_verbose = o->log_verbose;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
-	rc = ipuef_open(path, &m->file, msg, sizeof(msg));
+	m->file = file;
+	rc = file ? 0 : ipuef_open(path, &m->file, msg, sizeof(msg));
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", path, msg);
 		goto fail;

@@ -197,6 +197,16 @@ struct srv_load_opts {
 int srv_model_create(const char *name, int64_t version, const char *path,
 		     const struct srv_model_config *cfg, const struct srv_load_opts *o,
 		     struct srv_model **out, char *err, size_t errlen);
+/* The same with the .ipuef already open (taken over, closed on failure
+ * too); path names it in messages. */
+int srv_model_create_from(const char *name, int64_t version, const char *path,
+			  struct ipuef_file *file, const struct srv_model_config *cfg,
+			  const struct srv_load_opts *o, struct srv_model **out, char *err,
+			  size_t errlen);
+/* onnx_load.c: a version's model.onnx compiled in memory with ipu-compile's
+ * defaults (ipu_compile(), ipu/compiler.h) and opened; the message names the
+ * node the compiler refused. */
+int srv_compile_onnx(const char *path, struct ipuef_file **out, char *err, size_t errlen);
 /* Stop its workers (after the queue drained) and free it. */
 void srv_model_destroy(struct srv_model *m);
 /* A runner of the model, for metadata (instance 0). */
