@@ -32,10 +32,16 @@ $(KMOD): $(KMOD_SRCS) Kbuild
 # ($(IPU_DRIVER_CACHE), default /var/cache/ipu-driver; build/ if that is
 # not writable) and linked here.
 IPU_DRIVER_CACHE ?= /var/cache/ipu-driver
-KSRC_PKG = linux-source-$(shell echo '$(KVER)' | cut -d. -f1,2)
-$(KSRC_DIR)/.extracted: $(if $(and $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/.package 2>/dev/null)),$(wildcard $(KSRC_DIR)/scripts/kernel-doc)),,FORCE)
+# FORCE: the recipe itself sees whether the link is for the kernel that
+# kver.sh names now (a cheap test; the file's time changes only when it
+# extracts, so nothing depending on it is rebuilt otherwise).  No $(shell)
+# here: every make reads this file, with or without kernel headers.
+$(KSRC_DIR)/.extracted: FORCE
 	@set -e; \
-	pkg=$(KSRC_PKG); \
+	kver=$$(driver/kver.sh); \
+	pkg=linux-source-$$(echo "$$kver" | cut -d. -f1,2); \
+	if [ "$$(cat $(KSRC_DIR)/.package 2>/dev/null)" = "$$pkg" ] && \
+		[ -f $(KSRC_DIR)/scripts/kernel-doc ]; then exit 0; fi; \
 	tarball=$$(ls /usr/src/$$pkg.tar.* 2>/dev/null | head -n 1); \
 	[ -n "$$tarball" ] || { echo "no /usr/src/$$pkg.tar.*: run make deps ($$pkg)"; exit 1; }; \
 	ver=$$(dpkg-query -W -f='$${Version}' $$pkg 2>/dev/null || echo unknown); \
@@ -53,6 +59,7 @@ $(KSRC_DIR)/.extracted: $(if $(and $(filter $(KSRC_PKG),$(shell cat $(KSRC_DIR)/
 		echo $$pkg >$$tmp/.package; \
 		touch $$tmp/.extracted; rm -rf $$cache; mv $$tmp $$cache; \
 	fi; \
+	touch $$cache/.extracted; \
 	mkdir -p $(BUILD); rm -rf $(KSRC_DIR); ln -sfn $$cache $(KSRC_DIR)
 
 # "module-check: N passed, N failed" (checkpatch --strict, sparse, kernel-doc
