@@ -42,6 +42,7 @@ static const char *reason_name(uint32_t r)
 	case IPU_RESET_REASON_WATCHDOG: return "watchdog";
 	case IPU_RESET_REASON_FATAL: return "fatal";
 	case IPU_RESET_REASON_CLOSE: return "close";
+	case IPU_RESET_REASON_PCI: return "pci";
 	default: return "-";
 	}
 }
