@@ -239,9 +239,12 @@ TEST(full_size_ipus)
 			for (int k = 0; k < n; k++)
 				printf("# %d IPUs: stage %d nodes %d..%d, about %llu MB\n", n, k, p.first[k],
 				       p.first[k + 1] - 1, (unsigned long long)(est[k].bytes / 1000000));
-			CHECK_MSG(run(g, &p, &t, y, msg, sizeof(msg)) == 0, "%d IPUs: %s", n, msg);
-			printf("# %d IPUs: %.3g of torch's output scale\n", n, err_of(y));
-			CHECK(err_of(y) < 1e-3);
+			if (run(g, &p, &t, y, msg, sizeof(msg))) {
+				CHECK_MSG(0, "%d IPUs: %s", n, msg);
+			} else {
+				printf("# %d IPUs: %.3g of torch's output scale\n", n, err_of(y));
+				CHECK(err_of(y) < 1e-3);
+			}
 		}
 		e.msg[0] = 0;
 		while (*c && *c != ',')
