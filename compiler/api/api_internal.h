@@ -34,8 +34,10 @@ void ipuc_result_stats(struct ipuc_result *r, const struct ipu_graph_stats *s, u
 		       uint64_t file_bytes);
 
 /* A FILE whose lines go to the options' message callback (kind); writes
- * are dropped when there is none.  NULL if out of memory. */
-FILE *ipuc_sink_open(const struct ipu_compile_options *o, enum ipu_compile_message_kind kind);
+ * are dropped when there is none.  With r, each "ipu-compile: warning: "
+ * line is also a warning of r, about model *model.  NULL if out of memory. */
+FILE *ipuc_sink_open(const struct ipu_compile_options *o, enum ipu_compile_message_kind kind,
+		     struct ipuc_result *r, const int *model);
 
 /* The public options into the pipeline's (every value checked with the
  * setters ipu-compile's own parsing uses).  -1 with e set. */

@@ -56,8 +56,8 @@ static void warn(struct job *j, int model, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	(void)model;	/* the log's sink records it, for j->model */
 	fprintf(j->log, "ipu-compile: warning: %s\n", msg);
-	ipuc_result_diag(j->r, IPU_COMPILE_WARNING, model, msg);
 }
 
 /* Anchors of types the device has no arithmetic for are converted by the
@@ -101,6 +101,7 @@ static int compile_model(struct job *j, const struct ipuc_model *m, const char *
 	po.infer.batch_size = o->batch_size;
 	po.infer.batch_axis = o->batch_axis;
 	po.infer.fold_limit = o->max_tensor_size;
+	po.infer.log = j->log;
 	/* fp8 layers are chosen in the lowering; everything else is fp16 */
 	po.precision_fp16 = !strcmp(precision, "fp16") || ipuc_is_fp8(precision);
 	po.fp16.skip_ops = (const char *const *)o->skip_ops;
@@ -459,9 +460,9 @@ int ipu_compile(const struct ipu_compile_options *po, struct ipu_compile_result 
 		ipuc_options_free(&j.o);
 		return rc;
 	}
-	j.log = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_LOG);
-	j.table = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_TABLE);
-	j.note = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_NOTE);
+	j.log = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_LOG, r, &j.model);
+	j.table = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_TABLE, NULL, NULL);
+	j.note = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_NOTE, NULL, NULL);
 	if (!j.log || !j.table || !j.note)
 		rc = fail(&j, IPU_COMPILE_STAGE_OPTIONS, -1, "out of memory");
 	else

@@ -10,6 +10,8 @@ struct sink {
 	void (*fn)(void *ctx, enum ipu_compile_message_kind kind, const char *text);
 	void *ctx;
 	enum ipu_compile_message_kind kind;
+	struct ipuc_result *r;		/* warnings become its diagnostics */
+	const int *model;
 	char *line;
 	size_t len, cap;
 };
@@ -33,12 +35,30 @@ static int put(struct sink *s, const char *buf, size_t n)
 	return 0;
 }
 
+static void line_done(struct sink *s)
+{
+	static const char warning[] = "ipu-compile: warning: ";
+
+	if (s->r && !strncmp(s->line, warning, sizeof(warning) - 1)) {
+		char *m = s->line + sizeof(warning) - 1;
+		size_t k = strlen(m);
+
+		if (k && m[k - 1] == '\n')
+			m[k - 1] = 0;
+		ipuc_result_diag(s->r, IPU_COMPILE_WARNING, *s->model, m);
+		if (k && !m[k - 1])
+			m[k - 1] = '\n';
+	}
+	if (s->fn)
+		s->fn(s->ctx, s->kind, s->line);
+}
+
 static ssize_t sink_write(void *c, const char *buf, size_t n)
 {
 	struct sink *s = c;
 	size_t done = 0;
 
-	if (!s->fn)
+	if (!s->fn && !s->r)
 		return (ssize_t)n;
 	while (done < n) {
 		const char *nl = memchr(buf + done, '\n', n - done);
@@ -48,7 +68,7 @@ static ssize_t sink_write(void *c, const char *buf, size_t n)
 			return -1;
 		done += k;
 		if (nl) {
-			s->fn(s->ctx, s->kind, s->line);
+			line_done(s);
 			s->len = 0;
 		}
 	}
@@ -60,14 +80,15 @@ static int sink_close(void *c)
 	struct sink *s = c;
 
 	/* a last line without its newline */
-	if (s->fn && s->len)
-		s->fn(s->ctx, s->kind, s->line);
+	if (s->len)
+		line_done(s);
 	free(s->line);
 	free(s);
 	return 0;
 }
 
-FILE *ipuc_sink_open(const struct ipu_compile_options *o, enum ipu_compile_message_kind kind)
+FILE *ipuc_sink_open(const struct ipu_compile_options *o, enum ipu_compile_message_kind kind,
+		     struct ipuc_result *r, const int *model)
 {
 	cookie_io_functions_t io = { .write = sink_write, .close = sink_close };
 	struct sink *s = calloc(1, sizeof(*s));
@@ -78,9 +99,15 @@ FILE *ipuc_sink_open(const struct ipu_compile_options *o, enum ipu_compile_messa
 	s->fn = o->message;
 	s->ctx = o->callback_ctx;
 	s->kind = kind;
+	s->r = r;
+	s->model = model;
 	if (!(f = fopencookie(s, "w", io))) {
 		free(s);
 		return NULL;
 	}
+	/* each line as it is written: in order with the other kinds' lines
+	 * and the progress callbacks, and its warning about the model being
+	 * compiled then */
+	setvbuf(f, NULL, _IOLBF, 0);
 	return f;
 }

@@ -199,7 +199,8 @@ static int bind_inputs(struct ir_graph *g, const struct ir_infer_opts *o,
 		for (int k = 0; g->vals[v].rank >= 0 && k < b->rank; k++)
 			if (g->vals[v].dims[k] >= 0 && g->vals[v].dims[k] != b->dims[k] &&
 			    !g->vals[v].dim_param[k])
-				fprintf(stderr, "ipu-compile: warning: --input-shape %s overrides dimension %d (%lld -> %lld)\n",
+				fprintf(o->log ? (FILE *)o->log : stderr,
+					"ipu-compile: warning: --input-shape %s overrides dimension %d (%lld -> %lld)\n",
 					b->name, k, (long long)g->vals[v].dims[k], (long long)b->dims[k]);
 		g->vals[v].rank = b->rank;
 		memcpy(g->vals[v].dims, b->dims, sizeof(b->dims));

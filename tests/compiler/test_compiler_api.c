@@ -242,6 +242,33 @@ TEST(progress_and_messages)
 	ipu_compile_result_free(r);
 }
 
+TEST(warnings_are_diagnostics)
+{
+	static const int64_t dims[] = { 4, 8 };
+	struct ipu_compile_shape shape = { "X", 2, dims };
+	struct ipu_compile_options o;
+	struct ipu_compile_model m = { .data = model, .size = model_len, .input_shapes = &shape,
+				       .num_input_shapes = 1 };
+	struct ipu_compile_result *r = NULL;
+	struct seen s;
+
+	memset(&s, 0, sizeof(s));
+	ipu_compile_options_init(&o);
+	o.models = &m;
+	o.num_models = 1;
+	o.message = on_message;
+	o.callback_ctx = &s;
+	CHECK_EQ_INT(ipu_compile(&o, &r), 0);
+	REQUIRE(r);
+	CHECK_MSG(r->num_diagnostics == 1 && r->diagnostics[0].severity == IPU_COMPILE_WARNING &&
+		  r->diagnostics[0].model == 0 &&
+		  !strcmp(r->diagnostics[0].message, "--input-shape X overrides dimension 0 (2 -> 4)"),
+		  "%zu: %s", r->num_diagnostics, r->num_diagnostics ? r->diagnostics[0].message : "");
+	CHECK_MSG(strstr(s.log, "ipu-compile: warning: --input-shape X overrides") != NULL, "%s", s.log);
+	CHECK(r->summary.models[0].inputs[0].dims[0] == 4);
+	ipu_compile_result_free(r);
+}
+
 TEST(errors_and_diagnostics)
 {
 	struct ipu_compile_options o;
@@ -358,6 +385,7 @@ int main(int argc, char **argv)
 	RUN(bytes_file_and_output_agree);
 	RUN(threads_compile_at_once);
 	RUN(progress_and_messages);
+	RUN(warnings_are_diagnostics);
 	RUN(errors_and_diagnostics);
 	RUN(older_callers_options);
 	free(model);

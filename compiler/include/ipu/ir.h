@@ -245,6 +245,7 @@ struct ir_infer_opts {
 	int fold;		/* fold nodes whose inputs are all constant */
 	int64_t fold_limit;	/* max bytes of a folded result (0: 64 MiB,
 				 * -1: no limit) */
+	void *log;		/* FILE * for warnings (NULL: stderr) */
 };
 
 /* infer.c: fixes input shapes, then infers every node in order. */
