@@ -178,112 +178,75 @@ out:
 	return r;
 }
 
-static int is_model_input(const struct ir_graph *g, const char *name)
+int mlp_shard_load(const struct ipu_shard *s, struct ipu_group *grp, char *err, size_t errlen)
 {
-	for (int i = 0; i < g->ninputs; i++)
-		if (!strcmp(g->vals[g->inputs[i]].name, name))
-			return 1;
+	int r;
+
+	if (ipu_group_size(grp) != s->nipus) {
+		snprintf(err, errlen, "the model is split over %u IPUs, the group has %u", s->nipus,
+			 ipu_group_size(grp));
+		return IPU_E_INVAL;
+	}
+	for (uint32_t k = 0; k < s->nipus; k++) {
+		struct ipu_error le = { 0 };
+
+		r = ipu_load(ipu_group_device(grp, k), s->image[k], s->len[k], &le);
+		if (r) {
+			snprintf(err, errlen, "IPU %u: %s", k, le.msg[0] ? le.msg : ipu_strerror(r));
+			return r;
+		}
+	}
+	for (uint32_t i = 0; i < s->nlinks; i++) {
+		const struct ipu_shard_link *l = &s->links[i];
+		char m[256];
+
+		r = ipu_group_link(grp, l->src_ipu, l->src_stream, l->dst_ipu, l->dst_stream, m, sizeof(m));
+		if (r < 0) {
+			snprintf(err, errlen, "link '%s': %s", l->name, m);
+			return r;
+		}
+	}
 	return 0;
 }
 
 int mlp_group_build(const struct ir_graph *g, const struct ipu_partition *p,
 		    const struct ipu_target *t, struct mlp_group *out, struct ir_error *e)
 {
-	struct ir_graph *sg[IPU_PARTITION_MAX_IPUS] = { 0 };
-	struct ipu_lower_info info[IPU_PARTITION_MAX_IPUS];
+	struct ipu_shard sh;
 	char spec[96], err[512] = "";
-	int r = -1, n = p->nstages;
+	int r = -1;
 
 	memset(out, 0, sizeof(*out));
-	memset(info, 0, sizeof(info));
+	if (ipu_shard_lower(g, p, t, &sh, e))
+		goto out;
 	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u", t->tiles, t->tile_mem);
-	if (ipu_group_open(spec, (uint32_t)n, &out->g, err, sizeof(err))) {
+	if (ipu_group_open(spec, sh.nipus, &out->g, err, sizeof(err)) ||
+	    mlp_shard_load(&sh, out->g, err, sizeof(err))) {
 		ir_err(e, "%s", err);
-		return -1;
+		goto out;
 	}
-	out->nstages = (uint32_t)n;
-	for (int k = 0; k < n; k++) {
-		void *image = NULL;
-		size_t len = 0;
-		struct ipu_error le = { 0 };
-
-		sg[k] = ipu_partition_stage(g, p, k, e);
-		if (!sg[k] || ipu_lower_image(&sg[k], 1, t, &image, &len, &info[k], e))
-			goto out;
-		if (ipu_load(ipu_group_device(out->g, (uint32_t)k), image, len, &le)) {
-			free(image);
-			ir_err(e, "stage %d: %s", k, le.msg);
-			goto out;
-		}
-		free(image);
+	out->nstages = sh.nipus;
+	out->links = sh.nlinks;
+	for (uint32_t i = 0; i < sh.ninputs && i < MLP_GROUP_IO; i++) {
+		out->inputs[out->ninputs++] = (struct mlp_group_io){ sh.inputs[i].ipu, sh.inputs[i].stream };
+		if (!strcmp(sh.inputs[i].name, "x"))
+			out->x_stream = sh.inputs[i].stream;
 	}
-	for (int b = 0; b < n; b++) {
-		uint32_t nb, na;
-		const struct ipuef_anchor *ab = ipu_lower_anchors(&info[b], &nb);
-
-		for (int i = 0; i < sg[b]->ninputs; i++) {
-			const char *name = sg[b]->vals[sg[b]->inputs[i]].name;
-			const struct ipuef_anchor *aa;
-			uint32_t ds, ss;
-			int a, found = 0;
-
-			if (stream_of(ab, nb, name, &ds)) {
-				ir_err(e, "stage %d: no stream for input '%s'", b, name);
-				goto out;
-			}
-			if (is_model_input(g, name)) {
-				if (out->ninputs < MLP_GROUP_IO)
-					out->inputs[out->ninputs++] = (struct mlp_group_io){ (uint32_t)b, ds, name };
-				if (b == 0 && !strcmp(name, "x"))
-					out->x_stream = ds;
-				continue;
-			}
-			for (a = 0; a < b && !found; a++)
-				for (int o = 0; o < sg[a]->noutputs && !found; o++)
-					found = !strcmp(sg[a]->vals[sg[a]->outputs[o]].name, name);
-			if (!found) {
-				ir_err(e, "stage %d: input '%s' is made by no earlier stage", b, name);
-				goto out;
-			}
-			a--;
-			aa = ipu_lower_anchors(&info[a], &na);
-			if (stream_of(aa, na, name, &ss) ||
-			    ipu_group_link(out->g, (uint32_t)a, ss, (uint32_t)b, ds, err, sizeof(err)) < 0) {
-				ir_err(e, "link '%s' stage %d -> %d: %s", name, a, b, err);
-				goto out;
-			}
-			out->links++;
-		}
+	for (uint32_t i = 0; i < sh.noutputs && i < MLP_GROUP_IO; i++)
+		out->outputs[out->noutputs++] = (struct mlp_group_io){ sh.outputs[i].ipu, sh.outputs[i].stream };
+	if (!sh.noutputs) {
+		ir_err(e, "the model has no output");
+		goto out;
 	}
-	for (int k = 0; k < n; k++) {
-		uint32_t nk;
-		const struct ipuef_anchor *ak = ipu_lower_anchors(&info[k], &nk);
-
-		for (int o = 0; o < g->noutputs; o++) {
-			const char *name = g->vals[g->outputs[o]].name;
-			uint32_t sid;
-
-			if (out->noutputs < MLP_GROUP_IO && !stream_of(ak, nk, name, &sid))
-				out->outputs[out->noutputs++] = (struct mlp_group_io){ (uint32_t)k, sid, name };
-		}
-	}
+	out->y_stream = sh.outputs[0].stream;
 	{
-		uint32_t nl;
-		const struct ipuef_anchor *al = ipu_lower_anchors(&info[n - 1], &nl);
-		const struct ir_value *y = &sg[n - 1]->vals[sg[n - 1]->outputs[0]];
+		const struct ir_value *y = &g->vals[g->outputs[0]];
 
-		if (stream_of(al, nl, y->name, &out->y_stream)) {
-			ir_err(e, "last stage: no stream for '%s'", y->name);
-			goto out;
-		}
 		out->y_bytes = (uint64_t)ir_value_numel(y) * ir_dtype_size(y->dtype);
 	}
 	r = 0;
 out:
-	for (int k = 0; k < n; k++) {
-		ir_graph_free(sg[k]);
-		ipu_lower_info_free(&info[k]);
-	}
+	ipu_shard_free(&sh);
 	if (r) {
 		ipu_group_close(out->g);
 		out->g = NULL;

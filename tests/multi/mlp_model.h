@@ -40,10 +40,15 @@ int mlp_run(struct ir_graph *g, const struct ipu_target *t, struct mlp_store *st
 #include "ipu/group.h"
 #include "ipu/partition.h"
 
+/* Loads IPU k's image of s on the group's device k and declares the
+ * links (the group has s->nipus IPUs; not started); 0 or a negative code
+ * with the message in err. */
+int mlp_shard_load(const struct ipu_shard *s, struct ipu_group *grp, char *err, size_t errlen);
+
 /*
- * The stages of p lowered each for its own IPU of target t, loaded on a
- * group of in-process devices and linked by name (a stage's input made by
- * an earlier stage is a link from that stage's output stream).  The
+ * The stages of p lowered each for its own IPU of target t
+ * (ipu_shard_lower), loaded on a group of in-process devices and linked
+ * (mlp_shard_load).  The
  * model's inputs and outputs (IPU, stream, name in g), and for the MLP
  * the first stage's `x` and the last stage's first output, are returned
  * for the caller to feed.  0, or -1 with e set.
@@ -51,7 +56,6 @@ int mlp_run(struct ir_graph *g, const struct ipu_target *t, struct mlp_store *st
 #define MLP_GROUP_IO 16
 struct mlp_group_io {
 	uint32_t ipu, stream;
-	const char *name;	/* the model graph's value name */
 };
 struct mlp_group {
 	struct ipu_group *g;

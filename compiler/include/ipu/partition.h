@@ -76,4 +76,34 @@ void ipu_partition_estimate(const struct ir_graph *g, const struct ipu_partition
 struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_partition *p,
 				     int s, struct ir_error *e);
 
+/*
+ * A split model lowered: one executable image per IPU, where the model's
+ * inputs and outputs are (IPU and stream), and the link transfers (a
+ * stage's output stream to a later stage's input stream of the same name
+ * and size), for a group of IPUs (libipu's ipu/group.h) to load.
+ */
+struct ipu_shard_io {
+	uint32_t ipu, stream;
+	char *name;
+};
+struct ipu_shard_link {
+	uint32_t src_ipu, src_stream, dst_ipu, dst_stream;
+	char *name;
+};
+struct ipu_shard {
+	uint32_t nipus;
+	void *image[IPU_PARTITION_MAX_IPUS];
+	size_t len[IPU_PARTITION_MAX_IPUS];
+	struct ipu_shard_io *inputs, *outputs;
+	uint32_t ninputs, noutputs;
+	struct ipu_shard_link *links;
+	uint32_t nlinks;
+};
+
+/* Lowers every stage of p for its own IPU of target t.  0, or -1 with e
+ * set (naming the stage); free with ipu_shard_free either way. */
+int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
+		    const struct ipu_target *t, struct ipu_shard *s, struct ir_error *e);
+void ipu_shard_free(struct ipu_shard *s);
+
 #endif /* IPU_PARTITION_H */
