@@ -200,7 +200,7 @@ static int chip_full(struct ipu_graph *g, const uint64_t *used, const char *how,
 	if (ipus < 2)
 		ipus = 2;
 	return g_fail(g,
-		      "model does not fit one IPU: its memory plan needs %llu bytes %s (%.0f%% of the IPU's %u tiles x %u = %llu bytes; %u of its tiles over their %u bytes, the fullest, tile %u, needs %llu): it needs about %llu IPUs; %s",
+		      "model does not fit one IPU: its memory plan needs %llu bytes %s (%.0f%% of the IPU's %u tiles x %u = %llu bytes; %u of its tiles over their %u bytes, the fullest, tile %u, needs %llu): it needs at least %llu IPUs; %s",
 		      (unsigned long long)total, how,
 		      device ? 100.0 * (double)total / (double)device : 0.0, g->num_tiles,
 		      g->tile_mem, (unsigned long long)device, over, g->tile_mem, fullest,
