@@ -301,6 +301,11 @@ enum ir_op_id lw_op_id(const struct ir_node *n);
 #include "ops/ops.def"
 #undef OP
 
+/* lower_gather_const.c: Gather of run-time data at constant indices, as
+ * exchange copies into an output spread over tiles (outer x len x inner
+ * data along the gathered axis). */
+int lw_gather_const(struct lw *l, const struct ir_node *n, int64_t outer, int64_t len, int64_t inner);
+
 /* prepare.c: rewrites the IR into what the lowering handles (the prepare
  * and decompose hooks) and refolds constants (fold_limit as
  * ir_infer_opts). */

@@ -494,6 +494,8 @@ int lw_gather(struct lw *l, const struct ir_node *n)
 	if (x->data && outer == 1 && inner > 1 &&
 	    (uint64_t)(ir_value_numel(x) * (int64_t)ir_dtype_size(x->dtype)) > l->budget / 2)
 		return gather_columns(l, n, len, inner, ni);
+	if (!x->data && idx->data)
+		return lw_gather_const(l, n, outer, len, inner);
 	return one_tile(l, n, n->in, 2, IPUX_CL_GATHER, p, 4);
 }
 

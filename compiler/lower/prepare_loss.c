@@ -3,17 +3,46 @@
  * prepare_loss.c - NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
  * rewritten into ops the device has:
  *   [LogSoftmax over the classes (the second output, when asked for)]
- *   -> GatherElements of each target's class -> Neg
- *   -> times the target's class weight (Gather) and 0 where the target is
- *      ignore_index (Equal, Where: an ignored target may lie outside the
- *      classes, so it is replaced by class 0 before the gather)
+ *   -> each target's class picked with a one-hot mask (Equal against the
+ *      classes, Where, ReduceSum over them) -> Neg
+ *   -> times the target's class weight (picked the same way) and 0 where
+ *      the target is ignore_index (Equal, Where: an ignored target may lie
+ *      outside the classes, so it is replaced by class 0 first)
  *   -> none: as is; sum: ReduceSum; mean: ReduceSum / the weights' sum
  *      (ReduceMean without weights nor ignore_index), as ONNX defines it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "prepare_rw.h"
+
+/* ReduceSum over the classes (axis 1) of Where(mask, v, zero). */
+static int pick(struct lp_rw *r, int mask, int v, int zero)
+{
+	int in[3] = { mask, v, zero }, one = 1;
+	int64_t ax = 1;
+
+	if ((v = lp_rw_add_to(r, "Where", in, 3, -1)) < 0 || (one = lp_rw_shape(r, &ax, 1)) < 0 ||
+	    (v = lp_rw_add(r, "ReduceSum", v, one)) < 0 || lp_rw_int(r, "keepdims", 0))
+		return -1;
+	return v;
+}
+
+/* A constant of dtype dt from int64 values. */
+static int const_ints(struct lp_rw *r, int dt, int rank, const int64_t *dims, const int64_t *v)
+{
+	struct ir_tensor t;
+	int x = ir_value_add_unique(r->g, "classes", r->e);
+	int64_t n = ir_numel(rank, dims);
+
+	if (x < 0 || ir_tensor_alloc(&t, dt, rank, dims, r->e))
+		return -1;
+	for (int64_t i = 0; i < n; i++)
+		ir_set_i(t.data, dt, (size_t)i, v[i]);
+	ir_value_set_const(&r->g->vals[x], &t);
+	return x;
+}
 
 int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 {
@@ -26,7 +55,8 @@ int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 	int trank = tv->rank, x = n->in[0], t = n->in[1];
 	int w = n->nin > 2 ? n->in[2] : -1;
 	int sce = !strcmp(n->op, "SoftmaxCrossEntropyLoss");
-	int lp = x, keep = -1, wt = -1, l, c, flat, xrank;
+	int lp = x, keep = -1, wt = -1, l, c, flat, xrank, lrank, mask, zero;
+	int64_t cd[IR_MAX_RANK], *cls;
 	char red[8];
 
 	snprintf(r.name, sizeof(r.name), "%s", n->name);
@@ -65,32 +95,47 @@ int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 		return -1;
 	if (has_ii) {
 		int iiv = lp_rw_scalar(&r, IR_I32, (double)ii);
-		int zero = lp_rw_scalar(&r, IR_I32, 0);
+		int class0 = lp_rw_scalar(&r, IR_I32, 0);
 		int m, in[3];
 
-		if (iiv < 0 || zero < 0 || (m = lp_rw_add(&r, "Equal", t, iiv)) < 0)
+		if (iiv < 0 || class0 < 0 || (m = lp_rw_add(&r, "Equal", t, iiv)) < 0)
 			return -1;
 		in[0] = m;
-		in[1] = zero;
+		in[1] = class0;
 		in[2] = t;
 		if ((t = lp_rw_add_to(&r, "Where", in, 3, -1)) < 0 ||
 		    (keep = lp_rw_add(&r, "Not", m, -1)) < 0 ||
 		    (keep = lp_rw_add(&r, "Cast", keep, -1)) < 0 || lp_rw_int(&r, "to", dt))
 			return -1;
 	}
-	/* targets (N, d...) -> (N, 1, d...) for a gather over the classes */
+	/* targets (N, d...) -> (N, 1, d...) against the classes (1, C, 1...):
+	 * each target's class is a one-hot mask over the scores, selected with
+	 * Where and summed over the classes (elementwise and row work, split
+	 * over tiles like any, where a gather would hold the scores on one) */
 	d1[0] = td[0];
 	d1[1] = 1;
 	memcpy(d1 + 2, td + 1, (size_t)(trank - 1) * sizeof(int64_t));
 	if (flat)
 		d1[2] = D;
-	if ((c = lp_rw_shape(&r, d1, flat ? 3 : trank + 1)) < 0 || (c = lp_rw_add(&r, "Reshape", t, c)) < 0 ||
-	    (l = lp_rw_add(&r, "GatherElements", lp, c)) < 0 || lp_rw_int(&r, "axis", 1) ||
+	lrank = flat ? 3 : trank + 1;
+	for (int i = 0; i < lrank; i++)
+		cd[i] = i == 1 ? xd[1] : 1;
+	if (!(cls = malloc((size_t)xd[1] * sizeof(int64_t))))
+		return ir_err(e, "out of memory");
+	for (int64_t i = 0; i < xd[1]; i++)
+		cls[i] = i;
+	c = const_ints(&r, IR_I32, lrank, cd, cls);
+	free(cls);
+	if (c < 0 || (mask = lp_rw_shape(&r, d1, lrank)) < 0 ||
+	    (mask = lp_rw_add(&r, "Reshape", t, mask)) < 0 || (mask = lp_rw_add(&r, "Equal", mask, c)) < 0 ||
+	    (zero = lp_rw_scalar(&r, dt, 0)) < 0 || (l = pick(&r, mask, lp, zero)) < 0 ||
 	    (c = lp_rw_shape(&r, td, trank)) < 0 || (l = lp_rw_add(&r, "Reshape", l, c)) < 0 ||
 	    (l = lp_rw_add(&r, "Neg", l, -1)) < 0)
 		return -1;
 	if (w >= 0) {
-		if ((wt = lp_rw_add(&r, "Gather", w, t)) < 0 || lp_rw_int(&r, "axis", 0))
+		if ((c = lp_rw_shape(&r, cd, lrank)) < 0 || (wt = lp_rw_add(&r, "Reshape", w, c)) < 0 ||
+		    (wt = pick(&r, mask, wt, zero)) < 0 || (c = lp_rw_shape(&r, td, trank)) < 0 ||
+		    (wt = lp_rw_add(&r, "Reshape", wt, c)) < 0)
 			return -1;
 		if (keep >= 0 && (wt = lp_rw_add(&r, "Mul", wt, keep)) < 0)
 			return -1;
