@@ -7,6 +7,9 @@
  *   GET  /v2/models/M[/versions/V]/ready
  *   GET  /v2/models/M[/versions/V]/config     the effective configuration
  *   POST /v2/models/M[/versions/V]/infer      JSON and binary tensors
+ *   POST /v2/models/M[/versions/V]/generate   a decoder's tokens, one answer
+ *   POST /v2/models/M[/versions/V]/generate_stream  the same as server-sent
+ *                                             events, each token as it is made
  *   POST /v2/repository/index
  *   POST /v2/repository/models/M/load, .../unload
  *
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -389,6 +393,183 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 			 jl);
 }
 
+/* A generation queued for its model: parse, check, submit. */
+static int gen_submit(struct srv_http *h, const struct route *rt, struct conn *cn,
+		      struct srv_model **mp, struct srv_request **reqp, char *err, size_t errlen)
+{
+	struct srv_request *req;
+	struct srv_model *m;
+	int rc;
+
+	m = srv_repo_get(h->repo, rt->model, rt->version, err, errlen);
+	if (!m)
+		return 404;
+	req = srv_request_new();
+	if (!req) {
+		srv_repo_put(h->repo, m);
+		snprintf(err, errlen, "out of memory");
+		return 500;
+	}
+	rc = srv_gen_parse(m, cn->body ? cn->body : "", cn->len, &h->json, req, err, errlen);
+	if (!rc)
+		rc = srv_model_submit(m, req, err, errlen);
+	if (rc) {
+		srv_request_free(req);
+		srv_repo_put(h->repo, m);
+		return rc;
+	}
+	*mp = m;
+	*reqp = req;
+	return 0;
+}
+
+static enum MHD_Result generate(struct srv_http *h, struct MHD_Connection *c, const struct route *rt,
+				struct conn *cn)
+{
+	struct srv_request *req;
+	struct srv_model *m;
+	char err[SRV_ERR], *out;
+	size_t len = 0;
+	int rc;
+
+	rc = gen_submit(h, rt, cn, &m, &req, err, sizeof(err));
+	if (rc)
+		return send_error(h, c, (unsigned)rc, err);
+	srv_model_wait(m, req);
+	if (req->status) {
+		char msg[SRV_ERR + 64];
+
+		snprintf(msg, sizeof(msg), "%s: %s", ipu_err_name(req->status), req->err);
+		rc = req->status == IPURT_E_MODEL ? 400 : (int)status_of_runtime(req->status);
+		srv_request_free(req);
+		srv_repo_put(h->repo, m);
+		return send_error(h, c, (unsigned)rc, msg);
+	}
+	out = srv_gen_response(m, req, &len);
+	srv_request_free(req);
+	srv_repo_put(h->repo, m);
+	if (!out)
+		return send_error(h, c, 500, "out of memory");
+	return send_body(h, c, 200, out, len, "application/json", len);
+}
+
+/*
+ * A generation streamed as server-sent events.  libmicrohttpd calls
+ * stream_read on the connection's own thread whenever it can send, so
+ * it blocks there until the next token; when the client goes away the
+ * send fails, the connection ends and stream_free stops the generation.
+ */
+struct gen_stream {
+	struct srv_http *h;
+	struct srv_model *m;
+	struct srv_request *req;
+	uint32_t sent;			/* tokens made into events */
+	int finished;			/* the final or error event is made */
+	size_t len, off;		/* of the event in buf still to send */
+	char buf[SRV_ERR * 8 + 1024];
+};
+
+/* while it waits in the queue, a comment every second finds a client gone */
+#define GEN_KEEPALIVE_NS 1000000000ull
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct gen_stream *s = cls;
+	struct srv_request *req = s->req;
+	struct srv_gen *g = req->gen;
+	size_t n;
+
+	(void)pos;
+	while (s->off == s->len) {
+		struct timespec ts;
+		int64_t token = 0;
+		uint32_t index = 0;
+		int have, done, timedout = 0;
+
+		if (s->finished)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(GEN_KEEPALIVE_NS / 1000000000ull);
+		pthread_mutex_lock(&req->lock);
+		while (s->sent == g->ntokens && !req->done && !timedout)
+			timedout = pthread_cond_timedwait(&req->cond, &req->lock, &ts) != 0;
+		have = s->sent < g->ntokens;
+		if (have) {
+			index = s->sent++;
+			token = g->tokens[index];
+		}
+		done = req->done;
+		pthread_mutex_unlock(&req->lock);
+		s->off = 0;
+		if (have) {
+			s->len = srv_gen_event_token(s->m, req, index, token, s->buf, sizeof(s->buf));
+		} else if (done) {
+			char msg[SRV_ERR + 64];
+
+			s->finished = 1;
+			if (req->status) {
+				snprintf(msg, sizeof(msg), "%s: %s", ipu_err_name(req->status), req->err);
+				s->len = srv_gen_event_error(msg, s->buf, sizeof(s->buf));
+			} else {
+				s->len = srv_gen_event_final(s->m, req, s->buf, sizeof(s->buf));
+			}
+		} else {
+			s->len = (size_t)snprintf(s->buf, sizeof(s->buf), ": waiting\n\n");
+		}
+		if (!s->len)
+			return MHD_CONTENT_READER_END_WITH_ERROR; /* out of memory */
+	}
+	n = s->len - s->off < max ? s->len - s->off : max;
+	memcpy(buf, s->buf + s->off, n);
+	s->off += n;
+	return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+	struct gen_stream *s = cls;
+
+	srv_gen_cancel(s->req);
+	srv_model_withdraw(s->m, s->req);
+	srv_model_wait(s->m, s->req);
+	srv_request_free(s->req);
+	srv_repo_put(s->h->repo, s->m);
+	free(s);
+}
+
+static enum MHD_Result generate_stream(struct srv_http *h, struct MHD_Connection *c,
+				       const struct route *rt, struct conn *cn)
+{
+	struct MHD_Response *r;
+	struct gen_stream *s;
+	enum MHD_Result ret;
+	char err[SRV_ERR];
+	int rc;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return send_error(h, c, 500, "out of memory");
+	s->h = h;
+	rc = gen_submit(h, rt, cn, &s->m, &s->req, err, sizeof(err));
+	if (rc) {
+		free(s);
+		return send_error(h, c, (unsigned)rc, err);
+	}
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_free);
+	if (!r) {
+		stream_free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	if (atomic_load(&h->draining))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	atomic_fetch_add(&h->answered[2], 1);
+	return ret;
+}
+
 static enum MHD_Result repository(struct srv_http *h, struct MHD_Connection *c, const char *p,
 				  struct conn *cn)
 {
@@ -473,9 +654,9 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 		if (!get)
 			return send_error(h, c, 405, "use GET");
 		return send_json(h, c, 200,
-				 json_pack("{s:s,s:s,s:[s,s]}", "name", "ipu-serve", "version",
+				 json_pack("{s:s,s:s,s:[s,s,s]}", "name", "ipu-serve", "version",
 					   IPU_STACK_VERSION, "extensions", "binary_tensor_data",
-					   "model_repository"));
+					   "model_repository", "generate"));
 	}
 	if (!strncmp(url, "/v2/repository/", 15)) {
 		if (!post)
@@ -491,6 +672,13 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 			if (atomic_load(&h->draining))
 				return send_error(h, c, 503, "the server is shutting down");
 			return infer(h, c, &rt, cn);
+		}
+		if (!strcmp(rt.tail, "/generate") || !strcmp(rt.tail, "/generate_stream")) {
+			if (!post)
+				return send_error(h, c, 405, "use POST for generate");
+			if (atomic_load(&h->draining))
+				return send_error(h, c, 503, "the server is shutting down");
+			return rt.tail[9] ? generate_stream(h, c, &rt, cn) : generate(h, c, &rt, cn);
 		}
 		if (!get)
 			return send_error(h, c, 405, "use GET");

@@ -75,6 +75,7 @@ void srv_request_free(struct srv_request *r)
 		free(r->out[i].data);
 	}
 	free(r->id);
+	srv_gen_free(r->gen);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -12,6 +12,15 @@
  * between them.  A batch runs as one ModelRunner request on a merged copy
  * of the inputs; its outputs are copied back into each request's own
  * buffers.  A lone request runs on its own buffers, without copies.
+ *
+ * A generation (the generate extension) waits in the same queue, in
+ * arrival order with the infer requests, and runs whole on the instance
+ * whose worker takes it: ipurt_generate needs the runner to itself, and
+ * the runtime keeps one sequence per device (no cache slots), so a model
+ * generates as many sequences at once as it has instances.  This worker
+ * is the one place that decides what runs next on an instance: cache
+ * slots would let it add a queued generation to the running ones at the
+ * next step instead.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,7 +70,7 @@ static int compatible(const struct srv_request *lead, const struct srv_request *
 {
 	uint32_t i;
 
-	if (q->subgraph != lead->subgraph || q->nin != lead->nin)
+	if (q->gen || q->subgraph != lead->subgraph || q->nin != lead->nin)
 		return 0;
 	for (i = 0; i < q->nin; i++) {
 		if (q->in_bdim[i] != IPUEF_NO_BATCH_DIM)
@@ -183,6 +192,34 @@ static void account(struct srv_model *m, struct srv_request **batch, uint32_t n,
 		m->met.queue_ns += batch[j]->t_start_ns - batch[j]->t_enqueue_ns;
 }
 
+/* One generation on the instance, called and returning with m->lock held. */
+static void run_generation(struct srv_instance *in, struct srv_request *q)
+{
+	struct srv_model *m = in->m;
+	char err[SRV_ERR];
+	uint64_t t0, t1;
+	int rc;
+
+	m->executing++;
+	t0 = q->t_start_ns = srv_now_ns();
+	pthread_mutex_unlock(&m->lock);
+	err[0] = 0;
+	rc = srv_gen_run(in->r, q, err, sizeof(err));
+	t1 = srv_now_ns();
+	if (m->log_verbose > 1) {
+		char sn[1024], se[SRV_ERR * 4];
+
+		fprintf(stderr, "ipu-serve: %s v%lld instance %u: generation of %u tokens: %s\n",
+			cli_safe(m->name, sn, sizeof(sn)), (long long)m->version, in->index,
+			q->gen->st.new_tokens, rc ? cli_safe(err, se, sizeof(se)) : "ok");
+	}
+	pthread_mutex_lock(&m->lock);
+	account(m, &q, 1, 1, t0, t1, 0, rc);
+	pthread_mutex_unlock(&m->lock);
+	complete(q, rc, err);
+	pthread_mutex_lock(&m->lock);
+}
+
 static void *worker(void *arg)
 {
 	struct srv_instance *in = arg;
@@ -211,6 +248,10 @@ static void *worker(void *arg)
 		batch[0]->next = NULL;
 		m->queued--;
 		rows = batch[0]->rows;
+		if (batch[0]->gen) {
+			run_generation(in, batch[0]);
+			continue;
+		}
 		if (m->cfg.dynamic_batching && m->mergeable && m->max_batch) {
 			uint64_t deadline = batch[0]->t_enqueue_ns + m->cfg.max_queue_delay_us * 1000;
 
@@ -301,6 +342,28 @@ int srv_model_submit(struct srv_model *m, struct srv_request *req, char *err, si
 	pthread_cond_broadcast(&m->cond);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
+}
+
+void srv_model_withdraw(struct srv_model *m, struct srv_request *req)
+{
+	struct srv_request **pp, *prev = NULL;
+	int found = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (pp = &m->head; *pp; prev = *pp, pp = &(*pp)->next) {
+		if (*pp != req)
+			continue;
+		*pp = req->next;
+		if (m->tail == req)
+			m->tail = prev;
+		req->next = NULL;
+		m->queued--;
+		found = 1;
+		break;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (found)
+		complete(req, IPURT_E_CANCELLED, "withdrawn before it started");
 }
 
 void srv_model_wait(struct srv_model *m, struct srv_request *req)

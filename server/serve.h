@@ -9,6 +9,8 @@
  *                  (a ModelRunner on its own device), dynamic batching
  *   batch.c        merging requests along the batch dimension and splitting
  *                  the results back
+ *   generate.c     the generate extension: a decoder's request, its run
+ *                  through ipurt_generate, the answer and its stream events
  *   infer_request.c / infer_response.c  the v2 protocol's infer bodies
  *                  (JSON and the binary tensor data extension) via jansson
  *   http.c         the endpoints over libmicrohttpd
@@ -80,10 +82,12 @@ uint32_t srv_dtype_from_v2(const char *name);
 /* ------------------------------------------------------------------ */
 
 struct srv_model;
+struct srv_gen;
 
-/* One infer request from parse to response. */
+/* One infer (or generate) request from parse to response. */
 struct srv_request {
 	char *id;			/* the client's "id", or NULL */
+	struct srv_gen *gen;		/* a generation (generate.c), NULL for infer */
 	int subgraph;			/* fused models: K of graphK/..., else -1 */
 	uint64_t rows;			/* along the batch dim; 0: unbatched model */
 	uint32_t nin, nout;		/* all outputs of the subgraph are computed */
@@ -132,6 +136,62 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
  */
 int srv_response_build(struct srv_model *m, const struct srv_request *req, char **out,
 		       size_t *len, size_t *json_len, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Generation (generate.c)                                              */
+/* ------------------------------------------------------------------ */
+
+#define SRV_GEN_MAX_STOP 64
+
+/* What the generate endpoints need to know of a decoder. */
+struct srv_gen_model {
+	uint64_t positions;		/* the cache's (dim -2 of its first state) */
+	uint64_t vocab;			/* last dim of 'logits'; 0 if it has none */
+	long long id_max;		/* the largest token id input_ids' type holds */
+};
+
+/* One generation: the request, then the tokens as they are made. */
+struct srv_gen {
+	int64_t *prompt;
+	uint32_t nprompt;
+	int64_t stop[SRV_GEN_MAX_STOP];
+	uint32_t num_stop;
+	struct ipurt_generate_opts opts;
+	/* under the request's lock: the tokens so far, and the client gone */
+	int64_t *tokens;		/* opts.max_new_tokens of room */
+	uint32_t ntokens;
+	int cancel;
+	struct ipurt_generate_stats st;	/* final once the request is done */
+};
+
+/* 0 if m can generate (g filled), else 400 with the reason. */
+int srv_gen_model(struct srv_model *m, struct srv_gen_model *g, char *err, size_t errlen);
+/*
+ * Fill req->gen from a generate body (JSON within the budget b).  Returns
+ * 0 or an HTTP status (400 bad input, not a decoder, prompt or max_tokens
+ * past the cache; 413/503 from the budget) with err.  req->gen may be set
+ * on failure too: srv_request_free frees it.
+ */
+struct srv_json_budget;
+int srv_gen_parse(struct srv_model *m, const char *body, size_t len, struct srv_json_budget *b,
+		  struct srv_request *req, char *err, size_t errlen);
+void srv_gen_free(struct srv_gen *g);
+/* Run the generation on r (the scheduler's worker, which owns r meanwhile). */
+int srv_gen_run(struct ipurt_runner *r, struct srv_request *req, char *err, size_t errlen);
+/* Stop it at its next token (the client went away). */
+void srv_gen_cancel(struct srv_request *req);
+/* The /generate answer of a finished generation (malloc'd JSON). */
+char *srv_gen_response(const struct srv_model *m, const struct srv_request *req, size_t *len);
+/*
+ * The /generate_stream events ("data: {...}\n\n") into buf of cap bytes:
+ * one token, the final one, an error.  Each returns its length (0: did
+ * not fit or no memory).
+ */
+size_t srv_gen_event_token(const struct srv_model *m, const struct srv_request *req,
+			   uint32_t index, int64_t token, char *buf, size_t cap);
+size_t srv_gen_event_final(const struct srv_model *m, const struct srv_request *req, char *buf,
+			   size_t cap);
+size_t srv_gen_event_error(const char *msg, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ */
 /* Models and their schedulers                                          */
@@ -218,6 +278,11 @@ struct ipurt_runner *srv_model_runner(struct srv_model *m);
  */
 int srv_model_submit(struct srv_model *m, struct srv_request *req, char *err, size_t errlen);
 void srv_model_wait(struct srv_model *m, struct srv_request *req);
+/*
+ * Take a request that has not started out of the queue and complete it as
+ * cancelled (IPURT_E_CANCELLED); a running one is left to finish.
+ */
+void srv_model_withdraw(struct srv_model *m, struct srv_request *req);
 /* Copy of the metrics and gauges under the lock. */
 void srv_model_metrics(struct srv_model *m, struct srv_metrics *out, uint32_t *queued,
 		       uint32_t *executing);

@@ -56,8 +56,9 @@ check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_vm.py $(KMOD)
 CHECKS += ;make -s check-serve-vm;
 
-# The end-to-end run once more with ipu-serve built under ThreadSanitizer
-# (HTTP threads, workers, repository references); a race report stops the
+# The end-to-end runs (infer, then generate) once more with ipu-serve built
+# under ThreadSanitizer (HTTP threads, workers, repository references,
+# streams); a race report stops the
 # server (halt_on_error) and fails the run.
 .PHONY: check-serve-tsan
 check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu-compile \
@@ -65,6 +66,8 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/bin/ipu-serve
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve.py
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_generate.py
 CHECKS += ;make -s check-serve-tsan;
 
 # The attacks of an outside trial replayed with raw sockets against a live
@@ -75,3 +78,15 @@ CHECKS += ;make -s check-serve-tsan;
 check-serve-attack: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_attack.py
 CHECKS += ;make -s check-serve-attack;
+
+# The generate extension (tests/serve/test_serve_generate.py): the tiny GPT
+# of tests/gen served by /generate and /generate_stream (curl -N and a
+# Python SSE client) against torch's greedy loop and ipu-run --generate;
+# bad input, a model that is not a decoder, clients gone mid-stream; then
+# again with the ASan+UBSan server (no leak at its exit).
+.PHONY: check-serve-generate
+check-serve-generate: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/ipu-compile \
+		$(BUILD)/bin/mlp-example
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_generate.py
+CHECKS += ;make -s check-serve-generate;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-generate;
