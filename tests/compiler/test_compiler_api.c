@@ -84,8 +84,9 @@ static void *read_all(const char *path, size_t *len)
 	return p;
 }
 
-/* Compiles the in-memory model in fp16 (with an output path or not). */
-static int compile_mem(const char *output, struct ipu_compile_result **r)
+/* Compiles the in-memory model in fp16 (with an output path or not;
+ * check: also run it once on an in-process device against the reference). */
+static int compile_mem(const char *output, int check, struct ipu_compile_result **r)
 {
 	struct ipu_compile_options o;
 	struct ipu_compile_model m = { .data = model, .size = model_len, .name = "mlp" };
@@ -95,6 +96,7 @@ static int compile_mem(const char *output, struct ipu_compile_result **r)
 	o.num_models = 1;
 	o.precision = "fp16";
 	o.output = output;
+	o.check = check;
 	return ipu_compile(&o, r);
 }
 
@@ -108,7 +110,7 @@ TEST(bytes_file_and_output_agree)
 	size_t len;
 
 	snprintf(out, sizeof(out), "%s/out.ipuef", dir);
-	CHECK_EQ_INT(compile_mem(NULL, &a), 0);
+	CHECK_EQ_INT(compile_mem(NULL, 0, &a), 0);
 	REQUIRE(a && a->executable && a->executable_size > 0);
 	CHECK(a->output == NULL && a->stage == IPU_COMPILE_STAGE_DONE && a->error[0] == 0);
 	ipu_compile_options_init(&o);
@@ -145,6 +147,8 @@ TEST(bytes_file_and_output_agree)
 
 struct worker {
 	pthread_t t;
+	int check;			/* each compile also runs --check */
+	int checked[3];
 	int rc[3];
 	void *exe[3];
 	size_t len[3];
@@ -157,7 +161,8 @@ static void *work(void *arg)
 	for (int i = 0; i < 3; i++) {
 		struct ipu_compile_result *r = NULL;
 
-		w->rc[i] = compile_mem(NULL, &r);
+		w->rc[i] = compile_mem(NULL, w->check, &r);
+		w->checked[i] = r ? r->summary.check : -2;
 		if (r && r->executable) {
 			w->exe[i] = r->executable;
 			w->len[i] = r->executable_size;
@@ -175,7 +180,9 @@ TEST(threads_compile_at_once)
 	int same = 0;
 
 	memset(w, 0, sizeof(w));
-	REQUIRE(compile_mem(NULL, &ref) == 0);
+	REQUIRE(compile_mem(NULL, 0, &ref) == 0);
+	/* two of them run their executables on in-process devices meanwhile */
+	w[1].check = w[3].check = 1;
 	for (int i = 0; i < 4; i++)
 		REQUIRE(pthread_create(&w[i].t, NULL, work, &w[i]) == 0);
 	for (int i = 0; i < 4; i++)
@@ -183,10 +190,12 @@ TEST(threads_compile_at_once)
 	for (int i = 0; i < 4; i++)
 		for (int k = 0; k < 3; k++) {
 			same += w[i].rc[k] == 0 && w[i].len[k] == ref->executable_size &&
-				!memcmp(w[i].exe[k], ref->executable, ref->executable_size);
+				!memcmp(w[i].exe[k], ref->executable, ref->executable_size) &&
+				w[i].checked[k] == (w[i].check ? 1 : -1);
 			free(w[i].exe[k]);
 		}
-	CHECK_MSG(same == 12, "%d of 12 concurrent compilations gave the serial bytes", same);
+	CHECK_MSG(same == 12, "%d of 12 concurrent compilations (6 checked on the device) gave the serial bytes",
+		  same);
 	ipu_compile_result_free(ref);
 }
 
@@ -352,7 +361,7 @@ TEST(older_callers_options)
 	struct ipu_compile_model m = { .data = model, .size = model_len };
 	struct ipu_compile_result *r = NULL, *ref = NULL;
 
-	REQUIRE(compile_mem(NULL, &ref) == 0);
+	REQUIRE(compile_mem(NULL, 0, &ref) == 0);
 	ipu_compile_options_init(&o);
 	o.models = &m;
 	o.num_models = 1;
