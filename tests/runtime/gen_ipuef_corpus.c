@@ -76,6 +76,28 @@ int main(int argc, char **argv)
 	ipuef_writer_add_opaque(w, "other", "9", "xyz", 3, NULL, 0);
 	rc |= save(argv[1], "frozen.ipuef", w);
 	{
+		/* Metadata version 2: two states (zeros, tensor data) and their programs */
+		static const float init[2] = { 1.5f, -2.0f };
+		struct ipuef_program sp[3] = { { "main", 0 }, { IPUEF_PROGRAM_STATE_WRITE, 1 },
+					       { IPUEF_PROGRAM_STATE_READ, 2 } };
+		struct ipuef_region r[3] = { { 0, 0, 16 }, { 1, 64, 16 }, { 2, 128, 8 } };
+		struct ipuef_state st[2] = {
+			{ "past_key_values.0.key", IPURT_DT_F32, 2, { 2, 4 }, IPUEF_STATE_INIT_ZEROS,
+			  20, 21, 2, r },
+			{ "c", IPURT_DT_F32, 1, { 2 }, IPUEF_STATE_INIT_DATA, 22, 23, 1, r + 2 },
+		};
+		struct ipuef_tensor t = { "c", IPURT_DT_F32, 1, { 2 }, 0, init, sizeof(init) };
+		struct ipuef_metadata sm = m;
+
+		sm.num_programs = 3;
+		sm.programs = sp;
+		sm.num_states = 2;
+		sm.states = st;
+		w = minimal(&sm);
+		ipuef_writer_add_tensor(w, &t, NULL, 0);
+		rc |= save(argv[1], "state.ipuef", w);
+	}
+	{
 		const struct ipuef_tensor *t = &sample_tensors[0];
 		struct ipurt_npy arr = { t->dtype, t->rank, { t->dims[0], t->dims[1] },
 				       (void *)t->data, (size_t)t->size };
