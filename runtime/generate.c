@@ -195,15 +195,16 @@ static int64_t sample(const float *logits, uint64_t vocab, const struct ipurt_ge
 		      struct cand *c, uint64_t *rng)
 {
 	uint64_t n = vocab, k;
-	double sum = 0, acc = 0, u;
+	double sum = 0, acc = 0, u, top;
 
 	for (uint64_t v = 0; v < vocab; v++)
 		c[v] = (struct cand){ logits[v] / o->temperature, (uint32_t)v };
 	qsort(c, vocab, sizeof(*c), by_p_desc);
 	if (o->top_k && o->top_k < n)
 		n = o->top_k;
+	top = c[0].p;	/* the largest: every weight exp(x - top) <= 1 */
 	for (k = 0; k < n; k++) {
-		c[k].p = (float)exp((double)c[k].p - (double)c[0].p);	/* c[0] is the largest */
+		c[k].p = (float)exp((double)c[k].p - top);
 		sum += c[k].p;
 	}
 	if (o->top_p > 0 && o->top_p < 1) {

@@ -184,14 +184,21 @@ class Runner(_ipu.Runner):
         return out
 
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int = 16,
-                 stop_ids: Sequence[int] = (), with_logits: bool = False) -> Iterator[Any]:
-        """Greedy generation with a decoder compiled with its key/value cache
-        as state (inputs input_ids and position_ids, outputs next_token
-        and/or logits; Documentation/compiler/generation.md).  Resets the
-        state, feeds the prompt one token per step, then yields each new
-        token id (with its logits as (token, logits) if with_logits) as soon
-        as it is made, until max_new_tokens, a token of stop_ids (yielded
-        too) or the end of the cache.  Stop early by leaving the loop."""
+                 stop_ids: Sequence[int] = (), with_logits: bool = False,
+                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                 seed: int = 1) -> Iterator[Any]:
+        """Generation with a decoder compiled with its key/value cache as
+        state (inputs input_ids and position_ids, outputs next_token and/or
+        logits; Documentation/compiler/generation.md).  Resets the state,
+        feeds the prompt one token per step, then yields each new token id
+        (with its logits as (token, logits) if with_logits) as soon as it is
+        made, until max_new_tokens, a token of stop_ids (yielded too) or the
+        end of the cache.  Stop early by leaving the loop.  Greedy (the
+        device's next_token) unless temperature > 0: then sampled from
+        softmax(logits / temperature) among the top_k most likely tokens
+        (0: all), then the fewest whose probabilities add up to top_p, with
+        a generator seeded by seed (the same seed, the same tokens, as
+        ipurt_generate and ipu-run --generate --seed give)."""
         import numpy
         ins = {t.name: t for t in self.get_execute_inputs()}
         outs = {t.name: t for t in self.get_execute_outputs()}
@@ -212,18 +219,46 @@ class Runner(_ipu.Runner):
                 for n in ("input_ids", "position_ids")}
         got = {n: numpy.zeros(t.shape, t.numpy_data_type()) for n, t in outs.items()}
 
-        def step(token: int, pos: int) -> int:
+        if temperature < 0 or top_p < 0 or top_k < 0:
+            raise ValueError("temperature, top_k and top_p must not be negative")
+        if temperature > 0 and "logits" not in got:
+            raise ValueError("sampling needs the model's logits output")
+        rng = [seed & (2**64 - 1)]
+
+        def uniform() -> float:     # splitmix64, as ipurt_generate's sampler
+            rng[0] = (rng[0] + 0x9E3779B97F4A7C15) & (2**64 - 1)
+            z = rng[0]
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+            return ((z ^ (z >> 31)) >> 11) * 2.0 ** -53
+
+        def sample(logits: Any) -> int:
+            scaled = logits.astype(numpy.float32) / numpy.float32(temperature)
+            order = numpy.lexsort((numpy.arange(scaled.size), -scaled))
+            n = min(top_k, scaled.size) if top_k else scaled.size
+            p = numpy.exp(scaled[order[:n]].astype(numpy.float64) - float(scaled[order[0]]))
+            if 0 < top_p < 1:
+                n = int(numpy.searchsorted(numpy.cumsum(p / p.sum()), top_p)) + 1
+                p = p[:n]
+            k = int(numpy.searchsorted(numpy.cumsum(p), uniform() * p.sum(), side="right"))
+            return int(order[min(k, len(p) - 1)])
+
+        def step(token: int, pos: int) -> None:
             feed["input_ids"].fill(token)
             feed["position_ids"].fill(pos)
             self.execute(feed, got)
+
+        def choose() -> int:
+            if temperature > 0:
+                return sample(got["logits"].reshape(-1))
             if "next_token" in got:
                 return int(got["next_token"].reshape(-1)[0])
             return int(got["logits"].reshape(-1).argmax())
 
         self.reset_state()
-        nxt = 0
         for pos, token in enumerate(prompt):
-            nxt = step(token, pos)
+            step(token, pos)
+        nxt = choose()
         pos = len(prompt)
         for made in range(max(1, max_new_tokens)):
             if with_logits:
@@ -232,7 +267,8 @@ class Runner(_ipu.Runner):
                 yield nxt
             if nxt in stop or made + 1 >= max_new_tokens or pos >= limit:
                 return
-            nxt = step(nxt, pos)
+            step(nxt, pos)
+            nxt = choose()
             pos += 1
 
     def __repr__(self) -> str:

@@ -42,9 +42,14 @@ want = [int(t) for t in open(sys.argv[2]).read().split(",")]
 assert got["tokens"] == want and got["sampled"] and not got["device_argmax"], got
 print("ok - ipu-run --generate --temperature --top-k 1: torch's greedy tokens")
 PY
-	# Python: Runner.generate() and the state methods
+	# Python: Runner.generate() and the state methods; its sampler against ipu-run's
+	"$build/bin/ipu-run" "$work/p$n/tiny_gpt.ipuef" --generate --prompt-ids 1,2,3 \
+		--max-new-tokens 16 --temperature 0.8 --top-k 20 --top-p 0.9 --seed 7 --json |
+		$py -c 'import json,sys; print(",".join(map(str, json.load(sys.stdin)["tokens"])))' \
+		>"$work/p$n/c_sampled.txt"
 	PYTHONPATH=$build/python $py tests/gen/test_generate.py "$work/p$n/tiny_gpt.ipuef" \
-		"$work/p$n/torch_tokens.txt" "$work/p$n/tokens.npy" "$work/p$n/torch_logits.npy"
+		"$work/p$n/torch_tokens.txt" "$work/p$n/tokens.npy" "$work/p$n/torch_logits.npy" \
+		"$work/p$n/c_sampled.txt"
 done
 
 # the pairs named, or none; what is refused

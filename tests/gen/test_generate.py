@@ -3,7 +3,7 @@
 """ipu.runtime.Runner.generate() and the state methods on a decoder
 compiled with its cache as state (tests/gen/check-decoder.sh runs it):
 
-  test_generate.py MODEL.ipuef TORCH_TOKENS.txt TOKENS.npy TORCH_LOGITS.npy
+  test_generate.py MODEL.ipuef TORCH_TOKENS.txt TOKENS.npy TORCH_LOGITS.npy [C_SAMPLED.txt]
 """
 import sys
 
@@ -42,6 +42,23 @@ with ipu.runtime.Runner(model) as r:
     first = [next(gen), next(gen)]
     gen.close()
     check("leaving early stops", first == want[:2], repr(first))
+    # sampling: seeded, within the top k; top_k 1 is greedy
+    kw = dict(max_new_tokens=16, temperature=0.8, top_k=20, top_p=0.9)
+    a = list(r.generate([1, 2, 3], seed=7, **kw))
+    b = list(r.generate([1, 2, 3], seed=7, **kw))
+    c = list(r.generate([1, 2, 3], seed=8, **kw))
+    check("sampling: the same seed, the same tokens; another, others",
+          a == b and a != c and len(a) == 16, f"{a} {b} {c}")
+    inside = all(int((lg > lg[t]).sum()) < 20
+                 for t, lg in r.generate([1, 2, 3], seed=9, with_logits=True, **kw))
+    check("sampling: every token among the top 20", inside)
+    g1 = list(r.generate([1, 2, 3], max_new_tokens=len(want), temperature=1.0, top_k=1))
+    check("sampling with top_k 1 is greedy", g1 == want, f"{g1} != {want}")
+    if len(sys.argv) > 5:   # ipu-run --generate's tokens for seed 7 (the same sampler)
+        c_tokens = [int(t) for t in open(sys.argv[5]).read().split(",")]
+        py_tokens = list(r.generate([1, 2, 3], seed=7, **dict(kw, max_new_tokens=len(c_tokens))))
+        check("sampling: the same tokens as ipu-run for the same seed", py_tokens == c_tokens,
+              f"{py_tokens} != {c_tokens}")
     # the cache after 3 steps: positions 0..2 written, the rest zeros
     list(r.generate([1, 2, 3], max_new_tokens=1))
     k = r.read_state("past_key_values.0.key")
