@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* infer_select.c - shape inference of NonMaxSuppression, NonZero and
+ * Compress, whose output size depends on input values: those inputs must
+ * be compile-time constants (the node then folds, or, for Compress with
+ * run-time data, becomes a Gather at constant indices). */
+#include <string.h>
+
+#include "eval/select.h"
+#include "infer_internal.h"
+
+static int need_const(struct ir_graph *g, const struct ir_node *n, int k, const char *what,
+		      struct ir_error *e)
+{
+	struct ir_value *v = ir_in(g, n, k);
+
+	if (v && !v->data)
+		return ir_node_err(e, g, n, "input %d ('%s') must be a compile-time constant: the output's size depends on its values, and shapes are static",
+				   k, what);
+	return 0;
+}
+
+int ir_infer_nms(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	static const char *const names[] = { "boxes", "scores", "max_output_boxes_per_class",
+					     "iou_threshold", "score_threshold" };
+	struct ir_value *bx = ir_in(g, n, 0), *sc = ir_in(g, n, 1);
+	const struct ir_tensor *in[5] = { NULL };
+	struct ir_tensor t[5];
+	int64_t cnt, d[2];
+
+	if (bx->rank != 3 || bx->dims[2] != 4 || sc->rank != 3 || sc->dims[0] != bx->dims[0] ||
+	    sc->dims[2] != bx->dims[1])
+		return ir_node_err(e, g, n, "boxes must be [B, N, 4] and scores [B, C, N]");
+	for (int k = 0; k < n->nin && k < 5; k++) {
+		if (need_const(g, n, k, names[k], e))
+			return -1;
+		if (ir_in(g, n, k)) {
+			ir_value_view(ir_in(g, n, k), &t[k]);
+			in[k] = &t[k];
+		}
+	}
+	if ((cnt = ir_nms_select(g, n, in, n->nin, NULL, e)) < 0)
+		return -1;
+	d[0] = cnt;
+	d[1] = 3;
+	return ir_set_out(g, n, 0, IR_I64, 2, d);
+}
+
+int ir_infer_nonzero(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	struct ir_value *x = ir_in(g, n, 0);
+	int64_t cnt = ir_value_numel(x), d[2] = { x->rank, 0 };
+
+	if (need_const(g, n, 0, "X", e))
+		return -1;
+	for (int64_t i = 0; i < cnt; i++)
+		d[1] += ir_get_f(x->data, x->dtype, (size_t)i) != 0;
+	return ir_set_out(g, n, 0, IR_I64, 2, d);
+}
+
+int ir_infer_compress(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	struct ir_value *x = ir_in(g, n, 0), *c = ir_in(g, n, 1);
+	int has_axis = ir_attr_find(n, "axis") != NULL;
+	int a = has_axis ? ir_axis(ir_attr_int(n, "axis", 0), x->rank) : 0;
+	int64_t len, kept = 0, d[IR_MAX_RANK], nc;
+
+	if (has_axis && a < 0)
+		return ir_node_err(e, g, n, "axis %lld out of range for rank %d",
+				   (long long)ir_attr_int(n, "axis", 0), x->rank);
+	if (c->rank != 1)
+		return ir_node_err(e, g, n, "the condition must be a vector");
+	if (need_const(g, n, 1, "condition", e))
+		return -1;
+	len = has_axis ? x->dims[a] : ir_value_numel(x);
+	nc = ir_value_numel(c);
+	if (nc > len)
+		return ir_node_err(e, g, n, "the condition has %lld values for an axis of %lld", (long long)nc,
+				   (long long)len);
+	for (int64_t j = 0; j < nc; j++)
+		kept += ir_get_f(c->data, c->dtype, (size_t)j) != 0;
+	if (!has_axis)
+		return ir_set_out(g, n, 0, x->dtype, 1, &kept);
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	d[a] = kept;
+	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
+}
