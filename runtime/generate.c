@@ -254,6 +254,10 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	rc = find_io(f, &io, err, errlen);
 	if (rc)
 		return rc;
+	if (ipurt_runner_num_devices(r) != 1)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "generation needs a runner of one device: the cache lives on one, and a replicated runner spreads the steps over %u",
+				  ipurt_runner_num_devices(r));
 	if (!prompt || !nprompt || !o)
 		return ipu_errorf(err, errlen, IPURT_E_INVAL, "generation needs a prompt of at least one token");
 	limit = o->max_positions ? o->max_positions : cache_positions(ipuef_metadata(f));

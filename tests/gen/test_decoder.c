@@ -240,6 +240,20 @@ TEST(generate_gives_torchs_greedy_tokens)
 	REQUIRE(ipurt_generate(r, ids, 3, &o, seen_token, &g, &st, err, sizeof(err)) == 0);
 	CHECK_EQ_INT(st.stopped, IPURT_GEN_STOP_CALLER);
 	CHECK_EQ_INT(g.n, 2);
+	/* a replicated runner spreads the steps over devices: refused */
+	{
+		struct ipurt_config cfg;
+		struct ipurt_runner *rr = NULL;
+
+		ipurt_config_init(&cfg);
+		cfg.device = "model,model";
+		cfg.num_devices = IPURT_ALL_LISTED;
+		REQUIRE(ipurt_runner_create(model, &cfg, &rr, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(ipurt_generate(rr, ids, 3, &o, NULL, NULL, &st, err, sizeof(err)),
+			     IPURT_E_INVAL);
+		CHECK(strstr(err, "one device"));
+		ipurt_runner_destroy(rr);
+	}
 	/* past the cache: refused */
 	o.max_positions = 2;
 	CHECK_EQ_INT(ipurt_generate(r, ids, 3, &o, NULL, NULL, &st, err, sizeof(err)), IPURT_E_INVAL);

@@ -366,7 +366,8 @@ int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const voi
  * max_new_tokens, when the cache is full (max_positions, 0: dim -2 of the
  * model's first state, [.., positions, head dim]) or when fn returns
  * non-zero.  st (may be NULL) says why and how fast.  The runner must have
- * no other request in flight.
+ * one device (IPURT_E_INVAL for a replicated one: the cache lives on one
+ * device) and no other request in flight.
  */
 typedef int (*ipurt_token_fn)(void *ctx, uint32_t index, int64_t token, const float *logits,
 			      uint64_t vocab);
