@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ipu-serve --model-repository DIR [options]\n"
 		"Serve the .ipuef models of a repository over HTTP with the KServe v2 / Triton\n"
-		"inference protocol (JSON and binary tensors, model repository extension),\n"
+		"inference protocol (JSON and binary tensors, model repository extension,\n"
+		"generate extension for decoders: token ids, streamed as server-sent events),\n"
 		"with dynamic batching and Prometheus metrics.  Layout: DIR/MODEL/VERSION/\n"
 		"model.ipuef (or model.onnx, compiled in memory when it loads), optional\n"
 		"DIR/MODEL/config.yaml (Triton's field names).\n"

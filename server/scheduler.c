@@ -215,6 +215,7 @@ static void run_generation(struct srv_instance *in, struct srv_request *q)
 	}
 	pthread_mutex_lock(&m->lock);
 	account(m, &q, 1, 1, t0, t1, 0, rc);
+	m->met.gen_tokens += q->gen->st.new_tokens;
 	pthread_mutex_unlock(&m->lock);
 	complete(q, rc, err);
 	pthread_mutex_lock(&m->lock);

@@ -208,6 +208,7 @@ struct srv_metrics {
 	uint64_t hist[SRV_HIST_BUCKETS + 1];	/* request duration, last = +Inf */
 	double hist_sum_s;
 	uint64_t batch_rows_max;	/* the largest batch formed */
+	uint64_t gen_tokens;		/* tokens made by generations */
 };
 
 extern const double srv_hist_bounds[SRV_HIST_BUCKETS];

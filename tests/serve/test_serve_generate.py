@@ -17,7 +17,8 @@ import tempfile
 import threading
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_util import BIN, ROOT, Server, Tally, add_model, http, run, time_limit  # noqa: E402
+from serve_util import (BIN, ROOT, Server, Tally, add_model, http, metric, metrics, run,  # noqa: E402
+                        time_limit)
 
 PY = "/usr/bin/python3"
 TINY = ROOT / "tests" / "gen" / "tiny_gpt.py"
@@ -273,6 +274,19 @@ def check_disconnect(url, port, want):
     assert st == 200 and j["output_ids"] == want, (st, j)
 
 
+def check_metrics(s, want):
+    """One generation: one more request and execution, its tokens counted."""
+    m0 = metrics(s.metrics_url)
+    st, _, j = post(s.url, "/v2/models/gpt/generate", {"input_ids": PROMPT, "parameters": {"max_tokens": 9}})
+    assert st == 200 and j["output_ids"] == want[:9], (st, j)
+    m1 = metrics(s.metrics_url)
+    for name, d in (("ipu_generate_tokens", 9), ("ipu_inference_request_success", 1),
+                    ("ipu_inference_exec_count", 1), ("ipu_inference_count", 1)):
+        assert metric(m1, name, "gpt") - metric(m0, name, "gpt") == d, (name, m0, m1)
+    assert metric(m1, "ipu_generate_tokens", "mlp") == 0
+    assert metric(m1, "ipu_inference_inflight_request_count", "gpt") == 0
+
+
 def check_metadata(url):
     st, _, raw = http("GET", url + "/v2")
     assert st == 200 and "generate" in json.loads(raw)["extensions"], raw
@@ -304,6 +318,8 @@ def main():
             t.check("a model that is not a decoder: 400, its infer unchanged", check_not_decoder, s.url)
             t.check("clients that go away mid-stream", check_disconnect, s.url, s.port, torch_tokens)
             t.check("/v2 lists the generate extension", check_metadata, s.url)
+            t.check("metrics: a generation's request, execution and tokens", check_metrics, s,
+                    torch_tokens)
             t.check("SIGTERM: exit 0", lambda: s.stop() == 0)
     return t.finish()
 
