@@ -172,7 +172,7 @@ def check_sampling(url, model, want):
     assert ref != want  # the check above could tell sampling from greedy
 
 
-def check_concurrent(url, port, model):
+def check_concurrent(url, port, model, name="gpt"):
     """Eight generations and streams at once, each its own sequence."""
     prompts = [[i + 1, (7 * i) % VOCAB, 40 + i] for i in range(8)]
     refs = [ipu_run_generate(model, p, 12) for p in prompts]
@@ -180,14 +180,15 @@ def check_concurrent(url, port, model):
 
     def one(i):
         if i % 2:
-            s = SSE(port, {"input_ids": prompts[i], "parameters": {"max_tokens": 12}})
+            s = SSE(port, {"input_ids": prompts[i], "parameters": {"max_tokens": 12}},
+                    f"/v2/models/{name}/generate_stream")
             ids = []
             while (e := s.next()) is not None and not e.get("final"):
                 ids += e["output_ids"]
             s.close()
             got[i] = ids
         else:
-            st, _, j = post(url, "/v2/models/gpt/generate",
+            st, _, j = post(url, f"/v2/models/{name}/generate",
                             {"input_ids": prompts[i], "parameters": {"max_tokens": 12}})
             got[i] = j["output_ids"] if st == 200 else (st, j)
 
@@ -290,6 +291,9 @@ def check_metrics(s, want):
 def check_metadata(url):
     st, _, raw = http("GET", url + "/v2")
     assert st == 200 and "generate" in json.loads(raw)["extensions"], raw
+    st, _, raw = http("GET", url + "/v2/models/gpt")
+    j = json.loads(raw)
+    assert st == 200 and [i["name"] for i in j["inputs"]] == ["input_ids", "position_ids"], j
 
 
 def main():
@@ -301,6 +305,8 @@ def main():
         repo = tmp / "repo"
         add_model(repo, "gpt", model)
         add_model(repo, "mlp", mlp)
+        # two instances, each on its own device with its own cache: two sequences at once
+        add_model(repo, "gpt2", model, config="instance_group: [ { count: 2 } ]\n")
         ref = ipu_run_generate(model, PROMPT, NEW)
         t.check("ipu-run --generate gives torch's greedy tokens", lambda: ref == torch_tokens)
         with Server(repo, "--log-verbose", "1") as s:
@@ -314,6 +320,8 @@ def main():
             t.check("sampling: top_k 1 is greedy, a seed gives ipu-run's tokens", check_sampling,
                     s.url, model, torch_tokens)
             t.check("eight generations at once", check_concurrent, s.url, s.port, model)
+            t.check("eight generations at once on two instances", check_concurrent, s.url, s.port,
+                    model, "gpt2")
             t.check("bad input: 400 with the reason", check_bad_input, s.url)
             t.check("a model that is not a decoder: 400, its infer unchanged", check_not_decoder, s.url)
             t.check("clients that go away mid-stream", check_disconnect, s.url, s.port, torch_tokens)
