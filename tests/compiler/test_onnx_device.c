@@ -26,7 +26,7 @@ struct suite {
 };
 
 static struct suite suites[] = {
-	{ "node", 780 },
+	{ "node", 782 },
 	{ "pytorch-converted", 68 },
 	{ "pytorch-operator", 29 },
 };
