@@ -3,7 +3,8 @@
  * test_serve_units.c - ipu-serve's pieces without HTTP: config.yaml with
  * Triton's fields (and its refusals, naming field and line), merging and
  * splitting batches along any dimension against an index-by-index
- * reference, the v2 datatype names, the memory budget of JSON parses.
+ * reference, the v2 datatype names, the memory budget of JSON parses,
+ * a generation taken out of the queue when its client goes away.
  * Runs under ASan+UBSan in make check.
  */
 #include <stdint.h>
@@ -245,6 +246,56 @@ TEST(json_budget)
 	free(big);
 }
 
+/*
+ * A stream whose client went away takes its generation out of the queue
+ * (completed as cancelled, the others keep their order), and a cancelled
+ * generation that a worker takes anyway never touches the device.
+ */
+TEST(gen_withdraw)
+{
+	struct srv_model m = { 0 };
+	struct srv_request *a = srv_request_new(), *g = srv_request_new(), *b = srv_request_new();
+	struct srv_metrics met;
+	uint32_t queued, executing;
+	char err[SRV_ERR];
+
+	REQUIRE(a && g && b);
+	g->gen = calloc(1, sizeof(*g->gen));
+	REQUIRE(g->gen);
+	m.name = "m";
+	m.max_queue = 8;
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.cond, NULL);
+	CHECK_EQ_INT(srv_model_submit(&m, a, err, sizeof(err)), 0);
+	CHECK_EQ_INT(srv_model_submit(&m, g, err, sizeof(err)), 0);
+	CHECK_EQ_INT(srv_model_submit(&m, b, err, sizeof(err)), 0);
+	srv_gen_cancel(g);
+	srv_model_withdraw(&m, g);
+	CHECK(g->done);
+	CHECK_EQ_INT(g->status, IPURT_E_CANCELLED);
+	CHECK_EQ_INT(m.queued, 2);
+	CHECK(m.head == a && a->next == b && m.tail == b && !b->next);
+	srv_model_wait(&m, g);
+	srv_model_metrics(&m, &met, &queued, &executing);
+	CHECK_EQ_INT(met.failure, 1);
+	CHECK_EQ_INT(queued, 2);
+	/* the tail, then a request no longer queued: nothing else moves */
+	srv_model_withdraw(&m, b);
+	CHECK(m.head == a && m.tail == a && !a->next);
+	srv_model_withdraw(&m, g);
+	CHECK_EQ_INT(m.queued, 1);
+	srv_model_withdraw(&m, a);
+	CHECK(!m.head && !m.tail && m.queued == 0);
+	/* cancelled before a worker ran it: no runner needed */
+	CHECK_EQ_INT(srv_gen_run(NULL, g, err, sizeof(err)), IPURT_E_CANCELLED);
+	CHECK_EQ_INT(g->gen->ntokens, 0);
+	srv_request_free(a);
+	srv_request_free(g);
+	srv_request_free(b);
+	pthread_cond_destroy(&m.cond);
+	pthread_mutex_destroy(&m.lock);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -256,5 +307,6 @@ int main(int argc, char **argv)
 	RUN(batch_roundtrip_any_dim);
 	RUN(dtype_names);
 	RUN(json_budget);
+	RUN(gen_withdraw);
 	return TH_DONE();
 }
