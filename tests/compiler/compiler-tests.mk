@@ -84,3 +84,11 @@ include tests/compiler/property/property.mk
 check-batch-size: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
 	/usr/bin/python3 tests/compiler/batch_size.py $(BUILD)/bin
 CHECKS += ;make -s check-batch-size;
+
+# ipu_compile() keeps no state between calls: threads compiling at once
+# (two of them running --check on in-process devices) under ThreadSanitizer.
+.PHONY: check-compiler-api-tsan
+check-compiler-api-tsan:
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/compiler/test_compiler_api
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/compiler/test_compiler_api threads_compile_at_once
+CHECKS += ;make -s check-compiler-api-tsan;
