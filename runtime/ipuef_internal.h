@@ -31,6 +31,7 @@
 /* Payload versions this reader understands (and the writer emits). */
 #define IPUEF_METADATA_VERSION 1u
 #define IPUEF_METADATA_VERSION_STATES 2u	/* version 1 + the state table */
+#define IPUEF_METADATA_VERSION_GROUP 3u	/* version 2 + the group table */
 #define IPUEF_EXECUTABLE_VERSION 1u
 #define IPUEF_TENSOR_VERSION 1u
 #define IPUEF_OPAQUE_VERSION 1u
@@ -97,6 +98,10 @@ struct ipuef_meta_owned {
 	struct ipuef_state *states;
 	struct ipuef_region *regions;
 	char *state_names;
+	struct ipuef_group *group;	/* what m.group points at */
+	uint32_t *group_streams;
+	struct ipuef_link *links;
+	char *link_names;
 };
 
 void ipuef_meta_free(struct ipuef_meta_owned *o);
@@ -124,6 +129,16 @@ uint8_t *ipuef_states_encode(const struct ipuef_metadata *m, uint8_t *o);
 /* Decode the table at p (len bytes left); *used says how many it took. */
 int ipuef_states_decode(struct ipuef_meta_owned *o, const uint8_t *p, size_t len,
 			size_t *used, char *err, size_t errlen);
+
+/* The group table (ipuef_group.c): rules, copy, size, coding, free. */
+int ipuef_group_validate(const struct ipuef_metadata *m, char *err, size_t errlen);
+int ipuef_group_copy(struct ipuef_meta_owned *dst, const struct ipuef_metadata *src,
+		     char *err, size_t errlen);
+uint64_t ipuef_group_size(const struct ipuef_metadata *m);
+uint8_t *ipuef_group_encode(const struct ipuef_metadata *m, uint8_t *o);
+int ipuef_group_decode(struct ipuef_meta_owned *o, const uint8_t *p, size_t len,
+		       size_t *used, char *err, size_t errlen);
+void ipuef_group_free(struct ipuef_meta_owned *o);
 
 /* Rules of one TensorData blob (name, dtype, rank, dims, size, flags). */
 int ipuef_tensor_validate(const char *where, const struct ipuef_tensor *t,

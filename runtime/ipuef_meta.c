@@ -11,7 +11,8 @@
  *   u32 num_anchors, then per anchor:
  *       str name, u8 dtype, u8 direction, u8 kind, u8 rank,
  *       u32 batch_dim, u32 stream_id, u64 programs, u64 dims[rank]
- *   version 2 only: the state table (ipuef_state.c)
+ *   version 2 and 3: the state table (ipuef_state.c)
+ *   version 3 only: the group table (ipuef_group.c)
  *
  * The payload must be consumed exactly.
  */
@@ -34,6 +35,7 @@ void ipuef_meta_free(struct ipuef_meta_owned *o)
 	free(o->states);
 	free(o->regions);
 	free(o->state_names);
+	ipuef_group_free(o);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -216,6 +218,8 @@ int ipuef_meta_validate(const struct ipuef_metadata *m, char *err,
 					  i, m->anchors[i].name);
 	}
 	rc = ipuef_states_validate(m, err, errlen);
+	if (!rc)
+		rc = ipuef_group_validate(m, err, errlen);
 	if (rc || n < 2)
 		return rc;
 	sorted = malloc(n * sizeof(*sorted));
@@ -312,7 +316,10 @@ int ipuef_meta_copy(struct ipuef_meta_owned *dst,
 	o.m.anchors = o.anchors;
 	o.m.num_states = 0;
 	o.m.states = NULL;
+	o.m.group = NULL;
 	rc = ipuef_states_copy(&o, src, err, errlen);
+	if (!rc)
+		rc = ipuef_group_copy(&o, src, err, errlen);
 	if (rc) {
 		ipuef_meta_free(&o);
 		return rc;
@@ -521,10 +528,18 @@ int ipuef_meta_decode(struct ipuef_meta_owned *dst, const uint8_t *p,
 		if (rc)
 			goto fail;
 	}
-	if (version == IPUEF_METADATA_VERSION_STATES) {
+	if (version == IPUEF_METADATA_VERSION_STATES || version == IPUEF_METADATA_VERSION_GROUP) {
 		size_t used = 0;
 
 		rc = ipuef_states_decode(&o, p + c.pos, len - c.pos, &used, err, errlen);
+		if (rc)
+			goto fail;
+		c.pos += used;
+	}
+	if (version == IPUEF_METADATA_VERSION_GROUP) {
+		size_t used = 0;
+
+		rc = ipuef_group_decode(&o, p + c.pos, len - c.pos, &used, err, errlen);
 		if (rc)
 			goto fail;
 		c.pos += used;
@@ -557,14 +572,19 @@ uint64_t ipuef_meta_size(const struct ipuef_metadata *m)
 	for (uint32_t i = 0; i < m->num_anchors; i++)
 		n += 2 + strlen(m->anchors[i].name) + 20 +
 		     8ull * m->anchors[i].rank;
-	if (m->num_states)
+	if (m->num_states || m->group)
 		n += ipuef_states_size(m);
+	if (m->group)
+		n += ipuef_group_size(m);
 	return n;
 }
 
 uint32_t ipuef_meta_version(const struct ipuef_metadata *m)
 {
-	/* Files without state stay version 1, readable by older readers. */
+	/* The lowest version that holds the model: files without state or
+	 * group stay version 1, readable by older readers. */
+	if (m->group)
+		return IPUEF_METADATA_VERSION_GROUP;
 	return m->num_states ? IPUEF_METADATA_VERSION_STATES : IPUEF_METADATA_VERSION;
 }
 
@@ -610,6 +630,8 @@ void ipuef_meta_encode(const struct ipuef_metadata *m, uint8_t *o)
 		for (uint32_t d = 0; d < a->rank; d++, o += 8)
 			put_le64(o, a->dims[d]);
 	}
-	if (m->num_states)
-		ipuef_states_encode(m, o);
+	if (m->num_states || m->group)
+		o = ipuef_states_encode(m, o);
+	if (m->group)
+		ipuef_group_encode(m, o);
 }

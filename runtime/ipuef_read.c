@@ -26,6 +26,9 @@ struct ipuef_file {
 	int have_meta;
 	const uint8_t *exe;
 	size_t exe_len;
+	const uint8_t **exes;		/* per IPU, in file order */
+	size_t *exe_lens;
+	uint32_t nexes;
 	uint32_t ntensors, nopaques;
 	struct ipuef_tensor *tensors;
 	struct ipuef_opaque *opaques;
@@ -43,6 +46,8 @@ void ipuef_close(struct ipuef_file *f)
 		free(f->names[i]);
 	free(f->names);
 	free(f->blobs);
+	free(f->exes);
+	free(f->exe_lens);
 	free(f->tensors);
 	free(f->opaques);
 	free(f->anchor_index);
@@ -351,7 +356,8 @@ static int check_blob(struct ipuef_file *f, uint32_t i, uint64_t off,
 	if (!expected_version(bi->type))
 		return 1;	/* unknown type: the caller decides */
 	if (bi->version != expected_version(bi->type) &&
-	    !(bi->type == IPUEF_BLOB_METADATA && bi->version == IPUEF_METADATA_VERSION_STATES))
+	    !(bi->type == IPUEF_BLOB_METADATA && (bi->version == IPUEF_METADATA_VERSION_STATES ||
+						  bi->version == IPUEF_METADATA_VERSION_GROUP)))
 		return ipu_errorf(err, errlen, IPUEF_E_BLOB_VERSION,
 				  "blob %u (%s): payload version %u, this reader reads %u",
 				  i, label, bi->version,
@@ -393,7 +399,7 @@ static int build_indexes(struct ipuef_file *f, char *err, size_t errlen)
 
 static int parse(struct ipuef_file *f, char *err, size_t errlen)
 {
-	uint32_t meta_blob = 0, exe_blob = 0;
+	uint32_t meta_blob = 0, exe_blob = 0, exe_blob2 = 0;
 	uint64_t off = 0;
 	int rc = check_header(f, &off, err, errlen);
 
@@ -403,7 +409,9 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 	f->tensors = calloc(f->nblobs + 1, sizeof(*f->tensors));
 	f->opaques = calloc(f->nblobs + 1, sizeof(*f->opaques));
 	f->names = calloc(2 * (size_t)f->nblobs + 1, sizeof(*f->names));
-	if (!f->blobs || !f->tensors || !f->opaques || !f->names)
+	f->exes = calloc(f->nblobs + 1, sizeof(*f->exes));
+	f->exe_lens = calloc(f->nblobs + 1, sizeof(*f->exe_lens));
+	if (!f->blobs || !f->tensors || !f->opaques || !f->names || !f->exes || !f->exe_lens)
 		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
 				  "out of memory for %u blobs", f->nblobs);
 	for (uint32_t i = 0; i < f->nblobs; i++) {
@@ -438,14 +446,14 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 			meta_blob = i;
 			break;
 		case IPUEF_BLOB_EXECUTABLE:
-			if (f->exe)
-				return ipu_errorf(err, errlen,
-						  IPUEF_E_BLOB_COUNT,
-						  "blob %u: a second Executable blob (the first is blob %u)",
-						  i, exe_blob);
-			f->exe = p;
-			f->exe_len = bi->size;
-			exe_blob = i;
+			/* A group's IPUs each have one (counted below, once
+			 * the Metadata says how many IPUs). */
+			if (!f->nexes)
+				exe_blob = i;
+			else if (f->nexes == 1)
+				exe_blob2 = i;
+			f->exes[f->nexes] = p;
+			f->exe_lens[f->nexes++] = bi->size;
 			break;
 		case IPUEF_BLOB_TENSOR_DATA: {
 			struct ipuef_tensor *t = &f->tensors[f->ntensors];
@@ -476,9 +484,19 @@ static int parse(struct ipuef_file *f, char *err, size_t errlen)
 	if (!f->have_meta)
 		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Metadata blob");
-	if (!f->exe)
+	if (!f->nexes)
 		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Executable blob");
+	if (f->nexes > 1 && !f->meta.m.group)
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
+				  "blob %u: a second Executable blob (the first is blob %u) in a model of one IPU",
+				  exe_blob2, exe_blob);
+	if (f->nexes != ipuef_num_ipus(f))
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
+				  "%u Executable blobs (the first is blob %u) for %u IPU(s): one per IPU",
+				  f->nexes, exe_blob, ipuef_num_ipus(f));
+	f->exe = f->exes[0];
+	f->exe_len = f->exe_lens[0];
 	rc = ipuef_check_model(&f->meta.m, f->tensors, f->ntensors, err,
 			       errlen);
 	if (rc)
@@ -750,4 +768,18 @@ const struct ipuef_opaque *ipuef_opaque(const struct ipuef_file *f,
 					uint32_t i)
 {
 	return i < f->nopaques ? &f->opaques[i] : NULL;
+}
+
+uint32_t ipuef_num_ipus(const struct ipuef_file *f)
+{
+	return f->meta.m.group ? f->meta.m.group->num_ipus : 1;
+}
+
+const void *ipuef_group_executable(const struct ipuef_file *f, uint32_t ipu, size_t *len)
+{
+	if (ipu >= f->nexes)
+		return NULL;
+	if (len)
+		*len = f->exe_lens[ipu];
+	return f->exes[ipu];
 }

@@ -21,12 +21,19 @@ struct wr_opaque {
 	size_t size;
 };
 
+struct wr_exe {
+	void *data;
+	size_t len;
+};
+
 struct ipuef_writer {
 	struct ipuef_meta_owned meta;
 	int have_meta;
 	void *exe;
 	size_t exe_len;
 	int have_exe;
+	struct wr_exe *more;		/* IPU 1, 2, ... of a group */
+	uint32_t nmore, more_cap;
 	struct ipuef_tensor *tensors;	/* name and data owned */
 	uint32_t ntensors, tensors_cap;
 	struct wr_opaque *opaques;
@@ -50,6 +57,9 @@ void ipuef_writer_destroy(struct ipuef_writer *w)
 		return;
 	ipuef_meta_free(&w->meta);
 	free(w->exe);
+	for (uint32_t i = 0; i < w->nmore; i++)
+		free(w->more[i].data);
+	free(w->more);
 	for (uint32_t i = 0; i < w->ntensors; i++) {
 		free((void *)w->tensors[i].name);
 		free((void *)w->tensors[i].data);
@@ -134,7 +144,34 @@ static int grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
 
 static uint32_t blob_count(const struct ipuef_writer *w)
 {
-	return 2 + w->ntensors + w->nopaques;
+	return 2 + w->nmore + w->ntensors + w->nopaques;
+}
+
+int ipuef_writer_add_executable(struct ipuef_writer *w, const void *data,
+				size_t len, char *err, size_t errlen)
+{
+	void *copy;
+
+	if (!w || (!data && len))
+		return ipu_errorf(err, errlen, IPUEF_E_INVAL,
+				  "ipuef_writer_add_executable: NULL argument");
+	if (!w->have_exe)
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
+				  "no Executable of IPU 0: call ipuef_writer_set_executable() first");
+	if (w->nmore + 1 >= IPUEF_MAX_GROUP_IPUS)
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT, "more than %u executables",
+				  IPUEF_MAX_GROUP_IPUS);
+	if (len > IPUEF_MAX_TENSOR_BYTES)
+		return ipu_errorf(err, errlen, IPUEF_E_LIMIT,
+				  "executable of %zu bytes is too large", len);
+	if (grow((void **)&w->more, w->nmore, &w->more_cap, sizeof(*w->more)))
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM, "out of memory");
+	copy = dup_bytes(data, len);
+	if (!copy)
+		return ipu_errorf(err, errlen, IPUEF_E_NOMEM,
+				  "out of memory copying a %zu-byte executable", len);
+	w->more[w->nmore++] = (struct wr_exe){ copy, len };
+	return 0;
 }
 
 int ipuef_writer_add_tensor(struct ipuef_writer *w,
@@ -275,12 +312,18 @@ int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
 	if (!w->have_exe)
 		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
 				  "no Executable: call ipuef_writer_set_executable() first");
+	if (1 + w->nmore != (w->meta.m.group ? w->meta.m.group->num_ipus : 1))
+		return ipu_errorf(err, errlen, IPUEF_E_BLOB_COUNT,
+				  "%u Executables for %u IPU(s): one per IPU", 1 + w->nmore,
+				  w->meta.m.group ? w->meta.m.group->num_ipus : 1);
 	rc = ipuef_check_model(&w->meta.m, w->tensors, w->ntensors, err,
 			       errlen);
 	if (rc)
 		return rc;
 	msize = ipuef_meta_size(&w->meta.m);
 	total += blob_span(msize) + blob_span(w->exe_len);
+	for (uint32_t i = 0; i < w->nmore; i++)
+		total += blob_span(w->more[i].len);
 	for (uint32_t i = 0; i < w->ntensors; i++)
 		total += blob_span(tensor_payload(&w->tensors[i]));
 	for (uint32_t i = 0; i < w->nopaques; i++)
@@ -302,6 +345,12 @@ int ipuef_writer_write_mem(struct ipuef_writer *w, void **out, size_t *len,
 		memcpy(o + IPUEF_BLOB_HEADER_SIZE, w->exe, w->exe_len);
 	o = finish_blob(o, IPUEF_BLOB_EXECUTABLE, IPUEF_EXECUTABLE_VERSION,
 			w->exe_len);
+	for (uint32_t i = 0; i < w->nmore; i++) {
+		if (w->more[i].len)
+			memcpy(o + IPUEF_BLOB_HEADER_SIZE, w->more[i].data, w->more[i].len);
+		o = finish_blob(o, IPUEF_BLOB_EXECUTABLE, IPUEF_EXECUTABLE_VERSION,
+				w->more[i].len);
+	}
 	for (uint32_t i = 0; i < w->ntensors; i++) {
 		const struct ipuef_tensor *t = &w->tensors[i];
 		size_t nl = strlen(t->name);

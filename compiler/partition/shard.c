@@ -9,14 +9,22 @@
 
 #include "ipu/partition.h"
 
-static int stream_of(const struct ipuef_anchor *an, uint32_t na, const char *name, uint32_t *sid)
+static const struct ipuef_anchor *anchor_of(const struct ipuef_anchor *an, uint32_t na,
+					    const char *name)
 {
 	for (uint32_t i = 0; i < na; i++)
-		if (!strcmp(an[i].name, name)) {
-			*sid = an[i].stream_id;
-			return 0;
-		}
-	return -1;
+		if (!strcmp(an[i].name, name))
+			return &an[i];
+	return NULL;
+}
+
+static int stream_of(const struct ipuef_anchor *an, uint32_t na, const char *name, uint32_t *sid)
+{
+	const struct ipuef_anchor *a = anchor_of(an, na, name);
+
+	if (a)
+		*sid = a->stream_id;
+	return a ? 0 : -1;
 }
 
 static int is_input(const struct ir_graph *g, const char *name)
@@ -42,7 +50,7 @@ static void *grow(void *arr, uint32_t n, size_t esize)
 }
 
 static int add_io(struct ipu_shard_io **arr, uint32_t *n, uint32_t ipu, uint32_t stream,
-		  const char *name, struct ir_error *e)
+		  const char *name, const struct ipuef_anchor *an, struct ir_error *e)
 {
 	struct ipu_shard_io *a = grow(*arr, *n, sizeof(**arr));
 	char *nm = strdup(name);
@@ -54,7 +62,8 @@ static int add_io(struct ipu_shard_io **arr, uint32_t *n, uint32_t ipu, uint32_t
 		return ir_err(e, "out of memory");
 	}
 	*arr = a;
-	a[(*n)++] = (struct ipu_shard_io){ ipu, stream, nm };
+	a[*n] = (struct ipu_shard_io){ ipu, stream, nm, *an };
+	a[(*n)++].anchor.name = nm;
 	return 0;
 }
 
@@ -68,6 +77,12 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 	memset(s, 0, sizeof(*s));
 	memset(info, 0, sizeof(info));
 	s->nipus = (uint32_t)n;
+	/* as ipu_lower_write records it for the model on one IPU */
+	s->batch_size = 1;
+	if (t->batch_size)
+		s->batch_size = t->batch_size;
+	else if (g->ninputs && g->vals[g->inputs[0]].rank > t->batch_axis)
+		s->batch_size = (uint32_t)g->vals[g->inputs[0]].dims[t->batch_axis];
 	for (int k = 0; k < n; k++) {
 		sg[k] = ipu_partition_stage(g, p, k, e);
 		if (!sg[k] || ipu_lower_image(&sg[k], 1, t, &s->image[k], &s->len[k], &info[k], e)) {
@@ -83,6 +98,9 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 		uint32_t nb;
 		const struct ipuef_anchor *ab = ipu_lower_anchors(&info[b], &nb);
 
+		/* every stream of a stage is one of its anchors */
+		s->nstreams[b] = nb;
+
 		for (int i = 0; i < sg[b]->ninputs; i++) {
 			const char *name = sg[b]->vals[sg[b]->inputs[i]].name;
 			uint32_t ds, ss = 0, na;
@@ -93,7 +111,8 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 				goto out;
 			}
 			if (is_input(g, name)) {
-				if (add_io(&s->inputs, &s->ninputs, (uint32_t)b, ds, name, e))
+				if (add_io(&s->inputs, &s->ninputs, (uint32_t)b, ds, name,
+					   anchor_of(ab, nb, name), e))
 					goto out;
 				continue;
 			}
@@ -123,7 +142,10 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 					ir_err(e, "out of memory");
 					goto out;
 				}
-				l[s->nlinks++] = (struct ipu_shard_link){ (uint32_t)a, ss, (uint32_t)b, ds, nm };
+				l[s->nlinks++] = (struct ipu_shard_link){
+					(uint32_t)a, ss, (uint32_t)b, ds, nm,
+					ipuef_anchor_bytes(anchor_of(ab, nb, name))
+				};
 			}
 		}
 		for (int o = 0; o < sg[b]->noutputs; o++) {
@@ -136,7 +158,8 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 				ir_err(e, "IPU %d: no stream for output '%s'", b, name);
 				goto out;
 			}
-			if (add_io(&s->outputs, &s->noutputs, (uint32_t)b, sid, name, e))
+			if (add_io(&s->outputs, &s->noutputs, (uint32_t)b, sid, name,
+				   anchor_of(ab, nb, name), e))
 				goto out;
 		}
 	}

@@ -20,7 +20,9 @@ static void usage(FILE *out)
 		"Print the blobs, target requirements, programs, anchors (name,\n"
 		"dtype, shape, direction, batch dimension), device-resident states\n"
 		"(name, dtype, shape, initial value, tile regions), tensor data and\n"
-		"producer information of a model file.  The file is fully\n"
+		"producer information of a model file; for a model split over a\n"
+		"group of IPUs, each IPU (its executable and streams) and the links\n"
+		"between them (tensor, sender and receiver streams, bytes).  The file is fully\n"
 		"validated first; a malformed file is reported and exit status is 1.\n"
 		"\n"
 		"  --json   one JSON object instead of text (names escaped as JSON)\n"
@@ -112,12 +114,38 @@ static void dump_text(const char *path, const struct ipuef_file *f)
 			printf("no batch dim");
 		else
 			printf("batch dim %u", a->batch_dim);
-		printf(", %s, stream %u, programs:", kind_name(a->kind),
-		       a->stream_id);
+		if (m->group) {
+			uint32_t ls, k = ipuef_anchor_ipu(m, a, &ls);
+
+			printf(", %s, IPU %u stream %u, programs:", kind_name(a->kind), k, ls);
+		} else {
+			printf(", %s, stream %u, programs:", kind_name(a->kind),
+			       a->stream_id);
+		}
 		for (uint32_t b = 0; b < IPUEF_MAX_PROGRAMS; b++)
 			if (a->programs & (1ull << b))
 				printf(" %s", S(prog_name(m, b)));
 		printf("\n");
+	}
+	if (m->group) {
+		const struct ipuef_group *g = m->group;
+
+		printf("\nIPUs (a group of %u, %s):\n", g->num_ipus,
+		       g->pipelined ? "pipelined" : "not pipelined");
+		for (uint32_t k = 0; k < g->num_ipus; k++) {
+			size_t el = 0;
+
+			ipuef_group_executable(f, k, &el);
+			printf("  %-3u executable %zu bytes, %u streams\n", k, el, g->num_streams[k]);
+		}
+		printf("\nLinks:\n");
+		for (uint32_t i = 0; i < g->num_links; i++) {
+			const struct ipuef_link *l = &g->links[i];
+
+			printf("  %s\n    IPU %u stream %u -> IPU %u stream %u, %llu bytes\n",
+			       S(l->name), l->src_ipu, l->src_stream, l->dst_ipu, l->dst_stream,
+			       (unsigned long long)l->bytes);
+		}
 	}
 	if (m->num_states) {
 		printf("\nStates (device-resident, kept from run to run):\n");
@@ -291,7 +319,13 @@ static void dump_json(const char *path, const struct ipuef_file *f)
 			printf("null");
 		else
 			printf("%u", a->batch_dim);
-		printf(",\"stream_id\":%u,\"programs\":[", a->stream_id);
+		printf(",\"stream_id\":%u", a->stream_id);
+		if (m->group) {
+			uint32_t ls, k = ipuef_anchor_ipu(m, a, &ls);
+
+			printf(",\"ipu\":%u,\"ipu_stream\":%u", k, ls);
+		}
+		printf(",\"programs\":[");
 		for (uint32_t b = 0; b < IPUEF_MAX_PROGRAMS; b++)
 			if (a->programs & (1ull << b)) {
 				printf("%s", first ? "" : ",");
@@ -317,7 +351,32 @@ static void dump_json(const char *path, const struct ipuef_file *f)
 			       st->regions[r].tile, st->regions[r].offset, st->regions[r].bytes);
 		printf("]}");
 	}
-	printf("]},\"tensors\":[");
+	printf("]");
+	if (m->group) {
+		const struct ipuef_group *g = m->group;
+
+		printf(",\"group\":{\"pipelined\":%s,\"micro_batches\":%u,\"ipus\":[",
+		       g->pipelined ? "true" : "false", g->micro_batches);
+		for (uint32_t k = 0; k < g->num_ipus; k++) {
+			size_t el = 0;
+
+			ipuef_group_executable(f, k, &el);
+			printf("%s{\"ipu\":%u,\"executable_size\":%zu,\"streams\":%u}", k ? "," : "", k,
+			       el, g->num_streams[k]);
+		}
+		printf("],\"links\":[");
+		for (uint32_t i = 0; i < g->num_links; i++) {
+			const struct ipuef_link *l = &g->links[i];
+
+			printf("%s{\"name\":", i ? "," : "");
+			jstr(l->name);
+			printf(",\"src_ipu\":%u,\"src_stream\":%u,\"dst_ipu\":%u,\"dst_stream\":%u,\"bytes\":%llu}",
+			       l->src_ipu, l->src_stream, l->dst_ipu, l->dst_stream,
+			       (unsigned long long)l->bytes);
+		}
+		printf("]}");
+	}
+	printf("},\"tensors\":[");
 	for (uint32_t i = 0; i < ipuef_num_tensors(f); i++) {
 		const struct ipuef_tensor *t = ipuef_tensor(f, i);
 

@@ -3,7 +3,7 @@
 # (compiler/partition/), its stages run on in-process devices.
 CFLAGS_tests_multi_ := $(COMPILER_CPPFLAGS)
 
-MULTI_TEST_NAMES := test_multi_fit test_multi_split test_multi_group
+MULTI_TEST_NAMES := test_multi_fit test_multi_split test_multi_group test_multi_ipuef
 MULTI_TESTS := $(MULTI_TEST_NAMES:%=$(BUILD)/tests/multi/%)
 MULTI_MODEL_OBJ := $(BUILD)/tests/multi/mlp_model.o
 
@@ -40,3 +40,13 @@ check-multi-tsan:
 	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/multi/test_multi_group
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/multi/test_multi_group
 CHECKS += ;make -s check-multi-tsan;
+
+# ipuef-dump lists a group .ipuef's IPUs and links, as text and as JSON.
+.PHONY: check-multi-ipuef
+check-multi-ipuef: $(BUILD)/tests/multi/test_multi_ipuef $(BUILD)/bin/ipuef-dump
+	MULTI_IPUEF_OUT=$(BUILD)/tests/multi/mlp2.ipuef $(BUILD)/tests/multi/test_multi_ipuef >/dev/null
+	$(BUILD)/bin/ipuef-dump $(BUILD)/tests/multi/mlp2.ipuef | grep -q '^IPUs (a group of 2, not pipelined):'
+	$(BUILD)/bin/ipuef-dump $(BUILD)/tests/multi/mlp2.ipuef | grep -q 'IPU 0 stream [0-9]* -> IPU 1 stream [0-9]*, 8192 bytes'
+	$(BUILD)/bin/ipuef-dump --json $(BUILD)/tests/multi/mlp2.ipuef | /usr/bin/python3 -c \
+	  'import json,sys; g=json.load(sys.stdin)["metadata"]["group"]; assert len(g["ipus"])==2 and len(g["links"])==1 and g["links"][0]["bytes"]==8192, g; print("check-multi-ipuef: 2 IPUs, 1 link of 8192 bytes")'
+CHECKS += ;make -s check-multi-ipuef;

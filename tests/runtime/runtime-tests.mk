@@ -34,6 +34,7 @@ CHECKS += ;make -s check-tsan;
 IPUEF_FUZZ := build/fuzz/fuzz_ipuef
 IPUEF_FUZZ_SRCS := tests/fuzz/fuzz_ipuef.c tests/runtime/ipuef_sample.c \
 	runtime/dtype.c runtime/ipuef_common.c runtime/ipuef_meta.c runtime/ipuef_state.c \
+	runtime/ipuef_group.c \
 	runtime/ipuef_read.c runtime/ipuef_write.c runtime/npy.c runtime/file_atomic.c \
 	util/crc32.c util/error.c
 IPUEF_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

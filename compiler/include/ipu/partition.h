@@ -85,15 +85,19 @@ struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_
 struct ipu_shard_io {
 	uint32_t ipu, stream;
 	char *name;
+	struct ipuef_anchor anchor;	/* as on its IPU (name is `name`) */
 };
 struct ipu_shard_link {
 	uint32_t src_ipu, src_stream, dst_ipu, dst_stream;
 	char *name;
+	uint64_t bytes;			/* one transfer */
 };
 struct ipu_shard {
 	uint32_t nipus;
 	void *image[IPU_PARTITION_MAX_IPUS];
 	size_t len[IPU_PARTITION_MAX_IPUS];
+	uint32_t nstreams[IPU_PARTITION_MAX_IPUS];	/* each image's */
+	uint32_t batch_size;		/* as a one-IPU model of target t */
 	struct ipu_shard_io *inputs, *outputs;
 	uint32_t ninputs, noutputs;
 	struct ipu_shard_link *links;
@@ -105,5 +109,16 @@ struct ipu_shard {
 int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 		    const struct ipu_target *t, struct ipu_shard *s, struct ir_error *e);
 void ipu_shard_free(struct ipu_shard *s);
+
+/*
+ * The group .ipuef of a lowered split (Metadata version 3 with the group
+ * table; runtime/include/ipu/ipuef.h): IPU k's image as the k-th
+ * Executable, the model's inputs and outputs as anchors on the IPUs
+ * serving them, each link named "link:<tensor>".  pipelined and
+ * micro_batches are recorded in the group table.  *out is malloc'd.
+ * 0, or -1 with e set.
+ */
+int ipu_shard_write_mem(const struct ipu_shard *s, const struct ipu_target *t, int pipelined,
+			uint32_t micro_batches, void **out, size_t *out_len, struct ir_error *e);
 
 #endif /* IPU_PARTITION_H */

@@ -6,7 +6,8 @@
  * PopEF): a header and a sequence of typed, versioned, size-prefixed blobs:
  *
  *   Metadata     exactly one: target, programs, anchors, batch size
- *   Executable   exactly one: the engine's binary image (opaque here)
+ *   Executable   exactly one: the engine's binary image (opaque here);
+ *                one per IPU for a model split over a group of IPUs
  *   TensorData   any number: named weights the Load program streams in
  *   Opaque       any number: producer information (compiler name, ...)
  *
@@ -145,6 +146,36 @@ struct ipuef_state {
 };
 
 /*
+ * A model split over a group of IPUs (Documentation/compiler/sharding.md):
+ * IPU k runs the k-th Executable blob of the file, and a link carries a
+ * tensor from a device-to-host stream of one IPU to a host-to-device
+ * stream of a later one, IPU to IPU, never through the host.  Stream ids
+ * of the anchors are group-wide: IPU k's streams are numbered from the
+ * sum of num_streams[0 .. k) (ipuef_anchor_ipu() gives the IPU and its
+ * own stream).  Every stream of every IPU is an anchor's or one end of
+ * exactly one link.
+ */
+#define IPUEF_MAX_GROUP_IPUS 64u
+#define IPUEF_MAX_LINKS 65536u
+
+struct ipuef_link {
+	const char *name;		/* "link:<tensor>", unique among links */
+	uint32_t src_ipu, dst_ipu;	/* src_ipu < dst_ipu: forward only */
+	uint32_t src_stream;		/* device-to-host stream of src_ipu */
+	uint32_t dst_stream;		/* host-to-device stream of dst_ipu */
+	uint64_t bytes;			/* one transfer, the same at both ends */
+};
+
+struct ipuef_group {
+	uint32_t num_ipus;		/* 2 .. IPUEF_MAX_GROUP_IPUS */
+	const uint32_t *num_streams;	/* per IPU: its executable's streams */
+	uint32_t num_links;		/* <= IPUEF_MAX_LINKS */
+	const struct ipuef_link *links;
+	uint32_t pipelined;		/* 0 or 1: micro-batches pipelined */
+	uint32_t micro_batches;		/* >= 1 */
+};
+
+/*
  * The Metadata blob.  exe_format_* is the version of the engine
  * executable format the Executable blob is in, so that a runtime can refuse
  * a newer executable with a clear message before the device sees it.
@@ -162,6 +193,9 @@ struct ipuef_metadata {
 	const struct ipuef_anchor *anchors;
 	uint32_t num_states;		/* 0: a model without state */
 	const struct ipuef_state *states;
+	/* NULL: one IPU.  Else the group (Metadata version 3); num_tiles and
+	 * tile_mem are then what each IPU of the group needs. */
+	const struct ipuef_group *group;
 };
 
 /*
@@ -245,8 +279,32 @@ const struct ipuef_tensor *ipuef_find_tensor(const struct ipuef_file *f,
 const struct ipuef_state *ipuef_find_state(const struct ipuef_file *f,
 					   const char *name);
 
-/* The Executable blob's bytes (8-aligned). */
+/* The Executable blob's bytes (8-aligned); IPU 0's of a group. */
 const void *ipuef_executable(const struct ipuef_file *f, size_t *len);
+
+/* IPUs the model runs on: 1, or the group's num_ipus. */
+uint32_t ipuef_num_ipus(const struct ipuef_file *f);
+/* IPU ipu's Executable (8-aligned); NULL if out of range. */
+const void *ipuef_group_executable(const struct ipuef_file *f, uint32_t ipu, size_t *len);
+/* The IPU an anchor's stream is on and its stream in that IPU's
+ * executable (0 and the stream id for a one-IPU model). */
+uint32_t ipuef_anchor_ipu(const struct ipuef_metadata *m, const struct ipuef_anchor *a,
+			  uint32_t *stream);
+
+/*
+ * The load-time verification of a group against the device it will run
+ * on (dev_tiles x dev_tile_mem per IPU), beside the device's own
+ * verification of each executable: every IPU's executable is verified for
+ * the device (ipu_exe_verify), has num_streams[k] streams, and every link
+ * has both ends: the sender's stream device-to-host, the receiver's
+ * host-to-device, both of the link's bytes, and every tile piece either
+ * end copies inside its IPU's tiles and memory; every stream is an
+ * anchor's of the right direction and size or one end of exactly one
+ * link.  A one-IPU file passes.  Returns IPUEF_E_METADATA (or the
+ * executable's own code) with a message naming the IPU, link and stream.
+ */
+int ipuef_group_verify(const struct ipuef_file *f, uint32_t dev_tiles, uint32_t dev_tile_mem,
+		       char *err, size_t errlen);
 
 uint32_t ipuef_num_tensors(const struct ipuef_file *f);
 const struct ipuef_tensor *ipuef_tensor(const struct ipuef_file *f,
@@ -322,8 +380,12 @@ void ipuef_writer_destroy(struct ipuef_writer *w);
 int ipuef_writer_set_metadata(struct ipuef_writer *w,
 			      const struct ipuef_metadata *m, char *err,
 			      size_t errlen);
-/* Set (or replace) the Executable image. */
+/* Set (or replace) the Executable image (IPU 0's of a group). */
 int ipuef_writer_set_executable(struct ipuef_writer *w, const void *data,
+				size_t len, char *err, size_t errlen);
+/* Append the next IPU's Executable of a group (IPU 1, 2, ...): the file is
+ * written only when the metadata's group has one per IPU. */
+int ipuef_writer_add_executable(struct ipuef_writer *w, const void *data,
 				size_t len, char *err, size_t errlen);
 /* Add a TensorData blob; t->size must match dtype and dims. */
 int ipuef_writer_add_tensor(struct ipuef_writer *w,
