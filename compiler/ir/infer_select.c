@@ -85,3 +85,33 @@ int ir_infer_compress(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	d[a] = kept;
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 }
+
+int ir_infer_unique(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	struct ir_value *x = ir_in(g, n, 0);
+	int has_axis = ir_attr_find(n, "axis") != NULL;
+	int a = has_axis ? ir_axis(ir_attr_int(n, "axis", 0), x->rank) : 0;
+	int64_t u, len, d[IR_MAX_RANK];
+	struct ir_tensor t;
+
+	if (a < 0)
+		return ir_node_err(e, g, n, "axis %lld out of range for rank %d",
+				   (long long)ir_attr_int(n, "axis", 0), x->rank);
+	if (need_const(g, n, 0, "X", e))
+		return -1;
+	ir_value_view(x, &t);
+	if ((u = ir_unique(&t, has_axis, a, 1, NULL, NULL, NULL, e)) < 0)
+		return -1;
+	len = has_axis ? x->dims[a] : ir_value_numel(x);
+	if (has_axis) {
+		memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+		d[a] = u;
+		if (ir_set_out(g, n, 0, x->dtype, x->rank, d))
+			return -1;
+	} else if (ir_set_out(g, n, 0, x->dtype, 1, &u)) {
+		return -1;
+	}
+	if (ir_set_out(g, n, 1, IR_I64, 1, &u) || ir_set_out(g, n, 2, IR_I64, 1, &len))
+		return -1;
+	return ir_set_out(g, n, 3, IR_I64, 1, &u);
+}
