@@ -317,6 +317,12 @@ int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
 		    int rank, struct ir_error *e);
 int lp_add_node(struct ir_graph *g, int *pos, const char *name, const char *op,
 		const int *in, int nin, struct ir_error *e);
+/* prepare_argmax.c: every ArgMax/ArgMin whose row is longer than t's tile
+ * can reduce comfortably rewritten into per-chunk partials (spread over
+ * tiles) and a reduction of the partials, first index on ties as ONNX;
+ * shapes re-inferred (fold_limit as ir_infer_opts). */
+int lw_split_wide_argmax(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
+			 struct ir_error *e);
 /* prepare_decompose.c: the node's decompose hook, if it has one. */
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
 

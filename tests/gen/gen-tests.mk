@@ -11,6 +11,15 @@ $(BUILD)/tests/gen/test_state: $(BUILD)/tests/gen/test_state.o $(GEN_STATE_OBJ) 
 
 TESTS += $(BUILD)/tests/gen/test_state
 
+# The greedy ArgMax of a vocabulary wider than a tile, split over tiles,
+# against the reference evaluator (float32, float16, ties).
+CFLAGS_tests_gen_ += $(COMPILER_CPPFLAGS)
+$(BUILD)/tests/gen/test_argmax_split.o: $(COMPILER_PB_H)
+$(BUILD)/tests/gen/test_argmax_split: $(BUILD)/tests/gen/test_argmax_split.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(filter %.o,$^) $(COMPILER_LINK) $(LDLIBS_BASE)
+TESTS += $(BUILD)/tests/gen/test_argmax_split
+
 # A GPT-2-shaped decoder from torch (tests/gen/tiny_gpt.py: 2 layers, d 64,
 # vocab 96, seeded random weights) compiled with its key/value cache as
 # state, stepped token by token against torch's logits, with caches of 32
