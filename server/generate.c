@@ -91,7 +91,7 @@ static int get_number(json_t *v, const char *what, double lo, double hi, float *
 static int parse_stop(json_t *v, struct srv_gen *g, char *err, size_t errlen)
 {
 	size_t i, n;
-	long long t;
+	long long t = 0;
 	int rc;
 
 	if (json_is_integer(v)) {
@@ -122,7 +122,7 @@ static int parse_params(json_t *p, const struct srv_gen_model *gm, struct srv_ge
 {
 	const char *key;
 	json_t *v;
-	long long t;
+	long long t = 0;
 	int rc = 0;
 
 	if (!json_is_object(p))
