@@ -21,5 +21,5 @@ $(LIBIPU_SO): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o) $$(ENGINE_OBJS) $$(UTIL_OBJS) libi
 		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDFLAGS_BASE) -luring -lm
 INSTALL_SHLIBS += $(LIBIPU_SO)
 INSTALL_ARCHIVES += $(LIBIPU_LIB)
-INSTALL_HEADERS += libipu/include/ipu/ipu.h
+INSTALL_HEADERS += libipu/include/ipu/ipu.h libipu/include/ipu/group.h
 INSTALL_PC += libipu/libipu.pc.in

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "ipu/thread.h"
+#include "rt_group.h"
 #include "rt_internal.h"
 
 struct ipurt_runner;
@@ -82,6 +83,7 @@ struct ipurt_runner {
 	pthread_t fo_thread;
 	int fo_started;
 	uint8_t reg_used[IPU_MAX_REGISTERED];
+	struct rt_group *grp;		/* a model split over IPUs (else NULL) */
 };
 
 /* How one tensor maps onto its anchor's runs. */
@@ -854,6 +856,25 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 	return 0;
 }
 
+static void group_done(void *ctx, void *tag, int status, const char *msg)
+{
+	(void)ctx;
+	complete_run(tag, status, msg);
+}
+
+/* A model split over IPUs: a group of in-process devices of its own. */
+static int open_group(struct ipurt_runner *r, char *err, size_t errlen)
+{
+	r->m = ipuef_metadata(r->f);
+	r->index_anchor = -1;
+	if (r->cfg.dm || (r->cfg.num_devices > 1 && r->cfg.num_devices != IPURT_ALL_LISTED))
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "the model is split over %u IPUs: it opens its own group of devices (no device manager, no replication yet)",
+				  ipuef_num_ipus(r->f));
+	return rt_group_open(r->f, r->cfg.device, r->cfg.ring_buffer_size, group_done, r, &r->grp,
+			     err, errlen);
+}
+
 int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_config *cfg,
 			     struct ipurt_runner **out, char *err, size_t errlen)
 {
@@ -876,7 +897,7 @@ int ipurt_runner_create_from(const struct ipuef_file *f, const struct ipurt_conf
 	pthread_cond_init(&r->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	r->f = f;
-	rc = open_runner(r, err, errlen);
+	rc = ipuef_num_ipus(f) > 1 ? open_group(r, err, errlen) : open_runner(r, err, errlen);
 	if (rc) {
 		ipurt_runner_destroy(r);
 		return rc;
@@ -916,6 +937,7 @@ void ipurt_runner_destroy(struct ipurt_runner *r)
 	pthread_mutex_unlock(&r->lock);
 	if (r->fo_started)
 		pthread_join(r->fo_thread, NULL);
+	rt_group_close(r->grp);
 	for (i = 0; i < r->nrep; i++)
 		ipurt_qm_destroy(r->reps[i].qm);
 	for (i = 0; i < r->nrep; i++) {
@@ -944,17 +966,26 @@ const struct ipuef_file *ipurt_runner_file(const struct ipurt_runner *r)
 
 struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r)
 {
+	if (r->grp)
+		return ipu_group_device(rt_group_ipus(r->grp), 0);
 	return r->nrep ? r->reps[0].dev : NULL;
 }
 
 uint32_t ipurt_runner_num_devices(const struct ipurt_runner *r)
 {
-	return r->nrep;
+	return r->grp ? ipu_group_size(rt_group_ipus(r->grp)) : r->nrep;
 }
 
 struct ipu_device *ipurt_runner_device_at(const struct ipurt_runner *r, uint32_t i)
 {
+	if (r->grp)
+		return ipu_group_device(rt_group_ipus(r->grp), i);
 	return i < r->nrep ? r->reps[i].dev : NULL;
+}
+
+struct ipu_group *ipurt_runner_group(const struct ipurt_runner *r)
+{
+	return r->grp ? rt_group_ipus(r->grp) : NULL;
 }
 
 int ipurt_runner_device_status(struct ipurt_runner *r, uint32_t i, uint64_t *runs_ok,
@@ -962,6 +993,19 @@ int ipurt_runner_device_status(struct ipurt_runner *r, uint32_t i, uint64_t *run
 {
 	int in;
 
+	if (r->grp) {
+		uint64_t ok, failed;
+
+		if (i >= ipu_group_size(rt_group_ipus(r->grp)))
+			return -1;
+		/* the IPUs run every request together: the group's count */
+		rt_group_counts(r->grp, &ok, &failed);
+		if (runs_ok)
+			*runs_ok = ok;
+		if (why && whylen)
+			*why = 0;
+		return 1;
+	}
 	if (i >= r->nrep)
 		return -1;
 	if (runs_ok)
@@ -1044,6 +1088,21 @@ static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f, int here
 		free(anchors);
 		free(bufs);
 		return IPURT_E_NOMEM;
+	}
+	if (r->grp) {
+		/* every IPU of the group runs each run, in the order queued */
+		for (run = 0; run < f->nruns; run++) {
+			uint32_t k = run_buffers(r, f, run, 1, anchors, bufs);
+			int rc = rt_group_enqueue(r->grp, anchors, bufs, k, &f->refs[run]);
+
+			if (rc)
+				complete_run(&f->refs[run], rc,
+					     rc == IPURT_E_NOMEM ? "the group's devices refused the request's buffers"
+								 : "the group of IPUs failed queuing a request");
+		}
+		free(anchors);
+		free(bufs);
+		return 0;
 	}
 	/* a run that cannot be queued reports itself; the rest still go */
 	for (run = 0; run < f->nruns; run++)
@@ -1272,6 +1331,8 @@ int ipurt_runner_reset_state(struct ipurt_runner *r, char *err, size_t errlen)
 int ipurt_runner_read_state(struct ipurt_runner *r, const char *name, void *dst,
 			    uint64_t bytes, char *err, size_t errlen)
 {
+	if (!r->nrep)
+		return ipu_errorf(err, errlen, IPURT_E_NAME, "the model has no state '%s'", name);
 	return ipurt_session_read_state(r->reps[0].s, name, dst, bytes, err, errlen);
 }
 

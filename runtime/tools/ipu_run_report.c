@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "ipu/half.h"
+#include "ipu_run_group.h"
 #include "ipu_run_report.h"
 
 static double element(const struct ipurt_npy *a, uint64_t i)
@@ -191,6 +192,7 @@ int run_report_text(const struct run_report *rep)
 		text_timing(rep);
 	if (ipurt_runner_num_devices(rep->r) > 1)
 		text_devices(rep->r);
+	group_report_text(rep->r);
 	if (o->profile)
 		printf("profile written to %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
 		       cli_safe(o->profile, sp, sizeof(sp)));
@@ -331,6 +333,8 @@ int run_report_json(const struct run_report *rep)
 		json_object_set_new(json, "profile", json_string(o->profile));
 	if (rep->mod->valid)
 		json_modelled(json, rep->mod);
+	if (ipurt_runner_group(rep->r))
+		json_object_set_new(json, "group", group_report_json(rep->r));
 	/* ensure_ascii: any byte of a name survives as \\uXXXX, never raw */
 	if (json_dumpf(json, stdout, JSON_COMPACT | JSON_ENSURE_ASCII) || putchar('\n') == EOF ||
 	    fflush(stdout) == EOF) {

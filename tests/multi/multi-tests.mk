@@ -3,7 +3,7 @@
 # (compiler/partition/), its stages run on in-process devices.
 CFLAGS_tests_multi_ := $(COMPILER_CPPFLAGS)
 
-MULTI_TEST_NAMES := test_multi_fit test_multi_split test_multi_group test_multi_ipuef
+MULTI_TEST_NAMES := test_multi_fit test_multi_split test_multi_group test_multi_ipuef test_multi_runner
 MULTI_TESTS := $(MULTI_TEST_NAMES:%=$(BUILD)/tests/multi/%)
 MULTI_MODEL_OBJ := $(BUILD)/tests/multi/mlp_model.o
 
@@ -41,12 +41,21 @@ check-multi-tsan:
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/multi/test_multi_group
 CHECKS += ;make -s check-multi-tsan;
 
-# ipuef-dump lists a group .ipuef's IPUs and links, as text and as JSON.
+# ipuef-dump lists a group .ipuef's IPUs and links, as text and as JSON;
+# ipu-run runs it (a group of in-process devices, no --device) with the
+# same output bits as the model compiled for one IPU, and --json gives
+# the link transfers and bytes.
 .PHONY: check-multi-ipuef
-check-multi-ipuef: $(BUILD)/tests/multi/test_multi_ipuef $(BUILD)/bin/ipuef-dump
-	MULTI_IPUEF_OUT=$(BUILD)/tests/multi/mlp2.ipuef $(BUILD)/tests/multi/test_multi_ipuef >/dev/null
+check-multi-ipuef: $(BUILD)/tests/multi/test_multi_ipuef $(BUILD)/bin/ipuef-dump $(BUILD)/bin/ipu-run
+	MULTI_IPUEF_OUT=$(BUILD)/tests/multi/mlp2.ipuef MULTI_IPUEF_ONE=$(BUILD)/tests/multi/mlp1.ipuef \
+	  $(BUILD)/tests/multi/test_multi_ipuef >/dev/null
 	$(BUILD)/bin/ipuef-dump $(BUILD)/tests/multi/mlp2.ipuef | grep -q '^IPUs (a group of 2, not pipelined):'
 	$(BUILD)/bin/ipuef-dump $(BUILD)/tests/multi/mlp2.ipuef | grep -q 'IPU 0 stream [0-9]* -> IPU 1 stream [0-9]*, 8192 bytes'
 	$(BUILD)/bin/ipuef-dump --json $(BUILD)/tests/multi/mlp2.ipuef | /usr/bin/python3 -c \
 	  'import json,sys; g=json.load(sys.stdin)["metadata"]["group"]; assert len(g["ipus"])==2 and len(g["links"])==1 and g["links"][0]["bytes"]==8192, g; print("check-multi-ipuef: 2 IPUs, 1 link of 8192 bytes")'
+	$(BUILD)/bin/ipu-run $(BUILD)/tests/multi/mlp1.ipuef --iterations 3 --output mm3=$(BUILD)/tests/multi/mlp1_y.npy >/dev/null
+	$(BUILD)/bin/ipu-run $(BUILD)/tests/multi/mlp2.ipuef --iterations 3 --output mm3=$(BUILD)/tests/multi/mlp2_y.npy >/dev/null
+	cmp $(BUILD)/tests/multi/mlp1_y.npy $(BUILD)/tests/multi/mlp2_y.npy
+	$(BUILD)/bin/ipu-run $(BUILD)/tests/multi/mlp2.ipuef --iterations 3 --inflight 4 --json | /usr/bin/python3 -c \
+	  'import json,sys; g=json.load(sys.stdin)["group"]; n=g["requests"]; assert g["ipus"]==2 and n>=7 and g["link_transfers"]==n and g["link_bytes"]==8192*n and g["modelled_cycles_pipelined"]<g["modelled_cycles_sequential"], g; print("check-multi-ipuef: ipu-run on 2 IPUs bit-identical to one IPU;", n, "requests,", g["link_bytes"], "link bytes, modelled", g["modelled_cycles_pipelined"], "vs", g["modelled_cycles_sequential"], "cycles")'
 CHECKS += ;make -s check-multi-ipuef;

@@ -176,6 +176,13 @@ TEST(written_read_back_and_run_as_one_ipu)
 	CHECK_MSG(ipu_lower_write_mem(&g, 1, &t, &buf1, &len1, NULL, &e) == 0, "%s", e.msg);
 	CHECK_MSG(ipuef_open_mem(buf1, len1, &one, err, sizeof(err)) == 0, "%s", err);
 	REQUIRE(one);
+	if (getenv("MULTI_IPUEF_ONE")) {
+		FILE *o = fopen(getenv("MULTI_IPUEF_ONE"), "wb");
+
+		CHECK(o && fwrite(buf1, 1, len1, o) == len1);
+		if (o)
+			fclose(o);
+	}
 	/* a one-IPU model is still Metadata version 1: older readers read it */
 	CHECK_EQ_INT(ipuef_blob(one, 0)->version, 1);
 	CHECK_EQ_INT(ipuef_num_ipus(one), 1);

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "ipu/dtype.h"
+#include "ipu/group.h"
 #include "ipu/ipu.h"
 #include "ipu/ipuef.h"
 
@@ -292,6 +293,10 @@ struct ipu_device *ipurt_runner_device(const struct ipurt_runner *r);
 /* Devices the model is loaded on, and device i of them. */
 uint32_t ipurt_runner_num_devices(const struct ipurt_runner *r);
 struct ipu_device *ipurt_runner_device_at(const struct ipurt_runner *r, uint32_t i);
+/* A model split over IPUs (ipuef_num_ipus() > 1) runs on a group of
+ * in-process devices (ipu/group.h: link counters, the modelled clock);
+ * the runner's devices are its IPUs.  NULL for a one-IPU model. */
+struct ipu_group *ipurt_runner_group(const struct ipurt_runner *r);
 /*
  * Device i's share of the work: device runs it finished successfully,
  * and whether it is still in rotation (1) or was taken out (0, with the
