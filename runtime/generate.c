@@ -6,7 +6,10 @@
  * the end of the cache or the caller says stop.  The greedy choice comes
  * from the model's next_token output (computed on the device) when it has
  * one, else from the logits on the host; sampling (temperature, top-k,
- * top-p) is done on the host from the logits with the caller's seed.
+ * top-p) is done on the host from the logits with the caller's seed.  A
+ * caller that wants neither logits nor sampling gets the model's
+ * tokens-only program when it has one (IPUEF_PROGRAM_TOKENS): the same
+ * step without the logits' stream, a few bytes per step.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 struct gen_io {
 	const struct ipuef_anchor *ids, *pos, *logits, *next;
 	uint64_t vocab;
+	int tokens_only;	/* run IPUEF_PROGRAM_TOKENS, not Main */
 };
 
 static uint64_t elems(const struct ipuef_anchor *a)
@@ -138,12 +142,18 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 	put_int(posb, io->pos->dtype, pos);
 	tensor_of(io->ids, idb, &in[0]);
 	tensor_of(io->pos, posb, &in[1]);
-	if (io->logits)
+	if (io->logits && !io->tokens_only)
 		tensor_of(io->logits, logits, &out[nout++]);
 	if (io->next)
 		tensor_of(io->next, nb, &out[nout++]);
 	counted = ipu_counters(ipurt_runner_device(r), &c0) == 0;
-	rc = ipurt_runner_execute(r, in, 2, out, nout, err, errlen);
+	if (io->tokens_only) {
+		struct ipurt_tensor all[3] = { in[0], in[1], out[0] };
+
+		rc = rt_runner_run_program(r, IPUEF_PROGRAM_TOKENS, all, 3, err, errlen);
+	} else {
+		rc = ipurt_runner_execute(r, in, 2, out, nout, err, errlen);
+	}
 	if (rc)
 		return rc;
 	if (counted && ipu_counters(ipurt_runner_device(r), &c1) == 0)
@@ -287,6 +297,9 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 		}
 	}
 	s.device_argmax = io.next != NULL && !cands;
+	/* the logits stay on the device when nobody reads them */
+	io.tokens_only = s.device_argmax && !o->want_logits &&
+			 ipuef_find_program(f, IPUEF_PROGRAM_TOKENS) != NULL;
 	s.prompt_tokens = nprompt;
 	rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
 	t0 = now_ns();

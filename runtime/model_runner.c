@@ -1328,6 +1328,13 @@ int ipurt_runner_reset_state(struct ipurt_runner *r, char *err, size_t errlen)
 	return 0;
 }
 
+int rt_runner_run_program(struct ipurt_runner *r, const char *program,
+			  const struct ipurt_tensor *tensors, uint32_t n, char *err, size_t errlen)
+{
+	return ipurt_session_run_program(r->reps[0].s, program, tensors, n,
+					 r->cfg.timeout_ns ? (int64_t)r->cfg.timeout_ns : -1, err, errlen);
+}
+
 int ipurt_runner_read_state(struct ipurt_runner *r, const char *name, void *dst,
 			    uint64_t bytes, char *err, size_t errlen)
 {

@@ -46,4 +46,10 @@ void rt_qm_fail(struct ipurt_queue_manager *qm);
 int rt_qm_reload(struct ipurt_queue_manager *qm, struct ipurt_session *s, char *err,
 		 size_t errlen);
 
+/* model_runner.c: runs a named program once on the runner's first device,
+ * synchronously, with no request in flight (generate.c's tokens-only
+ * steps: IPUEF_PROGRAM_TOKENS). */
+int rt_runner_run_program(struct ipurt_runner *r, const char *program,
+			  const struct ipurt_tensor *tensors, uint32_t n, char *err, size_t errlen);
+
 #endif /* IPU_RT_INTERNAL_H */

@@ -130,13 +130,16 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 		       n->op);
 }
 
-/* Streams and nodes of one graph appended to sequence `seq`. */
+/* Streams and nodes of one graph appended to sequence `seq`.  tokens (may
+ * be NULL): receives a decoder's Main without its logits (lower_tokens.c),
+ * or IPU_GRAPH_INVALID. */
 static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
 		       uint64_t *kept, const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
 		       const char *prefix, struct ipu_lower_anchors *as,
-		       struct ipu_lower_states *ss, struct ir_error *e)
+		       struct ipu_lower_states *ss, ipu_step *tokens, struct ir_error *e)
 {
 	struct lw l;
+	struct lw_tokens tok = { .body = IPU_GRAPH_INVALID };
 	int r = -1;
 	/* per output: the state input it replaces, or -1; per input: 1 if a state */
 	int *in_of_out = malloc((size_t)(g->noutputs ? g->noutputs : 1) * sizeof(int));
@@ -167,6 +170,10 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	}
 	if (lw_state_find(g, t, in_of_out, e))
 		goto out;
+	if (tokens && lw_tokens_begin(&tok, gb, g, in_of_out, seq, as->n, e))
+		goto out;
+	if (tok.body != IPU_GRAPH_INVALID)
+		l.seq = seq = tok.body;	/* inputs, ops and the states' updates */
 	for (int j = 0; j < g->noutputs; j++)
 		if (in_of_out[j] >= 0) {
 			if (!ss) {
@@ -342,11 +349,16 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		sc = sid == IPU_GRAPH_INVALID ? IPU_GRAPH_INVALID : ipu_step_stream_copy(gb, sid, sl, nsl);
 		if (sl != &whole)
 			free(sl);
-		if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
+		if (sc == IPU_GRAPH_INVALID)
+			goto builder;
+		if (tok.body != IPU_GRAPH_INVALID ? lw_tokens_output(&tok, v->name, sc, e)
+						   : ipu_step_append(gb, seq, sc))
 			goto builder;
 		if (add_anchor(as, prefix, v, IPUEF_OUTPUT, sid, t->batch_axis, e))
 			goto out;
 	}
+	if (tok.body != IPU_GRAPH_INVALID && lw_tokens_end(&tok, as, tokens))
+		goto builder;
 	r = 0;
 	goto out;
 builder:
@@ -361,6 +373,7 @@ out:
 	free(is_state);
 	free(l.trefs);
 	lw_frozen_free(&l.frozen);
+	lw_tokens_free(&tok);
 	return r;
 }
 
@@ -373,7 +386,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 {
 	/* used, then kept */
 	uint64_t *used = calloc(2 * (size_t)(t->tiles ? t->tiles : 1), sizeof(uint64_t));
-	ipu_step main_seq;
+	ipu_step main_seq, tokens = IPU_GRAPH_INVALID;
 	int r = -1;
 
 	if (!used)
@@ -400,7 +413,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			}
 	}
 	if (n == 1) {
-		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss, e))
+		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss, &tokens, e))
 			goto out;
 	} else {
 		/* fusion: index -> switch over the subgraphs */
@@ -426,7 +439,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			cases[k] = ipu_step_sequence(gb);
 			if (cases[k] == IPU_GRAPH_INVALID)
 				goto builder;
-			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, NULL, e)) {
+			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, NULL, NULL, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -442,6 +455,8 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 	if (ipu_graph_add_program(gb, main_seq) < 0)
 		goto builder;
 	if (ss->n && lw_state_programs(gb, ss))
+		goto builder;
+	if (tokens != IPU_GRAPH_INVALID && ipu_graph_add_program(gb, tokens) != LW_TOKENS_PROGRAM)
 		goto builder;
 	if (image && ipu_graph_compile(gb, image, len, stats))
 		goto builder;
@@ -594,8 +609,9 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 	size_t len = 0;
 	struct ipuef_writer *w = NULL;
 	struct ipuef_metadata md;
-	struct ipuef_program prog[3] = {
-		{ "main", 0 }, { IPUEF_PROGRAM_STATE_WRITE, 1 }, { IPUEF_PROGRAM_STATE_READ, 2 }
+	struct ipuef_program prog[4] = {
+		{ "main", 0 }, { IPUEF_PROGRAM_STATE_WRITE, 1 }, { IPUEF_PROGRAM_STATE_READ, 2 },
+		{ IPUEF_PROGRAM_TOKENS, LW_TOKENS_PROGRAM }
 	};
 	char err[512], summary[512];
 	int r = -1;
@@ -618,7 +634,7 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 	md.programs = prog;
 	md.anchors = ipu_lower_anchors(&info, &md.num_anchors);
 	md.states = ipu_lower_states(&info, &md.num_states);
-	md.num_programs = md.num_states ? 3 : 1;
+	md.num_programs = md.num_states ? 3 + lw_tokens_present(md.anchors, md.num_anchors) : 1;
 	snprintf(summary, sizeof(summary),
 		 "{\"tiles_used\": %u, \"mem_max\": %llu, \"mem_total\": %llu, \"mem_max_no_reuse\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"exchange_bytes\": %llu}",
 		 info.stats.tiles_used, (unsigned long long)info.stats.mem_max,

@@ -317,6 +317,30 @@ int lp_const_scalar(struct ir_graph *g, const char *base, int dt, double v,
 		    int rank, struct ir_error *e);
 int lp_add_node(struct ir_graph *g, int *pos, const char *name, const char *op,
 		const int *in, int nin, struct ir_error *e);
+/* lower_tokens.c: a decoder with state, `logits` and `next_token` outputs
+ * also gets program LW_TOKENS_PROGRAM (IPUEF_PROGRAM_TOKENS): Main's
+ * steps without the logits' stream, for callers that want only tokens.
+ * begin: body is a new sequence (the inputs, ops and state updates go
+ * there) when the graph qualifies, else IPU_GRAPH_INVALID; output: a
+ * streamed output's copy, held back; end: Main = body + every copy, the
+ * tokens program = body + every copy but the logits', and the anchors
+ * from first_anchor on (not the logits) marked as its too. */
+#define LW_TOKENS_PROGRAM 3
+struct lw_tokens {
+	struct ipu_graph *gb;
+	ipu_step main, body;
+	ipu_step *sc;
+	int *is_logits;
+	uint32_t n, cap, first_anchor;
+};
+int lw_tokens_begin(struct lw_tokens *k, struct ipu_graph *gb, const struct ir_graph *g,
+		    const int *in_of_out, ipu_step main, uint32_t first_anchor, struct ir_error *e);
+int lw_tokens_output(struct lw_tokens *k, const char *name, ipu_step sc, struct ir_error *e);
+int lw_tokens_end(struct lw_tokens *k, struct ipu_lower_anchors *as, ipu_step *tokens);
+void lw_tokens_free(struct lw_tokens *k);
+/* 1 if an anchor belongs to the tokens program. */
+int lw_tokens_present(const struct ipuef_anchor *a, uint32_t n);
+
 /* prepare_argmax.c: every ArgMax/ArgMin whose row is longer than t's tile
  * can reduce comfortably rewritten into per-chunk partials (spread over
  * tiles) and a reduction of the partials, first index on ties as ONNX;

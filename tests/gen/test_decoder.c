@@ -13,6 +13,10 @@
  * anchors' (ids, position, logits: nothing of the cache, whatever its
  * length); the cache holds the steps' keys at positions < S and zeros
  * after; after a reset the first steps give the same logits again.
+ * ipurt_generate gives torch's greedy tokens, streaming the logits only
+ * when asked for them: without, a step streams the token, its position
+ * and next_token (the model's tokens-only program), 24 bytes whatever the
+ * vocabulary and the cache.
  */
 #include <math.h>
 #include <stdio.h>
@@ -66,6 +70,19 @@ static uint64_t user_anchor_bytes(const struct ipuef_metadata *m)
 
 	for (uint32_t i = 0; i < m->num_anchors; i++)
 		if (m->anchors[i].kind == IPUEF_ANCHOR_USER)
+			n += ipuef_anchor_bytes(&m->anchors[i]);
+	return n;
+}
+
+/* The user anchors' bytes of one program (its bit in `programs`). */
+static uint64_t program_bytes(const struct ipuef_file *f, const char *name)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	const struct ipuef_program *p = ipuef_find_program(f, name);
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; p && i < m->num_anchors; i++)
+		if (m->anchors[i].kind == IPUEF_ANCHOR_USER && (m->anchors[i].programs & (1ull << p->index)))
 			n += ipuef_anchor_bytes(&m->anchors[i]);
 	return n;
 }
@@ -225,6 +242,20 @@ TEST(generate_gives_torchs_greedy_tokens)
 	}
 	CHECK(!g.logits_missing);
 	CHECK_MSG(g.worst <= 1e-4, "logits %.3g from torch's", g.worst);
+	CHECK_EQ_INT(st.stream_bytes_per_step, user_anchor_bytes(ipuef_metadata(ipurt_runner_file(r))));
+	/* without the logits: the same tokens from the tokens-only program,
+	 * which streams ids, position and next_token only */
+	{
+		struct gen_seen g2 = { 0 };
+
+		o.want_logits = 0;
+		REQUIRE(ipurt_generate(r, ids, 3, &o, seen_token, &g2, &st, err, sizeof(err)) == 0);
+		CHECK_EQ_INT(g2.n, g.n);
+		CHECK(!memcmp(g2.tok, g.tok, g.n * sizeof(g.tok[0])));
+		CHECK(g2.logits_missing);
+		CHECK_EQ_INT(program_bytes(ipurt_runner_file(r), IPUEF_PROGRAM_TOKENS), 24);
+		CHECK_EQ_INT(st.stream_bytes_per_step, 24);
+	}
 	/* a stop token ends it, reported; so does the caller */
 	o.stop_ids = &g.tok[4];
 	o.num_stop = 1;

@@ -120,6 +120,13 @@ struct ipuef_program {
  */
 #define IPUEF_PROGRAM_STATE_WRITE "state_write"
 #define IPUEF_PROGRAM_STATE_READ "state_read"
+/*
+ * A decoder's Main without its logits' stream (compiler/lower/lower_tokens.c):
+ * the same steps and state updates, streaming only the token ids, for a
+ * caller that wants tokens and not the logits.  Its anchors have its bit
+ * in `programs`.
+ */
+#define IPUEF_PROGRAM_TOKENS "main_tokens"
 
 enum ipuef_state_init {
 	IPUEF_STATE_INIT_ZEROS = 0,	/* starts (and resets) as zeros */

@@ -367,7 +367,9 @@ int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const voi
  * ipurt_generate resets the state, feeds the prompt one token per step
  * from position 0, then feeds back each new token, calling fn for each new
  * token (index from 0; logits only if want_logits and the model has them,
- * else NULL).  It ends after a stop token (reported first), after
+ * else NULL).  Greedy without want_logits, the steps run the model's
+ * IPUEF_PROGRAM_TOKENS program when it has one: no logits cross to the
+ * host, only the token, its position and next_token.  It ends after a stop token (reported first), after
  * max_new_tokens, when the cache is full (max_positions, 0: dim -2 of the
  * model's first state, [.., positions, head dim]) or when fn returns
  * non-zero.  st (may be NULL) says why and how fast.  The runner must have
