@@ -30,6 +30,11 @@ int ipuc_result_diag(struct ipuc_result *r, enum ipu_compile_severity sev, int m
 struct ir_qdq_stats;
 int ipuc_result_model(struct ipuc_result *r, int k, const char *path, const char *precision,
 		      const struct ir_graph *g, const struct ir_qdq_stats *qdq);
+struct ipu_target;
+/* The model split over o->num_ipus IPUs as a group .ipuef (split.c). */
+int ipuc_lower_split(const struct ipuc_options *o, int nmodels, const struct ir_graph *g,
+		     const struct ipu_target *t, void **image, size_t *len,
+		     struct ipu_graph_stats *st, struct ir_error *e);
 void ipuc_result_stats(struct ipuc_result *r, const struct ipu_graph_stats *s, uint32_t tiles,
 		       uint64_t file_bytes);
 

@@ -388,7 +388,14 @@ static int run(struct job *j)
 		t.inspect_ctx = &rep;
 	}
 	progress(j, "lower", -1, -1);
-	if (ipu_lower_write_mem(graphs, n, &t, &image, &image_len, &st, &e)) {
+	if (o->num_ipus > 1 || o->sharding_config) {
+		/* a model bigger than one IPU: one executable per IPU */
+		memset(&st, 0, sizeof(st));
+		if (ipuc_lower_split(o, n, graphs[0], &t, &image, &image_len, &st, &e)) {
+			rc = fail(j, IPU_COMPILE_STAGE_LOWER, -1, e.msg);
+			goto out;
+		}
+	} else if (ipu_lower_write_mem(graphs, n, &t, &image, &image_len, &st, &e)) {
 		rc = fail(j, IPU_COMPILE_STAGE_LOWER, -1, e.msg);
 		goto out;
 	}

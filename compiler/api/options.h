@@ -68,6 +68,10 @@ struct ipuc_options {
 	int nfp8_skip;
 	char *fp8_params;		/* --fp8_params as given */
 	int keep_fp16;			/* --num_of_layers_keep_fp16 */
+	/* a model split over IPUs (sharding.md) */
+	uint32_t num_ipus;		/* --num-ipus, 0: one IPU */
+	char *sharding_config;		/* --manual-sharding-config */
+	int pipelining;			/* --enable-pipelining */
 };
 
 void ipuc_options_init(struct ipuc_options *o);

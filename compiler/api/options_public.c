@@ -170,6 +170,12 @@ int ipuc_options_from_public(const struct ipu_compile_options *given, struct ipu
 	if ((po.output && ipuc_setstr(&o->output, po.output, e)) ||
 	    (po.report && ipuc_setstr(&o->report, po.report, e)))
 		return -1;
+	if (po.num_ipus > 64)
+		return ir_err(e, "num_ipus %u is not from 1 to 64", po.num_ipus);
+	o->num_ipus = po.num_ipus;
+	if (po.manual_sharding_config && ipuc_setstr(&o->sharding_config, po.manual_sharding_config, e))
+		return -1;
+	o->pipelining = !!po.enable_pipelining;
 	if (!po.executable && (po.output || po.report || po.check))
 		return ir_err(e, "output, report and check need the executable (options.executable 1)");
 	return 0;

@@ -233,7 +233,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct ipu_compile_result *r = NULL;
 	struct sinks sinks = { err, o->json ? err : out, o->verbose || !o->json };
 	int n = 0, rc = IPUC_EXIT_ERROR, want_exe;
-	char *cfgdir = NULL, *outdir = NULL, *exe = NULL, *calib = NULL, *cmpjson = NULL;
+	char *cfgdir = NULL, *outdir = NULL, *exe = NULL, *calib = NULL, *cmpjson = NULL, *shard = NULL;
 
 	memset(pm, 0, sizeof(pm));
 	if (o->help) {
@@ -317,6 +317,13 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	po.no_fusion = o->no_fusion;
 	po.no_memory_reuse = o->no_memory_reuse;
 	po.verbose = o->verbose;
+	po.num_ipus = o->num_ipus;
+	po.enable_pipelining = o->pipelining;
+	/* in a config file, relative to it (as the calibration data) */
+	if (o->sharding_config &&
+	    !(shard = ipuc_calib_path(o->config_yaml ? cfgdir : NULL, o->sharding_config)))
+		goto oom;
+	po.manual_sharding_config = shard;
 	if (o->calibration_data &&
 	    !(calib = ipuc_calib_path(o->config_yaml ? cfgdir : NULL, o->calibration_data)))
 		goto oom;
@@ -390,6 +397,7 @@ out:
 	free(shapes);
 	free(calib);
 	free(cmpjson);
+	free(shard);
 	free(cfgdir);
 	free(outdir);
 	free(exe);

@@ -73,6 +73,16 @@ const char *ipuc_usage(void)
 "                             (besides past_key_values.N.key/.value ->\n"
 "                             present.N.key/.value, found by name); 'none':\n"
 "                             no state, every cache streamed from the host\n"
+"  --num-ipus N               split the model over N IPUs of the target (2-64):\n"
+"                             stages of consecutive nodes balancing the\n"
+"                             modelled work, each within 3/4 of an IPU, one\n"
+"                             executable per IPU and the links between them\n"
+"                             in one .ipuef (ipu-run opens N in-process IPUs)\n"
+"  --manual-sharding-config FILE.yaml   with --num-ipus: where each IPU's\n"
+"                             stage starts (a list of {node: NAME, ipu: K})\n"
+"  --enable-pipelining        with --num-ipus: recorded in the .ipuef (the\n"
+"                             IPUs always overlap separate requests; no\n"
+"                             micro-batches yet)\n"
 "  -v, --verbose              per-pass statistics on stderr\n"
 "  --output-dir DIR           PopRT: folder for the outputs (created)\n"
 "  --output-model FILE        PopRT: write the converted ONNX model (in DIR)\n"
@@ -112,7 +122,7 @@ static const char *const poprt_unsupported[] = {
 	"eightbitsio", "merge_if_with_same_cond", "enable_compress_pattern", "enable_erf_gelu",
 	"enable_insert_remap", "fold_periodic_initializer", "enable_avoid_overflow_patterns",
 	"framework", "infer_shape_ahead", "list_all_passes", "logging_level",
-	"manual_sharding_config", "num_io_tiles", "only_manual_sharding",
+	"num_io_tiles", "only_manual_sharding",
 	"optimize_internal_exchange_code", "pack_args", "passes", "perf_tuner",
 	"popart_options", "print_completion", "remap_mode", "remove_outputs", "run",
 	"serialize_matmul", "serialize_matmul_add", "merge_matmul", "merge_matmul_add",
@@ -127,7 +137,7 @@ enum {
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
-	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16, O_STATE,
+	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16, O_STATE, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -166,6 +176,9 @@ static const struct option long_opts[] = {
 	OPT2("calibration-loss-type", "calibration_loss_type", required_argument, O_CALIB_LOSS),
 	OPT2("precision-compare", "precision_compare", no_argument, O_PREC_COMPARE),
 	OPT2("precision-compare-json", "precision_compare_json", required_argument, O_PREC_COMPARE_JSON),
+	OPT2("num-ipus", "num_ipus", required_argument, O_NUM_IPUS),
+	OPT2("manual-sharding-config", "manual_sharding_config", required_argument, O_SHARDING),
+	OPT2("enable-pipelining", "enable_pipelining", no_argument, O_PIPELINING),
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -248,6 +261,16 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 			if (ipuc_setstr(&o->state, v, e))
 				return -1;
 			break;
+		case O_NUM_IPUS:
+			if (parse_int("num-ipus", v, 1, 64, &x, e))
+				return -1;
+			o->num_ipus = (uint32_t)x;
+			break;
+		case O_SHARDING:
+			if (ipuc_setstr(&o->sharding_config, v, e))
+				return -1;
+			break;
+		case O_PIPELINING: o->pipelining = 1; break;
 		case O_EXPORT_POPEF: o->export_popef = 1; break;
 		case 'i':
 		case O_INPUT_MODEL:

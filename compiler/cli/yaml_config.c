@@ -270,6 +270,18 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 			} else {
 				return nerr(c, v, "fp16_skip_op_types must be a list", NULL);
 			}
+		} else if (IS("num_ipus")) {
+			if (integer(c, v, key, 1, &x))
+				return -1;
+			if (x > 64)
+				return nerr(c, v, "num_ipus is from 1 to 64", NULL);
+			o->num_ipus = (uint32_t)x;
+		} else if (IS("manual_sharding_config")) {
+			if (!(s = scalar(c, v, key)) || set(&o->sharding_config, s, c->e))
+				return -1;
+		} else if (IS("enable_pipelining")) {
+			if (boolean(c, v, key, &o->pipelining))
+				return -1;
 		} else if (IS("calibration_with_data")) {
 			if (!(s = scalar(c, v, key)) || set(&o->calibration_data, s, c->e))
 				return -1;

@@ -93,6 +93,22 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 			       p->first[k + 1] - 1, m);
 			goto out;
 		}
+		{
+			const struct ipu_graph_stats *k1 = &info[k].stats;
+			struct ipu_graph_stats *all = &s->stats;
+			struct ipu_graph_stats sum = *all;
+
+			if (!k || k1->mem_max > all->mem_max)
+				*all = *k1;
+			all->compute_sets = sum.compute_sets + k1->compute_sets;
+			all->vertices = sum.vertices + k1->vertices;
+			all->exchanges = sum.exchanges + k1->exchanges;
+			all->copies = sum.copies + k1->copies;
+			all->steps = sum.steps + k1->steps;
+			all->streams = sum.streams + k1->streams;
+			all->exchange_bytes = sum.exchange_bytes + k1->exchange_bytes;
+			all->image_bytes = sum.image_bytes + k1->image_bytes;
+		}
 	}
 	for (int b = 0; b < n; b++) {
 		uint32_t nb;

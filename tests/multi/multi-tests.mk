@@ -59,3 +59,38 @@ check-multi-ipuef: $(BUILD)/tests/multi/test_multi_ipuef $(BUILD)/bin/ipuef-dump
 	$(BUILD)/bin/ipu-run $(BUILD)/tests/multi/mlp2.ipuef --iterations 3 --inflight 4 --json | /usr/bin/python3 -c \
 	  'import json,sys; g=json.load(sys.stdin)["group"]; n=g["requests"]; assert g["ipus"]==2 and n>=7 and g["link_transfers"]==n and g["link_bytes"]==8192*n and g["modelled_cycles_pipelined"]<g["modelled_cycles_sequential"], g; print("check-multi-ipuef: ipu-run on 2 IPUs bit-identical to one IPU;", n, "requests,", g["link_bytes"], "link bytes, modelled", g["modelled_cycles_pipelined"], "vs", g["modelled_cycles_sequential"], "cycles")'
 CHECKS += ;make -s check-multi-ipuef;
+
+# Through the tools: ipu-compile --num-ipus 2 (and PopRT's --num_ipus with
+# --manual_sharding_config and --enable_pipelining) on the tests/models MLP
+# for a small device, then ipu-run: the same output bits as the model
+# compiled for one such IPU; an IPU too small for the model alone refuses
+# it, two of them run it.
+MULTI_CLI := $(BUILD)/tests/multi/cli
+.PHONY: check-multi-cli
+check-multi-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
+	@rm -rf $(MULTI_CLI) && mkdir -p $(MULTI_CLI)
+	/usr/bin/python3 tests/models/make_models.py $(MULTI_CLI) --only mlp >/dev/null
+	printf -- '- node: Gemm_12\n  ipu: 1\n' > $(MULTI_CLI)/shard.yaml
+	$(IPU_COMPILE) --input-model $(MULTI_CLI)/mlp.onnx --target tiles=128,tile-mem=64KiB -o $(MULTI_CLI)/one.ipuef >/dev/null
+	$(IPU_COMPILE) --input-model $(MULTI_CLI)/mlp.onnx --target tiles=128,tile-mem=64KiB --num-ipus 2 -o $(MULTI_CLI)/auto.ipuef >/dev/null
+	$(IPU_COMPILE) --input_model $(MULTI_CLI)/mlp.onnx --target tiles=128,tile-mem=64KiB --num_ipus 2 \
+	  --manual_sharding_config $(MULTI_CLI)/shard.yaml --enable_pipelining -o $(MULTI_CLI)/manual.ipuef >/dev/null
+	$(BUILD)/bin/ipuef-dump $(MULTI_CLI)/manual.ipuef | grep -q '^IPUs (a group of 2, pipelined):'
+	$(BUILD)/bin/ipuef-dump $(MULTI_CLI)/manual.ipuef | grep -q '^  link:relu_7$$'
+	printf 'input_model: mlp.onnx\ntarget: "tiles=128,tile-mem=64KiB"\nnum_ipus: 2\nmanual_sharding_config: shard.yaml\nenable_pipelining: true\n' > $(MULTI_CLI)/cfg.yaml
+	$(IPU_COMPILE) --config-yaml $(MULTI_CLI)/cfg.yaml -o $(MULTI_CLI)/cfg.ipuef 2>/dev/null
+	$(BUILD)/bin/ipuef-dump $(MULTI_CLI)/cfg.ipuef | grep -q '^  link:relu_7$$'
+	for m in one auto manual; do \
+	  $(BUILD)/bin/ipu-run $(MULTI_CLI)/$$m.ipuef --input x=$(MULTI_CLI)/mlp.in.x.npy --iterations 2 \
+	    --output y=$(MULTI_CLI)/$$m.y.npy >/dev/null || exit 1; done
+	cmp $(MULTI_CLI)/one.y.npy $(MULTI_CLI)/auto.y.npy
+	cmp $(MULTI_CLI)/one.y.npy $(MULTI_CLI)/manual.y.npy
+	! $(IPU_COMPILE) --input-model $(MULTI_CLI)/mlp.onnx --target tiles=64,tile-mem=64KiB -o $(MULTI_CLI)/small.ipuef 2>$(MULTI_CLI)/small.err
+	grep -q 'it needs at least 2 IPUs' $(MULTI_CLI)/small.err
+	$(IPU_COMPILE) --input-model $(MULTI_CLI)/mlp.onnx --target tiles=64,tile-mem=64KiB --num-ipus 2 -o $(MULTI_CLI)/small2.ipuef >/dev/null
+	$(BUILD)/bin/ipu-run $(MULTI_CLI)/small2.ipuef --input x=$(MULTI_CLI)/mlp.in.x.npy --iterations 2 --json | /usr/bin/python3 -c \
+	  'import json,sys; g=json.load(sys.stdin)["group"]; assert g["ipus"]==2 and g["link_bytes"]==32768*g["requests"], g'
+	! $(IPU_COMPILE) --input-model $(MULTI_CLI)/mlp.onnx --manual-sharding-config $(MULTI_CLI)/shard.yaml -o $(MULTI_CLI)/x.ipuef 2>$(MULTI_CLI)/noipus.err
+	grep -q -- '--manual-sharding-config needs --num-ipus N' $(MULTI_CLI)/noipus.err
+	@echo "check-multi-cli: ipu-compile --num-ipus 2 / --num_ipus 2 --manual_sharding_config: ipu-run's output bit-identical to one IPU's; 64 x 64 KiB: one IPU refuses, two run it"
+CHECKS += ;make -s check-multi-cli;

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Raised when a field is appended to ipu_compile_options. */
-#define IPU_COMPILE_OPTIONS_VERSION 1
+#define IPU_COMPILE_OPTIONS_VERSION 2	/* 2: num_ipus, manual_sharding_config, enable_pipelining */
 
 /* A static shape given to one graph input (ipu-compile --input-shape). */
 struct ipu_compile_shape {
@@ -127,6 +127,16 @@ struct ipu_compile_options {
 	 * the messages are dropped; warnings are diagnostics too). */
 	void (*message)(void *ctx, enum ipu_compile_message_kind kind, const char *text);
 	void *callback_ctx;
+	/* Models bigger than one IPU (Documentation/compiler/sharding.md):
+	 * 0 or 1 one IPU; N (2..64) the model split over N IPUs of the
+	 * target, one Executable per IPU in a group .ipuef. */
+	uint32_t num_ipus;
+	/* A YAML list of {node, ipu}: where the stages start (needs
+	 * num_ipus); NULL: the split that balances the modelled work. */
+	const char *manual_sharding_config;
+	/* Recorded in the group table: the IPUs run requests overlapped
+	 * (they always do in the runtime; no micro-batches yet). */
+	int enable_pipelining;
 };
 
 /* One graph input or output. */

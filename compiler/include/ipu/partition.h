@@ -98,6 +98,9 @@ struct ipu_shard {
 	size_t len[IPU_PARTITION_MAX_IPUS];
 	uint32_t nstreams[IPU_PARTITION_MAX_IPUS];	/* each image's */
 	uint32_t batch_size;		/* as a one-IPU model of target t */
+	/* The fullest IPU's tiles and memory; compute sets, vertices,
+	 * exchanges, streams and image bytes summed over the IPUs. */
+	struct ipu_graph_stats stats;
 	struct ipu_shard_io *inputs, *outputs;
 	uint32_t ninputs, noutputs;
 	struct ipu_shard_link *links;
