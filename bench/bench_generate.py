@@ -9,9 +9,10 @@ in-process device (ipu2: 1472 tiles x 624 KiB):
 
 Exports the decode step with torch, compiles it twice (cache as state, and
 --state none: the cache streamed), generates with ipu-run --generate,
-checks the tokens against torch's greedy loop, and times one decode step
-of each model with ipu-run's benchmark (host median and modelled device
-time).  Prints one JSON object.
+checks the tokens against torch's greedy loop (greedy without logits: the
+tokens-only program main_tokens), and times one decode step of each model
+with ipu-run's benchmark (Main, which streams the logits too: host median
+and modelled device time).  Prints one JSON object.
 """
 import argparse
 import contextlib
@@ -79,9 +80,14 @@ def main():
             s = json.loads(out)
             res[f"step_ms_median_{name}"] = round(s["latency_us"]["median"] / 1000, 2)
             res[f"step_modelled_us_{name}"] = round(s["modelled_us_per_request"], 1)
+            anchors = json.loads(run([f"{b}/ipuef-dump", "--json", model])[0])["metadata"]["anchors"]
             res[f"stream_bytes_per_step_{name}"] = sum(
-                t["bytes"] for t in json.loads(run([f"{b}/ipuef-dump", "--json", model])[0])
-                ["metadata"]["anchors"] if t["kind"] == "user")
+                t["bytes"] for t in anchors if t["kind"] == "user")
+            if name == "state":
+                # what the tokens-only program (main_tokens) streams
+                res["stream_bytes_per_step_tokens_only"] = sum(
+                    t["bytes"] for t in anchors
+                    if t["kind"] == "user" and "main_tokens" in t.get("programs", []))
     print(json.dumps(res))
 
 

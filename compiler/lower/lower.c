@@ -380,7 +380,7 @@ out:
 /* One lowering of the prepared graphs into builder gb (see struct
  * lw_scratch for the two passes).  Compiles the image when image != NULL. */
 static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
-		 const struct ipu_target *t, struct lw_scratch *scr,
+		 const struct ipu_target *t, int tokens_prog, struct lw_scratch *scr,
 		 struct ipu_lower_anchors *as, struct ipu_lower_states *ss, void **image, size_t *len,
 		 struct ipu_graph_stats *stats, struct ir_error *e)
 {
@@ -413,7 +413,8 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			}
 	}
 	if (n == 1) {
-		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss, &tokens, e))
+		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss,
+				tokens_prog ? &tokens : NULL, e))
 			goto out;
 	} else {
 		/* fusion: index -> switch over the subgraphs */
@@ -475,10 +476,11 @@ out:
 	return r;
 }
 
-/* One lowering; with_token: give a decoder its next_token (*added says if it did). */
+/* One lowering; with_token: give a decoder its next_token (*added says if it
+ * did); tokens_prog: and its tokens-only program (lower_tokens.c). */
 static int lower_image_once(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
 			    void **image, size_t *len, struct ipu_lower_info *info,
-			    struct ir_error *e, int with_token, int *added)
+			    struct ir_error *e, int with_token, int tokens_prog, int *added)
 {
 	struct ir_graph *prepared[64] = { 0 };
 	struct ipu_graph *gb = NULL;
@@ -521,7 +523,7 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, NULL, &info->anchors_priv, &info->states_priv, image, len,
+		r = build(gb, prepared, n, t, tokens_prog, NULL, &info->anchors_priv, &info->states_priv, image, len,
 			  &info->stats, e);
 	} else {
 		/* without reuse: pass 1 measures the temporaries' peak per
@@ -532,7 +534,7 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, &scr, &trial, &trial_states, NULL, NULL, NULL, e);
+		r = build(gb, prepared, n, t, tokens_prog, &scr, &trial, &trial_states, NULL, NULL, NULL, e);
 		anchors_free(&trial);
 		lw_states_free(&trial_states);
 		ipu_graph_destroy(gb);
@@ -548,7 +550,7 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, &scr, &info->anchors_priv, &info->states_priv, image, len,
+		r = build(gb, prepared, n, t, tokens_prog, &scr, &info->anchors_priv, &info->states_priv, image, len,
 			  &info->stats, e);
 	}
 	if (!r)
@@ -571,9 +573,21 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		    void **image, size_t *len, struct ipu_lower_info *info,
 		    struct ir_error *e)
 {
-	int added = 0, r = lower_image_once(graphs, n, t, image, len, info, e, 1, &added);
+	int added = 0, r = lower_image_once(graphs, n, t, image, len, info, e, 1, 1, &added);
 
 	if (!r || !added)
+		return r;
+	/* the tokens-only program runs Main's steps too, and the builder
+	 * keeps every value two programs touch for the whole run (programs
+	 * run in any order): a decoder that fits only with memory reuse goes
+	 * without it (its steps stream the logits) rather than without
+	 * next_token */
+	if (t->progress)
+		fprintf(t->progress, "ipu-compile: no %s program (%s); every step streams the logits\n",
+			IPUEF_PROGRAM_TOKENS, e->msg);
+	e->msg[0] = 0;
+	r = lower_image_once(graphs, n, t, image, len, info, e, 1, 0, &added);
+	if (!r)
 		return r;
 	/* the greedy ArgMax is ours, not the model's: a vocabulary whose row
 	 * does not fit one tile's op budget goes without it (the runtime then
@@ -582,7 +596,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		fprintf(t->progress, "ipu-compile: no next_token on the device (%s); the runtime chooses from the logits\n",
 			e->msg);
 	e->msg[0] = 0;
-	return lower_image_once(graphs, n, t, image, len, info, e, 0, &added);
+	return lower_image_once(graphs, n, t, image, len, info, e, 0, 0, &added);
 }
 
 void ipu_lower_info_free(struct ipu_lower_info *info)

@@ -16,7 +16,7 @@
  * after it), so it is never chosen over a real element.  ArgMin is the
  * same with the comparisons reversed.
  */
-#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,10 +51,8 @@ static int fill_const(struct lp_rw *r, int dt, int rank, const int64_t *dims, in
 	for (size_t i = 0; i < n; i++) {
 		if (dt == IR_I32)
 			ir_set_i(t.data, dt, i, is_max ? INT32_MIN : INT32_MAX);
-		else if (dt == IR_F16)
-			ir_set_f(t.data, dt, i, is_max ? -65504.0 : 65504.0);
-		else
-			ir_set_f(t.data, dt, i, is_max ? -FLT_MAX : FLT_MAX);
+		else	/* infinite: a row of -inf still answers one of its own */
+			ir_set_f(t.data, dt, i, is_max ? -INFINITY : INFINITY);
 	}
 	ir_value_set_const(&r->g->vals[v], &t);
 	return v;

@@ -7,6 +7,7 @@
  * float16, with ties across chunks (first index, as ONNX), the extreme in
  * the padded last chunk, keepdims and a trailing unit axis.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,11 +50,14 @@ static int fconst(struct ir_graph *g, const char *name, int rank, const int64_t 
 
 /* Row 0 unchanged (the extreme many times, in the first chunk), row 1
  * pushed down then up before 700 (ties in later chunks only), row 2 only
- * its last 3 elements left (in the padded chunk). */
+ * its last 3 elements left (in the padded chunk), row 3 all infinite (ties
+ * with the padding: index 0). */
 static double shift(int64_t i)
 {
 	int64_t row = i / L, col = i % L;
 
+	if (row == 3)
+		return -INFINITY;
 	if (row == 1)
 		return col < 700 ? -10 : 0;
 	if (row == 2)
@@ -72,7 +76,7 @@ static double two(int64_t i)
 static struct ir_graph *model(const char *op, int keepdims, int trailing)
 {
 	struct ir_graph *g = ir_graph_new(NULL);
-	int64_t d[3] = { 3, L, 1 };
+	int64_t d[3] = { 4, L, 1 };
 	int in[2], m, f, s, y;
 
 	in[0] = input(g, "x", trailing ? 3 : 2, d);
