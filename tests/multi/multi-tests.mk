@@ -33,12 +33,15 @@ check-multi-onnx: $(BUILD)/tests/multi/test_multi_onnx
 	scripts/run-tests "$(BUILD)/tests/multi/test_multi_onnx $(BUILD)/tests/multi/encoder"
 CHECKS += ;make -s check-multi-onnx;
 
-# The group's link handlers hand buffers between device threads: its test
+# The group's link handlers hand buffers between device threads, and the
+# ModelRunner's group reports runs from every IPU's thread: their tests
 # under ThreadSanitizer too.
 .PHONY: check-multi-tsan
 check-multi-tsan:
-	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/multi/test_multi_group
+	$(MAKE) -s BUILD=build/tsan SANITIZE=thread build/tsan/tests/multi/test_multi_group \
+	  build/tsan/tests/multi/test_multi_runner
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/multi/test_multi_group
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" build/tsan/tests/multi/test_multi_runner
 CHECKS += ;make -s check-multi-tsan;
 
 # ipuef-dump lists a group .ipuef's IPUs and links, as text and as JSON;
