@@ -67,7 +67,7 @@ CHECKS += ;make -s check-multi-ipuef;
 # --manual_sharding_config and --enable_pipelining) on the tests/models MLP
 # for a small device, then ipu-run: the same output bits as the model
 # compiled for one such IPU; an IPU too small for the model alone refuses
-# it, two of them run it.
+# it, two of them run it; Python's ipu.runtime.Runner on the split model.
 MULTI_CLI := $(BUILD)/tests/multi/cli
 .PHONY: check-multi-cli
 check-multi-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
@@ -95,5 +95,8 @@ check-multi-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
 	  'import json,sys; g=json.load(sys.stdin)["group"]; assert g["ipus"]==2 and g["link_bytes"]==32768*g["requests"], g'
 	! $(IPU_COMPILE) --input-model $(MULTI_CLI)/mlp.onnx --manual-sharding-config $(MULTI_CLI)/shard.yaml -o $(MULTI_CLI)/x.ipuef 2>$(MULTI_CLI)/noipus.err
 	grep -q -- '--manual-sharding-config needs --num-ipus N' $(MULTI_CLI)/noipus.err
+	$(MAKE) -s python
+	cd $(MULTI_CLI) && PYTHONPATH=$(CURDIR)/$(BUILD)/python /usr/bin/python3 -c \
+	  'import numpy as np; from ipu.runtime import Runner; x = np.load("mlp.in.x.npy"); y = [np.zeros([16, 10], np.float32) for i in range(6)]; r1 = Runner("one.ipuef"); r2 = Runner("auto.ipuef"); r1.execute({"x": x}, {"y": y[0]}); fs = [r2.execute_async({"x": x}, {"y": y[i]}) for i in range(1, 6)]; [f.wait() for f in fs]; assert all(v.tobytes() == y[0].tobytes() for v in y[1:]); print("check-multi-cli: ipu.runtime.Runner on the 2-IPU model: 5 requests in flight, the bits of one IPU")'
 	@echo "check-multi-cli: ipu-compile --num-ipus 2 / --num_ipus 2 --manual_sharding_config: ipu-run's output bit-identical to one IPU's; 64 x 64 KiB: one IPU refuses, two run it"
 CHECKS += ;make -s check-multi-cli;
