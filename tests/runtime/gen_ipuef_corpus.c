@@ -98,6 +98,24 @@ int main(int argc, char **argv)
 		rc |= save(argv[1], "state.ipuef", w);
 	}
 	{
+		/* Metadata version 3: a group of two IPUs, one link, an Executable each */
+		static const uint32_t streams[2] = { 2, 2 };
+		struct ipuef_anchor ga[2] = {
+			{ "X", IPURT_DT_F32, IPUEF_INPUT, IPUEF_ANCHOR_USER, 2, { 4, 4 }, 0, 0, 1 },
+			{ "O", IPURT_DT_F32, IPUEF_OUTPUT, IPUEF_ANCHOR_USER, 2, { 4, 4 }, 0, 3, 1 },
+		};
+		struct ipuef_link l = { "link:h", 0, 1, 1, 0, 64 };
+		struct ipuef_group g = { 2, streams, 1, &l, 1, 1 };
+		struct ipuef_metadata gm = m;
+
+		gm.num_anchors = 2;
+		gm.anchors = ga;
+		gm.group = &g;
+		w = minimal(&gm);
+		ipuef_writer_add_executable(w, sample_exe, 16, NULL, 0);
+		rc |= save(argv[1], "group.ipuef", w);
+	}
+	{
 		const struct ipuef_tensor *t = &sample_tensors[0];
 		struct ipurt_npy arr = { t->dtype, t->rank, { t->dims[0], t->dims[1] },
 				       (void *)t->data, (size_t)t->size };
