@@ -4,6 +4,6 @@
 # picks other networks of the zoo's full set.
 .PHONY: bench-compile
 bench: bench-compile
-bench-compile: $(IPU_COMPILE)
+bench-compile: $$(IPU_COMPILE)
 	nice /usr/bin/python3 bench/bench_compile.py --bin $(BUILD)/bin --work $(BUILD)/bench-compile \
 		--json $(BUILD)/bench-compile.json $(BENCH_COMPILE_ARGS)

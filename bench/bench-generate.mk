@@ -4,5 +4,5 @@
 # BENCH_GENERATE_ARGS='--positions 256 --new 32' for other sizes.
 .PHONY: bench-generate
 bench: bench-generate
-bench-generate: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
+bench-generate: $$(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
 	nice /usr/bin/python3 bench/bench_generate.py --build $(BUILD) $(BENCH_GENERATE_ARGS)
