@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ipu/ipu.h"
+#include "ipu/passes.h"
 #include "mlp_model.h"
 
 static int input(struct ir_graph *g, const char *name, int rank, const int64_t *d)
@@ -252,4 +253,26 @@ out:
 		out->g = NULL;
 	}
 	return r;
+}
+
+struct ir_graph *mlp_prepared(int layers)
+{
+	struct ir_graph *g = mlp_graph(layers);
+	struct ir_pipeline_opts po = { 0 };
+	struct ir_error e = { "" };
+
+	if (g && ir_pipeline_run(g, &po, &e)) {
+		fprintf(stderr, "  pipeline: %s\n", e.msg);
+		ir_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void mlp_fill(float *x, uint32_t seed)
+{
+	for (int i = 0; i < MLP_ROWS * MLP_WIDTH; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		x[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
+	}
 }

@@ -17,6 +17,11 @@
 struct ir_graph *mlp_graph(int layers);
 /* The same with `rows` input rows (a micro-batch of the MLP_ROWS batch). */
 struct ir_graph *mlp_graph_rows(int layers, int rows);
+/* mlp_graph(layers) through the compiler's pipeline; NULL on failure (the
+ * pipeline's message on stderr). */
+struct ir_graph *mlp_prepared(int layers);
+/* Seeded values in [-1, 1] for the MLP_ROWS x MLP_WIDTH input. */
+void mlp_fill(float *x, uint32_t seed);
 
 /* Named tensors handed from stage to stage. */
 struct mlp_store {

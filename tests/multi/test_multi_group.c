@@ -22,27 +22,6 @@
 #define TILE_MEM (64 * 1024)
 #define REQUESTS 6
 
-static struct ir_graph *prepared(int layers)
-{
-	struct ir_graph *g = mlp_graph(layers);
-	struct ir_pipeline_opts po = { 0 };
-	struct ir_error e = { "" };
-
-	if (g && ir_pipeline_run(g, &po, &e)) {
-		ir_graph_free(g);
-		return NULL;
-	}
-	return g;
-}
-
-static void fill(float *x, uint32_t seed)
-{
-	for (int i = 0; i < MLP_ROWS * MLP_WIDTH; i++) {
-		seed = seed * 1664525u + 1013904223u;
-		x[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
-	}
-}
-
 static atomic_int user_done;
 
 static void on_user(void *ctx, uint32_t ipu, const struct ipu_completion *c)
@@ -55,7 +34,7 @@ static void on_user(void *ctx, uint32_t ipu, const struct ipu_completion *c)
 
 TEST(four_ipus_pipelined_as_the_stages_one_by_one)
 {
-	struct ir_graph *g = prepared(8);
+	struct ir_graph *g = mlp_prepared(8);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct mlp_group mg;
@@ -73,7 +52,7 @@ TEST(four_ipus_pipelined_as_the_stages_one_by_one)
 	atomic_store(&user_done, 0);
 	REQUIRE(ipu_group_start(mg.g, 2, on_user, NULL, err, sizeof(err)) == 0);
 	for (int i = 0; i < REQUESTS; i++) {
-		fill(x[i], 1000u + (uint32_t)i);
+		mlp_fill(x[i], 1000u + (uint32_t)i);
 		CHECK(ipu_stream_submit(ipu_group_device(mg.g, 0), mg.x_stream, x[i], sizeof(x[i]), (uint64_t)i) == 0);
 		CHECK(ipu_stream_submit(ipu_group_device(mg.g, 3), mg.y_stream, y[i], sizeof(y[i]), (uint64_t)i) == 0);
 	}
@@ -136,7 +115,7 @@ TEST(four_ipus_pipelined_as_the_stages_one_by_one)
 
 TEST(links_whose_ends_differ_are_refused)
 {
-	struct ir_graph *g = prepared(4);
+	struct ir_graph *g = mlp_prepared(4);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct mlp_group mg;

@@ -24,31 +24,10 @@
 #define TILES 16
 #define TILE_MEM (64 * 1024)
 
-static struct ir_graph *prepared(int layers)
-{
-	struct ir_graph *g = mlp_graph(layers);
-	struct ir_pipeline_opts po = { 0 };
-	struct ir_error e = { "" };
-
-	if (g && ir_pipeline_run(g, &po, &e)) {
-		ir_graph_free(g);
-		return NULL;
-	}
-	return g;
-}
-
-static void fill(float *x, uint32_t seed)
-{
-	for (int i = 0; i < MLP_ROWS * MLP_WIDTH; i++) {
-		seed = seed * 1664525u + 1013904223u;
-		x[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
-	}
-}
-
 /* The group .ipuef of `layers` MLP layers over `n` IPUs of TILES x TILE_MEM. */
 static int group_file(int layers, int n, void **buf, size_t *len, struct ir_error *e)
 {
-	struct ir_graph *g = prepared(layers);
+	struct ir_graph *g = mlp_prepared(layers);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct ipu_shard sh;
@@ -129,7 +108,7 @@ TEST(written_read_back_and_run_as_one_ipu)
 	char err[512];
 	static float x[MLP_ROWS * MLP_WIDTH], y[MLP_ROWS * MLP_WIDTH], y1[MLP_ROWS * MLP_WIDTH];
 	const struct ipuef_metadata *m;
-	struct ir_graph *g = prepared(4);
+	struct ir_graph *g = mlp_prepared(4);
 	struct ipu_target t = { "ipu2", 64, TILE_MEM };
 	struct ipu_device *d = NULL;
 	struct ipu_error le;
@@ -170,7 +149,7 @@ TEST(written_read_back_and_run_as_one_ipu)
 	}
 
 	/* the group from the file alone, against the model on one IPU of 64 tiles */
-	fill(x, 7);
+	mlp_fill(x, 7);
 	CHECK_MSG(run_file(f, x, y, err, sizeof(err)) == 0, "%s", err);
 	REQUIRE(g);
 	CHECK_MSG(ipu_lower_write_mem(&g, 1, &t, &buf1, &len1, NULL, &e) == 0, "%s", e.msg);

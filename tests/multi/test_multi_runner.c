@@ -22,31 +22,10 @@
 #define TILE_MEM (64 * 1024)
 #define INFLIGHT 8
 
-static struct ir_graph *prepared(int layers)
-{
-	struct ir_graph *g = mlp_graph(layers);
-	struct ir_pipeline_opts po = { 0 };
-	struct ir_error e = { "" };
-
-	if (g && ir_pipeline_run(g, &po, &e)) {
-		ir_graph_free(g);
-		return NULL;
-	}
-	return g;
-}
-
-static void fill(float *x, uint32_t seed)
-{
-	for (int i = 0; i < MLP_ROWS * MLP_WIDTH; i++) {
-		seed = seed * 1664525u + 1013904223u;
-		x[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
-	}
-}
-
 /* The model over n IPUs of TILES x TILE_MEM (n 1: one IPU of 64 tiles). */
 static int model_file(int layers, int n, void **buf, size_t *len, struct ir_error *e)
 {
-	struct ir_graph *g = prepared(layers);
+	struct ir_graph *g = mlp_prepared(layers);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct ipu_shard sh;
@@ -119,7 +98,7 @@ TEST(runner_on_a_group_as_on_one_ipu)
 	REQUIRE(grp);
 	CHECK(ipurt_runner_group(r1) == NULL);
 	for (int i = 0; i < INFLIGHT; i++) {
-		fill(x[i], 100u + (uint32_t)i);
+		mlp_fill(x[i], 100u + (uint32_t)i);
 		CHECK_MSG(run_once(r1, x[i], y1[i], err, sizeof(err)) == 0, "%s", err);
 	}
 	/* one request, then INFLIGHT at once */

@@ -21,20 +21,6 @@
 #define TILES 16
 #define TILE_MEM (64 * 1024)
 
-static struct ir_graph *prepared(int layers)
-{
-	struct ir_graph *g = mlp_graph(layers);
-	struct ir_pipeline_opts po = { 0 };
-	struct ir_error e = { "" };
-
-	if (g && ir_pipeline_run(g, &po, &e)) {
-		fprintf(stderr, "  pipeline: %s\n", e.msg);
-		ir_graph_free(g);
-		return NULL;
-	}
-	return g;
-}
-
 static void seeded_input(struct mlp_store *s)
 {
 	int64_t d[] = { MLP_ROWS, MLP_WIDTH };
@@ -95,7 +81,7 @@ static int count_op(const struct ir_graph *g, int lo, int hi, const char *op)
  * two layers an IPU, and give the reference evaluator's output. */
 TEST(auto_split_runs_where_one_ipu_refuses)
 {
-	struct ir_graph *g = prepared(8);
+	struct ir_graph *g = mlp_prepared(8);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct ipu_stage_estimate est[4];
@@ -132,7 +118,7 @@ TEST(auto_split_runs_where_one_ipu_refuses)
  * stage lowered for its own) they give the same bits. */
 TEST(two_ipus_bit_identical_to_one)
 {
-	struct ir_graph *g = prepared(2);
+	struct ir_graph *g = mlp_prepared(2);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct mlp_store one = { 0 }, two = { 0 };
@@ -161,7 +147,7 @@ TEST(two_ipus_bit_identical_to_one)
 
 TEST(too_few_ipus_refused_with_the_number_needed)
 {
-	struct ir_graph *g = prepared(8);
+	struct ir_graph *g = mlp_prepared(8);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct ir_error e = { "" };
@@ -189,7 +175,7 @@ static int yaml(const struct ir_graph *g, const char *text, int n, struct ipu_pa
  * automatic one does. */
 TEST(manual_yaml_split)
 {
-	struct ir_graph *g = prepared(8);
+	struct ir_graph *g = mlp_prepared(8);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct mlp_store s = { 0 };
@@ -259,7 +245,7 @@ TEST(manual_yaml_split)
 /* A stage graph's inputs and outputs: the boundary values by name. */
 TEST(stage_graphs_carry_the_boundaries)
 {
-	struct ir_graph *g = prepared(4);
+	struct ir_graph *g = mlp_prepared(4);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
 	struct ir_error e = { "" };
