@@ -11,25 +11,6 @@
 #define ES(t) ir_dtype_size((t)->dtype)
 #define AT(t, i) ((char *)(t)->data + (size_t)(i) * ES(t))
 
-static void strides(const struct ir_tensor *t, int64_t *s)
-{
-	int64_t acc = 1;
-
-	for (int i = t->rank - 1; i >= 0; i--) {
-		s[i] = acc;
-		acc *= t->dims[i];
-	}
-}
-
-static void next_idx(int rank, const int64_t *dims, int64_t *idx)
-{
-	for (int i = rank - 1; i >= 0; i--) {
-		if (++idx[i] < dims[i])
-			return;
-		idx[i] = 0;
-	}
-}
-
 /* out[o] = reduce(out[o], u[i]) */
 static void put(struct ir_tensor *out, int64_t o, const struct ir_tensor *u, int64_t i,
 		const char *red)
@@ -70,8 +51,8 @@ int ir_ev_scatter_elements(const struct ir_graph *g, const struct ir_node *n,
 
 	(void)nin; (void)nout;
 	memcpy(out->data, x->data, ir_tensor_bytes(x));
-	strides(x, xs);
-	for (int64_t i = 0; i < cnt; i++, next_idx(idx->rank, idx->dims, id)) {
+	ev_strides(x, xs);
+	for (int64_t i = 0; i < cnt; i++, ev_next_idx(idx->rank, idx->dims, id)) {
 		int64_t k = index_at(idx, i, x->dims[a]), off = 0;
 
 		if (k < 0)
@@ -113,7 +94,7 @@ int ir_ev_scatter_nd(const struct ir_graph *g, const struct ir_node *n,
 	if (!k)
 		tuples = ir_numel(idx->rank - 1, idx->dims);
 	memcpy(out->data, x->data, ir_tensor_bytes(x));
-	strides(x, xs);
+	ev_strides(x, xs);
 	for (int d = (int)k; d < x->rank; d++)
 		slice *= x->dims[d];
 	for (int64_t t = 0; t < tuples; t++) {
@@ -136,7 +117,7 @@ int ir_ev_gather_nd(const struct ir_graph *g, const struct ir_node *n,
 	int64_t xs[R], batches = 1, per = 1, slice = 1;
 
 	(void)nin; (void)nout;
-	strides(x, xs);
+	ev_strides(x, xs);
 	for (int i = 0; i < b; i++)
 		batches *= x->dims[i];
 	for (int i = (int)b; i < idx->rank - 1; i++)

@@ -10,27 +10,6 @@
 #define ES(t) ir_dtype_size((t)->dtype)
 #define AT(t, i) ((char *)(t)->data + (size_t)(i) * ES(t))
 
-static void strides(const struct ir_tensor *t, int64_t *s)
-{
-	int64_t acc = 1;
-
-	for (int i = t->rank - 1; i >= 0; i--) {
-		s[i] = acc;
-		acc *= t->dims[i];
-	}
-}
-
-/* Iterates the multi-index of a shape: returns 0 after the last one. */
-static int next_idx(int rank, const int64_t *dims, int64_t *idx)
-{
-	for (int i = rank - 1; i >= 0; i--) {
-		if (++idx[i] < dims[i])
-			return 1;
-		idx[i] = 0;
-	}
-	return 0;
-}
-
 int ir_ev_copy(const struct ir_graph *g, const struct ir_node *n,
 	       const struct ir_tensor *const *in, int nin,
 	       struct ir_tensor *out, int nout, struct ir_error *e)
@@ -70,7 +49,7 @@ int ir_ev_transpose(const struct ir_graph *g, const struct ir_node *n,
 	const int64_t *p = ir_attr_ints(n, "perm", &cnt);
 
 	(void)g; (void)nin; (void)nout; (void)e;
-	strides(x, xs);
+	ev_strides(x, xs);
 	for (int i = 0; i < x->rank; i++)
 		st[i] = xs[p ? p[i] : x->rank - 1 - i];
 	gather_strided(x, out, 0, st);
@@ -94,7 +73,7 @@ int ir_ev_slice(const struct ir_graph *g, const struct ir_node *n,
 			     nin > 3 && in[3] ? v[2] : NULL,
 			     nin > 4 && in[4] ? v[3] : NULL, c, start, step, count, &sub))
 		return ir_node_err(e, g, n, "%s", sub.msg);
-	strides(x, xs);
+	ev_strides(x, xs);
 	for (int i = 0; i < x->rank; i++) {
 		base += start[i] * xs[i];
 		st[i] = step[i] * xs[i];
@@ -202,8 +181,8 @@ int ir_ev_gather_elements(const struct ir_graph *g, const struct ir_node *n,
 	int64_t xs[R], id[R] = { 0 }, cnt = ev_numel(idx);
 
 	(void)nin; (void)nout;
-	strides(x, xs);
-	for (int64_t i = 0; i < cnt; i++, next_idx(idx->rank, idx->dims, id)) {
+	ev_strides(x, xs);
+	for (int64_t i = 0; i < cnt; i++, ev_next_idx(idx->rank, idx->dims, id)) {
 		int64_t k = ir_get_i(idx->data, idx->dtype, (size_t)i), off = 0;
 
 		if (k < -x->dims[a] || k >= x->dims[a])
@@ -225,8 +204,8 @@ int ir_ev_tile(const struct ir_graph *g, const struct ir_node *n,
 	int64_t xs[R], id[R] = { 0 }, cnt = ev_numel(out);
 
 	(void)g; (void)n; (void)nin; (void)nout; (void)e;
-	strides(x, xs);
-	for (int64_t i = 0; i < cnt; i++, next_idx(out->rank, out->dims, id)) {
+	ev_strides(x, xs);
+	for (int64_t i = 0; i < cnt; i++, ev_next_idx(out->rank, out->dims, id)) {
 		int64_t off = 0;
 
 		for (int d = 0; d < x->rank; d++)
@@ -247,10 +226,10 @@ int ir_ev_pad(const struct ir_graph *g, const struct ir_node *n,
 	int64_t ci = nin > 2 && in[2] ? ir_get_i(in[2]->data, in[2]->dtype, 0) : 0;
 
 	(void)g; (void)nout; (void)e;
-	strides(x, xs);
+	ev_strides(x, xs);
 	for (int d = 0; d < x->rank; d++)
 		pb[d] = ir_get_i(in[1]->data, in[1]->dtype, (size_t)d);
-	for (int64_t i = 0; i < cnt; i++, next_idx(out->rank, out->dims, id)) {
+	for (int64_t i = 0; i < cnt; i++, ev_next_idx(out->rank, out->dims, id)) {
 		int64_t off = 0;
 		int outside = 0;
 
@@ -380,7 +359,7 @@ int ir_ev_depth_space(const struct ir_graph *g, const struct ir_node *n,
 	int64_t id[4] = { 0 }, cnt = ev_numel(out);
 
 	(void)g; (void)nin; (void)nout; (void)e;
-	for (int64_t i = 0; i < cnt; i++, next_idx(4, out->dims, id)) {
+	for (int64_t i = 0; i < cnt; i++, ev_next_idx(4, out->dims, id)) {
 		int64_t nn = id[0], c = id[1], h = id[2], w = id[3], sc, sh, sw;
 
 		if (!strcmp(n->op, "DepthToSpace")) {

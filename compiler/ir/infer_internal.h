@@ -23,6 +23,10 @@ int ir_set_out(struct ir_graph *g, const struct ir_node *n, int k, int dtype,
 	       int rank, const int64_t *dims);
 /* Output k = same dtype and shape as input i. */
 int ir_same_as(struct ir_graph *g, const struct ir_node *n, int k, int i);
+/* The MatMul output shape of inputs ia x ib (numpy rules: rank-1 operands
+ * promoted and dropped again, batch dimensions broadcast) into d/r. */
+int ir_matmul_dims(struct ir_graph *g, const struct ir_node *n, int ia, int ib, int64_t *d, int *r,
+		   struct ir_error *e);
 /* Input k's dtype must be one of the float types. */
 int ir_need_float(struct ir_graph *g, const struct ir_node *n, int k,
 		  struct ir_error *e);

@@ -8,16 +8,15 @@
 
 #define R IR_MAX_RANK
 
-int ir_infer_matmul(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+int ir_matmul_dims(struct ir_graph *g, const struct ir_node *n, int ia, int ib, int64_t *d, int *r,
+		   struct ir_error *e)
 {
-	struct ir_value *a = ir_in(g, n, 0), *b = ir_in(g, n, 1);
-	int64_t ad[R], bd[R], d[R];
-	int ar = a->rank, br = b->rank, r;
+	struct ir_value *a = ir_in(g, n, ia), *b = ir_in(g, n, ib);
+	int64_t ad[R], bd[R];
+	int ar = a->rank, br = b->rank;
 
 	if (ar < 1 || br < 1)
 		return ir_node_err(e, g, n, "inputs must have rank >= 1");
-	if (a->dtype != b->dtype)
-		return ir_node_err(e, g, n, "A is %s but B is %s", ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
 	memcpy(ad, a->dims, sizeof(ad));
 	memcpy(bd, b->dims, sizeof(bd));
 	if (ar == 1) {
@@ -32,12 +31,25 @@ int ir_infer_matmul(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	if (ad[ar - 1] != bd[br - 2])
 		return ir_node_err(e, g, n, "inner dimensions differ: A [..., %lld] x B [%lld, ...]",
 				   (long long)ad[ar - 1], (long long)bd[br - 2]);
-	if (ir_broadcast(ar - 2, ad, br - 2, bd, &r, d))
+	if (ir_broadcast(ar - 2, ad, br - 2, bd, r, d))
 		return ir_node_err(e, g, n, "batch dimensions cannot be broadcast");
 	if (a->rank > 1)
-		d[r++] = ad[ar - 2];
+		d[(*r)++] = ad[ar - 2];
 	if (b->rank > 1)
-		d[r++] = bd[br - 1];
+		d[(*r)++] = bd[br - 1];
+	return 0;
+}
+
+int ir_infer_matmul(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	struct ir_value *a = ir_in(g, n, 0), *b = ir_in(g, n, 1);
+	int64_t d[R];
+	int r;
+
+	if (a->rank >= 1 && b->rank >= 1 && a->dtype != b->dtype)
+		return ir_node_err(e, g, n, "A is %s but B is %s", ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
+	if (ir_matmul_dims(g, n, 0, 1, d, &r, e))
+		return -1;
 	return ir_set_out(g, n, 0, a->dtype, r, d);
 }
 

@@ -83,39 +83,15 @@ int ir_infer_dyn_quantize(struct ir_graph *g, struct ir_node *n, struct ir_error
 	return ir_set_out(g, n, 2, IR_U8, 0, NULL);
 }
 
-/* The MatMul shape of inputs ia, ib into d/r (numpy rules). */
+/* The MatMul shape of inputs ia, ib into d/r (numpy rules), both 8-bit. */
 static int mm_shape(struct ir_graph *g, const struct ir_node *n, int ia, int ib, int64_t *d,
 		    int *r, struct ir_error *e)
 {
 	struct ir_value *a = ir_in(g, n, ia), *b = ir_in(g, n, ib);
-	int64_t ad[R], bd[R];
-	int ar = a->rank, br = b->rank;
 
-	if (ar < 1 || br < 1)
-		return ir_node_err(e, g, n, "inputs must have rank >= 1");
-	if (!is_q8(a->dtype) || !is_q8(b->dtype))
+	if (a->rank >= 1 && b->rank >= 1 && (!is_q8(a->dtype) || !is_q8(b->dtype)))
 		return ir_node_err(e, g, n, "A and B must be uint8 or int8");
-	memcpy(ad, a->dims, sizeof(ad));
-	memcpy(bd, b->dims, sizeof(bd));
-	if (ar == 1) {
-		ad[1] = ad[0];
-		ad[0] = 1;
-		ar = 2;
-	}
-	if (br == 1) {
-		bd[1] = 1;
-		br = 2;
-	}
-	if (ad[ar - 1] != bd[br - 2])
-		return ir_node_err(e, g, n, "inner dimensions differ: A [..., %lld] x B [%lld, ...]",
-				   (long long)ad[ar - 1], (long long)bd[br - 2]);
-	if (ir_broadcast(ar - 2, ad, br - 2, bd, r, d))
-		return ir_node_err(e, g, n, "batch dimensions cannot be broadcast");
-	if (a->rank > 1)
-		d[(*r)++] = ad[ar - 2];
-	if (b->rank > 1)
-		d[(*r)++] = bd[br - 1];
-	return 0;
+	return ir_matmul_dims(g, n, ia, ib, d, r, e);
 }
 
 /* The Conv shape of x (input 0) and w (input iw) into d. */
