@@ -29,21 +29,6 @@ static int pick(struct lp_rw *r, int mask, int v, int zero)
 	return v;
 }
 
-/* A constant of dtype dt from int64 values. */
-static int const_ints(struct lp_rw *r, int dt, int rank, const int64_t *dims, const int64_t *v)
-{
-	struct ir_tensor t;
-	int x = ir_value_add_unique(r->g, "classes", r->e);
-	int64_t n = ir_numel(rank, dims);
-
-	if (x < 0 || ir_tensor_alloc(&t, dt, rank, dims, r->e))
-		return -1;
-	for (int64_t i = 0; i < n; i++)
-		ir_set_i(t.data, dt, (size_t)i, v[i]);
-	ir_value_set_const(&r->g->vals[x], &t);
-	return x;
-}
-
 int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct lp_rw r = { g, *pi, "", e };
@@ -124,7 +109,7 @@ int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 		return ir_err(e, "out of memory");
 	for (int64_t i = 0; i < xd[1]; i++)
 		cls[i] = i;
-	c = const_ints(&r, IR_I32, lrank, cd, cls);
+	c = lp_rw_ints(&r, "classes", IR_I32, lrank, cd, cls);
 	free(cls);
 	if (c < 0 || (mask = lp_rw_shape(&r, d1, lrank)) < 0 ||
 	    (mask = lp_rw_add(&r, "Reshape", t, mask)) < 0 || (mask = lp_rw_add(&r, "Equal", mask, c)) < 0 ||

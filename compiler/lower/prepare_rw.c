@@ -39,6 +39,21 @@ int lp_rw_shape(struct lp_rw *r, const int64_t *dims, int64_t rank)
 	return x;
 }
 
+int lp_rw_ints(struct lp_rw *r, const char *name, int dt, int rank, const int64_t *dims,
+	       const int64_t *v)
+{
+	struct ir_tensor t;
+	int x = ir_value_add_unique(r->g, name, r->e);
+	int64_t n = ir_numel(rank, dims);
+
+	if (x < 0 || ir_tensor_alloc(&t, dt, rank, dims, r->e))
+		return -1;
+	for (int64_t i = 0; i < n; i++)
+		ir_set_i(t.data, dt, (size_t)i, v[i]);
+	ir_value_set_const(&r->g->vals[x], &t);
+	return x;
+}
+
 int lp_rw_scalar(struct lp_rw *r, int dt, double v)
 {
 	return lp_const_scalar(r->g, "rw_const", dt, v, 0, r->e);

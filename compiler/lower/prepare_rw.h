@@ -25,6 +25,10 @@ int lp_rw_add_to(struct lp_rw *r, const char *op, const int *in, int nin, int ou
 int lp_rw_int(struct lp_rw *r, const char *attr, int64_t v);
 /* A constant int64 vector (a Reshape's shape). */
 int lp_rw_shape(struct lp_rw *r, const int64_t *dims, int64_t rank);
+/* A constant of dtype dt and shape (rank, dims) from the int64 values v,
+ * its value named after `name`. */
+int lp_rw_ints(struct lp_rw *r, const char *name, int dt, int rank, const int64_t *dims,
+	       const int64_t *v);
 /* A scalar constant of dtype dt. */
 int lp_rw_scalar(struct lp_rw *r, int dt, double v);
 /* The rewritten node computes op(in...) into its first output from now on,

@@ -46,21 +46,6 @@ static int64_t idx_at(const struct ir_value *iv, int64_t j, int64_t len)
 	return k < 0 || k >= len ? -1 : k;
 }
 
-/* A constant of dtype dt and shape (rank, dims) from v[] (as double). */
-static int const_from(struct lp_rw *r, int dt, int rank, const int64_t *dims, const int64_t *v)
-{
-	struct ir_tensor t;
-	int x = ir_value_add_unique(r->g, "rw_const", r->e);
-	int64_t n = ir_numel(rank, dims);
-
-	if (x < 0 || ir_tensor_alloc(&t, dt, rank, dims, r->e))
-		return -1;
-	for (int64_t i = 0; i < n; i++)
-		ir_set_i(t.data, dt, (size_t)i, v[i]);
-	ir_value_set_const(&r->g->vals[x], &t);
-	return x;
-}
-
 static int flat(struct lp_rw *r, int v)
 {
 	int64_t m1 = -1;
@@ -108,7 +93,7 @@ int lp_prep_gather_nd(struct ir_graph *g, int *pi, struct ir_error *e)
 				off[(bi * per + t) * slice + s] = o + s;
 		}
 	memcpy(odims, ov->dims, sizeof(odims));
-	c = const_from(&r, IR_I32, orank, odims, off);
+	c = lp_rw_ints(&r, "rw_const", IR_I32, orank, odims, off);
 	free(off);
 	if (c < 0 || (xf = flat(&r, g->nodes[r.pos].in[0])) < 0)
 		return -1;
@@ -219,8 +204,8 @@ int lp_prep_scatter(struct ir_graph *g, int *pi, struct ir_error *e)
 		}
 		for (int64_t i = 0; i < nx; i++)
 			hits[i] &= 1;
-		if ((m = const_from(&r, IR_BOOL, xrank, xd, hits)) < 0 ||
-		    (s = const_from(&r, IR_I32, xrank, xd, src)) < 0 ||
+		if ((m = lp_rw_ints(&r, "rw_const", IR_BOOL, xrank, xd, hits)) < 0 ||
+		    (s = lp_rw_ints(&r, "rw_const", IR_I32, xrank, xd, src)) < 0 ||
 		    (u = lp_rw_add(&r, "Gather", uf, s)) < 0)
 			goto fail;
 		if (op && (u = lp_rw_add(&r, op, acc, u)) < 0)
