@@ -54,14 +54,25 @@ static int compare(const struct ir_tensor *got, const struct ir_tensor *ref,
 	for (int64_t i = 0; i < n; i++) {
 		double a = ir_get_f(got->data, got->dtype, (size_t)i);
 		double b = ir_get_f(ref->data, ref->dtype, (size_t)i);
-		double d = fabs(a - b);
+		double d;
 
-		if (isnan(a) && isnan(b))
-			continue;
 		if (!ir_dtype_is_float(ref->dtype)) {
-			ok &= ir_get_i(got->data, got->dtype, (size_t)i) == ir_get_i(ref->data, ref->dtype, (size_t)i);
+			int64_t gi = ir_get_i(got->data, got->dtype, (size_t)i);
+			int64_t ri = ir_get_i(ref->data, ref->dtype, (size_t)i);
+
+			if (gi != ri) {
+				ok = 0;
+				/* the report's max abs err says by how much */
+				d = fabs((double)gi - (double)ri);
+				if (d > *maxabs)
+					*maxabs = d;
+			}
 			continue;
 		}
+		/* equal values match whatever the tolerance: inf - inf is NaN */
+		if ((isnan(a) && isnan(b)) || a == b)
+			continue;
+		d = fabs(a - b);
 		if (d > *maxabs)
 			*maxabs = d;
 		if (b != 0 && d / fabs(b) > *maxrel)

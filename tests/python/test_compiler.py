@@ -162,3 +162,17 @@ def test_library_result_progress_and_threads():
     for t in threads:
         t.join()
     assert got == [res.executable] * 6
+
+
+def test_check_takes_equal_infinities():
+    # atanh(1) is +inf on the device and in the reference evaluator alike:
+    # --check must call that a match (inf - inf is NaN, no tolerance holds it)
+    h = onnx.helper
+    x = h.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [2, 8])
+    y = h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [2, 8])
+    one = [h.make_tensor(n, onnx.TensorProto.FLOAT, [], [1.0]) for n in ("lo", "hi")]
+    g = h.make_graph([h.make_node("Clip", ["X", "lo", "hi"], ["c"]),
+                      h.make_node("Atanh", ["c"], ["Y"])], "atanh_one", [x], [y], one)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    res = ipu.compiler.compile(m, check=True)
+    assert "check: Y: ok" in res.messages
