@@ -52,6 +52,8 @@ struct ipu_group {
 	int started;
 	ipu_group_completion_fn fn;
 	void *ctx;
+	ipu_group_trace_fn trace;	/* set while no IPU runs */
+	void *trace_ctx;
 };
 
 static uint64_t link_cycles(uint64_t bytes)
@@ -277,6 +279,8 @@ static void on_trace(void *ctx, const struct ipu_step_event *ev)
 	struct gdev *gd = ctx;
 	struct ipu_group *g = gd->g;
 
+	if (g->trace)
+		g->trace(g->trace_ctx, gd->i, ev);
 	if (ev->kind == IPU_STEP_STREAM_COPY) {
 		if (ev->stream < gd->nstreams && gd->link_of && gd->link_of[ev->stream] >= 0)
 			gd->link_cycles += ev->cycles;
@@ -355,6 +359,12 @@ int ipu_group_start(struct ipu_group *g, uint32_t depth, ipu_group_completion_fn
 	}
 	g->started = 1;
 	return 0;
+}
+
+void ipu_group_set_trace(struct ipu_group *g, ipu_group_trace_fn fn, void *ctx)
+{
+	g->trace = fn;
+	g->trace_ctx = ctx;
 }
 
 int ipu_group_link_stats(struct ipu_group *g, uint32_t link, struct ipu_link_stats *out)

@@ -1093,8 +1093,23 @@ static int enqueue_runs(struct ipurt_runner *r, struct ipurt_future *f, int here
 		/* every IPU of the group runs each run, in the order queued */
 		for (run = 0; run < f->nruns; run++) {
 			uint32_t k = run_buffers(r, f, run, 1, anchors, bufs);
-			int rc = rt_group_enqueue(r->grp, anchors, bufs, k, &f->refs[run]);
+			int rc, first;
 
+			/*
+			 * Handed to the IPUs' queues is reaching the device (a wait
+			 * for room among the requests in flight included): said
+			 * before, as the request may be done before the call returns.
+			 */
+			if (r->cfg.on_request) {
+				pthread_mutex_lock(&f->lock);
+				first = !f->started;
+				f->started = 1;
+				pthread_mutex_unlock(&f->lock);
+				if (first)
+					r->cfg.on_request(r->cfg.on_request_ctx, f->id, IPURT_REQ_STARTED,
+							  now_ns(), 0);
+			}
+			rc = rt_group_enqueue(r->grp, anchors, bufs, k, &f->refs[run]);
 			if (rc)
 				complete_run(&f->refs[run], rc,
 					     rc == IPURT_E_NOMEM ? "the group's devices refused the request's buffers"

@@ -33,6 +33,7 @@ struct run {
 	struct run_trace *trace;	/* --profile */
 	struct step_sums sums;		/* per-step host times (one device) */
 	int trace_steps;		/* sums attached to the device */
+	int trace_group;		/* the trace attached to a group's IPUs */
 	struct ipu_counters tc0;	/* the device's counters before the runs */
 	double first_ms;
 	struct run_modelled mod;
@@ -164,17 +165,24 @@ static int counters_all(struct ipurt_runner *r, struct ipu_counters *out)
 	return 0;
 }
 
-/* Per-step events, for the host time split and the profile: one device only. */
+/*
+ * Per-step events, for the host time split and the profile: one device,
+ * or for the profile every IPU of a split model's group.
+ */
 static void attach_steps(struct run *x)
 {
 	struct ipu_device *dev = ipurt_runner_device(x->r);
+	struct ipu_group *g = ipurt_runner_group(x->r);
 
 	x->sums.trace = x->trace;
 	if (ipurt_runner_num_devices(x->r) == 1 && !ipu_counters(dev, &x->tc0) &&
 	    !step_sums_attach(&x->sums, dev))
 		x->trace_steps = 1;
-	else if (x->trace && ipurt_runner_num_devices(x->r) > 1)
-		fprintf(stderr, "ipu-run: note: per-step events are recorded on one device only; the profile has the requests only\n");
+	else if (x->trace && g && !counters_all(x->r, &x->tc0)) {
+		ipu_group_set_trace(g, run_trace_group_step, x->trace);
+		x->trace_group = 1;
+	} else if (x->trace && ipurt_runner_num_devices(x->r) > 1)
+		fprintf(stderr, "ipu-run: note: per-step events are recorded on one device or a split model's group only; the profile has the requests only\n");
 	else if (x->trace)
 		fprintf(stderr, "ipu-run: note: this device gives no per-step events (only the in-process model device does); the profile has the requests only\n");
 }
@@ -235,14 +243,20 @@ static int write_profile(struct run *x)
 {
 	const struct ipuef_metadata *m = ipuef_metadata(x->file);
 	struct run_trace_info ti = { x->o.model, x->file, ipurt_runner_device(x->r), clock_ghz(m->ipu_version),
-				     x->trace_steps, { 0 } };
+				     x->trace_steps || x->trace_group, NULL, { 0 } };
 	char note[256], err[512], sp[512];
 	struct ipu_counters c1;
 
-	if (x->trace_steps) {
-		step_sums_detach(&x->sums, ipurt_runner_device(x->r));
+	if (x->trace_group) {
+		ipu_group_set_trace(ipurt_runner_group(x->r), NULL, NULL);
+		x->trace_group = 0;
+		ti.group = ipurt_runner_group(x->r);
+	}
+	if (ti.have_steps) {
+		if (x->trace_steps)
+			step_sums_detach(&x->sums, ipurt_runner_device(x->r));
 		x->trace_steps = 0;
-		if (!ipu_counters(ipurt_runner_device(x->r), &c1)) {
+		if (!(ti.group ? counters_all(x->r, &c1) : ipu_counters(ipurt_runner_device(x->r), &c1))) {
 #define D(f) ti.counters.f = c1.f - x->tc0.f
 			D(programs_run); D(steps); D(compute_sets); D(vertices); D(cycles);
 			D(compute_cycles); D(exchange_cycles); D(sync_cycles); D(stream_cycles);
@@ -274,6 +288,8 @@ static void run_close(struct run *x)
 	bench_result_free(&x->bench);
 	if (x->trace_steps)
 		step_sums_detach(&x->sums, ipurt_runner_device(x->r));
+	if (x->trace_group)
+		ipu_group_set_trace(ipurt_runner_group(x->r), NULL, NULL);
 	run_io_free(&x->io);
 	ipurt_runner_destroy(x->r);
 	ipuef_close(x->file);

@@ -31,6 +31,11 @@ struct req_event {
 	int ev, status;
 };
 
+struct gstep {
+	uint32_t ipu;
+	struct ipu_step_event ev;
+};
+
 struct phase {
 	char name[96];
 	uint64_t start_ns, end_ns;
@@ -41,6 +46,8 @@ struct run_trace {
 	uint64_t t0;
 	struct ipu_step_event *steps;
 	size_t nsteps, capsteps;
+	struct gstep *gsteps;		/* a group's, every IPU's in arrival order */
+	size_t ngsteps, capgsteps;
 	struct req_event *reqs;
 	size_t nreqs, capreqs;
 	struct phase *phases;
@@ -73,6 +80,7 @@ void run_trace_destroy(struct run_trace *t)
 		return;
 	pthread_mutex_destroy(&t->lock);
 	free(t->steps);
+	free(t->gsteps);
 	free(t->reqs);
 	free(t->phases);
 	free(t);
@@ -104,6 +112,18 @@ void run_trace_step(void *ctx, const struct ipu_step_event *ev)
 		t->oom = 1;
 	else
 		t->steps[t->nsteps++] = *ev;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void run_trace_group_step(void *ctx, uint32_t ipu, const struct ipu_step_event *ev)
+{
+	struct run_trace *t = ctx;
+
+	pthread_mutex_lock(&t->lock);
+	if (grow((void **)&t->gsteps, &t->capgsteps, t->ngsteps, sizeof(*t->gsteps)))
+		t->oom = 1;
+	else
+		t->gsteps[t->ngsteps++] = (struct gstep){ ipu, *ev };
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -143,6 +163,8 @@ struct writer {
 	const struct ipuef_metadata *m;
 	struct ipuef_debug *dbg;
 	uint64_t t0;
+	int ipu;			/* a group's IPU whose steps these are, or -1 */
+	struct ipu_device *dev;		/* that IPU's device (or the one device) */
 };
 
 #define PID_DEVICE 1
@@ -150,6 +172,9 @@ struct writer {
 #define TID_STEPS 1
 #define TID_PHASES 2
 #define TID_REQUESTS 3
+#define PID_LINKS 3
+#define PID_IPU0 10			/* a group's IPU k: PID_IPU0 + k */
+#define LINK_LANES 64			/* transfers of one link in flight at once */
 
 /* Append one event (takes the reference). */
 static void emit(struct writer *w, json_t *ev)
@@ -195,11 +220,25 @@ static const char *program_name(const struct writer *w, uint32_t prog)
 /* The user anchor a stream carries, or NULL. */
 static const char *stream_anchor(const struct writer *w, uint32_t stream)
 {
-	uint32_t i;
+	uint32_t i, s;
 
-	for (i = 0; i < w->m->num_anchors; i++)
-		if (w->m->anchors[i].stream_id == stream)
-			return w->m->anchors[i].name;
+	for (i = 0; i < w->m->num_anchors; i++) {
+		const struct ipuef_anchor *a = &w->m->anchors[i];
+
+		if (w->ipu < 0 && a->stream_id == stream)
+			return a->name;
+		/* a group's anchor ids are group-wide: the IPU's own stream */
+		if (w->ipu >= 0 && ipuef_anchor_ipu(w->m, a, &s) == (uint32_t)w->ipu && s == stream)
+			return a->name;
+	}
+	if (w->ipu >= 0 && w->m->group)
+		for (i = 0; i < w->m->group->num_links; i++) {
+			const struct ipuef_link *l = &w->m->group->links[i];
+
+			if ((l->src_ipu == (uint32_t)w->ipu && l->src_stream == stream) ||
+			    (l->dst_ipu == (uint32_t)w->ipu && l->dst_stream == stream))
+				return l->name;
+		}
 	return NULL;
 }
 
@@ -208,7 +247,8 @@ static const struct ipuef_debug_node *node_of(const struct writer *w, uint16_t k
 	const struct ipuef_debug *d = w->dbg;
 	uint32_t n = IPUEF_DEBUG_NONE;
 
-	if (!d)
+	/* the debug blob indexes one executable's compute sets */
+	if (!d || w->ipu >= 0)
 		return NULL;
 	if (kind == IPU_STEP_EXECUTE && idx < d->num_compute_sets)
 		n = d->cs_node[idx];
@@ -236,7 +276,7 @@ static json_t *step_args(const struct writer *w, const struct ipu_step_event *e,
 		else
 			snprintf(name, len, "compute set %u", e->index);
 		json_object_set_new(a, "compute_set", json_integer(e->index));
-		if (w->info->dev && !ipu_cs_profile(w->info->dev, e->index, &p)) {
+		if (w->dev && !ipu_cs_profile(w->dev, e->index, &p)) {
 			json_object_set_new(a, "tiles", json_integer(p.tiles));
 			json_object_set_new(a, "vertices", json_integer(p.vertices));
 		}
@@ -336,6 +376,189 @@ static void program_events(struct writer *w, const struct ipu_step_event *s, siz
 	*mclk += s[last].cycles;
 }
 
+/* The link a stream of IPU k is an end of, or -1. */
+static int link_of(const struct ipuef_group *gt, uint32_t k, uint32_t stream)
+{
+	for (uint32_t i = 0; i < gt->num_links; i++) {
+		const struct ipuef_link *l = &gt->links[i];
+
+		if ((l->src_ipu == k && l->src_stream == stream) || (l->dst_ipu == k && l->dst_stream == stream))
+			return (int)i;
+	}
+	return -1;
+}
+
+static uint64_t link_cycles(uint64_t bytes)
+{
+	return IPU_LINK_LATENCY_CYCLES + (bytes + IPU_LINK_BYTES_PER_CYCLE - 1) / IPU_LINK_BYTES_PER_CYCLE;
+}
+
+/* A group's IPU: its run of a program, steps[first .. last), program at last. */
+struct ipu_track {
+	struct ipu_step_event *ev;
+	size_t n, *prog, nprog;
+	uint64_t done, fin, runs[64];
+	int fin_valid;
+};
+
+/*
+ * One run of IPU k from `start` (cycles) on the group's clock, steps back
+ * to back; the link stream copies take no time there (their cycles are the
+ * link's, on the link track), as in the group's modelled clock
+ * (ipu/group.h).  Returns the run's end.
+ */
+static uint64_t group_run_events(struct writer *w, struct ipu_track *tr, size_t first, size_t last,
+				 uint64_t start, uint64_t run)
+{
+	const struct ipuef_group *gt = w->m->group;
+	double k = w->info->ghz * 1e3;
+	int pid = PID_IPU0 + w->ipu;
+	uint64_t c = start, lc = 0;
+	const char *cat;
+	char name[1200];
+	size_t i;
+	json_t *a;
+
+	for (i = first; i < last; i++)
+		if (tr->ev[i].kind == IPU_STEP_STREAM_COPY && link_of(gt, (uint32_t)w->ipu, tr->ev[i].stream) >= 0)
+			lc += tr->ev[i].cycles;
+	lc = lc < tr->ev[last].cycles ? lc : tr->ev[last].cycles;
+	a = step_args(w, &tr->ev[last], name, sizeof(name), &cat, run);
+	if (a)
+		json_object_set_new(a, "link_cycles", json_integer((json_int_t)lc));
+	complete(w, pid, name, cat, (double)start / k,
+		 (double)(start + tr->ev[last].cycles - lc) / k - (double)start / k, a);
+	for (i = first; i < last; i++) {
+		const struct ipu_step_event *e = &tr->ev[i];
+		int li = e->kind == IPU_STEP_STREAM_COPY ? link_of(gt, (uint32_t)w->ipu, e->stream) : -1;
+		uint64_t d = li >= 0 ? 0 : e->cycles;
+
+		a = step_args(w, e, name, sizeof(name), &cat, run);
+		if (a && li >= 0)
+			json_object_set_new(a, "link", json_string(gt->links[li].name));
+		complete(w, pid, name, cat, (double)c / k, (double)(c + d) / k - (double)c / k, a);
+		c += d;
+	}
+	return start + tr->ev[last].cycles - lc;
+}
+
+/*
+ * A group's profile: one process per IPU on the group's modelled clock
+ * (run i of Main on IPU k starts when IPU k finished run i-1 and every
+ * link into it carried run i's data), and one for the links, each
+ * transfer a slice from its sender's finish, its bytes and cycles.
+ * Returns the clock's end; *bytes and *transfers over the links.
+ */
+static uint64_t group_events(struct writer *w, const struct run_trace *t, uint64_t *bytes,
+			     uint64_t *transfers)
+{
+	const struct ipuef_group *gt = w->m->group;
+	uint32_t n = gt->num_ipus;
+	struct ipu_track *tr = calloc(n, sizeof(*tr));
+	uint64_t (*lanes)[LINK_LANES] = calloc(gt->num_links ? gt->num_links : 1, sizeof(*lanes));
+	uint64_t end = 0;
+	double kc = w->info->ghz * 1e3;
+	size_t i, maxrun = 0;
+	char title[200];
+
+	*bytes = *transfers = 0;
+	if (!tr || !lanes) {
+		w->failed = 1;
+		goto out;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		size_t cnt = 0;
+
+		for (i = 0; i < t->ngsteps; i++)
+			cnt += t->gsteps[i].ipu == k;
+		tr[k].ev = malloc((cnt ? cnt : 1) * sizeof(*tr[k].ev));
+		tr[k].prog = malloc((cnt ? cnt : 1) * sizeof(*tr[k].prog));
+		if (!tr[k].ev || !tr[k].prog) {
+			w->failed = 1;
+			goto out;
+		}
+		for (i = 0; i < t->ngsteps; i++) {
+			if (t->gsteps[i].ipu != k)
+				continue;
+			if (t->gsteps[i].ev.kind == IPU_TRACE_PROGRAM)
+				tr[k].prog[tr[k].nprog++] = tr[k].n;
+			tr[k].ev[tr[k].n++] = t->gsteps[i].ev;
+		}
+		if (tr[k].nprog > maxrun)
+			maxrun = tr[k].nprog;
+		snprintf(title, sizeof(title), "IPU %u of %u (modelled at %.2f GHz, the group's clock)", k, n,
+			 w->info->ghz);
+		meta(w, PID_IPU0 + (int)k, 0, "process_name", title);
+		meta(w, PID_IPU0 + (int)k, TID_STEPS, "thread_name", "programs and supersteps");
+		sort_index(w, PID_IPU0 + (int)k, 0, (int)k + 1);
+	}
+	meta(w, PID_LINKS, 0, "process_name", "IPU-Links (modelled)");
+	sort_index(w, PID_LINKS, 0, (int)n + 1);
+	for (size_t r = 0; r < maxrun; r++) {
+		for (uint32_t k = 0; k < n; k++) {
+			size_t last, first;
+			uint64_t start;
+			const struct ipu_step_event *pe;
+
+			tr[k].fin_valid = 0;
+			if (r >= tr[k].nprog)
+				continue;
+			last = tr[k].prog[r];
+			first = r ? tr[k].prog[r - 1] + 1 : 0;
+			pe = &tr[k].ev[last];
+			start = tr[k].done;
+			for (uint32_t li = 0; li < gt->num_links && pe->program == 0 && !pe->status; li++) {
+				const struct ipuef_link *l = &gt->links[li];
+				uint64_t lc = link_cycles(l->bytes), from;
+				int j;
+
+				if (l->dst_ipu != k || l->src_ipu >= n || !tr[l->src_ipu].fin_valid)
+					continue;
+				from = tr[l->src_ipu].fin;
+				/* a transfer still under way: the next lane */
+				for (j = 0; j < LINK_LANES - 1 && lanes[li][j] > from; j++)
+					;
+				if (!lanes[li][j]) {
+					char tn[300];
+
+					snprintf(tn, sizeof(tn), "%s IPU %u -> IPU %u%s", l->name, l->src_ipu,
+						 l->dst_ipu, j ? " (overlapping transfers)" : "");
+					meta(w, PID_LINKS, 1 + (int)li * LINK_LANES + j, "thread_name", tn);
+				}
+				lanes[li][j] = from + lc;
+				emit(w, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:{s:I,s:I,s:i,s:i,s:I}}", "ph", "X",
+						  "name", l->name, "cat", "link", "pid", PID_LINKS,
+						  "tid", 1 + (int)li * LINK_LANES + j, "ts", (double)from / kc,
+						  "dur", (double)(from + lc) / kc - (double)from / kc, "args",
+						  "bytes", (json_int_t)l->bytes, "cycles", (json_int_t)lc,
+						  "src_ipu", (int)l->src_ipu, "dst_ipu", (int)l->dst_ipu,
+						  "run", (json_int_t)r));
+				*bytes += l->bytes;
+				(*transfers)++;
+				if (from + lc > start)
+					start = from + lc;
+			}
+			w->ipu = (int)k;
+			w->dev = w->info->group ? ipu_group_device(w->info->group, k) : NULL;
+			tr[k].fin = group_run_events(w, &tr[k], first, last, start, tr[k].runs[pe->program % 64]++);
+			tr[k].fin_valid = pe->program == 0 && !pe->status;
+			tr[k].done = tr[k].fin;
+			if (tr[k].fin > end)
+				end = tr[k].fin;
+		}
+	}
+out:
+	w->ipu = -1;
+	w->dev = w->info->dev;
+	for (uint32_t k = 0; tr && k < n; k++) {
+		free(tr[k].ev);
+		free(tr[k].prog);
+	}
+	free(tr);
+	free(lanes);
+	return end;
+}
+
 static int cmp_req(const void *a, const void *b)
 {
 	const struct req_event *x = a, *y = b;
@@ -403,16 +626,20 @@ static json_t *counters_json(const struct ipu_counters *c)
 int run_trace_write(struct run_trace *t, const char *path, const struct run_trace_info *info,
 		    char *note, size_t notelen, char *err, size_t errlen)
 {
-	struct writer w = { .first = 1, .info = info, .t0 = t->t0 };
+	struct writer w = { .first = 1, .info = info, .t0 = t->t0, .ipu = -1, .dev = info->dev };
 	char *buf = NULL, dbgerr[256], title[160];
 	size_t len = 0, i, first = 0;
-	uint64_t mclk = 0, runs[64] = { 0 };
+	uint64_t mclk = 0, runs[64] = { 0 }, lbytes = 0, ltransfers = 0;
+	int group;
 	json_t *other;
 	int rc = -1;
 
 	snprintf(note, notelen, "%s", "");
 	w.m = ipuef_metadata(info->file);
-	if (ipuef_debug_read(info->file, &w.dbg, dbgerr, sizeof(dbgerr)))
+	group = info->group && w.m->group;
+	if (group)
+		snprintf(note, notelen, "the steps of a model split over IPUs are named by index");
+	else if (ipuef_debug_read(info->file, &w.dbg, dbgerr, sizeof(dbgerr)))
 		snprintf(note, notelen, "the model's debug information is unreadable (%s): steps are named by index", dbgerr);
 	else if (!w.dbg)
 		snprintf(note, notelen, "the model has no debug information (compile it with this ipu-compile): steps are named by index");
@@ -425,16 +652,21 @@ int run_trace_write(struct run_trace *t, const char *path, const struct run_trac
 	}
 	if (fputs("{\"traceEvents\":[\n", w.f) == EOF)
 		w.failed = 1;
-	snprintf(title, sizeof(title), "IPU %s (modelled at %.2f GHz; programs back to back)",
-		 w.m->ipu_version, info->ghz);
-	meta(&w, PID_DEVICE, 0, "process_name", title);
-	meta(&w, PID_DEVICE, TID_STEPS, "thread_name", "programs and supersteps");
+	if (!group) {
+		snprintf(title, sizeof(title), "IPU %s (modelled at %.2f GHz; programs back to back)",
+			 w.m->ipu_version, info->ghz);
+		meta(&w, PID_DEVICE, 0, "process_name", title);
+		meta(&w, PID_DEVICE, TID_STEPS, "thread_name", "programs and supersteps");
+		meta(&w, PID_HOST, TID_STEPS, "thread_name", "device steps run by the engine");
+	}
 	meta(&w, PID_HOST, 0, "process_name", "host (wall time)");
-	meta(&w, PID_HOST, TID_STEPS, "thread_name", "device steps run by the engine");
 	meta(&w, PID_HOST, TID_PHASES, "thread_name", "ipu-run");
 	meta(&w, PID_HOST, TID_REQUESTS, "thread_name", "requests (Model Runtime)");
-	sort_index(&w, PID_DEVICE, 0, 1);
-	sort_index(&w, PID_HOST, 0, 2);
+	if (!group)
+		sort_index(&w, PID_DEVICE, 0, 1);
+	sort_index(&w, PID_HOST, 0, 100);
+	if (group)
+		mclk = group_events(&w, t, &lbytes, &ltransfers);
 	for (i = 0; i < t->nsteps; i++) {
 		if (t->steps[i].kind != IPU_TRACE_PROGRAM)
 			continue;
@@ -451,6 +683,12 @@ int run_trace_write(struct run_trace *t, const char *path, const struct run_trac
 			  "ipu_version", w.m->ipu_version, "clock_ghz", info->ghz,
 			  "device_steps", info->have_steps, "engine_counters", counters_json(&info->counters),
 			  "modelled_cycles", (json_int_t)mclk, "debug_info", w.dbg != NULL);
+	if (group && other)
+		json_object_set_new(other, "group", json_pack("{s:i,s:I,s:I,s:I}", "ipus",
+							      (int)w.m->group->num_ipus, "link_transfers",
+							      (json_int_t)ltransfers, "link_bytes",
+							      (json_int_t)lbytes, "modelled_cycles_pipelined",
+							      (json_int_t)mclk));
 	if (fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":", w.f) == EOF || !other ||
 	    json_dumpf(other, w.f, JSON_COMPACT | JSON_ENSURE_ASCII) || fputs("}\n", w.f) == EOF)
 		w.failed = 1;

@@ -22,6 +22,8 @@ void run_trace_destroy(struct run_trace *t);
 void run_trace_step(void *ctx, const struct ipu_step_event *ev);
 void run_trace_request(void *ctx, uint64_t id, enum ipurt_request_event ev, uint64_t t_ns,
 		       int status);
+/* The same for a group of IPUs (ipu_group_set_trace): every IPU's steps. */
+void run_trace_group_step(void *ctx, uint32_t ipu, const struct ipu_step_event *ev);
 /* A phase of the tool's run ("latency run", ...) on the host's own track. */
 void run_trace_phase(struct run_trace *t, const char *name, uint64_t start_ns, uint64_t end_ns);
 
@@ -32,6 +34,7 @@ struct run_trace_info {
 	struct ipu_device *dev;		/* for per-compute-set tiles and vertices */
 	double ghz;			/* the modelled tile clock */
 	int have_steps;			/* the device gave per-step events */
+	struct ipu_group *group;	/* a split model's: one track per IPU */
 	struct ipu_counters counters;	/* the device's, over the traced runs */
 };
 

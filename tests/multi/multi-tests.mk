@@ -100,3 +100,21 @@ check-multi-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
 	  'import numpy as np; from ipu.runtime import Runner; x = np.load("mlp.in.x.npy"); y = [np.zeros([16, 10], np.float32) for i in range(6)]; r1 = Runner("one.ipuef"); r2 = Runner("auto.ipuef"); r1.execute({"x": x}, {"y": y[0]}); fs = [r2.execute_async({"x": x}, {"y": y[i]}) for i in range(1, 6)]; [f.wait() for f in fs]; assert all(v.tobytes() == y[0].tobytes() for v in y[1:]); print("check-multi-cli: ipu.runtime.Runner on the 2-IPU model: 5 requests in flight, the bits of one IPU")'
 	@echo "check-multi-cli: ipu-compile --num-ipus 2 / --num_ipus 2 --manual_sharding_config: ipu-run's output bit-identical to one IPU's; 64 x 64 KiB: one IPU refuses, two run it"
 CHECKS += ;make -s check-multi-cli;
+
+# ipu-run --profile on the MLP split over 2 IPUs with 4 requests in flight:
+# one track per IPU on the group's modelled clock and one for the link,
+# checked by tests/profile/check_trace.py against the same run's --json
+# (link bytes and transfers, the pipelined clock, the engines' counters)
+# and with the two stages' runs overlapping.
+MULTI_PROF := $(BUILD)/tests/multi/profile
+.PHONY: check-multi-profile
+check-multi-profile: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@rm -rf $(MULTI_PROF) && mkdir -p $(MULTI_PROF)
+	/usr/bin/python3 tests/models/make_models.py $(MULTI_PROF) --only mlp >/dev/null
+	$(IPU_COMPILE) --input-model $(MULTI_PROF)/mlp.onnx --target tiles=128,tile-mem=64KiB --num-ipus 2 -o $(MULTI_PROF)/mlp2.ipuef >/dev/null
+	$(BUILD)/bin/ipu-run $(MULTI_PROF)/mlp2.ipuef --input x=$(MULTI_PROF)/mlp.in.x.npy --iterations 3 --inflight 4 \
+	  --profile $(MULTI_PROF)/trace.json --json >$(MULTI_PROF)/run.json 2>$(MULTI_PROF)/run.err
+	/usr/bin/python3 tests/profile/check_trace.py $(MULTI_PROF)/trace.json $(MULTI_PROF)/run.json - >$(MULTI_PROF)/check.txt \
+	  || { cat $(MULTI_PROF)/check.txt; exit 1; }
+	@echo "check-multi-profile: $$(grep -c '^ok' $(MULTI_PROF)/check.txt) checks passed: $$(grep 'link slices carry' $(MULTI_PROF)/check.txt | cut -d' ' -f3-8); $$(grep 'pairs of stage runs overlap' $(MULTI_PROF)/check.txt | sed 's/.*; //')"
+CHECKS += ;make -s check-multi-profile;

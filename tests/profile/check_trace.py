@@ -4,6 +4,10 @@ format's rules and against the same run's own figures.
 
 usage: check_trace.py TRACE.json RUN.json MODEL.onnx|- [--no-debug]
 
+A model split over IPUs (RUN.json has "group") is checked by
+check_group(): one process per IPU on the group's modelled clock and the
+links' transfers, against ipu-run's own group figures.
+
 RUN.json is `ipu-run --json` of the same run (its modelled cycles per
 request come from the engine's counters around one request, a path
 independent of the per-step events).  MODEL.onnx gives the node names the
@@ -83,6 +87,92 @@ def computing_nodes(graph):
     return want
 
 
+def check_requests(evs, run):
+    """Requests: queued -> running -> done, as many as ipu-run ran."""
+    reqs = defaultdict(list)
+    for e in evs:
+        if e["ph"] in "be" and e.get("cat") == "request":
+            reqs[e["id"]].append(e)
+    expect_req = 1 + run["warmup"] + run["iterations"] * (2 if run["inflight"] > 1 else 1)
+    check(len(reqs) == expect_req, f"{len(reqs)} requests in the trace, ipu-run ran {expect_req}")
+    for rid, seq in reqs.items():
+        shape = [(e["ph"], e["name"].split(" ")[0]) for e in seq]
+        check(shape == [("b", "request"), ("b", "queued"), ("e", "queued"), ("b", "running"), ("e", "running"), ("e", "request")],
+              f"request {rid}: events {shape}")
+        ts = [e["ts"] for e in seq]
+        check(ts == sorted(ts), f"request {rid}: events out of order {ts}")
+        check(seq[-1]["args"]["status"] == 0, f"request {rid} failed")
+    print(f"ok - {len(reqs)} requests, each queued then running then done, in time order")
+
+
+def check_group(evs, names, tracks, other, run):
+    """A split model: one track per IPU whose steps add up to the engines'
+    counters, link slices whose bytes and count are ipu-run's link figures,
+    each starting as its sender's run ends and ending before its receiver's
+    run starts, a timeline ending at ipu-run's pipelined modelled cycles,
+    and stages that overlap when several requests were in flight."""
+    g, og = run["group"], other["group"]
+    ctr = other["engine_counters"]
+    ghz = other["clock_ghz"]
+    us = lambda c: c / (ghz * 1e3)
+    n = g["ipus"]
+    ipu_pids = sorted(pid for (pid, tid), nm in names.items() if tid == 0 and nm.startswith("IPU ") and " of " in nm)
+    check(len(ipu_pids) == n, f"{len(ipu_pids)} IPU processes, the group has {n}")
+    check(og["ipus"] == n, f"otherData says {og['ipus']} IPUs")
+    runs = {}
+    by_cat = defaultdict(int)
+    prog_cycles = ncs = xbytes = 0
+    for k, pid in enumerate(ipu_pids):
+        check(names[(pid, 0)].startswith(f"IPU {k} of {n}"), f"process {pid} is {names[(pid, 0)]}, not IPU {k}")
+        tev = tracks[(pid, 1)]
+        programs = [e for e in tev if e["cat"] == "program"]
+        check(len(programs) == g["requests"], f"IPU {k}: {len(programs)} runs, ipu-run says {g['requests']} requests")
+        end = -1.0
+        for e in tev:
+            c = e["args"]["cycles"]
+            if e["cat"] == "program":
+                end = e["ts"] + e["dur"]
+                prog_cycles += c
+                check(abs(e["dur"] - us(c - e["args"]["link_cycles"])) < 1e-6 * max(1.0, e["dur"]), f"IPU {k} {e['name']}: duration is not its cycles without its link copies")
+                continue
+            check(e["ts"] + e["dur"] <= end + EPS_US, f"IPU {k}: step {e['name']} outside any program run")
+            by_cat[e["cat"]] += c
+            want = 0 if "link" in e["args"] else us(c)
+            check(abs(e["dur"] - want) < 1e-6 * max(1.0, e["dur"]), f"IPU {k} {e['name']}: duration {e['dur']} us is not {want}")
+            ncs += e["cat"] == "compute"
+            xbytes += e["args"]["bytes"] if e["cat"] == "exchange" else 0
+        runs[k] = programs
+    for cat in ("compute", "exchange", "stream", "sync"):
+        check(by_cat[cat] == ctr[f"{cat}_cycles"], f"{cat}: {by_cat[cat]} cycles over the IPUs, the counters say {ctr[cat + '_cycles']}")
+    check(prog_cycles == ctr["cycles"], f"program cycles {prog_cycles} != the counters' {ctr['cycles']}")
+    check(ncs == ctr["compute_sets"] and xbytes == ctr["exchange_bytes"], "compute sets or exchange bytes do not match the counters")
+    print(f"ok - {n} IPU tracks of {g['requests']} runs each; their steps add up to the engines' counters ({by_cat['compute']} compute cycles)")
+
+    links = [e for e in evs if e["ph"] == "X" and e.get("cat") == "link"]
+    check(links, "no link slices")
+    lbytes = sum(e["args"]["bytes"] for e in links)
+    check(lbytes == g["link_bytes"] == og["link_bytes"], f"link slices carry {lbytes} bytes, ipu-run --json says {g['link_bytes']}")
+    check(len(links) == g["link_transfers"], f"{len(links)} link slices, ipu-run says {g['link_transfers']} transfers")
+    for e in links:
+        a = e["args"]
+        check(a["cycles"] == 2000 + -(-a["bytes"] // 240), f"{e['name']}: {a['cycles']} cycles for {a['bytes']} bytes")
+        check(abs(e["dur"] - us(a["cycles"])) < 1e-6 * max(1.0, e["dur"]), f"{e['name']}: duration is not its cycles")
+        src, dst = runs[a["src_ipu"]][a["run"]], runs[a["dst_ipu"]][a["run"]]
+        check(abs(e["ts"] - (src["ts"] + src["dur"])) < 1e-6 * max(1.0, e["ts"]), f"{e['name']} run {a['run']} does not start as IPU {a['src_ipu']}'s run ends")
+        check(dst["ts"] >= e["ts"] + e["dur"] - 1e-6 * max(1.0, dst["ts"]), f"IPU {a['dst_ipu']}'s run {a['run']} starts before its link data arrived")
+    print(f"ok - {len(links)} link slices carry {lbytes} bytes = ipu-run --json's link bytes, each from its sender's run end to before its receiver's run")
+
+    last = max(p["ts"] + p["dur"] for ps in runs.values() for p in ps)
+    check(abs(last - us(g["modelled_cycles_pipelined"])) < 1e-3, f"the timeline ends at {last} us, ipu-run's pipelined clock at {us(g['modelled_cycles_pipelined'])}")
+    check(other["modelled_cycles"] == og["modelled_cycles_pipelined"] == g["modelled_cycles_pipelined"], "modelled cycles differ from ipu-run's pipelined clock")
+    overlaps = sum(1 for k in runs for j in runs if k < j for a in runs[k] for b in runs[j]
+                   if min(a["ts"] + a["dur"], b["ts"] + b["dur"]) - max(a["ts"], b["ts"]) > EPS_US)
+    if run["inflight"] > 1:
+        check(overlaps > 0, "several requests in flight but no two IPUs' runs overlap")
+    print(f"ok - the timeline ends at ipu-run's pipelined {g['modelled_cycles_pipelined']} cycles; {overlaps} pairs of stage runs overlap")
+    check_requests(evs, run)
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     no_debug = "--no-debug" in sys.argv
@@ -115,6 +205,10 @@ def main():
     for key, tev in tracks.items():
         nested_and_ordered(tev, f"track {names.get(key, key)}")
     print(f"ok - {len(tracks)} tracks of complete events in time order and properly nested")
+    if "group" in run:
+        check("group" in other, "ipu-run ran a group but the trace has no group tracks")
+        check_group(evs, names, tracks, other, run)
+        return
 
     dev = tracks[(1, 1)]
     host = tracks[(2, 1)]
@@ -159,21 +253,7 @@ def main():
     check(abs(last["ts"] + last["dur"] - nreq * run["modelled_us_per_request"]) < 1e-3, "modelled timeline does not end at requests x modelled us per request")
     print(f"ok - {nreq} requests x ipu-run's modelled {per_req['compute']} compute cycles per request = the trace's sum")
 
-    # requests: queued -> running -> done, one per device run
-    reqs = defaultdict(list)
-    for e in evs:
-        if e["ph"] in "be" and e.get("cat") == "request":
-            reqs[e["id"]].append(e)
-    expect_req = 1 + run["warmup"] + run["iterations"] * (2 if run["inflight"] > 1 else 1)
-    check(len(reqs) == expect_req, f"{len(reqs)} requests in the trace, ipu-run ran {expect_req}")
-    for rid, seq in reqs.items():
-        shape = [(e["ph"], e["name"].split(" ")[0]) for e in seq]
-        check(shape == [("b", "request"), ("b", "queued"), ("e", "queued"), ("b", "running"), ("e", "running"), ("e", "request")],
-              f"request {rid}: events {shape}")
-        ts = [e["ts"] for e in seq]
-        check(ts == sorted(ts), f"request {rid}: events out of order {ts}")
-        check(seq[-1]["args"]["status"] == 0, f"request {rid} failed")
-    print(f"ok - {len(reqs)} requests, each queued then running then done, in time order")
+    check_requests(evs, run)
 
     computes = [e for e in steps if e["cat"] == "compute"]
     if no_debug:

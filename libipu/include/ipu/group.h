@@ -74,6 +74,15 @@ typedef void (*ipu_group_completion_fn)(void *ctx, uint32_t ipu, const struct ip
 int ipu_group_start(struct ipu_group *g, uint32_t depth, ipu_group_completion_fn fn, void *ctx,
 		    char *err, size_t errlen);
 
+/*
+ * Every per-step event of every IPU (ipu_set_trace's events, with the
+ * IPU's index), for a profile of the group: the group keeps the devices'
+ * own trace hooks for its modelled clock and hands each event on.  Set or
+ * cleared (fn NULL) while no IPU is running; called on the IPU's thread.
+ */
+typedef void (*ipu_group_trace_fn)(void *ctx, uint32_t ipu, const struct ipu_step_event *ev);
+void ipu_group_set_trace(struct ipu_group *g, ipu_group_trace_fn fn, void *ctx);
+
 struct ipu_link_stats {
 	uint32_t src_ipu, dst_ipu;
 	uint64_t transfers;
