@@ -5,7 +5,9 @@
  * the stages, each link buffer handed from one device's stream to the
  * next's; the outputs are bit-identical to the stages run one after the
  * other, every link carried each request once, and the modelled clock of
- * the overlapped IPUs is below the one-after-the-other sum.  Links whose
+ * the overlapped IPUs is below the one-after-the-other sum; every IPU's
+ * step events reach ipu_group_set_trace's hook with the IPU's index, and
+ * the group's clock counts each run without its link copies.  Links whose
  * ends do not match are refused.
  */
 #include <stdatomic.h>
@@ -32,8 +34,35 @@ static void on_user(void *ctx, uint32_t ipu, const struct ipu_completion *c)
 		atomic_fetch_add(&user_done, 1);
 }
 
+/* Per IPU (each written by its own device thread only): runs of Main, their
+ * cycles and the cycles of their stream copies other than the user's. */
+struct group_steps {
+	const struct mlp_group *mg;
+	uint64_t runs[4], cycles[4], link_copy[4];
+	atomic_int bad_ipu;
+};
+
+static void on_step(void *ctx, uint32_t ipu, const struct ipu_step_event *ev)
+{
+	struct group_steps *gs = ctx;
+
+	if (ipu >= 4) {
+		atomic_fetch_add(&gs->bad_ipu, 1);
+		return;
+	}
+	if (ev->kind == IPU_TRACE_PROGRAM && ev->program == 0 && !ev->status) {
+		gs->runs[ipu]++;
+		gs->cycles[ipu] += ev->cycles;
+	} else if (ev->kind == IPU_STEP_STREAM_COPY &&
+		   !(ipu == 0 && ev->stream == gs->mg->x_stream) &&
+		   !(ipu == 3 && ev->stream == gs->mg->y_stream)) {
+		gs->link_copy[ipu] += ev->cycles;
+	}
+}
+
 TEST(four_ipus_pipelined_as_the_stages_one_by_one)
 {
+	static struct group_steps gs;
 	struct ir_graph *g = mlp_prepared(8);
 	struct ipu_target t = { "ipu2", TILES, TILE_MEM };
 	struct ipu_partition p;
@@ -51,6 +80,9 @@ TEST(four_ipus_pipelined_as_the_stages_one_by_one)
 	CHECK_EQ_INT(ipu_group_num_links(mg.g), 3);
 	atomic_store(&user_done, 0);
 	REQUIRE(ipu_group_start(mg.g, 2, on_user, NULL, err, sizeof(err)) == 0);
+	memset(&gs, 0, sizeof(gs));
+	gs.mg = &mg;
+	ipu_group_set_trace(mg.g, on_step, &gs);
 	for (int i = 0; i < REQUESTS; i++) {
 		mlp_fill(x[i], 1000u + (uint32_t)i);
 		CHECK(ipu_stream_submit(ipu_group_device(mg.g, 0), mg.x_stream, x[i], sizeof(x[i]), (uint64_t)i) == 0);
@@ -79,6 +111,14 @@ TEST(four_ipus_pipelined_as_the_stages_one_by_one)
 	       (double)serial / (double)(pipe ? pipe : 1), (unsigned long long)stage[0],
 	       (unsigned long long)stage[1], (unsigned long long)stage[2], (unsigned long long)stage[3]);
 	CHECK(pipe > 0 && pipe < serial);
+	ipu_group_set_trace(mg.g, NULL, NULL);
+	CHECK_EQ_INT(atomic_load(&gs.bad_ipu), 0);
+	for (int k = 0; k < 4; k++) {
+		CHECK_EQ_INT(gs.runs[k], REQUESTS);
+		/* links into and out of every IPU: its clock is below its runs' cycles */
+		CHECK(gs.link_copy[k] > 0);
+		CHECK_EQ_INT(stage[k], gs.cycles[k] - gs.link_copy[k]);
+	}
 	/* the user's buffers only: REQUESTS inputs, REQUESTS outputs */
 	for (int spin = 0; spin < 1000 && atomic_load(&user_done) < 2 * REQUESTS; spin++) {
 		struct timespec ts = { 0, 1000000 };
