@@ -22,7 +22,7 @@ $(RUNTIME_LIB): $(RUNTIME_OBJS)
 # ipu-run writes its --json report with jansson.
 # A tool's other files: TOOL_OBJS_<name>.
 CFLAGS_runtime_tools_ := -Itools/lib
-TOOL_OBJS_ipu-run := $(addprefix $(BUILD)/runtime/tools/,ipu_run_opts.o ipu_run_io.o ipu_run_report.o ipu_run_trace.o ipu_run_bench.o ipu_run_stats.o ipu_run_convert.o ipu_run_generate.o ipu_run_group.o)
+TOOL_OBJS_ipu-run := $(addprefix $(BUILD)/runtime/tools/,ipu_run_opts.o ipu_run_io.o ipu_run_report.o ipu_run_trace.o ipu_run_trace_group.o ipu_run_bench.o ipu_run_stats.o ipu_run_convert.o ipu_run_generate.o ipu_run_group.o)
 $(BUILD)/bin/ipu-run: $(TOOL_OBJS_ipu-run)
 $(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
 	@mkdir -p $(dir $@)

@@ -11,6 +11,9 @@
  *         events: queued, then running from the moment it reached the
  *         device until done).
  *
+ * A model split over IPUs has, instead of pid 1 and the host's steps, a
+ * process per IPU and one for the links (ipu_run_trace_group.c).
+ *
  * Events are written in time order per track, complete events ("X") of a
  * program enclose its steps, so a reader can check nesting.  Each event is
  * serialised by jansson (names from the model are escaped there) into one
@@ -25,34 +28,16 @@
 
 #include "ipu/file_atomic.h"
 #include "ipu_run_trace.h"
+#include "ipu_run_trace_internal.h"
 
 struct req_event {
 	uint64_t id, t_ns;
 	int ev, status;
 };
 
-struct gstep {
-	uint32_t ipu;
-	struct ipu_step_event ev;
-};
-
 struct phase {
 	char name[96];
 	uint64_t start_ns, end_ns;
-};
-
-struct run_trace {
-	pthread_mutex_t lock;
-	uint64_t t0;
-	struct ipu_step_event *steps;
-	size_t nsteps, capsteps;
-	struct gstep *gsteps;		/* a group's, every IPU's in arrival order */
-	size_t ngsteps, capgsteps;
-	struct req_event *reqs;
-	size_t nreqs, capreqs;
-	struct phase *phases;
-	size_t nphases, capphases;
-	int oom;			/* an event was lost: say so, never hide it */
 };
 
 uint64_t run_trace_now(void)
@@ -155,29 +140,9 @@ void run_trace_phase(struct run_trace *t, const char *name, uint64_t start_ns, u
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* The writer's state: the output stream and what names the events. */
-struct writer {
-	FILE *f;
-	int first, failed;
-	const struct run_trace_info *info;
-	const struct ipuef_metadata *m;
-	struct ipuef_debug *dbg;
-	uint64_t t0;
-	int ipu;			/* a group's IPU whose steps these are, or -1 */
-	struct ipu_device *dev;		/* that IPU's device (or the one device) */
-};
-
-#define PID_DEVICE 1
-#define PID_HOST 2
-#define TID_STEPS 1
-#define TID_PHASES 2
-#define TID_REQUESTS 3
-#define PID_LINKS 3
-#define PID_IPU0 10			/* a group's IPU k: PID_IPU0 + k */
-#define LINK_LANES 64			/* transfers of one link in flight at once */
 
 /* Append one event (takes the reference). */
-static void emit(struct writer *w, json_t *ev)
+void trace_emit(struct writer *w, json_t *ev)
 {
 	if (!ev) {
 		w->failed = 1;
@@ -191,17 +156,17 @@ static void emit(struct writer *w, json_t *ev)
 	json_decref(ev);
 }
 
-static void meta(struct writer *w, int pid, int tid, const char *what, const char *name)
+void trace_meta(struct writer *w, int pid, int tid, const char *what, const char *name)
 {
 	json_t *ev = json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "ph", "M", "name", what, "pid", pid,
 			       "tid", tid, "args", "name", name);
 
-	emit(w, ev);
+	trace_emit(w, ev);
 }
 
-static void sort_index(struct writer *w, int pid, int tid, int idx)
+void trace_sort_index(struct writer *w, int pid, int tid, int idx)
 {
-	emit(w, tid ? json_pack("{s:s,s:s,s:i,s:i,s:{s:i}}", "ph", "M", "name", "thread_sort_index",
+	trace_emit(w, tid ? json_pack("{s:s,s:s,s:i,s:i,s:{s:i}}", "ph", "M", "name", "thread_sort_index",
 				"pid", pid, "tid", tid, "args", "sort_index", idx)
 		    : json_pack("{s:s,s:s,s:i,s:{s:i}}", "ph", "M", "name", "process_sort_index",
 				"pid", pid, "args", "sort_index", idx));
@@ -258,7 +223,7 @@ static const struct ipuef_debug_node *node_of(const struct writer *w, uint16_t k
 }
 
 /* Name, category and arguments of a step event (args: a new object). */
-static json_t *step_args(const struct writer *w, const struct ipu_step_event *e, char *name,
+json_t *trace_step_args(const struct writer *w, const struct ipu_step_event *e, char *name,
 			 size_t len, const char **cat, uint64_t run)
 {
 	const struct ipuef_debug_node *nd = node_of(w, e->kind, e->index);
@@ -326,7 +291,7 @@ static json_t *step_args(const struct writer *w, const struct ipu_step_event *e,
 	return a;
 }
 
-static void complete(struct writer *w, int pid, const char *name, const char *cat, double ts,
+void trace_complete(struct writer *w, int pid, const char *name, const char *cat, double ts,
 		     double dur, json_t *args)
 {
 	json_t *ev = args ? json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:o}", "ph", "X", "name", name,
@@ -334,7 +299,7 @@ static void complete(struct writer *w, int pid, const char *name, const char *ca
 				      "args", args)
 			  : NULL;
 
-	emit(w, ev);
+	trace_emit(w, ev);
 }
 
 /*
@@ -352,211 +317,28 @@ static void program_events(struct writer *w, const struct ipu_step_event *s, siz
 
 	for (int pass = 0; pass < 2; pass++) {
 		int pid = pass ? PID_HOST : PID_DEVICE;
-		json_t *a = step_args(w, &s[last], name, sizeof(name), &cat, run);
+		json_t *a = trace_step_args(w, &s[last], name, sizeof(name), &cat, run);
 
 		if (pass)
-			complete(w, pid, name, cat, (double)(s[last].start_ns - w->t0) / 1e3,
+			trace_complete(w, pid, name, cat, (double)(s[last].start_ns - w->t0) / 1e3,
 				 (double)(s[last].end_ns - s[last].start_ns) / 1e3, a);
 		else
-			complete(w, pid, name, cat, (double)*mclk / k, (double)s[last].cycles / k, a);
+			trace_complete(w, pid, name, cat, (double)*mclk / k, (double)s[last].cycles / k, a);
 		c = *mclk;
 		for (i = first; i < last; i++) {
-			a = step_args(w, &s[i], name, sizeof(name), &cat, run);
+			a = trace_step_args(w, &s[i], name, sizeof(name), &cat, run);
 			if (pass) {
-				complete(w, pid, name, cat, (double)(s[i].start_ns - w->t0) / 1e3,
+				trace_complete(w, pid, name, cat, (double)(s[i].start_ns - w->t0) / 1e3,
 					 (double)(s[i].end_ns - s[i].start_ns) / 1e3, a);
 			} else {
 				/* end computed from integers: a last child ends exactly with its parent */
-				complete(w, pid, name, cat, (double)c / k,
+				trace_complete(w, pid, name, cat, (double)c / k,
 					 (double)(c + s[i].cycles) / k - (double)c / k, a);
 				c += s[i].cycles;
 			}
 		}
 	}
 	*mclk += s[last].cycles;
-}
-
-/* The link a stream of IPU k is an end of, or -1. */
-static int link_of(const struct ipuef_group *gt, uint32_t k, uint32_t stream)
-{
-	for (uint32_t i = 0; i < gt->num_links; i++) {
-		const struct ipuef_link *l = &gt->links[i];
-
-		if ((l->src_ipu == k && l->src_stream == stream) || (l->dst_ipu == k && l->dst_stream == stream))
-			return (int)i;
-	}
-	return -1;
-}
-
-static uint64_t link_cycles(uint64_t bytes)
-{
-	return IPU_LINK_LATENCY_CYCLES + (bytes + IPU_LINK_BYTES_PER_CYCLE - 1) / IPU_LINK_BYTES_PER_CYCLE;
-}
-
-/* A group's IPU: its run of a program, steps[first .. last), program at last. */
-struct ipu_track {
-	struct ipu_step_event *ev;
-	size_t n, *prog, nprog;
-	uint64_t done, fin, runs[64];
-	int fin_valid;
-};
-
-/*
- * One run of IPU k from `start` (cycles) on the group's clock, steps back
- * to back; the link stream copies take no time there (their cycles are the
- * link's, on the link track), as in the group's modelled clock
- * (ipu/group.h).  Returns the run's end.
- */
-static uint64_t group_run_events(struct writer *w, struct ipu_track *tr, size_t first, size_t last,
-				 uint64_t start, uint64_t run)
-{
-	const struct ipuef_group *gt = w->m->group;
-	double k = w->info->ghz * 1e3;
-	int pid = PID_IPU0 + w->ipu;
-	uint64_t c = start, lc = 0;
-	const char *cat;
-	char name[1200];
-	size_t i;
-	json_t *a;
-
-	for (i = first; i < last; i++)
-		if (tr->ev[i].kind == IPU_STEP_STREAM_COPY && link_of(gt, (uint32_t)w->ipu, tr->ev[i].stream) >= 0)
-			lc += tr->ev[i].cycles;
-	lc = lc < tr->ev[last].cycles ? lc : tr->ev[last].cycles;
-	a = step_args(w, &tr->ev[last], name, sizeof(name), &cat, run);
-	if (a)
-		json_object_set_new(a, "link_cycles", json_integer((json_int_t)lc));
-	complete(w, pid, name, cat, (double)start / k,
-		 (double)(start + tr->ev[last].cycles - lc) / k - (double)start / k, a);
-	for (i = first; i < last; i++) {
-		const struct ipu_step_event *e = &tr->ev[i];
-		int li = e->kind == IPU_STEP_STREAM_COPY ? link_of(gt, (uint32_t)w->ipu, e->stream) : -1;
-		uint64_t d = li >= 0 ? 0 : e->cycles;
-
-		a = step_args(w, e, name, sizeof(name), &cat, run);
-		if (a && li >= 0)
-			json_object_set_new(a, "link", json_string(gt->links[li].name));
-		complete(w, pid, name, cat, (double)c / k, (double)(c + d) / k - (double)c / k, a);
-		c += d;
-	}
-	return start + tr->ev[last].cycles - lc;
-}
-
-/*
- * A group's profile: one process per IPU on the group's modelled clock
- * (run i of Main on IPU k starts when IPU k finished run i-1 and every
- * link into it carried run i's data), and one for the links, each
- * transfer a slice from its sender's finish, its bytes and cycles.
- * Returns the clock's end; *bytes and *transfers over the links.
- */
-static uint64_t group_events(struct writer *w, const struct run_trace *t, uint64_t *bytes,
-			     uint64_t *transfers)
-{
-	const struct ipuef_group *gt = w->m->group;
-	uint32_t n = gt->num_ipus;
-	struct ipu_track *tr = calloc(n, sizeof(*tr));
-	uint64_t (*lanes)[LINK_LANES] = calloc(gt->num_links ? gt->num_links : 1, sizeof(*lanes));
-	uint64_t end = 0;
-	double kc = w->info->ghz * 1e3;
-	size_t i, maxrun = 0;
-	char title[200];
-
-	*bytes = *transfers = 0;
-	if (!tr || !lanes) {
-		w->failed = 1;
-		goto out;
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		size_t cnt = 0;
-
-		for (i = 0; i < t->ngsteps; i++)
-			cnt += t->gsteps[i].ipu == k;
-		tr[k].ev = malloc((cnt ? cnt : 1) * sizeof(*tr[k].ev));
-		tr[k].prog = malloc((cnt ? cnt : 1) * sizeof(*tr[k].prog));
-		if (!tr[k].ev || !tr[k].prog) {
-			w->failed = 1;
-			goto out;
-		}
-		for (i = 0; i < t->ngsteps; i++) {
-			if (t->gsteps[i].ipu != k)
-				continue;
-			if (t->gsteps[i].ev.kind == IPU_TRACE_PROGRAM)
-				tr[k].prog[tr[k].nprog++] = tr[k].n;
-			tr[k].ev[tr[k].n++] = t->gsteps[i].ev;
-		}
-		if (tr[k].nprog > maxrun)
-			maxrun = tr[k].nprog;
-		snprintf(title, sizeof(title), "IPU %u of %u (modelled at %.2f GHz, the group's clock)", k, n,
-			 w->info->ghz);
-		meta(w, PID_IPU0 + (int)k, 0, "process_name", title);
-		meta(w, PID_IPU0 + (int)k, TID_STEPS, "thread_name", "programs and supersteps");
-		sort_index(w, PID_IPU0 + (int)k, 0, (int)k + 1);
-	}
-	meta(w, PID_LINKS, 0, "process_name", "IPU-Links (modelled)");
-	sort_index(w, PID_LINKS, 0, (int)n + 1);
-	for (size_t r = 0; r < maxrun; r++) {
-		for (uint32_t k = 0; k < n; k++) {
-			size_t last, first;
-			uint64_t start;
-			const struct ipu_step_event *pe;
-
-			tr[k].fin_valid = 0;
-			if (r >= tr[k].nprog)
-				continue;
-			last = tr[k].prog[r];
-			first = r ? tr[k].prog[r - 1] + 1 : 0;
-			pe = &tr[k].ev[last];
-			start = tr[k].done;
-			for (uint32_t li = 0; li < gt->num_links && pe->program == 0 && !pe->status; li++) {
-				const struct ipuef_link *l = &gt->links[li];
-				uint64_t lc = link_cycles(l->bytes), from;
-				int j;
-
-				if (l->dst_ipu != k || l->src_ipu >= n || !tr[l->src_ipu].fin_valid)
-					continue;
-				from = tr[l->src_ipu].fin;
-				/* a transfer still under way: the next lane */
-				for (j = 0; j < LINK_LANES - 1 && lanes[li][j] > from; j++)
-					;
-				if (!lanes[li][j]) {
-					char tn[300];
-
-					snprintf(tn, sizeof(tn), "%s IPU %u -> IPU %u%s", l->name, l->src_ipu,
-						 l->dst_ipu, j ? " (overlapping transfers)" : "");
-					meta(w, PID_LINKS, 1 + (int)li * LINK_LANES + j, "thread_name", tn);
-				}
-				lanes[li][j] = from + lc;
-				emit(w, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:{s:I,s:I,s:i,s:i,s:I}}", "ph", "X",
-						  "name", l->name, "cat", "link", "pid", PID_LINKS,
-						  "tid", 1 + (int)li * LINK_LANES + j, "ts", (double)from / kc,
-						  "dur", (double)(from + lc) / kc - (double)from / kc, "args",
-						  "bytes", (json_int_t)l->bytes, "cycles", (json_int_t)lc,
-						  "src_ipu", (int)l->src_ipu, "dst_ipu", (int)l->dst_ipu,
-						  "run", (json_int_t)r));
-				*bytes += l->bytes;
-				(*transfers)++;
-				if (from + lc > start)
-					start = from + lc;
-			}
-			w->ipu = (int)k;
-			w->dev = w->info->group ? ipu_group_device(w->info->group, k) : NULL;
-			tr[k].fin = group_run_events(w, &tr[k], first, last, start, tr[k].runs[pe->program % 64]++);
-			tr[k].fin_valid = pe->program == 0 && !pe->status;
-			tr[k].done = tr[k].fin;
-			if (tr[k].fin > end)
-				end = tr[k].fin;
-		}
-	}
-out:
-	w->ipu = -1;
-	w->dev = w->info->dev;
-	for (uint32_t k = 0; tr && k < n; k++) {
-		free(tr[k].ev);
-		free(tr[k].prog);
-	}
-	free(tr);
-	free(lanes);
-	return end;
 }
 
 static int cmp_req(const void *a, const void *b)
@@ -585,7 +367,7 @@ static void request_events(struct writer *w, struct req_event *r, size_t n)
 		snprintf(name, sizeof(name), "request %llu", (unsigned long long)r[i].id);
 		snprintf(id, sizeof(id), "0x%llx", (unsigned long long)r[i].id);
 #define ASYNC(ph, nm) \
-	emit(w, json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:f}", "ph", ph, "name", nm, "cat", "request", \
+	trace_emit(w, json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:f}", "ph", ph, "name", nm, "cat", "request", \
 			  "id", id, "pid", PID_HOST, "tid", TID_REQUESTS, "ts", ts))
 		switch (r[i].ev) {
 		case IPURT_REQ_QUEUED:
@@ -598,7 +380,7 @@ static void request_events(struct writer *w, struct req_event *r, size_t n)
 			break;
 		default:
 			ASYNC("e", "running");
-			emit(w, json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:f,s:{s:i}}", "ph", "e", "name", name,
+			trace_emit(w, json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:f,s:{s:i}}", "ph", "e", "name", name,
 					  "cat", "request", "id", id, "pid", PID_HOST, "tid", TID_REQUESTS,
 					  "ts", ts, "args", "status", r[i].status));
 			break;
@@ -655,18 +437,18 @@ int run_trace_write(struct run_trace *t, const char *path, const struct run_trac
 	if (!group) {
 		snprintf(title, sizeof(title), "IPU %s (modelled at %.2f GHz; programs back to back)",
 			 w.m->ipu_version, info->ghz);
-		meta(&w, PID_DEVICE, 0, "process_name", title);
-		meta(&w, PID_DEVICE, TID_STEPS, "thread_name", "programs and supersteps");
-		meta(&w, PID_HOST, TID_STEPS, "thread_name", "device steps run by the engine");
+		trace_meta(&w, PID_DEVICE, 0, "process_name", title);
+		trace_meta(&w, PID_DEVICE, TID_STEPS, "thread_name", "programs and supersteps");
+		trace_meta(&w, PID_HOST, TID_STEPS, "thread_name", "device steps run by the engine");
 	}
-	meta(&w, PID_HOST, 0, "process_name", "host (wall time)");
-	meta(&w, PID_HOST, TID_PHASES, "thread_name", "ipu-run");
-	meta(&w, PID_HOST, TID_REQUESTS, "thread_name", "requests (Model Runtime)");
+	trace_meta(&w, PID_HOST, 0, "process_name", "host (wall time)");
+	trace_meta(&w, PID_HOST, TID_PHASES, "thread_name", "ipu-run");
+	trace_meta(&w, PID_HOST, TID_REQUESTS, "thread_name", "requests (Model Runtime)");
 	if (!group)
-		sort_index(&w, PID_DEVICE, 0, 1);
-	sort_index(&w, PID_HOST, 0, 100);
+		trace_sort_index(&w, PID_DEVICE, 0, 1);
+	trace_sort_index(&w, PID_HOST, 0, 100);
 	if (group)
-		mclk = group_events(&w, t, &lbytes, &ltransfers);
+		mclk = trace_group_events(&w, t, &lbytes, &ltransfers);
 	for (i = 0; i < t->nsteps; i++) {
 		if (t->steps[i].kind != IPU_TRACE_PROGRAM)
 			continue;
@@ -674,7 +456,7 @@ int run_trace_write(struct run_trace *t, const char *path, const struct run_trac
 		first = i + 1;
 	}
 	for (i = 0; i < t->nphases; i++)
-		emit(&w, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f}", "ph", "X", "name", t->phases[i].name,
+		trace_emit(&w, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f}", "ph", "X", "name", t->phases[i].name,
 				   "cat", "phase", "pid", PID_HOST, "tid", TID_PHASES,
 				   "ts", (double)(t->phases[i].start_ns - t->t0) / 1e3,
 				   "dur", (double)(t->phases[i].end_ns - t->phases[i].start_ns) / 1e3));
