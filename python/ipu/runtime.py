@@ -198,78 +198,37 @@ class Runner(_ipu.Runner):
         softmax(logits / temperature) among the top_k most likely tokens
         (0: all), then the fewest whose probabilities add up to top_p, with
         a generator seeded by seed (the same seed, the same tokens, as
-        ipurt_generate and ipu-run --generate --seed give)."""
-        import numpy
-        ins = {t.name: t for t in self.get_execute_inputs()}
-        outs = {t.name: t for t in self.get_execute_outputs()}
-        states = self.get_states()
-        if "input_ids" not in ins or "position_ids" not in ins or not states:
-            raise ValueError("generate() needs a decoder with inputs input_ids and "
-                             "position_ids and its cache kept as state")
-        if "next_token" not in outs and "logits" not in outs:
-            raise ValueError("generate() needs an output next_token or logits")
-        prompt = [int(t) for t in prompt_ids]
-        if not prompt:
-            raise ValueError("generate() needs a prompt of at least one token")
-        limit = states[0].shape[-2] if len(states[0].shape) >= 2 else 1 << 62
-        if len(prompt) > limit:
-            raise ValueError(f"the prompt has {len(prompt)} tokens, the cache holds {limit}")
-        stop = set(int(t) for t in stop_ids)
-        feed = {n: numpy.zeros(ins[n].shape, ins[n].numpy_data_type())
-                for n in ("input_ids", "position_ids")}
-        got = {n: numpy.zeros(t.shape, t.numpy_data_type()) for n, t in outs.items()}
+        ipurt_generate and ipu-run --generate --seed give).
 
+        The loop is the C runtime's (ipurt_generate, on a thread of its own
+        with the GIL released): greedy without with_logits, each step runs
+        the model's tokens-only program when it has one, and no logits
+        cross from the device.  The device waits while the caller holds a
+        token, so between two tokens it is idle (device_counters, the state
+        may be read).  One generation runs per Runner: a new generate()
+        stops the one before (whose next token raises ipu.Error,
+        IPURT_E_CANCELLED), and close() stops one that runs (its next token
+        raises RunnerClosedError).  The model's shortcomings (no state, no
+        next_token or logits) raise ipu.Error with the runtime's message."""
         if temperature < 0 or top_p < 0 or top_k < 0:
             raise ValueError("temperature, top_k and top_p must not be negative")
-        if temperature > 0 and "logits" not in got:
-            raise ValueError("sampling needs the model's logits output")
-        rng = [seed & (2**64 - 1)]
-
-        def uniform() -> float:     # splitmix64, as ipurt_generate's sampler
-            rng[0] = (rng[0] + 0x9E3779B97F4A7C15) & (2**64 - 1)
-            z = rng[0]
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
-            return ((z ^ (z >> 31)) >> 11) * 2.0 ** -53
-
-        def sample(logits: Any) -> int:
-            scaled = logits.astype(numpy.float32) / numpy.float32(temperature)
-            order = numpy.lexsort((numpy.arange(scaled.size), -scaled))
-            n = min(top_k, scaled.size) if top_k else scaled.size
-            p = numpy.exp(scaled[order[:n]].astype(numpy.float64) - float(scaled[order[0]]))
-            if 0 < top_p < 1:
-                n = int(numpy.searchsorted(numpy.cumsum(p / p.sum()), top_p)) + 1
-                p = p[:n]
-            k = int(numpy.searchsorted(numpy.cumsum(p), uniform() * p.sum(), side="right"))
-            return int(order[min(k, len(p) - 1)])
-
-        def step(token: int, pos: int) -> None:
-            feed["input_ids"].fill(token)
-            feed["position_ids"].fill(pos)
-            self.execute(feed, got)
-
-        def choose() -> int:
-            if temperature > 0:
-                return sample(got["logits"].reshape(-1))
-            if "next_token" in got:
-                return int(got["next_token"].reshape(-1)[0])
-            return int(got["logits"].reshape(-1).argmax())
-
-        self.reset_state()
-        for pos, token in enumerate(prompt):
-            step(token, pos)
-        nxt = choose()
-        pos = len(prompt)
-        for made in range(max(1, max_new_tokens)):
-            if with_logits:
-                yield nxt, (got["logits"].reshape(-1).copy() if "logits" in got else None)
-            else:
-                yield nxt
-            if nxt in stop or made + 1 >= max_new_tokens or pos >= limit:
+        gen = super()._generate(
+            [int(t) for t in prompt_ids],
+            max_new_tokens=min(max(1, int(max_new_tokens)), 2**32 - 1),
+            stop_ids=[int(t) for t in stop_ids], want_logits=bool(with_logits),
+            temperature=float(temperature), top_k=min(int(top_k), 2**32 - 1),
+            top_p=float(top_p), seed=int(seed) & (2**64 - 1))
+        try:
+            if not with_logits:
+                for token, _ in gen:
+                    yield token
                 return
-            step(nxt, pos)
-            nxt = choose()
-            pos += 1
+            import numpy
+            for token, logits in gen:
+                yield token, (numpy.frombuffer(logits, numpy.float32)
+                              if logits is not None else None)
+        finally:
+            gen.close()
 
     def __repr__(self) -> str:
         if self.closed:

@@ -33,6 +33,7 @@ struct ipupy_state {
 	PyTypeObject *future_type;
 	PyTypeObject *dm_type;
 	PyTypeObject *dm_device_type;
+	PyTypeObject *generation_type;
 };
 
 struct ipupy_state *ipupy_state_of(PyObject *module);
@@ -78,9 +79,13 @@ void ipupy_io_release(struct ipupy_io *io);
  * waits, with the GIL released, for `busy` to drain to 0 (the calls
  * already in flight finish; a request that never could fails at the
  * runner's timeout_ns), then destroys the handle, which cancels every
- * request still queued by execute_async.  `busy`, `closing` and `closed`
- * change under `lock` with the GIL held; `cv` wakes close() when busy
- * drains and other closers when the handle is gone.
+ * request still queued by execute_async.  `busy`, `closing`, `closed` and
+ * `gen` change under `lock`, with the GIL held except on a generation's
+ * thread (generate.c), which holds the runner busy while it runs and
+ * leaves when its loop returns; `cv` wakes close() when busy drains, other
+ * closers when the handle is gone, and a generation's thread and its
+ * Python side (broadcasts: all of them wait on it; close() broadcasts too,
+ * so a generation waiting for Python stops).
  */
 struct ipupy_runner {
 	PyObject_HEAD
@@ -95,6 +100,7 @@ struct ipupy_runner {
 	uint64_t timeout_ns;		/* the config's, for Future.wait */
 	PyObject *dm;			/* the DeviceManager it took its device from */
 	PyObject *weakrefs;
+	struct ipupy_generation *gen;	/* the generation running, or NULL */
 };
 
 /*
@@ -108,6 +114,13 @@ void ipupy_runner_leave(struct ipupy_runner *self);
 /* The Future of execute_async: takes ownership of f and io's views. */
 PyObject *ipupy_future_new(struct ipupy_state *st, struct ipupy_runner *runner,
 			   struct ipurt_future *f, struct ipupy_io *io);
+
+/*
+ * Runner._generate (generate.c): ipurt_generate on a thread of its own,
+ * its tokens pulled one by one from the Generation it returns.
+ */
+struct ipupy_generation;
+PyObject *ipupy_runner_generate(PyObject *obj, PyObject *args, PyObject *kwargs);
 
 /* Runner methods for device-resident state (state.c). */
 PyObject *ipupy_runner_states(PyObject *obj, PyObject *unused);
@@ -127,5 +140,6 @@ struct ipurt_device_manager *ipupy_dm_handle(PyObject *obj);
 int ipupy_add_runner_type(PyObject *module, struct ipupy_state *st);
 int ipupy_add_future_type(PyObject *module, struct ipupy_state *st);
 int ipupy_add_dm_type(PyObject *module, struct ipupy_state *st);
+int ipupy_add_generation_type(PyObject *module, struct ipupy_state *st);
 
 #endif /* IPU_PY_H */

@@ -145,7 +145,7 @@ static int module_exec(PyObject *m)
 	struct ipupy_state *st = ipupy_state_of(m);
 
 	if (add_errors(m, st) || ipupy_add_runner_type(m, st) || ipupy_add_future_type(m, st) ||
-	    ipupy_add_dm_type(m, st))
+	    ipupy_add_dm_type(m, st) || ipupy_add_generation_type(m, st))
 		return -1;
 	if (PyModule_AddIntConstant(m, "NO_BATCHING_DIM", (long)IPURT_NO_BATCHING_DIM) ||
 	    PyModule_AddIntConstant(m, "WAIT_NONE", IPURT_WAIT_NONE) ||
@@ -169,6 +169,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->future_type);
 	Py_VISIT(st->dm_type);
 	Py_VISIT(st->dm_device_type);
+	Py_VISIT(st->generation_type);
 	return 0;
 }
 
@@ -186,6 +187,7 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->future_type);
 	Py_CLEAR(st->dm_type);
 	Py_CLEAR(st->dm_device_type);
+	Py_CLEAR(st->generation_type);
 	return 0;
 }
 

@@ -235,6 +235,7 @@ static PyObject *runner_close(PyObject *obj, PyObject *unused)
 	pthread_mutex_lock(&self->lock);
 	first = !self->closing;
 	self->closing = 1;
+	pthread_cond_broadcast(&self->cv);	/* a generation waiting for Python stops */
 	pthread_mutex_unlock(&self->lock);
 	Py_BEGIN_ALLOW_THREADS
 	pthread_mutex_lock(&self->lock);
@@ -470,6 +471,12 @@ static PyMethodDef runner_methods[] = {
 	  "Copy state `name` into the writable C-contiguous array out (its bytes)." },
 	{ "write_state", ipupy_runner_write_state, METH_VARARGS,
 	  "write_state(name, data)\n\nReplace state `name` with data (its bytes)." },
+	{ "_generate", (PyCFunction)(void (*)(void))ipupy_runner_generate,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "_generate(prompt, *, max_new_tokens=16, stop_ids=None, want_logits=False,\n"
+	  "          temperature=0, top_k=0, top_p=0, seed=1) -> Generation\n\n"
+	  "Start ipurt_generate on a thread of its own; iterate the Generation for\n"
+	  "(token, logits bytearray or None).  Use ipu.runtime.Runner.generate." },
 	{ "execute", runner_execute, METH_VARARGS,
 	  "execute(inputs, outputs)\n\n"
 	  "Run one request and wait for it.  inputs and outputs map anchor names to\n"
@@ -493,9 +500,11 @@ static PyMethodDef runner_methods[] = {
 	  "close()\n\n"
 	  "From the moment it is called, new execute/execute_async calls raise\n"
 	  "RunnerClosedError; it waits for the calls already running in other\n"
-	  "threads to finish, cancels the requests execute_async queued (their\n"
-	  "Futures raise IPURT_E_CANCELLED), then releases the device and the\n"
-	  "model.  Returns once that is done, also when another thread closes." },
+	  "threads to finish, stops a generation after its current step (its\n"
+	  "next token raises RunnerClosedError), cancels the requests\n"
+	  "execute_async queued (their Futures raise IPURT_E_CANCELLED), then\n"
+	  "releases the device and the model.  Returns once that is done, also\n"
+	  "when another thread closes." },
 	{ "__enter__", runner_enter, METH_NOARGS, NULL },
 	{ "__exit__", runner_exit, METH_VARARGS, NULL },
 	{ NULL, NULL, 0, NULL },

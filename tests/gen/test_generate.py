@@ -1,15 +1,22 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """ipu.runtime.Runner.generate() and the state methods on a decoder
-compiled with its cache as state (tests/gen/check-decoder.sh runs it):
+compiled with its cache as state (tests/gen/check-decoder.sh runs it): the
+tokens, the bytes streamed per step (the device's counters: the tokens-only
+program when greedy without logits), close() and a second generate() while
+one runs:
 
   test_generate.py MODEL.ipuef TORCH_TOKENS.txt TOKENS.npy TORCH_LOGITS.npy [C_SAMPLED.txt]
 """
 import sys
+import threading
 
 import numpy as np
 
+import ipu
 import ipu.runtime
+
+JOIN_TIMEOUT = 120.0    # seconds: a hang fails the test, a slow machine does not
 
 model, torch_tokens, fed_path, logits_path = sys.argv[1:5]
 want = [int(t) for t in open(torch_tokens).read().split(",")]
@@ -59,6 +66,51 @@ with ipu.runtime.Runner(model) as r:
         py_tokens = list(r.generate([1, 2, 3], seed=7, **dict(kw, max_new_tokens=len(c_tokens))))
         check("sampling: the same tokens as ipu-run for the same seed", py_tokens == c_tokens,
               f"{py_tokens} != {c_tokens}")
+    # stream bytes per step, read from the device's counters between two
+    # tokens (the device waits while Python holds one), as test_decoder
+    # reads them around one step
+    sizes = {t.name: t.size_in_bytes for t in r.get_execute_inputs() + r.get_execute_outputs()}
+    tokens_only = sizes["input_ids"] + sizes["position_ids"] + sizes["next_token"]
+    with_logits = sum(sizes.values())
+
+    def per_step(**kw):
+        def stream():
+            c = r.device_counters
+            return c["stream_bytes_in"] + c["stream_bytes_out"]
+        got, steps = [], set()
+        for item in r.generate([1, 2, 3], max_new_tokens=6, **kw):
+            now = stream()
+            if got:
+                steps.add(now - last)
+            got.append(item[0] if isinstance(item, tuple) else item)
+            last = now
+        return got, steps
+    got, steps = per_step()
+    check(f"greedy: {tokens_only} stream bytes per step (the tokens-only program)",
+          steps == {tokens_only} and tokens_only == 24 and got == want[:6], f"{steps} {got}")
+    got, steps = per_step(with_logits=True)
+    check(f"with_logits: {with_logits} stream bytes per step (Main, the logits)",
+          steps == {with_logits} and with_logits > tokens_only and got == want[:6],
+          f"{steps} {got}")
+    got, steps = per_step(temperature=0.8, top_k=20, seed=7)
+    check(f"sampling: {with_logits} stream bytes per step", steps == {with_logits}, repr(steps))
+    limit = states[0].shape[-2]
+    try:
+        list(r.generate(list(range(limit + 1))))
+        check("a prompt longer than the cache is refused", False, "no error")
+    except ValueError as e:
+        check("a prompt longer than the cache is refused", "prompt" in str(e), str(e))
+    # one sequence at a time: a second generate() stops the first
+    g1 = r.generate([1, 2, 3], max_new_tokens=40)
+    first = next(g1)
+    again = list(r.generate([1, 2, 3], max_new_tokens=len(want)))
+    try:
+        next(g1)
+        check("a later generate() stops the one before", False, "it went on")
+    except ipu.Error as e:
+        check("a later generate() stops the one before",
+              first == want[0] and again == want and e.code_name == "IPURT_E_CANCELLED",
+              f"{first} {again} {e.code_name} {e}")
     # the cache after 3 steps: positions 0..2 written, the rest zeros
     list(r.generate([1, 2, 3], max_new_tokens=1))
     k = r.read_state("past_key_values.0.key")
@@ -74,6 +126,62 @@ with ipu.runtime.Runner(model) as r:
         check("an unknown state is refused", False, "no error")
     except ValueError as e:
         check("an unknown state is refused", "nope" in str(e), str(e))
+
+
+
+def close_in_thread(r):
+    """r.close() on another thread; False if it did not return."""
+    t = threading.Thread(target=r.close)
+    t.start()
+    t.join(JOIN_TIMEOUT)
+    return not t.is_alive()
+
+
+# close() while a generation waits for Python to ask for its next token
+r = ipu.runtime.Runner(model)
+gen = r.generate([1, 2, 3], max_new_tokens=40)
+first = next(gen)
+returned = close_in_thread(r)
+try:
+    next(gen)
+    check("close() stops a generation Python holds", False, "it went on")
+except ipu.RunnerClosedError as e:
+    check("close() stops a generation Python holds", returned and first == want[0] and r.closed,
+          f"returned {returned}, {first}, {e}")
+try:
+    next(r.generate([1, 2, 3]))
+    check("generate() on a closed Runner is refused", False, "no error")
+except ipu.RunnerClosedError:
+    check("generate() on a closed Runner is refused", True)
+
+# close() from another thread while one iterates: it stops there, or the
+# generation ends first; either way the tokens are torch's and nothing hangs
+r = ipu.runtime.Runner(model)
+started = threading.Event()
+seen, outcome = [], []
+
+
+def consume():
+    try:
+        for tok in r.generate([1, 2, 3], max_new_tokens=len(want)):
+            seen.append(tok)
+            started.set()
+        outcome.append("ended")
+    except ipu.RunnerClosedError:
+        outcome.append("closed")
+    except Exception as e:  # noqa: BLE001 - reported below
+        outcome.append(repr(e))
+    started.set()
+
+
+c = threading.Thread(target=consume)
+c.start()
+started.wait(JOIN_TIMEOUT)
+returned = close_in_thread(r)
+c.join(JOIN_TIMEOUT)
+check("close() while another thread iterates: no hang, torch's tokens so far",
+      returned and not c.is_alive() and outcome in (["ended"], ["closed"]) and
+      seen == want[:len(seen)] and seen, f"returned {returned}, {outcome}, {seen}")
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
