@@ -23,7 +23,7 @@ endif
 SANITIZE ?=
 OPT ?= -O2
 
-CPPFLAGS_BASE := -D_GNU_SOURCE -Iutil/include -Iqemu-device/engine/include -Ilibipu/include -Iruntime/include \
+CPPFLAGS_BASE := -D_GNU_SOURCE -Iutil/include -Iengine/include -Ilibipu/include -Iruntime/include \
 	-Icompiler/include -Iuapi
 # -fPIC: the same objects make the static archives and the shared libraries
 # (make install); -fno-semantic-interposition keeps calls inside a library

@@ -15,7 +15,7 @@
 
 #include "ipu/codelet.h"
 #include "ipu/half.h"
-#include "../qemu-device/engine/codelets/matmul.h"
+#include "../engine/codelets/matmul.h"
 
 #include <cblas.h>
 

@@ -51,8 +51,8 @@ dev_files() {
 		qemu-device/trace-events
 }
 engine_files() {
-	ls qemu-device/engine/*.c qemu-device/engine/*.h qemu-device/engine/include/ipu/*.h \
-		qemu-device/engine/codelets/*.c qemu-device/engine/codelets/*.h 2>/dev/null || true
+	ls engine/*.c engine/*.h engine/include/ipu/*.h \
+		engine/codelets/*.c engine/codelets/*.h 2>/dev/null || true
 	# the shared utility the engine stands on (error table, CRC, half floats),
 	# copied to hw/misc/ipu/util/
 	ls util/*.c util/*.h util/include/ipu/*.h 2>/dev/null || true

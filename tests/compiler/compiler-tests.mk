@@ -27,11 +27,11 @@ PROGRAMS += $(BUILD)/tests/compiler/node_report
 # fuzzer with its instrumentation), seeded with the node tests' models.
 ONNX_FUZZ := build/fuzz/fuzz_onnx_import
 ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c runtime/file_atomic.c \
-	qemu-device/engine/fp8.c \
+	engine/fp8.c \
 	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
 ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
-	-Icompiler/include -Icompiler -Iutil/include -Iqemu-device/engine/include -Iruntime/include
+	-Icompiler/include -Icompiler -Iutil/include -Iengine/include -Iruntime/include
 ONNX_CORPUS := build/fuzz/onnx-corpus
 
 $(ONNX_FUZZ): $(ONNX_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h)
@@ -59,11 +59,11 @@ CHECKS += ;make -s fuzz-onnx-check;
 ONNX_LOWER_FUZZ := build/fuzz/fuzz_onnx_lower
 ONNX_LOWER_FUZZ_SRCS = tests/compiler/fuzz_onnx_lower.c \
 	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
-		compiler/lower/*.c compiler/graph/*.c qemu-device/engine/*.c \
-		qemu-device/engine/codelets/*.c util/*.c runtime/ipuef_*.c)) runtime/dtype.c \
+		compiler/lower/*.c compiler/graph/*.c engine/*.c \
+		engine/codelets/*.c util/*.c runtime/ipuef_*.c)) runtime/dtype.c \
 	runtime/file_atomic.c
 
-$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h qemu-device/engine/*.h qemu-device/engine/include/ipu/*.h util/include/ipu/*.h)
+$(ONNX_LOWER_FUZZ): $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) $(wildcard compiler/*/*.h compiler/include/ipu/*.h engine/*.h engine/include/ipu/*.h util/include/ipu/*.h)
 	@mkdir -p $(dir $@)
 	clang $(ONNX_FUZZ_FLAGS) -Iruntime/include -Iruntime -I$(COMPILER_GEN) -o $@ \
 		-Icompiler/onnx $(ONNX_LOWER_FUZZ_SRCS) $(COMPILER_PB_C) $(COMPILER_SCHEMA_C) -w -lprotobuf-c -lm -pthread

@@ -4,13 +4,13 @@
 # must be byte-identical (tests/engine/check-qemu-flags-identity.sh), since
 # the in-process device and the QEMU device run the same engine sources.
 QFLAGS_DIR := $(BUILD)/qemu-flags
-QFLAGS_CFLAGS := -std=gnu11 -g -pthread -Iqemu-device/engine -Iqemu-device/engine/include -Iutil/include
+QFLAGS_CFLAGS := -std=gnu11 -g -pthread -Iengine -Iengine/include -Iutil/include
 QFLAGS_ENGINE_LIB := $(QFLAGS_DIR)/libipuengine.a
 
-$(QFLAGS_DIR)/qemu-device/engine/codelets/%.o: qemu-device/engine/codelets/%.c
+$(QFLAGS_DIR)/engine/codelets/%.o: engine/codelets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(QFLAGS_CFLAGS) -O3 -funroll-loops -MMD -MP -c -o $@ $<
-$(QFLAGS_DIR)/qemu-device/engine/%.o: qemu-device/engine/%.c
+$(QFLAGS_DIR)/engine/%.o: engine/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(QFLAGS_CFLAGS) -O2 -MMD -MP -c -o $@ $<
 $(QFLAGS_DIR)/util/%.o: util/%.c

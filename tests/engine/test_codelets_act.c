@@ -13,7 +13,7 @@
  * ACCUMULATE vertices apply it to the final sum (out + product).
  */
 #include "cl_test.h"
-#include "../../qemu-device/engine/codelets/matmul.h"
+#include "../../engine/codelets/matmul.h"
 
 struct act {
 	int kind;	/* 0 none, 1 relu, 2 clip */

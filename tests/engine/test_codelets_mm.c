@@ -3,7 +3,7 @@
  * test_codelets_mm.c - MATMUL and CONV2D against double references.
  */
 #include "cl_test.h"
-#include "../../qemu-device/engine/codelets/matmul.h"
+#include "../../engine/codelets/matmul.h"
 
 /* ------------------------------------------------------------ MATMUL */
 

@@ -39,10 +39,10 @@ IPUEF_FUZZ_SRCS := tests/fuzz/fuzz_ipuef.c tests/runtime/ipuef_sample.c \
 	util/crc32.c util/error.c
 IPUEF_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iruntime/include -Iruntime \
-	-Iutil/include -Iqemu-device/engine/include -Itests/runtime
+	-Iutil/include -Iengine/include -Itests/runtime
 IPUEF_CORPUS := build/fuzz/ipuef-corpus
 
-$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h util/include/ipu/*.h qemu-device/engine/include/ipu/*.h)
+$(IPUEF_FUZZ): $(IPUEF_FUZZ_SRCS) $(wildcard runtime/*.h runtime/include/ipu/*.h tests/runtime/*.h util/include/ipu/*.h engine/include/ipu/*.h)
 	@mkdir -p $(dir $@)
 	clang $(IPUEF_FUZZ_FLAGS) -o $@ $(IPUEF_FUZZ_SRCS)
 

@@ -38,7 +38,7 @@ $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNT
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -std=c11 \
 		-D_GNU_SOURCE -Wall -Wextra -Werror -Iutil/include -Iruntime/include -Ilibipu/include \
-		-Iqemu-device/engine/include -Iserver -Itools/lib -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
+		-Iengine/include -Iserver -Itools/lib -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
 		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -lm
 
 .PHONY: fuzz-serve-check fuzz-serve

@@ -8,7 +8,7 @@
  * compute sets, describe programs as trees of steps (sequence, execute,
  * copy, stream copy, repeat, switch, sync), then compile: the builder lays
  * out tile memory, splits copies into per-tile exchange records and writes
- * a verified-format executable image (qemu-device/engine/ipux_format.h).
+ * a verified-format executable image (engine/ipux_format.h).
  *
  * Errors are sticky: the first failing call records a message (naming the
  * tensor, vertex or tile) and returns IPU_GRAPH_INVALID or a negative

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fp8_cl.h - helpers shared by the CAST_FP8, MATMUL_FP8 and CONV2D_FP8
- * codelets (private to qemu-device/engine/codelets/).
+ * codelets (private to engine/codelets/).
  *
  * An fp8 operand's format is its dtype (FP8_143 or FP8_152); its scale is
  * an i32 param of the vertex.  Values are decoded through a 256-entry f32

@@ -2,7 +2,7 @@
 /*
  * cl_common.h - helpers shared by the codelet implementations.
  *
- * Private to qemu-device/engine/codelets/.  Everything here is static
+ * Private to engine/codelets/.  Everything here is static
  * inline and free of global state.  check() helpers write their reason with
  * vsnprintf (into the caller's buffer, never to a stream); run() code never
  * allocates, prints or touches anything outside its operand regions.
