@@ -6,6 +6,7 @@
  *   GET  /v2/models/M[/versions/V]            metadata
  *   GET  /v2/models/M[/versions/V]/ready
  *   GET  /v2/models/M[/versions/V]/config     the effective configuration
+ *   GET  /v2/models[/M[/versions/V]]/stats    the statistics extension (stats.c)
  *   POST /v2/models/M[/versions/V]/infer      JSON and binary tensors
  *   POST /v2/models/M[/versions/V]/generate   a decoder's tokens, one answer
  *   POST /v2/models/M[/versions/V]/generate_stream  the same as server-sent
@@ -338,6 +339,7 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 {
 	const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
 	size_t json_len = cn->len, len = 0, jl = 0;
+	uint64_t t0 = srv_now_ns();
 	struct srv_request *req;
 	struct srv_model *m;
 	char err[SRV_ERR], *out = NULL;
@@ -370,6 +372,7 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 	if (!rc)
 		rc = srv_model_submit(m, req, err, sizeof(err));
 	if (rc) {
+		srv_model_refused(m, rc, t0);
 		srv_request_free(req);
 		srv_repo_put(h->repo, m);
 		return send_error(h, c, (unsigned)rc, err);
@@ -397,6 +400,7 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 static int gen_submit(struct srv_http *h, const struct route *rt, struct conn *cn,
 		      struct srv_model **mp, struct srv_request **reqp, char *err, size_t errlen)
 {
+	uint64_t t0 = srv_now_ns();
 	struct srv_request *req;
 	struct srv_model *m;
 	int rc;
@@ -414,6 +418,7 @@ static int gen_submit(struct srv_http *h, const struct route *rt, struct conn *c
 	if (!rc)
 		rc = srv_model_submit(m, req, err, errlen);
 	if (rc) {
+		srv_model_refused(m, rc, t0);
 		srv_request_free(req);
 		srv_repo_put(h->repo, m);
 		return rc;
@@ -633,6 +638,20 @@ static enum MHD_Result repository(struct srv_http *h, struct MHD_Connection *c, 
 	return send_error(h, c, 404, "unknown repository endpoint");
 }
 
+/* The statistics extension: every model (rt NULL), a model, or a version. */
+static enum MHD_Result stats(struct srv_http *h, struct MHD_Connection *c, const struct route *rt)
+{
+	char err[SRV_ERR], *text;
+	size_t len = 0;
+	int status;
+
+	text = srv_stats_json(h->repo, rt ? rt->model : NULL, rt ? rt->version : -1, &len, &status,
+			      err, sizeof(err));
+	if (!text)
+		return send_error(h, c, (unsigned)status, err);
+	return send_body(h, c, 200, text, len, "application/json", len);
+}
+
 static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const char *url,
 			     const char *method, struct conn *cn)
 {
@@ -654,15 +673,18 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 		if (!get)
 			return send_error(h, c, 405, "use GET");
 		return send_json(h, c, 200,
-				 json_pack("{s:s,s:s,s:[s,s,s]}", "name", "ipu-serve", "version",
+				 json_pack("{s:s,s:s,s:[s,s,s,s]}", "name", "ipu-serve", "version",
 					   IPU_STACK_VERSION, "extensions", "binary_tensor_data",
-					   "model_repository", "generate"));
+					   "model_repository", "generate", "statistics"));
 	}
 	if (!strncmp(url, "/v2/repository/", 15)) {
 		if (!post)
 			return send_error(h, c, 405, "use POST");
 		return repository(h, c, url + 15, cn);
 	}
+	/* as Triton's: a model named "stats" has its metadata hidden behind this */
+	if (!strcmp(url, "/v2/models/stats"))
+		return get ? stats(h, c, NULL) : send_error(h, c, 405, "use GET");
 	if (!strncmp(url, "/v2/models/", 11)) {
 		if (parse_model_path(url + 11, &rt, err, sizeof(err)))
 			return send_error(h, c, 400, err);
@@ -686,6 +708,8 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 			return model_metadata(h, c, &rt, 0);
 		if (!strcmp(rt.tail, "/config"))
 			return model_metadata(h, c, &rt, 1);
+		if (!strcmp(rt.tail, "/stats"))
+			return stats(h, c, &rt);
 		if (!strcmp(rt.tail, "/ready")) {
 			struct srv_model *m = srv_repo_get(h->repo, rt.model, rt.version, err, sizeof(err));
 

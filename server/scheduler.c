@@ -121,8 +121,9 @@ static void gather(struct srv_model *m, struct srv_request **batch, uint32_t *n,
 	}
 }
 
+/* ti0..ti1: the device's run, between the merge of the inputs and the split of the outputs */
 static int run_merged(struct srv_instance *in, struct srv_request **batch, uint32_t n,
-		      uint64_t rows, char *err, size_t errlen)
+		      uint64_t rows, uint64_t *ti0, uint64_t *ti1, char *err, size_t errlen)
 {
 	const struct srv_request *lead = batch[0];
 	struct ipurt_tensor ti[SRV_MAX_IO], to[SRV_MAX_IO];
@@ -153,7 +154,9 @@ static int run_merged(struct srv_instance *in, struct srv_request **batch, uint3
 		for (j = 0, off = 0; j < n; off += batch[j]->in[k].dims[bd], j++)
 			srv_batch_gather(t->data, rows, off, &batch[j]->in[k], bd);
 	}
+	*ti0 = srv_now_ns();
 	rc = ipurt_runner_execute(in->r, ti, lead->nin, to, lead->nout, err, errlen);
+	*ti1 = srv_now_ns();
 	if (rc)
 		goto out;
 	for (i = 0; i < lead->nout; i++) {
@@ -175,21 +178,28 @@ out:
 	return rc;
 }
 
+/* t0..t1: the execution, ti0..ti1: the device's run within it */
 static void account(struct srv_model *m, struct srv_request **batch, uint32_t n, uint64_t rows,
-		    uint64_t t0, uint64_t t1, uint64_t cycles, int rc)
+		    uint64_t t0, uint64_t ti0, uint64_t ti1, uint64_t t1, uint64_t cycles, int rc)
 {
+	uint64_t inferences = m->batch_dim != IPURT_NO_BATCHING_DIM && m->max_batch ? rows : n;
 	uint32_t j;
 
 	m->executing -= n;
 	m->met.executions++;
 	m->met.compute_ns += t1 - t0;
 	m->met.modelled_cycles += cycles;
-	if (!rc)
-		m->met.inferences += m->batch_dim != IPURT_NO_BATCHING_DIM && m->max_batch ? rows : n;
+	if (!rc) {
+		m->met.inferences += inferences;
+		srv_stats_batch(&m->stats, inferences, ti0 - t0, ti1 - ti0, t1 - ti1);
+	}
 	if (rows > m->met.batch_rows_max)
 		m->met.batch_rows_max = rows;
-	for (j = 0; j < n; j++)
+	for (j = 0; j < n; j++) {
 		m->met.queue_ns += batch[j]->t_start_ns - batch[j]->t_enqueue_ns;
+		batch[j]->t_infer_ns = ti0;
+		batch[j]->t_infer_end_ns = ti1;
+	}
 }
 
 /* One generation on the instance, called and returning with m->lock held. */
@@ -214,7 +224,7 @@ static void run_generation(struct srv_instance *in, struct srv_request *q)
 			q->gen->st.new_tokens, rc ? cli_safe(err, se, sizeof(se)) : "ok");
 	}
 	pthread_mutex_lock(&m->lock);
-	account(m, &q, 1, 1, t0, t1, 0, rc);
+	account(m, &q, 1, 1, t0, t0, t1, t1, 0, rc);
 	m->met.gen_tokens += q->gen->st.new_tokens;
 	pthread_mutex_unlock(&m->lock);
 	complete(q, rc, err);
@@ -231,7 +241,7 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&m->lock);
 	for (;;) {
 		uint32_t n = 0, j;
-		uint64_t rows, t0, t1, cycles = 0;
+		uint64_t rows, t0, ti0, ti1, t1, cycles = 0;
 		struct ipu_counters c0, c1;
 		int rc, have;
 
@@ -289,11 +299,15 @@ static void *worker(void *arg)
 
 		have = !ipu_counters(ipurt_runner_device(in->r), &c0);
 		err[0] = 0;
-		if (n == 1)
+		if (n == 1) {
+			ti0 = srv_now_ns();
 			rc = ipurt_runner_execute(in->r, batch[0]->in, batch[0]->nin, batch[0]->out,
 						  batch[0]->nout, err, sizeof(err));
-		else
-			rc = run_merged(in, batch, n, rows, err, sizeof(err));
+			ti1 = srv_now_ns();
+		} else {
+			ti0 = ti1 = t0; /* a merge that fails before the run */
+			rc = run_merged(in, batch, n, rows, &ti0, &ti1, err, sizeof(err));
+		}
 		if (have && !ipu_counters(ipurt_runner_device(in->r), &c1))
 			cycles = c1.cycles - c0.cycles;
 		t1 = srv_now_ns();
@@ -306,7 +320,7 @@ static void *worker(void *arg)
 		}
 
 		pthread_mutex_lock(&m->lock);
-		account(m, batch, n, rows, t0, t1, cycles, rc);
+		account(m, batch, n, rows, t0, ti0, ti1, t1, cycles, rc);
 		pthread_mutex_unlock(&m->lock);
 		for (j = 0; j < n; j++)
 			complete(batch[j], rc, err);
@@ -378,10 +392,17 @@ void srv_model_wait(struct srv_model *m, struct srv_request *req)
 	pthread_mutex_unlock(&req->lock);
 	total = req->t_done_ns - req->t_enqueue_ns;
 	pthread_mutex_lock(&m->lock);
-	if (req->status)
+	if (req->status) {
 		m->met.failure++;
-	else
+		srv_stats_failure(&m->stats, req->status == IPURT_E_CANCELLED ? SRV_FAIL_CANCELED
+									      : SRV_FAIL_BACKEND, total);
+	} else {
 		m->met.success++;
+		/* the phases of the execution it ran in: its own share is all of them */
+		srv_stats_success(&m->stats, total, req->t_start_ns - req->t_enqueue_ns,
+				  req->t_infer_ns - req->t_start_ns, req->t_infer_end_ns - req->t_infer_ns,
+				  req->t_done_ns - req->t_infer_end_ns);
+	}
 	m->met.request_ns += total;
 	for (b = 0; b < SRV_HIST_BUCKETS && (double)total * 1e-9 > srv_hist_bounds[b]; b++)
 		;
@@ -397,6 +418,30 @@ void srv_model_metrics(struct srv_model *m, struct srv_metrics *out, uint32_t *q
 	*out = m->met;
 	*queued = m->queued + m->forming_n; /* waiting for a device, in the queue or a forming batch */
 	*executing = m->executing;
+	pthread_mutex_unlock(&m->lock);
+}
+
+int srv_model_stats(struct srv_model *m, struct srv_metrics *out, struct srv_stats *st,
+		    uint32_t *queued, uint32_t *executing)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->lock);
+	*out = m->met;
+	rc = srv_stats_copy(st, &m->stats);
+	*queued = m->queued + m->forming_n;
+	*executing = m->executing;
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
+void srv_model_refused(struct srv_model *m, int status, uint64_t t0)
+{
+	uint64_t now = srv_now_ns();
+
+	pthread_mutex_lock(&m->lock);
+	srv_stats_failure(&m->stats, status == 503 ? SRV_FAIL_REJECTED : SRV_FAIL_OTHER,
+			  now > t0 ? now - t0 : 0);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -572,6 +617,7 @@ void srv_model_destroy(struct srv_model *m)
 	for (i = 0; m->inst && i < m->num_instances; i++)
 		ipurt_runner_destroy(m->inst[i].r);
 	free(m->inst);
+	srv_stats_fini(&m->stats);
 	ipuef_close(m->file);
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);

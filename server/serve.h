@@ -15,6 +15,8 @@
  *                  (JSON and the binary tensor data extension) via jansson
  *   http.c         the endpoints over libmicrohttpd
  *   metrics.c      Prometheus' text format
+ *   stats.c        the statistics extension's counters (stats.h), and
+ *   stats_json.c   its answer
  *   main.c         options, start, SIGTERM drain
  */
 #ifndef IPU_SERVE_H
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "ipu/runtime.h"
+#include "stats.h"
 
 #define SRV_MAX_IO 64
 #define SRV_ERR 512
@@ -103,6 +106,7 @@ struct srv_request {
 	/* scheduling */
 	struct srv_request *next;
 	uint64_t t_enqueue_ns, t_start_ns, t_done_ns;
+	uint64_t t_infer_ns, t_infer_end_ns;	/* the device's run within start..done */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int done;
@@ -243,6 +247,7 @@ struct srv_model {
 	uint32_t forming_n;		/* requests in that batch so far */
 	int refs;
 	struct srv_metrics met;
+	struct srv_stats stats;		/* the statistics extension's */
 	int log_verbose;
 };
 
@@ -287,6 +292,15 @@ void srv_model_withdraw(struct srv_model *m, struct srv_request *req);
 /* Copy of the metrics and gauges under the lock. */
 void srv_model_metrics(struct srv_model *m, struct srv_metrics *out, uint32_t *queued,
 		       uint32_t *executing);
+/* The same with the statistics (free with srv_stats_fini); -1 out of memory. */
+int srv_model_stats(struct srv_model *m, struct srv_metrics *out, struct srv_stats *st,
+		    uint32_t *queued, uint32_t *executing);
+/*
+ * A request for m refused before it was queued (an HTTP status: 503 a full
+ * queue or an unloading model, else invalid), t0 when it arrived: counted
+ * as a failure of the statistics extension.
+ */
+void srv_model_refused(struct srv_model *m, int status, uint64_t t0);
 
 /* ------------------------------------------------------------------ */
 /* Repository                                                           */

@@ -16,6 +16,16 @@ $(BUILD)/tests/serve/test_serve_units: $(BUILD)/tests/serve/test_serve_units.o $
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_units
 
+# Triton's statistics extension and nv_inference_* metric names
+# (tests/serve/test_serve_stats.py): requests of known batch sizes, one at
+# a time and in full dynamic batches, read back exactly; then again with
+# the ASan+UBSan server.
+.PHONY: check-serve-stats
+check-serve-stats: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_stats.py
+CHECKS += ;make -s check-serve-stats;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-stats;
+
 # Debian's Prometheus scrapes ipu-serve; counters read back through its API.
 .PHONY: check-serve-prometheus
 check-serve-prometheus: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
@@ -32,7 +42,7 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
 SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
 	server/json_budget.c server/batch.c server/scheduler.c server/generate.c server/model_config.c \
-	tools/lib/cli.c
+	server/stats.c tools/lib/cli.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
 		$(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)

@@ -3,6 +3,7 @@
 """Debian's Prometheus scrapes ipu-serve on loopback and the counters are
 read back through Prometheus' own HTTP query API: requests, inferences and
 batch executions of a dynamically batched model (executions < requests),
+under Triton's names (nv_inference_*) and ours (ipu_inference_*),
 and a latency quantile computed by PromQL from the histogram.  Ends with
 "serve-prometheus: N passed, N failed"."""
 
@@ -76,7 +77,8 @@ def main():
 
             def scraped():
                 deadline = time.monotonic() + 120
-                want = {"ipu_inference_request_success": 8, "ipu_inference_count": 8}
+                want = {"ipu_inference_request_success": 8, "ipu_inference_count": 8,
+                        "nv_inference_request_success": 8, "nv_inference_count": 8}
                 got = {}
                 while time.monotonic() < deadline:
                     if prom.poll() is not None:
@@ -94,10 +96,17 @@ def main():
                 r = query(base, 'ipu_inference_exec_count{model="affine"}')
                 execs = float(r[0]["value"][1])
                 assert 1 <= execs < 8, execs
+                r = query(base, 'nv_inference_exec_count{model="affine",version="1"}')
+                assert float(r[0]["value"][1]) == execs, r
+                r = query(base, 'sum by (model) (nv_inference_request_failure{model="affine"})')
+                assert float(r[0]["value"][1]) == 0, r
+                r = query(base, 'nv_inference_compute_infer_duration_us{model="affine"} > 0')
+                assert r, "no compute time"
                 r = query(base, 'up{job="ipu-serve"}')
                 assert float(r[0]["value"][1]) == 1
                 print(f"   Prometheus sees 8 requests in {int(execs)} executions")
-            T.check("Prometheus scrapes the counters; its API shows executions < requests", scraped)
+            T.check("Prometheus scrapes the counters, Triton's names and ours; its API shows executions < requests",
+                    scraped)
 
             def quantile():
                 r = query(base, 'histogram_quantile(0.5, ipu_inference_request_duration_seconds_bucket{model="affine"})')

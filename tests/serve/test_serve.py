@@ -104,7 +104,7 @@ def main():
             st, _, raw = http("GET", u + "/v2")
             j = json.loads(raw)
             assert st == 200 and j["name"] == "ipu-serve", j
-            assert set(j["extensions"]) == {"binary_tensor_data", "model_repository", "generate"}, j
+            assert set(j["extensions"]) == {"binary_tensor_data", "model_repository", "generate", "statistics"}, j
         T.check("server metadata GET /v2", server_meta)
 
         def model_meta():

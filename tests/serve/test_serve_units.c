@@ -279,6 +279,9 @@ TEST(gen_withdraw)
 	srv_model_metrics(&m, &met, &queued, &executing);
 	CHECK_EQ_INT(met.failure, 1);
 	CHECK_EQ_INT(queued, 2);
+	CHECK_EQ_INT(m.stats.fail.count, 1);
+	CHECK_EQ_INT(m.stats.fail_reason[SRV_FAIL_CANCELED], 1);
+	CHECK_EQ_INT(m.stats.success.count, 0);
 	/* the tail, then a request no longer queued: nothing else moves */
 	srv_model_withdraw(&m, b);
 	CHECK(m.head == a && m.tail == a && !a->next);
@@ -296,6 +299,58 @@ TEST(gen_withdraw)
 	pthread_mutex_destroy(&m.lock);
 }
 
+/*
+ * The statistics: batch sizes tabled in order whatever order they come in,
+ * a copy that owns its table, a request's phases adding up to its time,
+ * refusals counted by reason.
+ */
+TEST(stats_table)
+{
+	static const uint64_t sizes[] = { 8, 1, 3, 8, 2, 1, 8 };
+	struct srv_stats s = { 0 }, c;
+	struct srv_model m = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		srv_stats_batch(&s, sizes[i], 1, 10 * sizes[i], 100);
+	REQUIRE(s.nbatch == 4);
+	CHECK_EQ_INT(s.batch[0].batch_size, 1);
+	CHECK_EQ_INT(s.batch[1].batch_size, 2);
+	CHECK_EQ_INT(s.batch[2].batch_size, 3);
+	CHECK_EQ_INT(s.batch[3].batch_size, 8);
+	CHECK_EQ_INT(s.batch[3].compute_infer.count, 3);
+	CHECK_EQ_INT(s.batch[3].compute_infer.ns, 240);
+	CHECK_EQ_INT(s.batch[0].compute_output.ns, 200);
+	CHECK_EQ_INT(s.batch_dropped, 0);
+	/* more sizes than the first table holds: it grows */
+	for (i = 100; i > 90; i--)
+		srv_stats_batch(&s, i, 0, 0, 0);
+	CHECK_EQ_INT(s.nbatch, 14);
+	for (i = 1; i < s.nbatch; i++)
+		CHECK(s.batch[i - 1].batch_size < s.batch[i].batch_size);
+	srv_stats_success(&s, 1111, 1000, 100, 10, 1);
+	srv_stats_failure(&s, SRV_FAIL_BACKEND, 7);
+	CHECK_EQ_INT(s.success.ns, s.queue.ns + s.compute_input.ns + s.compute_infer.ns + s.compute_output.ns);
+	CHECK_EQ_INT(s.fail.count, 1);
+	CHECK(s.last_inference_ms > 1700000000000ull);
+	REQUIRE(srv_stats_copy(&c, &s) == 0);
+	CHECK(c.batch != s.batch && c.nbatch == s.nbatch);
+	CHECK(!memcmp(c.batch, s.batch, s.nbatch * sizeof(*s.batch)));
+	srv_stats_fini(&s);
+	CHECK_EQ_INT(c.batch[13].batch_size, 100);
+	srv_stats_fini(&c);
+	/* refused before the queue: 503 is REJECTED, anything else OTHER */
+	pthread_mutex_init(&m.lock, NULL);
+	srv_model_refused(&m, 503, srv_now_ns());
+	srv_model_refused(&m, 400, srv_now_ns());
+	srv_model_refused(&m, 413, srv_now_ns());
+	CHECK_EQ_INT(m.stats.fail.count, 3);
+	CHECK_EQ_INT(m.stats.fail_reason[SRV_FAIL_REJECTED], 1);
+	CHECK_EQ_INT(m.stats.fail_reason[SRV_FAIL_OTHER], 2);
+	CHECK_EQ_INT(m.stats.success.count, 0);
+	pthread_mutex_destroy(&m.lock);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -308,5 +363,6 @@ int main(int argc, char **argv)
 	RUN(dtype_names);
 	RUN(json_budget);
 	RUN(gen_withdraw);
+	RUN(stats_table);
 	return TH_DONE();
 }
