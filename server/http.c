@@ -11,6 +11,9 @@
  *   POST /v2/models/M[/versions/V]/generate   a decoder's tokens, one answer
  *   POST /v2/models/M[/versions/V]/generate_stream  the same as server-sent
  *                                             events, each token as it is made
+ *   GET  /v2/systemsharedmemory[/region/R]/status   the shared-memory
+ *   POST /v2/systemsharedmemory/region/R/register     extension (shm.c)
+ *   POST /v2/systemsharedmemory[/region/R]/unregister
  *   POST /v2/repository/index
  *   POST /v2/repository/models/M/load, .../unload
  *
@@ -37,6 +40,7 @@
 
 #include "cli.h"
 #include "http.h"
+#include "shm.h"
 
 struct conn {
 	char *body;
@@ -367,6 +371,7 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 		srv_repo_put(h->repo, m);
 		return send_error(h, c, 500, "out of memory");
 	}
+	req->shm = h->shm;
 	rc = srv_request_parse(m, cn->body ? cn->body : "", cn->len, json_len, &h->json, req, err,
 			       sizeof(err));
 	if (!rc)
@@ -670,12 +675,27 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 		return send_json(h, c, ready ? 200 : 503, json_pack("{s:b}", "ready", ready));
 	}
 	if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
+		json_t *j;
+
 		if (!get)
 			return send_error(h, c, 405, "use GET");
-		return send_json(h, c, 200,
-				 json_pack("{s:s,s:s,s:[s,s,s,s]}", "name", "ipu-serve", "version",
-					   IPU_STACK_VERSION, "extensions", "binary_tensor_data",
-					   "model_repository", "generate", "statistics"));
+		j = json_pack("{s:s,s:s,s:[s,s,s,s]}", "name", "ipu-serve", "version", IPU_STACK_VERSION,
+			      "extensions", "binary_tensor_data", "model_repository", "generate",
+			      "statistics");
+		if (j && h->shm)
+			json_array_append_new(json_object_get(j, "extensions"),
+					      json_string("system_shared_memory"));
+		return send_json(h, c, 200, j);
+	}
+	if (!strncmp(url, "/v2/systemsharedmemory/", 23)) {
+		char *out = NULL;
+		size_t len = 0;
+		int rc = srv_shm_endpoint(h->shm, method, url + 23, cn->body, cn->len, &h->json, &out,
+					  &len, err, sizeof(err));
+
+		if (rc != 200)
+			return send_error(h, c, (unsigned)rc, err);
+		return send_body(h, c, 200, out, len, "application/json", len);
 	}
 	if (!strncmp(url, "/v2/repository/", 15)) {
 		if (!post)

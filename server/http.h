@@ -14,6 +14,7 @@
 
 struct srv_http {
 	struct srv_repo *repo;
+	struct srv_shm *shm;		/* shared-memory regions; NULL: the extension is off */
 	struct srv_conns conns;		/* open API connections, request deadline */
 	struct srv_json_budget json;	/* memory of JSON bodies being parsed */
 	size_t max_body;		/* bytes of a request body */

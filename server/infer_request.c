@@ -22,6 +22,7 @@
 #include "ipu/half.h"
 #include "json_budget.h"
 #include "serve.h"
+#include "shm.h"
 
 static const struct {
 	uint32_t dt;
@@ -73,6 +74,7 @@ void srv_request_free(struct srv_request *r)
 	for (i = 0; i < SRV_MAX_IO; i++) {
 		free(r->in_owned[i]);
 		free(r->out[i].data);
+		srv_shm_release(r->shm, r->req_shm[i]);
 	}
 	free(r->id);
 	srv_gen_free(r->gen);
@@ -221,6 +223,83 @@ static void list_names(const struct ipurt_tensor *io, uint32_t from, uint32_t to
 	buf[0] = 0;
 	for (i = from; i < to && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s'%s'", i > from ? ", " : "", io[i].name);
+}
+
+/*
+ * An input whose parameters name a shared-memory region: its bytes read
+ * from there.  1 when it did, 0 if the input names no region, else an
+ * HTTP status (also when it carries data as well: other).
+ */
+static int shm_input(struct srv_request *req, const json_t *ip, struct ipurt_tensor *t, int idx,
+		     const char *name, int other, char *err, size_t errlen)
+{
+	uint64_t off, size, bytes = srv_tensor_bytes(t), e;
+	struct srv_shm_region *reg;
+	const char *region;
+	int rc;
+
+	rc = srv_shm_params(ip, "input", name, &region, &off, &size, err, errlen);
+	if (rc != 1)
+		return rc;
+	if (!req->shm)
+		return bad(err, errlen, "input '%s': shared memory is off on this server "
+			   "(ipu-serve --system-shared-memory off)", name);
+	if (other)
+		return bad(err, errlen, "input '%s' names a shared-memory region and carries 'data' or "
+			   "binary_data_size too", name);
+	if (size != bytes)
+		return bad(err, errlen, "input '%s': shared_memory_byte_size %llu, but the tensor is %llu "
+			   "bytes", name, (unsigned long long)size, (unsigned long long)bytes);
+	reg = srv_shm_acquire(req->shm, region, off, size, err, errlen);
+	if (!reg)
+		return 400;
+	req->in_owned[idx] = malloc(bytes ? bytes : 1);
+	if (!req->in_owned[idx]) {
+		srv_shm_release(req->shm, reg);
+		snprintf(err, errlen, "out of memory for input '%s'", name);
+		return 500;
+	}
+	t->data = req->in_owned[idx];
+	/* copied now: the region may go or change once the request is queued */
+	rc = srv_shm_read(reg, off, t->data, bytes, err, errlen);
+	srv_shm_release(req->shm, reg);
+	if (rc)
+		return rc;
+	if (t->dtype == IPURT_DT_BOOL) {
+		for (e = 0; e < bytes; e++)
+			if (((const uint8_t *)t->data)[e] > 1)
+				return bad(err, errlen, "input '%s': BOOL element %llu is %u, not 0 or 1", name,
+					   (unsigned long long)e, ((const uint8_t *)t->data)[e]);
+	}
+	return 1;
+}
+
+/* A requested output to be written into a region (held by the request): 0 or an HTTP status. */
+static int shm_output(struct srv_request *req, const json_t *op, const struct ipurt_tensor *t,
+		      const char *name, int binary, char *err, size_t errlen)
+{
+	uint64_t off, size, bytes = srv_tensor_bytes(t);
+	const char *region;
+	int rc;
+
+	rc = srv_shm_params(op, "output", name, &region, &off, &size, err, errlen);
+	if (rc != 1)
+		return rc;
+	if (!req->shm)
+		return bad(err, errlen, "output '%s': shared memory is off on this server "
+			   "(ipu-serve --system-shared-memory off)", name);
+	if (binary)
+		return bad(err, errlen, "output '%s': binary_data and a shared-memory region exclude each "
+			   "other", name);
+	if (size < bytes)
+		return bad(err, errlen, "output '%s' is %llu bytes, its shared_memory_byte_size only %llu",
+			   name, (unsigned long long)bytes, (unsigned long long)size);
+	req->req_shm[req->nreq] = srv_shm_acquire(req->shm, region, off, size, err, errlen);
+	if (!req->req_shm[req->nreq])
+		return 400;
+	req->req_shm_offset[req->nreq] = off;
+	req->req_shm_size[req->nreq] = size;
+	return 0;
 }
 
 int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t json_len,
@@ -401,6 +480,12 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 			bad(err, errlen, "input '%s': 'parameters' must be an object", name);
 			goto out;
 		}
+		rc = shm_input(req, ip, t, idx, name, data || bsz, err, errlen);
+		if (rc == 1)
+			continue;
+		if (rc)
+			goto out;
+		rc = 400;
 		if (bsz) {
 			if (!json_is_integer(bsz) || json_integer_value(bsz) < 0) {
 				bad(err, errlen, "input '%s': binary_data_size must be a whole number", name);
@@ -495,8 +580,15 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 				bad(err, errlen, "more than %d requested outputs", SRV_MAX_IO);
 				goto out;
 			}
+			rc = shm_output(req, op, &req->out[idx - nin], name, json_is_true(b), err, errlen);
+			if (rc)
+				goto out;
+			rc = 400;
 			req->req_out[req->nreq] = (uint32_t)idx - nin;
-			req->req_binary[req->nreq++] = b ? json_is_true(b) : req->binary_default;
+			/* one written into shared memory is in neither part of the answer */
+			req->req_binary[req->nreq] = req->req_shm[req->nreq] ? 0
+						     : b ? json_is_true(b) : req->binary_default;
+			req->nreq++;
 		}
 	} else {
 		for (i = 0; i < req->nout; i++) {

@@ -17,6 +17,7 @@
 #include "ipu/half.h"
 #include "json_budget.h"
 #include "serve.h"
+#include "shm.h"
 
 static json_t *element(const void *data, uint32_t dt, uint64_t i)
 {
@@ -77,6 +78,19 @@ int srv_response_build(struct srv_model *m, const struct srv_request *req, char 
 		for (d = 0; d < t->rank; d++)
 			if (json_array_append_new(shape, json_integer((json_int_t)t->dims[d])))
 				goto nomem;
+		if (req->req_shm[i]) {
+			rc = srv_shm_write(req->req_shm[i], req->req_shm_offset[i], t->data, bytes, err, errlen);
+			if (rc)
+				goto fail;
+			rc = 500;
+			if (json_object_set_new(o, "parameters",
+						json_pack("{s:s,s:I,s:I}", "shared_memory_region",
+							  srv_shm_region_name(req->req_shm[i]),
+							  "shared_memory_offset", (json_int_t)req->req_shm_offset[i],
+							  "shared_memory_byte_size", (json_int_t)bytes)))
+				goto nomem;
+			continue;
+		}
 		if (req->req_binary[i]) {
 			if (json_object_set_new(o, "parameters",
 						json_pack("{s:I}", "binary_data_size", (json_int_t)bytes)))
@@ -113,7 +127,7 @@ int srv_response_build(struct srv_model *m, const struct srv_request *req, char 
 	for (i = 0; i < req->nreq; i++) {
 		const struct ipurt_tensor *t = &req->out[req->req_out[i]];
 
-		if (!req->req_binary[i])
+		if (!req->req_binary[i] || req->req_shm[i])
 			continue;
 		memcpy(body + at, t->data, srv_tensor_bytes(t));
 		at += srv_tensor_bytes(t);

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "http.h"
 #include "serve.h"
+#include "shm.h"
 
 #define MAX_LOAD 256
 
@@ -26,6 +27,7 @@ struct opts {
 	uint64_t conn_timeout_s, drain_timeout_s, max_conns, max_per_client, request_timeout_s;
 	uint64_t max_json_memory, drain_grace_ms, max_body_memory;
 	int explicit_control;
+	int shm_off;
 	const char *load[MAX_LOAD];
 	unsigned nload;
 };
@@ -81,6 +83,11 @@ static void usage(FILE *f)
 		"  --drain-grace-ms MS      on SIGTERM, keep open connections until none has sent\n"
 		"                           a request for MS ms, answering what arrives (infer:\n"
 		"                           503) (default 1000)\n"
+		"  --system-shared-memory on|off  Triton's system shared-memory extension\n"
+		"                           (default on): any client of the API port may have\n"
+		"                           the server open, read and write any POSIX shared-\n"
+		"                           memory object this user can open; off refuses it\n"
+		"                           (Documentation/serve/shared-memory.md)\n"
 		"  --log-verbose N          0 quiet, 1 loads and errors, 2 every batch (default 0)\n"
 		"  --help, --version        this text; the version\n"
 		"\n"
@@ -112,6 +119,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "max-body-memory", required_argument, NULL, 'M' },
 		{ "drain-grace-ms", required_argument, NULL, 'G' },
 		{ "log-verbose", required_argument, NULL, 'v' },
+		{ "system-shared-memory", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -211,6 +219,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'v':
 			if (cli_parse_u64("ipu-serve", "log-verbose", optarg, 0, 3, &o->log_verbose))
 				return -1;
+			break;
+		case 'S':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+				fprintf(stderr, "ipu-serve: --system-shared-memory is on or off, got '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->shm_off = !strcmp(optarg, "off");
 			break;
 		case 'h': usage(stdout); exit(CLI_EXIT_OK);
 		case 'V': cli_print_version("ipu-serve"); exit(CLI_EXIT_OK);
@@ -363,6 +379,10 @@ int main(int argc, char **argv)
 	if (load_models(&o, repo))
 		goto out;
 	h->repo = repo;
+	if (!o.shm_off && !(h->shm = srv_shm_create(SRV_SHM_MAX_REGIONS))) {
+		fprintf(stderr, "ipu-serve: out of memory\n");
+		goto out;
+	}
 	h->max_body = (size_t)o.max_body;
 	h->max_body_memory = (size_t)o.max_body_memory;
 	h->explicit_control = o.explicit_control;
@@ -393,6 +413,8 @@ out:
 	if (metrics)
 		MHD_stop_daemon(metrics);
 	srv_conns_fini(&h->conns);
+	/* the daemons are stopped: no request holds a region any more */
+	srv_shm_destroy(h->shm);
 	srv_repo_destroy(repo);
 	ipurt_dm_destroy(dm);
 	free(h);

@@ -17,6 +17,7 @@
  *   metrics.c      Prometheus' text format
  *   stats.c        the statistics extension's counters (stats.h), and
  *   stats_json.c   its answer
+ *   shm.c          the system shared-memory extension (shm.h)
  *   main.c         options, start, SIGTERM drain
  */
 #ifndef IPU_SERVE_H
@@ -86,6 +87,8 @@ uint32_t srv_dtype_from_v2(const char *name);
 
 struct srv_model;
 struct srv_gen;
+struct srv_shm;
+struct srv_shm_region;
 
 /* One infer (or generate) request from parse to response. */
 struct srv_request {
@@ -102,6 +105,15 @@ struct srv_request {
 	uint32_t req_out[SRV_MAX_IO];
 	int req_binary[SRV_MAX_IO];
 	int binary_default;
+	/*
+	 * The shared-memory extension: the registry tensors may name (set
+	 * before parsing; NULL: the extension is off), and the region each
+	 * requested output is written into (NULL: in the answer), held until
+	 * the request is freed.
+	 */
+	struct srv_shm *shm;
+	struct srv_shm_region *req_shm[SRV_MAX_IO];
+	uint64_t req_shm_offset[SRV_MAX_IO], req_shm_size[SRV_MAX_IO];
 
 	/* scheduling */
 	struct srv_request *next;
@@ -126,8 +138,10 @@ void srv_request_free(struct srv_request *r);
  * the model and allocates the outputs.  The JSON's parse is counted
  * against budget (NULL: unbounded; json_budget.h), and a float that
  * overflows its declared FP32 or FP16 type is refused like an out-of-range
- * integer.  On failure returns an HTTP status (400, 413 or 503 from the
- * budget ...) with the message in err.
+ * integer.  Tensors may name regions of req->shm instead of carrying
+ * data (shm.h): inputs are read from them here, outputs written by
+ * srv_response_build.  On failure returns an HTTP status (400, 413 or 503
+ * from the budget ...) with the message in err.
  */
 struct srv_json_budget;
 int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t json_len,
@@ -135,8 +149,9 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 
 /*
  * The response body of a finished request: JSON only, or the JSON header
- * followed by binary outputs (*json_len < *len then).  Returns 0 or an
- * HTTP status with err.  *out is malloc'd.
+ * followed by binary outputs (*json_len < *len then); outputs asked into
+ * shared memory are written there and carry only their parameters.
+ * Returns 0 or an HTTP status with err.  *out is malloc'd.
  */
 int srv_response_build(struct srv_model *m, const struct srv_request *req, char **out,
 		       size_t *len, size_t *json_len, char *err, size_t errlen);

@@ -13,20 +13,26 @@
  * body.  A request the parser accepts must have every tensor's data
  * inside the body or its own buffer with exactly the model's bytes; its
  * response is then built from zeroed outputs.  No device run: the parser
- * and builder are what the network reaches.
+ * and builder are what the network reaches.  Tensors may name the
+ * shared-memory regions "r0" (4096 bytes) and "r1" (12 bytes at offset
+ * 4090 of the same object) of a registry (server/shm.c).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "batch.h"
 #include "rt_models.h"
 #include "serve.h"
+#include "shm.h"
 
 #define NMODELS 3
 
 static struct srv_model *models[NMODELS];
+static struct srv_shm *shm;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -58,6 +64,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		unlink(path);
 	}
 	rmdir(dir);
+	/* the registry keeps the descriptor: the object's name can go at once */
+	snprintf(path, sizeof(path), "/fuzz-serve-%d", (int)getpid());
+	i = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	shm = srv_shm_create(4);
+	if (i < 0 || ftruncate(i, 8192) || !shm ||
+	    srv_shm_register(shm, "r0", path, 0, 4096, err, sizeof(err)) ||
+	    srv_shm_register(shm, "r1", path, 4090, 12, err, sizeof(err))) {
+		fprintf(stderr, "fuzz_serve_request: shared memory: %s\n", err);
+		abort();
+	}
+	shm_unlink(path);
+	close(i);
 	return 0;
 }
 
@@ -96,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req = srv_request_new();
 	if (!req)
 		abort();
+	req->shm = shm;
 	err[0] = 0;
 	if (!srv_request_parse(m, body, len, jl, NULL, req, err, sizeof(err))) {
 		if (req->nin == 0 || req->nout == 0 || req->nreq == 0)

@@ -26,6 +26,17 @@ check-serve-stats: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/test
 CHECKS += ;make -s check-serve-stats;
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-stats;
 
+# Triton's system shared-memory extension (tests/serve/test_serve_shm.py):
+# tensors through POSIX shared memory made by Python's
+# multiprocessing.shared_memory give the same bytes as inline; bad
+# registrations and parameters 400; a region unregistered under a queued
+# request; --system-shared-memory off.  Again with the ASan+UBSan server.
+.PHONY: check-serve-shm
+check-serve-shm: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
+CHECKS += ;make -s check-serve-shm;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-shm;
+
 # Debian's Prometheus scrapes ipu-serve; counters read back through its API.
 .PHONY: check-serve-prometheus
 check-serve-prometheus: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
@@ -42,7 +53,7 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
 SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
 	server/json_budget.c server/batch.c server/scheduler.c server/generate.c server/model_config.c \
-	server/stats.c tools/lib/cli.c
+	server/stats.c server/shm.c tools/lib/cli.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
 		$(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)

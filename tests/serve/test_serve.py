@@ -104,7 +104,8 @@ def main():
             st, _, raw = http("GET", u + "/v2")
             j = json.loads(raw)
             assert st == 200 and j["name"] == "ipu-serve", j
-            assert set(j["extensions"]) == {"binary_tensor_data", "model_repository", "generate", "statistics"}, j
+            assert set(j["extensions"]) == {"binary_tensor_data", "model_repository", "generate", "statistics",
+                                        "system_shared_memory"}, j
         T.check("server metadata GET /v2", server_meta)
 
         def model_meta():

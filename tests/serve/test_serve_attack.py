@@ -19,7 +19,12 @@ does now (Documentation/serving.md, "What an attack finds"):
      the connection closed;
   5. model names with %ff, %00, %0a, ESC: 400, and no raw control byte in
      the log;
-  6. finite floats that overflow FP32 or FP16: 400 naming input and element.
+  6. finite floats that overflow FP32 or FP16: 400 naming input and element;
+  7. the system shared-memory extension's doors: a key that is a symbolic
+     link in /dev/shm to a file, a FIFO there, keys walking out of /dev/shm,
+     a NUL in a key, names of 10000 characters, windows of 2^62 bytes, and
+     registering until the limit: each 400 (or 414), no descriptor left
+     open once the regions are unregistered.
 
 Ends with "serve-attack: N passed, N failed"."""
 
@@ -404,6 +409,76 @@ def framing_and_names(repo):
         T.check("still serving after every attack above", still_serving)
 
 
+def open_fds(pid):
+    """The process's descriptors of shared-memory objects (its sockets come and go)."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            n += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/dev/shm/")
+        except OSError:
+            pass
+    return n
+
+
+def shared_memory(repo, tmp):
+    secret = tmp / "secret.txt"
+    secret.write_text("not for clients\n" * 100)
+    tag = f"ipu-serve-attack-{os.getpid()}"
+    link, fifo, obj = (pathlib.Path("/dev/shm") / f"{tag}-{k}" for k in ("link", "fifo", "obj"))
+    for f in (link, fifo, obj):
+        atexit.register(lambda f=f: f.unlink(missing_ok=True))
+    link.symlink_to(secret)
+    os.mkfifo(fifo)
+    obj.write_bytes(b"\0" * 4096)
+    with Server(repo) as s:
+        u = s.url + "/v2/systemsharedmemory"
+
+        def reg(name, key, offset=0, size=16):
+            st, _, raw = http("POST", f"{u}/region/{name}/register",
+                              {"key": key, "offset": offset, "byte_size": size}, timeout=20)
+            return st, (json.loads(raw)["error"] if raw else "")
+
+        def refused():
+            base = open_fds(s.proc.pid)
+            cases = [
+                (reg("l", f"/{tag}-link"), "symbolic link"),
+                (reg("f", f"/{tag}-fifo"), "not a regular file"),
+                (reg("t", "/../../etc/passwd"), "directly under /dev/shm"),
+                (reg("t", "/%2e%2e"), "No such file"),
+                (reg("n", f"/{tag}-obj\u0000x"), "NUL"),
+                (reg("x" * 10000, f"/{tag}-obj"), ""),
+                (reg("big", f"/{tag}-obj", 1 << 62, 1 << 62), "beyond the end"),
+            ]
+            for (st, err), words in cases:
+                assert st in (400, 414) and words in err, (st, err, words)
+            assert open_fds(s.proc.pid) == base, (open_fds(s.proc.pid), base)
+            assert reg("ok", f"/{tag}-obj")[0] == 200
+            st, _, raw = http("POST", s.url + "/v2/models/affine/infer", {"inputs": [{
+                "name": "X", "datatype": "FP32", "shape": [1, 3], "parameters": {
+                    "shared_memory_region": "ok", "shared_memory_offset": 1 << 62,
+                    "shared_memory_byte_size": 12}}]})
+            assert st == 400 and "beyond region 'ok'" in json.loads(raw)["error"], raw
+        T.check("shared memory: a symlink or FIFO in /dev/shm, keys out of it, NUL, 10000-character "
+                "names, 2^62-byte windows: 400, no descriptor kept", refused)
+
+        def limit():
+            base = open_fds(s.proc.pid)
+            n = 1
+            while True:
+                st, err = reg(f"r{n}", f"/{tag}-obj")
+                if st != 200:
+                    break
+                n += 1
+            assert st == 400 and "1024 regions" in err, (n, st, err)
+            assert n == 1024, n
+            assert open_fds(s.proc.pid) == base + 1023
+            st, _, _ = http("POST", u + "/unregister", {})
+            assert st == 200
+            assert open_fds(s.proc.pid) == base - 1 == 0, (open_fds(s.proc.pid), base)
+            print(f"   {n} regions registered, the next refused; all descriptors closed by unregister")
+        T.check("registering until the limit (1024): the next 400, unregister closes every descriptor", limit)
+
+
 def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="serve-attack-"))
     atexit.register(shutil.rmtree, tmp, True)
@@ -414,6 +489,7 @@ def main():
     # a folder whose name holds ESC: its "loaded model" line must not carry it raw
     add_model(repo, "esc\x1b[31mname", models["affine"])
     framing_and_names(repo)
+    shared_memory(repo, tmp)
     T.check("four JSON bodies at --max-body-size at once: refused, peak RSS within the budget, "
             "memory given back", memory, repo)
     T.check("150 trickling connections: normal requests served, every trickler cut at "

@@ -7,15 +7,20 @@
  * a generation taken out of the queue when its client goes away.
  * Runs under ASan+UBSan in make check.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "harness.h"
 #include "json_budget.h"
 #include "serve.h"
+#include "shm.h"
 
 static int parse(const char *y, struct srv_model_config *c, char *err)
 {
@@ -351,6 +356,71 @@ TEST(stats_table)
 	pthread_mutex_destroy(&m.lock);
 }
 
+/*
+ * Shared-memory regions: names and keys checked, windows bounded by the
+ * region and the object, a region unregistered while a request holds it
+ * still readable and writable until released.
+ */
+TEST(shm_regions)
+{
+	struct srv_shm *s = srv_shm_create(2);
+	struct srv_shm_region *a, *b;
+	char key[64], err[SRV_ERR], buf[8];
+	int fd;
+
+	REQUIRE(s);
+	snprintf(key, sizeof(key), "/ipu-serve-units-%d", (int)getpid());
+	fd = shm_open(key, O_RDWR | O_CREAT | O_EXCL, 0600);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, 256) == 0);
+	REQUIRE(pwrite(fd, "abcdefgh", 8, 100) == 8);
+	CHECK_EQ_INT(srv_shm_register(s, "a", key, 96, 64, err, sizeof(err)), 0);
+	CHECK_EQ_INT(srv_shm_register(s, "a", key, 0, 1, err, sizeof(err)), 400);
+	CHECK(strstr(err, "already registered") != NULL);
+	CHECK_EQ_INT(srv_shm_register(s, "b", key, 200, 57, err, sizeof(err)), 400);
+	CHECK(strstr(err, "beyond the end") != NULL);
+	CHECK_EQ_INT(srv_shm_register(s, "a/b", key, 0, 1, err, sizeof(err)), 400);
+	CHECK_EQ_INT(srv_shm_register(s, "b", "/x/y", 0, 1, err, sizeof(err)), 400);
+	CHECK_EQ_INT(srv_shm_register(s, "b", key, UINT64_MAX, 2, err, sizeof(err)), 400);
+	CHECK_EQ_INT(srv_shm_register(s, "b", key, 0, 256, err, sizeof(err)), 0);
+	CHECK_EQ_INT(srv_shm_register(s, "c", key, 0, 1, err, sizeof(err)), 400);
+	CHECK(strstr(err, "2 regions") != NULL);
+	CHECK_EQ_INT(srv_shm_count(s), 2);
+	CHECK(srv_shm_acquire(s, "a", 60, 5, err, sizeof(err)) == NULL);
+	CHECK(srv_shm_acquire(s, "a", UINT64_MAX, 1, err, sizeof(err)) == NULL);
+	CHECK(srv_shm_acquire(s, "zz", 0, 1, err, sizeof(err)) == NULL);
+	a = srv_shm_acquire(s, "a", 4, 8, err, sizeof(err));
+	REQUIRE(a);
+	CHECK_EQ_INT(srv_shm_unregister(s, "a"), 1);
+	CHECK_EQ_INT(srv_shm_unregister(s, "a"), 0);
+	CHECK(srv_shm_acquire(s, "a", 4, 8, err, sizeof(err)) == NULL);
+	/* gone by name, still held: its descriptor works */
+	CHECK_EQ_INT(srv_shm_read(a, 4, buf, 8, err, sizeof(err)), 0);
+	CHECK(!memcmp(buf, "abcdefgh", 8));
+	CHECK_EQ_INT(srv_shm_write(a, 4, "ABCDEFGH", 8, err, sizeof(err)), 0);
+	srv_shm_release(s, a);
+	b = srv_shm_acquire(s, "b", 100, 8, err, sizeof(err));
+	REQUIRE(b);
+	CHECK_EQ_INT(srv_shm_read(b, 100, buf, 8, err, sizeof(err)), 0);
+	CHECK(!memcmp(buf, "ABCDEFGH", 8));
+	/* shrunk by its owner: an error, never a fault, and never regrown */
+	REQUIRE(ftruncate(fd, 50) == 0);
+	CHECK_EQ_INT(srv_shm_read(b, 100, buf, 8, err, sizeof(err)), 400);
+	CHECK(strstr(err, "shrunk") != NULL);
+	CHECK_EQ_INT(srv_shm_write(b, 100, buf, 8, err, sizeof(err)), 400);
+	{
+		struct stat st;
+
+		CHECK(fstat(fd, &st) == 0 && st.st_size == 50);
+	}
+	srv_shm_release(s, b);
+	CHECK_EQ_INT(srv_shm_unregister(s, NULL), 1);
+	CHECK_EQ_INT(srv_shm_count(s), 0);
+	srv_shm_destroy(s);
+	close(fd);
+	shm_unlink(key);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -364,5 +434,6 @@ int main(int argc, char **argv)
 	RUN(json_budget);
 	RUN(gen_withdraw);
 	RUN(stats_table);
+	RUN(shm_regions);
 	return TH_DONE();
 }
