@@ -21,6 +21,7 @@ static json_t *duration(const struct srv_duration *d)
 /* One $model_stat; NULL out of memory. */
 static json_t *model_stat(struct srv_model *m)
 {
+	static const struct srv_duration none;
 	struct srv_metrics met;
 	struct srv_stats st;
 	uint32_t q, ex, i;
@@ -43,13 +44,15 @@ static json_t *model_stat(struct srv_model *m)
 		}
 	}
 	snprintf(ver, sizeof(ver), "%lld", (long long)m->version);
-	j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:{s:o,s:o,s:o,s:o,s:o,s:o},s:o}", "name", m->name,
-		      "version", ver, "last_inference", (json_int_t)st.last_inference_ms,
+	/* no response cache: its hits and misses stay 0, present for clients that read them */
+	j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o},s:o}", "name",
+		      m->name, "version", ver, "last_inference", (json_int_t)st.last_inference_ms,
 		      "inference_count", (json_int_t)met.inferences, "execution_count",
 		      (json_int_t)met.executions, "inference_stats", "success", duration(&st.success),
 		      "fail", duration(&st.fail), "queue", duration(&st.queue), "compute_input",
 		      duration(&st.compute_input), "compute_infer", duration(&st.compute_infer),
-		      "compute_output", duration(&st.compute_output), "batch_stats", batch);
+		      "compute_output", duration(&st.compute_output), "cache_hit", duration(&none),
+		      "cache_miss", duration(&none), "batch_stats", batch);
 	srv_stats_fini(&st);
 	return j;
 }

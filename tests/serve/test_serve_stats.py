@@ -98,6 +98,8 @@ def main():
                 assert i[k]["count"] == len(rows), (k, i)
             assert i["fail"] == {"count": 0, "ns": 0}, i
             assert i["compute_infer"]["ns"] > 0 and i["success"]["ns"] == phases_sum(x), i
+            # Triton's schema has the response cache's counts: no cache here, always 0
+            assert i["cache_hit"] == i["cache_miss"] == {"count": 0, "ns": 0}, i
             got = {b["batch_size"]: b for b in x["batch_stats"]}
             want = {r: rows.count(r) for r in rows}
             assert sorted(got) == sorted(want), x["batch_stats"]
