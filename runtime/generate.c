@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipu/half.h"
 #include "rt_internal.h"
 
 /* The anchors of one decode step. */
@@ -61,10 +62,11 @@ static int find_io(const struct ipuef_file *f, struct gen_io *io, char *err, siz
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "output 'next_token' must be one integer");
 	if (io->logits) {
-		if (io->logits->direction != IPUEF_OUTPUT || io->logits->dtype != IPURT_DT_F32 ||
+		if (io->logits->direction != IPUEF_OUTPUT ||
+		    (io->logits->dtype != IPURT_DT_F32 && io->logits->dtype != IPURT_DT_F16) ||
 		    !io->logits->rank)
 			return ipu_errorf(err, errlen, IPURT_E_MODEL,
-					  "output 'logits' must be f32 with the vocabulary as its last dim");
+					  "output 'logits' must be f32 or f16 with the vocabulary as its last dim");
 		io->vocab = io->logits->dims[io->logits->rank - 1];
 		if (elems(io->logits) != io->vocab)
 			return ipu_errorf(err, errlen, IPURT_E_MODEL,
@@ -128,10 +130,14 @@ static void tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_ten
 	t->data = data;
 }
 
-/* One step: token at position pos; *next the greedy choice. */
+/* One step: token at position pos; *next the greedy choice.  logits has
+ * room for the vocabulary in f32 and, for f16 logits (a model compiled
+ * with --precision fp16), as many halves after it, converted to f32. */
 static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, int64_t pos,
 		float *logits, int64_t *next, uint64_t *bytes, char *err, size_t errlen)
 {
+	uint16_t *half = io->logits && io->logits->dtype == IPURT_DT_F16 ?
+			 (uint16_t *)(logits + io->vocab) : NULL;
 	struct ipurt_tensor in[2], out[2];
 	uint8_t idb[8], posb[8], nb[8] = { 0 };
 	struct ipu_counters c0, c1;
@@ -143,7 +149,7 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 	tensor_of(io->ids, idb, &in[0]);
 	tensor_of(io->pos, posb, &in[1]);
 	if (io->logits && !io->tokens_only)
-		tensor_of(io->logits, logits, &out[nout++]);
+		tensor_of(io->logits, half ? (void *)half : (void *)logits, &out[nout++]);
 	if (io->next)
 		tensor_of(io->next, nb, &out[nout++]);
 	counted = ipu_counters(ipurt_runner_device(r), &c0) == 0;
@@ -159,6 +165,9 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 	if (counted && ipu_counters(ipurt_runner_device(r), &c1) == 0)
 		*bytes = (c1.stream_bytes_in - c0.stream_bytes_in) +
 			 (c1.stream_bytes_out - c0.stream_bytes_out);
+	if (half && !io->tokens_only)
+		for (uint64_t v = 0; v < io->vocab; v++)
+			logits[v] = ipu_f16_to_f32(half[v]);
 	if (io->next) {
 		*next = get_int(nb, io->next->dtype);
 	} else {
@@ -289,7 +298,9 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 					  (unsigned long long)io.vocab);
 	}
 	if (io.logits) {
-		logits = malloc(io.vocab * sizeof(float));
+		/* f16 logits arrive after the f32 row (step()) */
+		logits = malloc(io.vocab * sizeof(float) +
+				(io.logits->dtype == IPURT_DT_F16 ? io.vocab * sizeof(uint16_t) : 0));
 		if (!logits) {
 			free(cands);
 			return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %llu logits",

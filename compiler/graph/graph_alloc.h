@@ -13,7 +13,7 @@
 #include "graph_internal.h"
 
 /* Live over every position: constants, pieces read before this run wrote
- * them, pieces more than one program uses, pieces no step touches. */
+ * them, pieces no step touches. */
 #define GA_PINNED_FIRST 0u
 #define GA_PINNED_LAST UINT32_MAX
 
@@ -42,7 +42,8 @@ uint64_t ga_max_live(const struct ga_block *b, uint32_t n, uint32_t *at);
 
 /*
  * Liveness of every mapped piece (tensor interval) over the programs'
- * flattened step order.  Pieces are numbered tensor by tensor in interval
+ * flattened step order, every program's from position 0 (one program
+ * runs at a time; npositions is the longest program's).  Pieces are numbered tensor by tensor in interval
  * order (intervals sorted by element), so piece k of tensor t is
  * base[t] + k.  first/last are written per piece; pinned pieces get
  * [GA_PINNED_FIRST, GA_PINNED_LAST].  Returns 0, or -1 with the graph's

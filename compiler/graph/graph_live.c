@@ -3,10 +3,14 @@
  * graph_live.c - when each mapped piece of a tensor holds a value the
  * programs still need.
  *
- * The programs' step trees are flattened into positions: every Execute,
+ * Each program's step tree is flattened into positions: every Execute,
  * Exchange and StreamCopy reached (a step reached twice gets two), and a
- * Switch's read of its selector.  A piece is live from the first to the
- * last position that touches it.  Everything used inside a Repeat body is
+ * Switch's read of its selector.  The device runs one program at a time,
+ * so every program's positions start at 0: they are the steps of one run,
+ * whichever program it is.  A piece is live from the first to the last
+ * position that touches it in any program (the union of its ranges in
+ * each, so two pieces whose ranges are disjoint are never live together in
+ * any run).  Everything used inside a Repeat body is
  * live for the whole loop (the outermost one), since an iteration reads
  * what the previous one wrote.  A Switch's cases are laid out one after
  * the other: a run executes a subsequence of the positions, so pieces used
@@ -15,13 +19,13 @@
  *
  * Memory shared by two pieces may hold the other one's bytes when a piece
  * is read, so a piece keeps its memory to itself for the whole program
- * when its value can come from outside this run's earlier steps:
+ * when its value can come from outside this run's earlier steps (such as
+ * a value one program leaves for another, state between runs):
  *  - it has an initial value (constants, frozen weights);
  *  - a step reads elements of it that no earlier step of the same program
  *    run surely wrote (memory is zeroed only at load, and a value from a
  *    previous run does not survive reuse); writes inside a Switch case or
  *    a Repeat of 0 iterations do not count after it, the case may not run;
- *  - more than one program touches it (programs run in any order);
  *  - no step touches it (nothing here says what it is for).
  * Within one step all reads come before all writes, so a vertex reading
  * what another vertex of its compute set wrote pins the piece: safe, if
@@ -37,7 +41,6 @@
 #define NCOV 6			/* written ranges remembered per piece */
 #define MAX_DEPTH 64		/* the format's step nesting limit */
 #define NO_PROGRAM UINT32_MAX
-#define MANY_PROGRAMS (UINT32_MAX - 1)
 
 /* Elements [b, e) of a piece surely written this run, relative to the
  * piece; when more ranges than fit arrive, the extra is forgotten (less
@@ -57,7 +60,7 @@ struct walk {
 	struct ga_live *lv;
 	uint64_t *size;		/* positions a step spans; UINT64_MAX unknown */
 	struct cov *cov;
-	uint32_t *prog;		/* program touching each piece */
+	uint32_t *prog;		/* a program touching each piece */
 	uint8_t *pinned;
 	uint32_t *cs_first, *cs_vtx;	/* vertices grouped by compute set */
 	uint32_t pos;
@@ -168,10 +171,7 @@ static void touch(struct walk *w, struct ipu_slice s, int rw)
 			w->lv->first[p] = lo;
 		if (w->lv->last[p] == GA_PINNED_LAST || w->lv->last[p] < hi)
 			w->lv->last[p] = hi;
-		if (w->prog[p] == NO_PROGRAM)
-			w->prog[p] = w->program;
-		else if (w->prog[p] != w->program)
-			w->prog[p] = MANY_PROGRAMS;
+		w->prog[p] = w->program;
 		if ((rw & RD) && !covered(&w->cov[p], b, e))
 			w->pinned[p] = 1;
 		if (rw & WR) {
@@ -434,25 +434,26 @@ int ga_liveness(struct ipu_graph *g, struct ga_live *lv)
 	for (i = 0; i < g->n_programs; i++) {
 		uint64_t n = step_size(&w, g->programs[i], 0);
 
-		if (n == UINT64_MAX || total + n >= UINT32_MAX - 1) {
-			g_fail(g, "program %u: its steps nest deeper than %u or contain themselves, or the programs run more than 2^32 steps",
+		if (n == UINT64_MAX || n >= UINT32_MAX - 1) {
+			g_fail(g, "program %u: its steps nest deeper than %u or contain themselves, or it runs more than 2^32 steps",
 			       i, MAX_DEPTH);
 			goto out;
 		}
-		total += n;
+		if (n > total)
+			total = n;
 	}
 	lv->npositions = (uint32_t)total;
 	for (i = 0; i < g->n_programs; i++) {
-		/* each run starts with nothing written */
+		/* each run starts with nothing written, at position 0 */
 		memset(w.cov, 0, np * sizeof(*w.cov));
 		w.program = i;
+		w.pos = 0;
 		if (walk(&w, g->programs[i]))
 			goto out;
 	}
 	for (i = 0; i < g->n_tensors; i++)
 		for (p = lv->base[i]; p < lv->base[i + 1]; p++)
-			if (g->tensors[i].init || w.pinned[p] || w.prog[p] == NO_PROGRAM ||
-			    w.prog[p] == MANY_PROGRAMS) {
+			if (g->tensors[i].init || w.pinned[p] || w.prog[p] == NO_PROGRAM) {
 				lv->first[p] = GA_PINNED_FIRST;
 				lv->last[p] = GA_PINNED_LAST;
 			}

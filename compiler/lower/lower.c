@@ -577,11 +577,9 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 
 	if (!r || !added)
 		return r;
-	/* the tokens-only program runs Main's steps too, and the builder
-	 * keeps every value two programs touch for the whole run (programs
-	 * run in any order): a decoder that fits only with memory reuse goes
-	 * without it (its steps stream the logits) rather than without
-	 * next_token */
+	/* the tokens-only program is a second program over Main's steps: a
+	 * decoder that does not fit with it goes without it (its steps
+	 * stream the logits) rather than without next_token */
 	if (t->progress)
 		fprintf(t->progress, "ipu-compile: no %s program (%s); every step streams the logits\n",
 			IPUEF_PROGRAM_TOKENS, e->msg);

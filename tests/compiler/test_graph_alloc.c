@@ -258,7 +258,7 @@ TEST(chain_shares_dead_tensors)
 }
 
 /* Which tensors must keep their memory: constants, tensors read before
- * written (an accumulator across runs), tensors of two programs, a value
+ * written (an accumulator across runs; in the second program too), a value
  * written in a Switch case and read after it; tensors used in a loop live
  * through it; tensors of different Switch cases share. */
 TEST(pinned_and_scoped_tensors)
@@ -358,6 +358,71 @@ static int is_pinned(const struct ga_live *lv, ipu_tensor t, uint32_t k)
 	uint32_t p = lv->base[t] + k;
 
 	return lv->first[p] == GA_PINNED_FIRST && lv->last[p] == GA_PINNED_LAST;
+}
+
+/* Two programs (one runs at a time, each from position 0): a value each
+ * writes before it reads is live only within a run, so the tensors of
+ * both programs share memory like those of one; a value one program
+ * leaves for the other keeps its memory. */
+TEST(programs_share_their_temporaries)
+{
+	struct ipu_graph *g = ipu_graph_create(TILES, TILE_MEM);
+	ipu_tensor x, tmp, b, d, carry;
+	uint32_t in, out, cs;
+	ipu_step p0, p1;
+	void *img = NULL;
+	size_t len;
+	struct ipu_graph_stats st;
+	struct ga_live lv;
+
+	REQUIRE(g);
+	ipu_graph_set_memory_reuse(g, 1);
+	x = tensor(g, "x", 0);
+	tmp = tensor(g, "tmp", 0);
+	b = tensor(g, "b", 0);
+	d = tensor(g, "d", 0);
+	carry = tensor(g, "carry", 0);
+	in = ipu_graph_add_stream(g, "x", IPUX_STREAM_H2D, N * 4);
+	out = ipu_graph_add_stream(g, "y", IPUX_STREAM_D2H, N * 4);
+	/* program 0: tmp = x + x; b = tanh(tmp); carry = b * b; out b */
+	p0 = ipu_step_sequence(g);
+	ipu_step_append(g, p0, ipu_step_stream_copy(g, in, &(struct ipu_slice){ x, 0, N }, 1));
+	exec_new(g, p0, "tmp0", &cs);
+	binary(g, cs, IPUX_BIN_ADD, x, x, tmp);
+	exec_new(g, p0, "b", &cs);
+	unary(g, cs, IPUX_UN_TANH, tmp, b);
+	exec_new(g, p0, "carry", &cs);
+	binary(g, cs, IPUX_BIN_MUL, b, b, carry);
+	ipu_step_append(g, p0, ipu_step_stream_copy(g, out, &(struct ipu_slice){ b, 0, N }, 1));
+	ipu_graph_add_program(g, p0);
+	/* program 1: tmp = x * x; d = tmp + carry (program 0's); out d */
+	p1 = ipu_step_sequence(g);
+	ipu_step_append(g, p1, ipu_step_stream_copy(g, in, &(struct ipu_slice){ x, 0, N }, 1));
+	exec_new(g, p1, "tmp1", &cs);
+	binary(g, cs, IPUX_BIN_MUL, x, x, tmp);
+	exec_new(g, p1, "d", &cs);
+	binary(g, cs, IPUX_BIN_ADD, tmp, carry, d);
+	ipu_step_append(g, p1, ipu_step_stream_copy(g, out, &(struct ipu_slice){ d, 0, N }, 1));
+	ipu_graph_add_program(g, p1);
+	REQUIRE(ga_liveness(g, &lv) == 0);
+	CHECK_EQ_INT(lv.npositions, 5);	/* the longer program's steps */
+	for (uint32_t k = 0; k < TILES; k++) {
+		CHECK_MSG(!is_pinned(&lv, x, k) && !is_pinned(&lv, tmp, k), "piece %u", k);
+		CHECK_MSG(is_pinned(&lv, carry, k), "piece %u", k);
+		/* tmp: positions 1..2 in both programs */
+		CHECK_EQ_INT(lv.first[lv.base[tmp] + k], 1);
+		CHECK_EQ_INT(lv.last[lv.base[tmp] + k], 2);
+	}
+	ga_live_free(&lv);
+	REQUIRE(compile(g, &img, &len, &st) == 0);
+	/* x dies at step 1 of both, d and b are born at step 2 */
+	CHECK(share(g, x, b) || share(g, x, d));
+	CHECK(!share(g, x, tmp) && !share(g, tmp, b) && !share(g, tmp, d));
+	CHECK(!share(g, carry, x) && !share(g, carry, tmp) && !share(g, carry, b) &&
+	      !share(g, carry, d));
+	CHECK(st.mem_max < st.mem_max_no_reuse);
+	free(img);
+	ipu_graph_destroy(g);
 }
 
 /* A tensor written by one exchange in many small runs is written when all
@@ -728,6 +793,7 @@ int main(int argc, char **argv)
 	RUN(place_random_never_overlaps);
 	RUN(chain_shares_dead_tensors);
 	RUN(pinned_and_scoped_tensors);
+	RUN(programs_share_their_temporaries);
 	RUN(runs_cover_only_together);
 	RUN(liveness_refuses_cycles);
 	RUN(out_of_memory_names_the_live_bytes);

@@ -35,3 +35,10 @@ check-gen-decoder: $(BUILD)/bin/ipu-compile $(BUILD)/bin/ipu-run $(BUILD)/bin/ip
 		$(BUILD)/tests/gen/test_decoder python
 	tests/gen/check-decoder.sh $(BUILD)
 CHECKS += ;make -s check-gen-decoder;
+
+# GPT-2 small's shape at 128 and 1024 positions (fp16): torch's 64 greedy
+# tokens and the same 24 stream bytes per step at both cache lengths.  A
+# few minutes: not part of make check.
+.PHONY: check-gen-gpt2
+check-gen-gpt2: $(BUILD)/bin/ipu-compile $(BUILD)/bin/ipu-run
+	tests/gen/check-gpt2.sh $(BUILD)

@@ -17,6 +17,9 @@ attends to positions <= p only.
                                     token ids and writes DIR/tokens.npy (the
                                     ids fed, one per step) and
                                     DIR/torch_logits.npy (each step's logits)
+  export-gpt2s, greedy-gpt2s        the same with GPT-2 small's shape (12
+                                    layers, d 768, 12 heads, vocab 50257;
+                                    124 M parameters)
 """
 import sys
 
@@ -45,7 +48,9 @@ class Block(torch.nn.Module):
         v = v.reshape(1, 1, HEADS, HD).transpose(1, 2)
         k_all = torch.where(onehot, k, past_k)                   # [1, H, POS, HD]
         v_all = torch.where(onehot, v, past_v)
-        att = torch.matmul(q, k_all.transpose(2, 3)) * (1.0 / HD ** 0.5)
+        # k_all @ q^T, not q @ k_all^T: the cache is not transposed every
+        # step (a [POS, HD] copy per head that the IPU would have to hold)
+        att = torch.matmul(k_all, q.transpose(2, 3)).transpose(2, 3) * (1.0 / HD ** 0.5)
         att = torch.where(visible, att, torch.full_like(att, -1e4))
         att = torch.softmax(att, dim=-1)
         y = torch.matmul(att, v_all).transpose(1, 2).reshape(1, 1, D)
@@ -74,6 +79,13 @@ class TinyGPT(torch.nn.Module):
             present += [k, v]
         logits = self.head(self.ln_f(x))
         return (logits, *present)
+
+
+def gpt2_small(positions):
+    """GPT-2 small's shape with a cache of `positions`."""
+    global VOCAB, D, HEADS, LAYERS, HD, POS
+    VOCAB, D, HEADS, LAYERS = 50257, 768, 12, 12
+    HD, POS = 64, positions
 
 
 def model():
@@ -132,7 +144,9 @@ def greedy(out_dir, n, prompt):
 
 if __name__ == "__main__":
     POS = int(sys.argv[3])
-    if sys.argv[1] == "export":
+    if sys.argv[1].endswith("-gpt2s"):
+        gpt2_small(POS)
+    if sys.argv[1].startswith("export"):
         export(sys.argv[2])
     else:
         greedy(sys.argv[2], int(sys.argv[4]), [int(x) for x in sys.argv[5:]])

@@ -195,7 +195,9 @@ int ipu_graph_tile_usage(const struct ipu_graph *g, uint64_t *peak);
 /*
  * After compile: bytes live on all tiles together at each position of the
  * programs' flattened steps (the allocator's liveness; tensors live for the
- * whole program counted everywhere).  *bytes is malloc'd (caller frees),
+ * whole program counted everywhere).  Every program's steps start at
+ * position 0 (one program runs at a time): with several programs, a
+ * position counts what any of them holds live there.  *bytes is malloc'd (caller frees),
  * *n positions.  0, or -1 with the builder's error set.
  */
 int ipu_graph_memory_timeline(struct ipu_graph *g, uint64_t **bytes, uint32_t *n);

@@ -361,8 +361,9 @@ int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const voi
  * Generation with a decoder compiled with its key/value cache as state
  * (Documentation/compiler/generation.md): inputs `input_ids` and
  * `position_ids` of one integer each, outputs `next_token` (the greedy
- * choice, computed on the device) and/or `logits` (one row of f32; the
- * greedy choice is then made on the host).
+ * choice, computed on the device) and/or `logits` (one row of f32, or of
+ * f16 for a model compiled in fp16, given to fn and the sampler as f32;
+ * the greedy choice is then made on the host).
  *
  * ipurt_generate resets the state, feeds the prompt one token per step
  * from position 0, then feeds back each new token, calling fn for each new
