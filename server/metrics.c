@@ -21,7 +21,7 @@
 /* Triton's counters, from the statistics extension's numbers */
 enum nv_counter {
 	NV_SUCCESS, NV_FAILURE, NV_COUNT, NV_EXEC, NV_REQUEST_US, NV_QUEUE_US, NV_INPUT_US,
-	NV_INFER_US, NV_OUTPUT_US, NV_N,
+	NV_INFER_US, NV_OUTPUT_US, NV_PENDING, NV_N,
 };
 
 struct page {
@@ -97,11 +97,12 @@ static const struct series nv_counters[NV_N] = {
 	{ "nv_inference_compute_input_duration_us", "counter", "Cumulative compute input duration in microseconds (successful requests)" },
 	{ "nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds (successful requests)" },
 	{ "nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds (successful requests)" },
+	{ "nv_inference_pending_request_count", "gauge", "Instantaneous number of pending requests awaiting execution per-model" },
 };
 
 /* The nv_inference_* series of the n versions (their statistics in st). */
 static void put_nv(struct page *p, struct srv_model **ms, const struct srv_metrics *met,
-		   const struct srv_stats *st, uint32_t n)
+		   const struct srv_stats *st, const uint32_t *pending, uint32_t n)
 {
 	char name[512], ver[32];
 	uint32_t c, i, r;
@@ -114,7 +115,7 @@ static void put_nv(struct page *p, struct srv_model **ms, const struct srv_metri
 				st[i].success.count, 0, met[i].inferences, met[i].executions,
 				st[i].success.ns / 1000, st[i].queue.ns / 1000,
 				st[i].compute_input.ns / 1000, st[i].compute_infer.ns / 1000,
-				st[i].compute_output.ns / 1000,
+				st[i].compute_output.ns / 1000, pending[i],
 			};
 
 			label(ms[i]->name, name, sizeof(name));
@@ -166,7 +167,7 @@ char *srv_metrics_page(struct srv_repo *r, size_t *len)
 			srv_model_metrics(ms[i], &met[i], &q[i], &ex[i]);
 	}
 	if (st)
-		put_nv(&p, ms, met, st, n);
+		put_nv(&p, ms, met, st, q, n);
 	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
 		put(&p, "# HELP %s %s\n# TYPE %s %s\n", counters[c].name, counters[c].help,
 		    counters[c].name, counters[c].type);

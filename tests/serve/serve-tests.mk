@@ -78,9 +78,10 @@ check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_vm.py $(KMOD)
 CHECKS += ;make -s check-serve-vm;
 
-# The end-to-end runs (infer, then generate) once more with ipu-serve built
-# under ThreadSanitizer (HTTP threads, workers, repository references,
-# streams); a race report stops the
+# The end-to-end runs (infer, generate, statistics, shared memory) once more
+# with ipu-serve built under ThreadSanitizer (HTTP threads, workers,
+# repository references, streams, regions unregistered under queued
+# requests); a race report stops the
 # server (halt_on_error) and fails the run.
 .PHONY: check-serve-tsan
 check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu-compile \
@@ -90,6 +91,10 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve.py
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_generate.py
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_stats.py
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
 CHECKS += ;make -s check-serve-tsan;
 
 # The attacks of an outside trial replayed with raw sockets against a live

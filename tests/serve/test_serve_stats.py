@@ -193,6 +193,7 @@ def main():
                 fails = sum(metric(ms, "nv_inference_request_failure", m, reason=r)
                             for r in ("REJECTED", "CANCELED", "BACKEND", "OTHER"))
                 assert fails == i["fail"]["count"], (m, fails)
+                assert metric(ms, "nv_inference_pending_request_count", m) == 0
                 # our own names stay, as aliases of the counts
                 assert metric(ms, "ipu_inference_count", m) == x["inference_count"]
                 assert metric(ms, "ipu_inference_exec_count", m) == x["execution_count"]
