@@ -40,6 +40,7 @@
 
 #include "cli.h"
 #include "http.h"
+#include "infer_core.h"
 #include "shm.h"
 
 struct conn {
@@ -317,27 +318,6 @@ static enum MHD_Result model_metadata(struct srv_http *h, struct MHD_Connection 
 	return send_json(h, c, 200, j);
 }
 
-static unsigned status_of_runtime(int rc)
-{
-	switch (rc) {
-	case IPURT_E_NAME:
-	case IPURT_E_DTYPE:
-	case IPURT_E_SHAPE:
-	case IPURT_E_MISSING:
-	case IPURT_E_BATCH:
-	case IPURT_E_INVAL:
-		return 400;
-	case IPURT_E_BUSY:
-	case IPURT_E_CLOSED:
-		return 503;
-	case IPURT_E_TIMEOUT:
-	case IPURT_E_CANCELLED:
-		return 504;
-	default:
-		return 500;
-	}
-}
-
 static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const struct route *rt,
 			     struct conn *cn)
 {
@@ -374,23 +354,14 @@ static enum MHD_Result infer(struct srv_http *h, struct MHD_Connection *c, const
 	req->shm = h->shm;
 	rc = srv_request_parse(m, cn->body ? cn->body : "", cn->len, json_len, &h->json, req, err,
 			       sizeof(err));
-	if (!rc)
-		rc = srv_model_submit(m, req, err, sizeof(err));
-	if (rc) {
+	if (rc)
 		srv_model_refused(m, rc, t0);
+	else
+		rc = srv_request_run(m, req, t0, err, sizeof(err));
+	if (rc) {
 		srv_request_free(req);
 		srv_repo_put(h->repo, m);
 		return send_error(h, c, (unsigned)rc, err);
-	}
-	srv_model_wait(m, req);
-	if (req->status) {
-		char msg[SRV_ERR + 64];
-
-		snprintf(msg, sizeof(msg), "%s: %s", ipu_err_name(req->status), req->err);
-		rc = (int)status_of_runtime(req->status);
-		srv_request_free(req);
-		srv_repo_put(h->repo, m);
-		return send_error(h, c, (unsigned)rc, msg);
 	}
 	rc = srv_response_build(m, req, &out, &len, &jl, err, sizeof(err));
 	srv_request_free(req);
@@ -450,7 +421,7 @@ static enum MHD_Result generate(struct srv_http *h, struct MHD_Connection *c, co
 		char msg[SRV_ERR + 64];
 
 		snprintf(msg, sizeof(msg), "%s: %s", ipu_err_name(req->status), req->err);
-		rc = req->status == IPURT_E_MODEL ? 400 : (int)status_of_runtime(req->status);
+		rc = req->status == IPURT_E_MODEL ? 400 : srv_status_of_runtime(req->status);
 		srv_request_free(req);
 		srv_repo_put(h->repo, m);
 		return send_error(h, c, (unsigned)rc, msg);
@@ -675,17 +646,19 @@ static enum MHD_Result route(struct srv_http *h, struct MHD_Connection *c, const
 		return send_json(h, c, ready ? 200 : 503, json_pack("{s:b}", "ready", ready));
 	}
 	if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
-		json_t *j;
+		json_t *ext = json_array();
+		size_t i;
 
-		if (!get)
+		if (!get) {
+			json_decref(ext);
 			return send_error(h, c, 405, "use GET");
-		j = json_pack("{s:s,s:s,s:[s,s,s,s]}", "name", "ipu-serve", "version", IPU_STACK_VERSION,
-			      "extensions", "binary_tensor_data", "model_repository", "generate",
-			      "statistics");
-		if (j && h->shm)
-			json_array_append_new(json_object_get(j, "extensions"),
-					      json_string("system_shared_memory"));
-		return send_json(h, c, 200, j);
+		}
+		for (i = 0; ext && srv_extensions[i]; i++)
+			json_array_append_new(ext, json_string(srv_extensions[i]));
+		if (ext && h->shm)
+			json_array_append_new(ext, json_string("system_shared_memory"));
+		return send_json(h, c, 200, json_pack("{s:s,s:s,s:o}", "name", "ipu-serve", "version",
+						      IPU_STACK_VERSION, "extensions", ext));
 	}
 	if (!strncmp(url, "/v2/systemsharedmemory/", 23)) {
 		char *out = NULL;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "infer_core.h"
 #include "ipu/half.h"
 #include "json_budget.h"
 #include "serve.h"
@@ -91,17 +92,6 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return 400;
-}
-
-static void shape_str(const uint64_t *dims, uint32_t rank, char *buf, size_t len)
-{
-	size_t n = (size_t)snprintf(buf, len, "[");
-	uint32_t i;
-
-	for (i = 0; i < rank && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%llu", i ? "," : "", (unsigned long long)dims[i]);
-	if (n < len)
-		snprintf(buf + n, len - n, "]");
 }
 
 /* One JSON element into element i of a typed buffer. */
@@ -204,80 +194,61 @@ static int put_data(const json_t *d, uint32_t dt, void *buf, uint64_t count, uin
 	return 0;
 }
 
-static int find_io(const struct ipurt_tensor *io, uint32_t from, uint32_t to, const char *name)
+/* The typed data of a JSON input: its "data" array, flat or nested. */
+static int fill_json(const void *ctx, uint32_t dt, void *buf, uint64_t count, const char *name,
+		     char *err, size_t errlen)
 {
-	uint32_t i;
+	uint64_t at = 0;
+	int rc = put_data(ctx, dt, buf, count, &at, 1, name, err, errlen);
 
-	for (i = from; i < to; i++)
-		if (!strcmp(io[i].name, name))
-			return (int)i;
-	return -1;
-}
-
-static void list_names(const struct ipurt_tensor *io, uint32_t from, uint32_t to, char *buf,
-		       size_t len)
-{
-	size_t n = 0;
-	uint32_t i;
-
-	buf[0] = 0;
-	for (i = from; i < to && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s'%s'", i > from ? ", " : "", io[i].name);
-}
-
-/*
- * An input whose parameters name a shared-memory region: its bytes read
- * from there.  1 when it did, 0 if the input names no region, else an
- * HTTP status (also when it carries data as well: other).
- */
-static int shm_input(struct srv_request *req, const json_t *ip, struct ipurt_tensor *t, int idx,
-		     const char *name, int other, char *err, size_t errlen)
-{
-	uint64_t off, size, bytes = srv_tensor_bytes(t), e;
-	struct srv_shm_region *reg;
-	const char *region;
-	int rc;
-
-	rc = srv_shm_params(ip, "input", name, &region, &off, &size, err, errlen);
-	if (rc != 1)
-		return rc;
-	if (!req->shm)
-		return bad(err, errlen, "input '%s': shared memory is off on this server "
-			   "(ipu-serve --system-shared-memory off)", name);
-	if (other)
-		return bad(err, errlen, "input '%s' names a shared-memory region and carries 'data' or "
-			   "binary_data_size too", name);
-	if (size != bytes)
-		return bad(err, errlen, "input '%s': shared_memory_byte_size %llu, but the tensor is %llu "
-			   "bytes", name, (unsigned long long)size, (unsigned long long)bytes);
-	reg = srv_shm_acquire(req->shm, region, off, size, err, errlen);
-	if (!reg)
-		return 400;
-	req->in_owned[idx] = malloc(bytes ? bytes : 1);
-	if (!req->in_owned[idx]) {
-		srv_shm_release(req->shm, reg);
-		snprintf(err, errlen, "out of memory for input '%s'", name);
-		return 500;
-	}
-	t->data = req->in_owned[idx];
-	/* copied now: the region may go or change once the request is queued */
-	rc = srv_shm_read(reg, off, t->data, bytes, err, errlen);
-	srv_shm_release(req->shm, reg);
 	if (rc)
 		return rc;
-	if (t->dtype == IPURT_DT_BOOL) {
-		for (e = 0; e < bytes; e++)
-			if (((const uint8_t *)t->data)[e] > 1)
-				return bad(err, errlen, "input '%s': BOOL element %llu is %u, not 0 or 1", name,
-					   (unsigned long long)e, ((const uint8_t *)t->data)[e]);
-	}
-	return 1;
+	if (at != count)
+		return bad(err, errlen, "input '%s': %llu data elements, its shape holds %llu", name,
+			   (unsigned long long)at, (unsigned long long)count);
+	return 0;
 }
 
-/* A requested output to be written into a region (held by the request): 0 or an HTTP status. */
-static int shm_output(struct srv_request *req, const json_t *op, const struct ipurt_tensor *t,
-		      const char *name, int binary, char *err, size_t errlen)
+/* An input's shared-memory window (the shared-memory extension, shm.h). */
+struct shm_src {
+	struct srv_shm *shm;
+	const char *region;
+	uint64_t off, size;
+};
+
+/* Its bytes, copied now: the region may go or change once the request is queued. */
+static int fill_shm(const void *ctx, uint32_t dt, void *buf, uint64_t count, const char *name,
+		    char *err, size_t errlen)
 {
+	const struct shm_src *src = ctx;
+	uint64_t bytes = count * ipurt_dtype_size(dt), e;
+	struct srv_shm_region *reg;
+	int rc;
+
+	if (src->size != bytes)
+		return bad(err, errlen, "input '%s': shared_memory_byte_size %llu, but the tensor is %llu "
+			   "bytes", name, (unsigned long long)src->size, (unsigned long long)bytes);
+	reg = srv_shm_acquire(src->shm, src->region, src->off, src->size, err, errlen);
+	if (!reg)
+		return 400;
+	rc = srv_shm_read(reg, src->off, buf, bytes, err, errlen);
+	srv_shm_release(src->shm, reg);
+	if (rc)
+		return rc;
+	if (dt == IPURT_DT_BOOL) {
+		for (e = 0; e < bytes; e++)
+			if (((const uint8_t *)buf)[e] > 1)
+				return bad(err, errlen, "input '%s': BOOL element %llu is %u, not 0 or 1", name,
+					   (unsigned long long)e, ((const uint8_t *)buf)[e]);
+	}
+	return 0;
+}
+
+/* Output k of req to be written into a region (held by the request): 0 or an HTTP status. */
+static int shm_output(struct srv_request *req, uint32_t k, const json_t *op, const char *name,
+		      int binary, char *err, size_t errlen)
+{
+	const struct ipurt_tensor *t = &req->out[req->req_out[k]];
 	uint64_t off, size, bytes = srv_tensor_bytes(t);
 	const char *region;
 	int rc;
@@ -294,25 +265,33 @@ static int shm_output(struct srv_request *req, const json_t *op, const struct ip
 	if (size < bytes)
 		return bad(err, errlen, "output '%s' is %llu bytes, its shared_memory_byte_size only %llu",
 			   name, (unsigned long long)bytes, (unsigned long long)size);
-	req->req_shm[req->nreq] = srv_shm_acquire(req->shm, region, off, size, err, errlen);
-	if (!req->req_shm[req->nreq])
+	req->req_shm[k] = srv_shm_acquire(req->shm, region, off, size, err, errlen);
+	if (!req->req_shm[k])
 		return 400;
-	req->req_shm_offset[req->nreq] = off;
-	req->req_shm_size[req->nreq] = size;
+	req->req_shm_offset[k] = off;
+	req->req_shm_size[k] = size;
+	/* one written into shared memory is in neither part of the answer */
+	req->req_binary[k] = 0;
 	return 0;
 }
+
+/* Longest shape accepted as given; a longer one is refused by the rank check. */
+#define JSON_SHAPE_MAX (IPUEF_MAX_RANK + 1)
 
 int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t json_len,
 		      struct srv_json_budget *budget, struct srv_request *req, char *err, size_t errlen)
 {
-	struct ipurt_runner *r = srv_model_runner(m);
-	struct ipurt_tensor io[SRV_MAX_IO];
-	uint32_t bdim[SRV_MAX_IO], nin, i;
+	struct srv_input in[SRV_MAX_IO];
+	int64_t shapes[SRV_MAX_IO][JSON_SHAPE_MAX];
+	struct srv_output_req outs[SRV_MAX_IO];
+	struct shm_src shm_in[SRV_MAX_IO];
+	const json_t *out_params[SRV_MAX_IO];
+	int out_binary[SRV_MAX_IO];
 	json_t *root, *inputs, *outputs, *params, *v;
 	struct srv_json_doc doc;
-	int nio, given[SRV_MAX_IO] = { 0 }, rc = 400;
+	uint32_t nin = 0, nout = 0;
 	size_t bin_at = json_len, k;
-	char names[1024];
+	int rc;
 
 	if (json_len > len)
 		return bad(err, errlen, "Inference-Header-Content-Length %zu exceeds the body (%zu bytes)",
@@ -357,132 +336,59 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 		bad(err, errlen, "'inputs' must be a non-empty array of tensors");
 		goto out;
 	}
-	/* the subgraph (fused models) and the rows come from the inputs */
+	if (json_array_size(inputs) > SRV_MAX_IO) {
+		bad(err, errlen, "more than %d inputs", SRV_MAX_IO);
+		goto out;
+	}
 	json_array_foreach(inputs, k, v) {
+		struct srv_input *x = &in[nin++];
 		const char *name = json_string_value(json_object_get(v, "name"));
+		json_t *shape = json_object_get(v, "shape"), *data = json_object_get(v, "data"), *s;
+		json_t *ip = json_object_get(v, "parameters"), *bsz = json_object_get(ip, "binary_data_size");
+		size_t d;
 
 		if (!json_is_object(v) || !name) {
 			bad(err, errlen, "inputs[%zu] must be an object with a string 'name'", k);
 			goto out;
 		}
-		if (m->fused && req->subgraph < 0)
-			req->subgraph = ipurt_anchor_subgraph(name);
-	}
-	if (m->fused && req->subgraph < 0) {
-		bad(err, errlen, "model '%s' is fused: name inputs 'graphK/NAME' of one subgraph K "
-			"(see GET /v2/models/%s)", m->name, m->name);
-		goto out;
-	}
-	nio = ipurt_runner_io(r, req->subgraph, 0, io, bdim, SRV_MAX_IO, &nin);
-	if (nio <= 0) {
-		rc = nio < 0 ? 500 : 400;
-		snprintf(err, errlen, nio < 0 ? "the model has more than %d inputs and outputs"
-					      : "subgraph %d of model '%s' has no inputs or outputs",
-			 nio < 0 ? SRV_MAX_IO : req->subgraph, m->name);
-		goto out;
-	}
-	req->rows = 0;
-	json_array_foreach(inputs, k, v) {
-		const char *name = json_string_value(json_object_get(v, "name"));
-		json_t *shape = json_object_get(v, "shape"), *s;
-		int idx = find_io(io, 0, nin, name);
-
-		if (idx < 0) {
-			list_names(io, 0, nin, names, sizeof(names));
-			bad(err, errlen, "model '%s' has no input '%s'%s (inputs: %s)", m->name, name,
-			    m->fused ? " in this subgraph" : "", names);
-			goto out;
-		}
-		if (given[idx]++) {
-			bad(err, errlen, "input '%s' is given twice", name);
-			goto out;
-		}
-		if (!json_is_array(shape) || json_array_size(shape) != io[idx].rank) {
-			bad(err, errlen, "input '%s': 'shape' must be an array of %u dimensions", name,
-			    io[idx].rank);
-			goto out;
-		}
-		if (bdim[idx] != IPUEF_NO_BATCH_DIM && !req->rows) {
-			s = json_array_get(shape, bdim[idx]);
-			if (!json_is_integer(s) || json_integer_value(s) < 1) {
-				bad(err, errlen, "input '%s': shape[%u] must be a whole number >= 1", name,
-				    bdim[idx]);
-				goto out;
-			}
-			req->rows = (uint64_t)json_integer_value(s);
-		}
-	}
-	for (i = 0; i < nin; i++) {
-		if (!given[i]) {
-			list_names(io, 0, nin, names, sizeof(names));
-			bad(err, errlen, "input '%s' is missing (the model needs %s)", io[i].name, names);
-			goto out;
-		}
-	}
-	if (m->batch_dim != IPURT_NO_BATCHING_DIM) {
-		if (!m->max_batch) {
-			req->rows = m->compiled_batch; /* fixed shapes */
-		} else if (req->rows > m->max_batch) {
-			bad(err, errlen, "batch of %llu rows exceeds max_batch_size %llu of model '%s'",
-			    (unsigned long long)req->rows, (unsigned long long)m->max_batch, m->name);
-			goto out;
-		}
-	}
-	nio = ipurt_runner_io(r, req->subgraph, m->max_batch ? req->rows : 0, io, bdim, SRV_MAX_IO,
-			      &nin);
-	req->nin = nin;
-	req->nout = (uint32_t)nio - nin;
-	for (i = 0; i < (uint32_t)nio; i++) {
-		if (i < nin) {
-			req->in[i] = io[i];
-			req->in_bdim[i] = bdim[i];
-		} else {
-			req->out[i - nin] = io[i];
-			req->out_bdim[i - nin] = bdim[i];
-		}
-	}
-	json_array_foreach(inputs, k, v) {
-		const char *name = json_string_value(json_object_get(v, "name"));
-		const char *dtn = json_string_value(json_object_get(v, "datatype"));
-		json_t *shape = json_object_get(v, "shape"), *data = json_object_get(v, "data");
-		json_t *ip = json_object_get(v, "parameters"), *bsz = json_object_get(ip, "binary_data_size");
-		int idx = find_io(io, 0, nin, name);
-		struct ipurt_tensor *t = &req->in[idx];
-		uint64_t got[IPUEF_MAX_RANK], bytes = srv_tensor_bytes(t), count, at = 0;
-		char want_s[160], got_s[160];
-		size_t d;
-		json_t *s;
-
-		if (!dtn || srv_dtype_from_v2(dtn) != t->dtype) {
-			bad(err, errlen, "input '%s': datatype %s, the model needs %s", name,
-			    dtn ? dtn : "(none)", srv_dtype_to_v2(t->dtype));
-			goto out;
-		}
+		memset(x, 0, sizeof(*x));
+		x->name = name;
+		x->datatype = json_string_value(json_object_get(v, "datatype"));
+		x->shape = shapes[k];
+		x->rank = json_is_array(shape) && json_array_size(shape) <= IPUEF_MAX_RANK
+				  ? (uint32_t)json_array_size(shape) : JSON_SHAPE_MAX;
 		json_array_foreach(shape, d, s) {
+			if (d == x->rank)
+				break;
 			if (!json_is_integer(s) || json_integer_value(s) < 0) {
 				bad(err, errlen, "input '%s': shape[%zu] is not a whole number >= 0", name, d);
 				goto out;
 			}
-			got[d] = (uint64_t)json_integer_value(s);
-		}
-		if (memcmp(got, t->dims, t->rank * sizeof(got[0]))) {
-			shape_str(got, t->rank, got_s, sizeof(got_s));
-			shape_str(t->dims, t->rank, want_s, sizeof(want_s));
-			if (bdim[idx] != IPUEF_NO_BATCH_DIM && m->max_batch)
-				bad(err, errlen, "input '%s': shape %s, the model needs %s for a batch of %llu "
-				    "(dimension %u is the batch, up to %llu)", name, got_s, want_s,
-				    (unsigned long long)req->rows, bdim[idx], (unsigned long long)m->max_batch);
-			else
-				bad(err, errlen, "input '%s': shape %s, the model needs %s", name, got_s, want_s);
-			goto out;
+			shapes[k][d] = (int64_t)json_integer_value(s);
 		}
 		if (ip && !json_is_object(ip)) {
 			bad(err, errlen, "input '%s': 'parameters' must be an object", name);
 			goto out;
 		}
-		rc = shm_input(req, ip, t, idx, name, data || bsz, err, errlen);
-		if (rc == 1)
+		rc = srv_shm_params(ip, "input", name, &shm_in[k].region, &shm_in[k].off, &shm_in[k].size,
+				    err, errlen);
+		if (rc == 1) {
+			rc = 400;
+			if (!req->shm) {
+				bad(err, errlen, "input '%s': shared memory is off on this server "
+				    "(ipu-serve --system-shared-memory off)", name);
+				goto out;
+			}
+			if (data || bsz) {
+				bad(err, errlen, "input '%s' names a shared-memory region and carries 'data' or "
+				    "binary_data_size too", name);
+				goto out;
+			}
+			shm_in[k].shm = req->shm;
+			x->fill = fill_shm;
+			x->fill_ctx = &shm_in[k];
 			continue;
+		}
 		if (rc)
 			goto out;
 		rc = 400;
@@ -491,37 +397,16 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 				bad(err, errlen, "input '%s': binary_data_size must be a whole number", name);
 				goto out;
 			}
-			if ((uint64_t)json_integer_value(bsz) != bytes) {
-				shape_str(t->dims, t->rank, got_s, sizeof(got_s));
-				bad(err, errlen, "input '%s': binary_data_size %lld, but %s%s is %llu bytes",
-				    name, (long long)json_integer_value(bsz), dtn, got_s,
-				    (unsigned long long)bytes);
-				goto out;
-			}
-			if (data) {
-				bad(err, errlen, "input '%s' has both 'data' and binary_data_size", name);
-				goto out;
-			}
-			if (len - bin_at < bytes) {
-				bad(err, errlen, "input '%s': binary data ends after %zu of %llu bytes", name,
-				    len - bin_at, (unsigned long long)bytes);
-				goto out;
-			}
 			/* the body outlives the request: the device reads it in place */
-			t->data = (void *)(body + bin_at);
-			if (t->dtype == IPURT_DT_BOOL) {
-				const uint8_t *b = t->data;
-				uint64_t e;
-
-				for (e = 0; e < bytes; e++) {
-					if (b[e] > 1) {
-						bad(err, errlen, "input '%s': BOOL element %llu is %u, not 0 or 1",
-						    name, (unsigned long long)e, b[e]);
-						goto out;
-					}
-				}
-			}
-			bin_at += bytes;
+			x->raw = body + bin_at;
+			x->raw_declared = (uint64_t)json_integer_value(bsz);
+			x->raw_avail = len - bin_at;
+			x->raw_label = "binary_data_size";
+			x->raw_also = data ? "'data'" : NULL;
+			if (x->raw_declared <= x->raw_avail)
+				bin_at += x->raw_declared;
+			else
+				bin_at = len;
 			continue;
 		}
 		if (!json_is_array(data)) {
@@ -529,25 +414,8 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 			    name);
 			goto out;
 		}
-		count = bytes / ipurt_dtype_size(t->dtype);
-		req->in_owned[idx] = malloc(bytes ? bytes : 1);
-		if (!req->in_owned[idx]) {
-			rc = 500;
-			snprintf(err, errlen, "out of memory for input '%s'", name);
-			goto out;
-		}
-		t->data = req->in_owned[idx];
-		if (put_data(data, t->dtype, t->data, count, &at, 1, name, err, errlen))
-			goto out;
-		if (at != count) {
-			bad(err, errlen, "input '%s': %llu data elements, its shape holds %llu", name,
-			    (unsigned long long)at, (unsigned long long)count);
-			goto out;
-		}
-	}
-	if (bin_at != len) {
-		bad(err, errlen, "%zu bytes of binary data after the last binary input", len - bin_at);
-		goto out;
+		x->fill = fill_json;
+		x->fill_ctx = data;
 	}
 	/* requested outputs (default: every output of the subgraph) */
 	outputs = json_object_get(root, "outputs");
@@ -555,58 +423,32 @@ int srv_request_parse(struct srv_model *m, const char *body, size_t len, size_t 
 		bad(err, errlen, "'outputs' must be an array");
 		goto out;
 	}
-	if (outputs && json_array_size(outputs)) {
-		json_array_foreach(outputs, k, v) {
-			const char *name = json_string_value(json_object_get(v, "name"));
-			json_t *op = json_object_get(v, "parameters"), *b = json_object_get(op, "binary_data");
-			int idx;
+	json_array_foreach(outputs, k, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		json_t *op = json_object_get(v, "parameters"), *b = json_object_get(op, "binary_data");
 
-			if (!json_is_object(v) || !name) {
-				bad(err, errlen, "outputs[%zu] must be an object with a string 'name'", k);
-				goto out;
-			}
-			idx = find_io(io, nin, (uint32_t)nio, name);
-			if (idx < 0) {
-				list_names(io, nin, (uint32_t)nio, names, sizeof(names));
-				bad(err, errlen, "model '%s' has no output '%s'%s (outputs: %s)", m->name, name,
-				    m->fused ? " in this subgraph" : "", names);
-				goto out;
-			}
-			if (b && !json_is_boolean(b)) {
-				bad(err, errlen, "output '%s': parameters.binary_data must be true or false", name);
-				goto out;
-			}
-			if (req->nreq == SRV_MAX_IO) {
-				bad(err, errlen, "more than %d requested outputs", SRV_MAX_IO);
-				goto out;
-			}
-			rc = shm_output(req, op, &req->out[idx - nin], name, json_is_true(b), err, errlen);
-			if (rc)
-				goto out;
-			rc = 400;
-			req->req_out[req->nreq] = (uint32_t)idx - nin;
-			/* one written into shared memory is in neither part of the answer */
-			req->req_binary[req->nreq] = req->req_shm[req->nreq] ? 0
-						     : b ? json_is_true(b) : req->binary_default;
-			req->nreq++;
-		}
-	} else {
-		for (i = 0; i < req->nout; i++) {
-			req->req_out[req->nreq] = i;
-			req->req_binary[req->nreq++] = req->binary_default;
-		}
-	}
-	for (i = 0; i < req->nout; i++) {
-		uint64_t bytes = srv_tensor_bytes(&req->out[i]);
-
-		req->out[i].data = calloc(1, bytes ? bytes : 1);
-		if (!req->out[i].data) {
-			rc = 500;
-			snprintf(err, errlen, "out of memory for output '%s'", req->out[i].name);
+		if (!json_is_object(v) || !name) {
+			bad(err, errlen, "outputs[%zu] must be an object with a string 'name'", k);
 			goto out;
 		}
+		if (b && !json_is_boolean(b)) {
+			bad(err, errlen, "output '%s': parameters.binary_data must be true or false", name);
+			goto out;
+		}
+		if (nout == SRV_MAX_IO) {
+			bad(err, errlen, "more than %d requested outputs", SRV_MAX_IO);
+			goto out;
+		}
+		out_params[nout] = op;
+		out_binary[nout] = json_is_true(b);
+		outs[nout].name = name;
+		outs[nout++].binary = b ? json_is_true(b) : req->binary_default;
 	}
-	rc = 0;
+	rc = srv_request_prepare(m, in, nin, outs, nout, req->binary_default, req, err, errlen);
+	for (k = 0; !rc && k < nout; k++)
+		rc = shm_output(req, (uint32_t)k, out_params[k], outs[k].name, out_binary[k], err, errlen);
+	if (!rc && bin_at != len)
+		rc = bad(err, errlen, "%zu bytes of binary data after the last binary input", len - bin_at);
 out:
 	srv_json_release(&doc);
 	return rc;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * ipu-serve - a model server speaking the KServe v2 / Triton HTTP
- * inference protocol over the Model Runtime: options, start-up, and the
- * SIGTERM drain (stop accepting, answer what is in flight, exit 0).
+ * ipu-serve - a model server speaking the KServe v2 / Triton inference
+ * protocol over HTTP and gRPC on the Model Runtime: options, start-up, and
+ * the SIGTERM drain (stop accepting, answer what is in flight, exit 0).
  */
 #include <getopt.h>
 #include <malloc.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grpc_server.h"
 #include "http.h"
 #include "serve.h"
 #include "shm.h"
@@ -26,6 +27,7 @@ struct opts {
 	uint64_t http_port, metrics_port, log_verbose, max_body, max_queue, exec_timeout_ms;
 	uint64_t conn_timeout_s, drain_timeout_s, max_conns, max_per_client, request_timeout_s;
 	uint64_t max_json_memory, drain_grace_ms, max_body_memory;
+	int64_t grpc_port;		/* -1: no gRPC endpoint */
 	int explicit_control;
 	int shm_off;
 	const char *load[MAX_LOAD];
@@ -36,19 +38,23 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ipu-serve --model-repository DIR [options]\n"
-		"Serve the .ipuef models of a repository over HTTP with the KServe v2 / Triton\n"
-		"inference protocol (JSON and binary tensors, model repository extension,\n"
+		"Serve the .ipuef models of a repository with the KServe v2 / Triton inference\n"
+		"protocol over HTTP (JSON and binary tensors, model repository extension,\n"
 		"generate extension for decoders: token ids, streamed as server-sent events,\n"
-		"statistics extension: GET /v2/models[/M[/versions/V]]/stats), with dynamic\n"
-		"batching and Prometheus metrics (Triton's nv_inference_* names and ours,\n"
-		"ipu_inference_*).  Layout: DIR/MODEL/VERSION/\n"
-		"model.ipuef (or model.onnx, compiled in memory when it loads), optional\n"
+		"statistics extension: GET /v2/models[/M[/versions/V]]/stats) and, with\n"
+		"--grpc-port, over gRPC (GRPCInferenceService: health, metadata, ModelInfer\n"
+		"with typed or raw tensors), with dynamic batching and Prometheus metrics\n"
+		"(Triton's nv_inference_* names and ours, ipu_inference_*).  Layout:\n"
+		"DIR/MODEL/VERSION/\n"		"model.ipuef (or model.onnx, compiled in memory when it loads), optional\n"
 		"DIR/MODEL/config.yaml (Triton's field names).\n"
 		"\n"
 		"  --model-repository DIR   the repository (required)\n"
 		"  --http-port N            API port (default 8000; 0: any free port, logged)\n"
 		"  --metrics-port N         Prometheus /metrics port (default 8002; 0: any)\n"
-		"  --http-address ADDR      IPv4 address to listen on (default 0.0.0.0)\n"
+		"  --grpc-port N            also serve KServe v2 gRPC on N (Triton's is 8001;\n"
+		"                           0: any free port, logged; default: no gRPC)\n"
+		"  --http-address ADDR      IPv4 address to listen on, HTTP and gRPC (default\n"
+		"                           0.0.0.0)\n"
 		"  --device DEV             libipu device(s) for every instance: model[:tiles=N,...],\n"
 		"                           /dev/ipuN, or a list separated by ';' (default: an\n"
 		"                           in-process device sized to each model per instance)\n"
@@ -57,7 +63,8 @@ static void usage(FILE *f)
 		"                           allow POST /v2/repository/models/M/load and unload\n"
 		"  --load-model NAME        with explicit control, load NAME at start (repeatable;\n"
 		"                           '*' loads every model)\n"
-		"  --max-body-size BYTES    largest request body (default 67108864); larger: 413\n"
+		"  --max-body-size BYTES    largest request body or gRPC message (default\n"
+		"                           67108864); larger: 413, gRPC RESOURCE_EXHAUSTED\n"
 		"  --max-body-memory BYTES  memory all request bodies being received or answered\n"
 		"                           may hold together (at least --max-body-size; default\n"
 		"                           1073741824 or --max-body-size if larger); a body that\n"
@@ -74,8 +81,11 @@ static void usage(FILE *f)
 		"  --request-timeout S      close a connection whose request (headers and body)\n"
 		"                           has not fully arrived S seconds after the connection\n"
 		"                           opened or its previous answer, however slowly it\n"
-		"                           trickles in (default 60, 0: never)\n"
-		"  --max-connections N      concurrent API connections (1..10000, default 1000)\n"
+		"                           trickles in (default 60, 0: never); a gRPC call's\n"
+		"                           request message must arrive within it too\n"
+		"  --max-connections N      concurrent API connections, and gRPC calls in flight\n"
+		"                           (1..10000, default 1000; one call more:\n"
+		"                           RESOURCE_EXHAUSTED)\n"
 		"  --max-connections-per-client N  of them from one client address (default half\n"
 		"                           of --max-connections); one more is closed at once\n"
 		"  --drain-timeout S        on SIGTERM, wait up to S seconds for requests in\n"
@@ -104,6 +114,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "http-port", required_argument, NULL, 'p' },
 		{ "metrics-port", required_argument, NULL, 'm' },
 		{ "http-address", required_argument, NULL, 'a' },
+		{ "grpc-port", required_argument, NULL, 'g' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "model-control-mode", required_argument, NULL, 'c' },
 		{ "load-model", required_argument, NULL, 'l' },
@@ -139,6 +150,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->request_timeout_s = 60;
 	o->max_json_memory = 256ull << 20;
 	o->drain_grace_ms = 1000;
+	o->grpc_port = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
 		switch (c) {
@@ -149,6 +161,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (cli_parse_u64("ipu-serve", "http-port", optarg, 0, 65535, &o->http_port))
 				return -1;
 			break;
+		case 'g': {
+			uint64_t v;
+
+			if (cli_parse_u64("ipu-serve", "grpc-port", optarg, 0, 65535, &v))
+				return -1;
+			o->grpc_port = (int64_t)v;
+			break;
+		}
 		case 'm':
 			if (cli_parse_u64("ipu-serve", "metrics-port", optarg, 0, 65535, &o->metrics_port))
 				return -1;
@@ -332,6 +352,9 @@ int main(int argc, char **argv)
 	struct MHD_Daemon *api = NULL, *metrics = NULL;
 	struct srv_http *h;
 	struct srv_http_limits limits;
+	struct srv_grpc *grpc = NULL;
+	uint64_t t_drain;
+	int grpc_port = 0;
 	char err[SRV_ERR], se[SRV_ERR + 64];
 	int api_port = 0, metrics_port = 0, sig = 0, rc = CLI_EXIT_FAILURE;
 	sigset_t set;
@@ -395,19 +418,46 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ipu-serve: %s\n", err);
 		goto out;
 	}
+	if (o.grpc_port >= 0) {
+		struct srv_grpc_limits gl = {
+			.max_message = (size_t)o.max_body,
+			.max_calls = (unsigned)o.max_conns,
+			.request_timeout_ms = o.request_timeout_s * 1000u,
+		};
+
+		if (srv_grpc_start(h, o.addr, (int)o.grpc_port, &gl, &grpc, &grpc_port, err, sizeof(err))) {
+			fprintf(stderr, "ipu-serve: %s\n", err);
+			goto out;
+		}
+		fprintf(stderr, "ipu-serve: Started GRPCInferenceService at %s:%d\n", o.addr, grpc_port);
+	}
 	fprintf(stderr, "ipu-serve: Started HTTPService at %s:%d\n", o.addr, api_port);
 	fprintf(stderr, "ipu-serve: Started Metrics Service at %s:%d\n", o.addr, metrics_port);
 	while (sigwait(&set, &sig) || (sig != SIGTERM && sig != SIGINT))
 		;
 	fprintf(stderr, "ipu-serve: %s: draining %d requests in flight\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT", atomic_load(&h->inflight));
+	t_drain = srv_ms_now();
 	rc = drain(h, api, o.drain_timeout_s, o.drain_grace_ms) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+	if (grpc) {
+		/* calls that came during the HTTP drain were refused (UNAVAILABLE); the rest finish */
+		uint64_t spent = srv_ms_now() - t_drain, left = o.drain_timeout_s * 1000u;
+		unsigned cut = srv_grpc_stop(grpc, left > spent ? left - spent : 0);
+
+		grpc = NULL;
+		if (cut) {
+			fprintf(stderr, "ipu-serve: %u gRPC calls still in flight after the drain timeout, "
+				"cancelled\n", cut);
+			rc = CLI_EXIT_FAILURE;
+		}
+	}
 	fprintf(stderr, "ipu-serve: stopped (%lu answered 2xx, %lu 4xx, %lu 5xx; %lu connections cut "
 		"by --request-timeout, %lu malformed Content-Length; JSON parses held at most %zu bytes)\n",
 		atomic_load(&h->answered[2]), atomic_load(&h->answered[4]), atomic_load(&h->answered[5]),
 		atomic_load(&h->conns.cut_total), atomic_load(&h->conns.framing_refused),
 		atomic_load(&h->json.peak));
 out:
+	srv_grpc_stop(grpc, 0);
 	if (api)
 		MHD_stop_daemon(api);
 	if (metrics)

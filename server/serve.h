@@ -13,7 +13,11 @@
  *                  through ipurt_generate, the answer and its stream events
  *   infer_request.c / infer_response.c  the v2 protocol's infer bodies
  *                  (JSON and the binary tensor data extension) via jansson
+ *   infer_core.c   the request path HTTP and gRPC share: decoded tensors
+ *                  checked and filled, queued, waited for, errors mapped
  *   http.c         the endpoints over libmicrohttpd
+ *   grpc_server.c / grpc_service.c  KServe v2's GRPCInferenceService over
+ *                  gRPC's C core, messages by protobuf-c (server/grpc/)
  *   metrics.c      Prometheus' text format
  *   stats.c        the statistics extension's counters (stats.h), and
  *   stats_json.c   its answer

@@ -7,9 +7,10 @@ check-serve: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-exampl
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve.py
 CHECKS += ;make -s check-serve;
 
-# The pieces without HTTP (config.yaml, batch merge/split, datatypes),
-# under ASan+UBSan in make check.
-CFLAGS_tests_serve_ := -Iserver -Itools/lib
+# The pieces without HTTP (config.yaml, batch merge/split, datatypes, the
+# gRPC service's refusals), under ASan+UBSan in make check.
+CFLAGS_tests_serve_ := -Iserver -Itools/lib -I$(SERVE_GEN)
+$(BUILD)/tests/serve/test_serve_units.o: $(SERVE_PB_H)
 $(BUILD)/tests/serve/test_serve_units: $(BUILD)/tests/serve/test_serve_units.o $(SERVE_LIB_OBJS) \
 		$(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
 	@mkdir -p $(dir $@)
@@ -51,7 +52,7 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 # reader (clang; the server's parsing sources instrumented, the runtime's
 # libraries linked as built), seeded by tests/serve/fuzz-corpus.
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
-SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_response.c \
+SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_core.c server/infer_response.c \
 	server/json_budget.c server/batch.c server/scheduler.c server/generate.c server/model_config.c \
 	server/stats.c server/shm.c tools/lib/cli.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
@@ -117,3 +118,16 @@ check-serve-generate: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/i
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_generate.py
 CHECKS += ;make -s check-serve-generate;
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-generate;
+
+# KServe v2 gRPC (tests/serve/test_serve_grpc.py): a client generated from
+# server/grpc/grpc_predict_v2.proto by python3-grpc-tools; health, metadata
+# and ModelInfer (raw and typed tensors) bit-identical to the HTTP answers,
+# Triton's status codes for bad input, malformed and oversized messages,
+# clients gone mid-call, 64 concurrent streams, --max-connections, drain;
+# then again with the ASan+UBSan server.
+.PHONY: check-serve-grpc
+check-serve-grpc: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-compile $(BUILD)/bin/mlp-example \
+		$(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_grpc.py
+CHECKS += ;make -s check-serve-grpc;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-grpc;

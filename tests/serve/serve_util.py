@@ -136,6 +136,9 @@ class Server:
             self.kill()
             raise RuntimeError("ipu-serve did not start in 120 s:\n" + self.text())
         self.url = f"http://127.0.0.1:{self.port}"
+        # with --grpc-port: logged before the HTTP service
+        g = re.search(r"GRPCInferenceService at [0-9.]+:(\d+)", self.text())
+        self.grpc_target = f"127.0.0.1:{g.group(1)}" if g else None
         self.metrics_url = f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     def text(self):

@@ -4,7 +4,9 @@
  * Triton's fields (and its refusals, naming field and line), merging and
  * splitting batches along any dimension against an index-by-index
  * reference, the v2 datatype names, the memory budget of JSON parses,
- * a generation taken out of the queue when its client goes away.
+ * a generation taken out of the queue when its client goes away, the
+ * gRPC service's answers to malformed and unknown calls and its status
+ * codes.
  * Runs under ASan+UBSan in make check.
  */
 #include <fcntl.h>
@@ -17,8 +19,10 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "grpc_server.h"
 #include "harness.h"
 #include "json_budget.h"
+#include "kserve/grpc_predict_v2.pb-c.h"
 #include "serve.h"
 #include "shm.h"
 
@@ -421,6 +425,57 @@ TEST(shm_regions)
 	shm_unlink(key);
 }
 
+/* gRPC calls that never reach a model: health, metadata, refusals. */
+TEST(grpc_dispatch)
+{
+	static const char *const rpcs[] = { "ModelInfer", "ModelMetadata", "ModelReady", "ServerLive",
+					    "ServerReady", "ServerMetadata" };
+	static const uint8_t junk[][6] = { { 0xff, 0xff, 0xff, 0xff }, { 0x0a, 0x05, 'a', 'b' },
+					   { 0x12, 0xff, 0xff, 0xff, 0xff, 0x0f } };
+	struct srv_http h;
+	Inference__ServerMetadataResponse *md;
+	Inference__ServerReadyResponse *rd;
+	char err[SRV_ERR], method[128];
+	uint8_t *out;
+	size_t len, i, j;
+
+	memset(&h, 0, sizeof(h));
+	for (i = 0; i < sizeof(rpcs) / sizeof(rpcs[0]); i++) {
+		snprintf(method, sizeof(method), "/inference.GRPCInferenceService/%s", rpcs[i]);
+		for (j = 0; j < sizeof(junk) / sizeof(junk[0]); j++) {
+			CHECK_EQ_INT(srv_grpc_dispatch(&h, method, junk[j], 6, &out, &len, err, sizeof(err)), 400);
+			CHECK(!out && strstr(err, "protobuf"));
+		}
+	}
+	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/ModelConfig", NULL, 0, &out,
+				       &len, err, sizeof(err)), 501);
+	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/x.Y/ServerLive", NULL, 0, &out, &len, err, sizeof(err)), 501);
+	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/ServerMetadata", NULL, 0, &out,
+				       &len, err, sizeof(err)), 0);
+	md = inference__server_metadata_response__unpack(NULL, len, out);
+	CHECK(md && !strcmp(md->name, "ipu-serve") && md->n_extensions == 4);
+	inference__server_metadata_response__free_unpacked(md, NULL);
+	free(out);
+	atomic_store(&h.draining, 1);
+	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/ServerReady", NULL, 0, &out,
+				       &len, err, sizeof(err)), 0);
+	rd = inference__server_ready_response__unpack(NULL, len, out);
+	CHECK(rd && !rd->ready);
+	inference__server_ready_response__free_unpacked(rd, NULL);
+	free(out);
+	/* an infer while draining: UNAVAILABLE before any model is looked up */
+	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/ModelInfer", NULL, 0, &out,
+				       &len, err, sizeof(err)), 503);
+	CHECK_EQ_INT(srv_grpc_code(0), 0);		/* OK */
+	CHECK_EQ_INT(srv_grpc_code(400), 3);		/* INVALID_ARGUMENT */
+	CHECK_EQ_INT(srv_grpc_code(504), 4);		/* DEADLINE_EXCEEDED */
+	CHECK_EQ_INT(srv_grpc_code(404), 5);		/* NOT_FOUND */
+	CHECK_EQ_INT(srv_grpc_code(413), 8);		/* RESOURCE_EXHAUSTED */
+	CHECK_EQ_INT(srv_grpc_code(501), 12);		/* UNIMPLEMENTED */
+	CHECK_EQ_INT(srv_grpc_code(500), 13);		/* INTERNAL */
+	CHECK_EQ_INT(srv_grpc_code(503), 14);		/* UNAVAILABLE */
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -435,5 +490,6 @@ int main(int argc, char **argv)
 	RUN(gen_withdraw);
 	RUN(stats_table);
 	RUN(shm_regions);
+	RUN(grpc_dispatch);
 	return TH_DONE();
 }
