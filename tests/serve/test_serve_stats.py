@@ -65,6 +65,10 @@ def main():
     # a long delay: a batch runs when its 8 rows are there, never on the timer
     add_model(repo, "dyn", models["affine"], config=(
         "max_batch_size: 8\ndynamic_batching: { max_queue_delay_microseconds: 30000000 }\n"))
+    # a queue of one: a third request is refused (REJECTED) while two wait
+    add_model(repo, "q1", models["affine"], config=(
+        "max_batch_size: 4\ndynamic_batching:\n  max_queue_delay_microseconds: 3000000\n"
+        "  default_queue_policy: { max_queue_size: 1 }\n"))
     with Server(repo) as s:
         u = s.url
 
@@ -158,9 +162,41 @@ def main():
         T.check("3 x 4 concurrent requests of 1+2+2+3 rows: 12 successes, 24 inferences, 3 executions "
                 "of batch_size 8", batched)
 
+        def rejected():
+            def pending(n):
+                deadline = time.monotonic() + 60
+                while metric(metrics(s.metrics_url), "nv_inference_pending_request_count", "q1") != n:
+                    assert time.monotonic() < deadline, f"pending never reached {n}"
+                    time.sleep(0.02)
+            with concurrent.futures.ThreadPoolExecutor(2) as ex:
+                # A (1 row) waits 3 s for company, B (4 rows) cannot join it: queued; C: 503
+                fa = ex.submit(send, u, "q1", 1, 200)
+                pending(1)
+                fb = ex.submit(send, u, "q1", 4, 201)
+                pending(2)
+                x = np.zeros((1, 3), np.float32)
+                st, _, raw = infer_json(u, "q1", {"X": x})
+                assert st == 503 and "queue is full" in json.loads(raw)["error"], raw
+                fa.result(60)
+                fb.result(60)
+            x = one(u, "q1")
+            i = x["inference_stats"]
+            assert i["success"]["count"] == 2 and i["fail"]["count"] == 1, i
+            assert x["inference_count"] == 5 and x["execution_count"] == 2, x
+            assert [b["batch_size"] for b in x["batch_stats"]] == [1, 4], x
+            # A waited its 3 s in the queue (forming its batch), B behind it
+            assert i["queue"]["ns"] >= 3_000_000_000, i
+            ms = metrics(s.metrics_url)
+            assert metric(ms, "nv_inference_request_failure", "q1", reason="REJECTED") == 1
+            assert metric(ms, "nv_inference_request_failure", "q1", reason="OTHER") == 0
+            assert metric(ms, "ipu_inference_request_failure", "q1") == 0  # ours: after queueing only
+        T.check("a full queue: the refused request is a failure with reason REJECTED, the two queued "
+                "ones 2 executions of 1 and 4", rejected)
+
         def listing():
             all_ = get_stats(u, "/v2/models/stats")
-            assert sorted((m["name"], m["version"]) for m in all_) == [("dyn", "1"), ("plain", "1"), ("plain", "2")]
+            assert sorted((m["name"], m["version"]) for m in all_) == [
+                ("dyn", "1"), ("plain", "1"), ("plain", "2"), ("q1", "1")]
             per = get_stats(u, "/v2/models/plain/stats")
             assert [m["version"] for m in per] == ["1", "2"], per
             for path, want in (("/v2/models/nope/stats", 404), ("/v2/models/plain/versions/7/stats", 404),
@@ -175,7 +211,7 @@ def main():
 
         def nv_metrics():
             ms = metrics(s.metrics_url)
-            for m in ("plain", "dyn"):
+            for m in ("plain", "dyn", "q1"):
                 x = one(u, m)
                 i = x["inference_stats"]
                 want = {
