@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "ipu/half.h"
+#include "gen_internal.h"
 #include "rt_internal.h"
 
 /* The anchors of one decode step. */
@@ -181,71 +182,6 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 	return 0;
 }
 
-/* splitmix64: the sampler's generator, seeded by the caller. */
-static uint64_t next_random(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-struct cand {
-	float p;
-	uint32_t id;
-};
-
-static int by_p_desc(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	if (x->p != y->p)
-		return x->p < y->p ? 1 : -1;
-	return (x->id > y->id) - (x->id < y->id);	/* ties: the lower id first */
-}
-
-/*
- * Sample from softmax(logits / temperature) restricted to the top_k most
- * likely tokens (0: all) and then to the fewest whose probabilities add
- * up to top_p (>= 1: all).  c has room for vocab entries.
- */
-static int64_t sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o,
-		      struct cand *c, uint64_t *rng)
-{
-	uint64_t n = vocab, k;
-	double sum = 0, acc = 0, u, top;
-
-	for (uint64_t v = 0; v < vocab; v++)
-		c[v] = (struct cand){ logits[v] / o->temperature, (uint32_t)v };
-	qsort(c, vocab, sizeof(*c), by_p_desc);
-	if (o->top_k && o->top_k < n)
-		n = o->top_k;
-	top = c[0].p;	/* the largest: every weight exp(x - top) <= 1 */
-	for (k = 0; k < n; k++) {
-		c[k].p = (float)exp((double)c[k].p - top);
-		sum += c[k].p;
-	}
-	if (o->top_p > 0 && o->top_p < 1) {
-		for (k = 0; k < n; k++) {
-			acc += c[k].p / sum;
-			if (acc >= o->top_p) {
-				n = k + 1;
-				break;
-			}
-		}
-		for (sum = 0, k = 0; k < n; k++)
-			sum += c[k].p;
-	}
-	u = (double)(next_random(rng) >> 11) * 0x1.0p-53 * sum;
-	for (acc = 0, k = 0; k + 1 < n; k++) {
-		acc += c[k].p;
-		if (u < acc)
-			break;
-	}
-	return c[k].id;
-}
-
 static int is_stop(const struct ipurt_generate_opts *o, int64_t t)
 {
 	for (uint32_t i = 0; i < o->num_stop; i++)
@@ -263,7 +199,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	struct gen_io io;
 	uint64_t limit, t0, t1 = 0, bytes = 0;
 	float *logits = NULL;
-	struct cand *cands = NULL;	/* sampling: the candidates of a step */
+	struct gen_cand *cands = NULL;	/* sampling: the candidates of a step */
 	uint64_t rng = o ? o->seed : 0;
 	int64_t next = 0, pos = 0;
 	int rc;
@@ -317,7 +253,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	for (uint32_t i = 0; !rc && i < nprompt; i++)
 		rc = step(r, &io, prompt[i], pos++, logits, &next, &bytes, err, errlen);
 	if (!rc && cands)
-		next = sample(logits, io.vocab, o, cands, &rng);
+		next = gen_sample(logits, io.vocab, o, cands, &rng);
 	/* next is new token 0; each further one costs a step */
 	while (!rc) {
 		uint64_t now = now_ns();
@@ -347,7 +283,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 		}
 		rc = step(r, &io, next, pos++, logits, &next, &bytes, err, errlen);
 		if (!rc && cands)
-			next = sample(logits, io.vocab, o, cands, &rng);
+			next = gen_sample(logits, io.vocab, o, cands, &rng);
 		s.decode_steps += !rc;
 	}
 	s.stream_bytes_per_step = bytes;

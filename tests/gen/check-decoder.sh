@@ -53,6 +53,23 @@ PY
 		"$work/p$n/c_sampled.txt"
 done
 
+# 4 cache slots, 6 sequences: the step API against torch's loop of each
+# prompt alone (the same weights)
+mkdir -p "$work/slots"
+$py tests/gen/tiny_gpt.py export "$work/slots/s4.onnx" 32 --slots 4
+"$build/bin/ipu-compile" --input-model "$work/slots/s4.onnx" \
+	--target tiles=16,tile-mem=256KiB -o "$work/slots/s4.ipuef" >/dev/null
+set --
+i=0
+for p in 1,2,3 5 7,8,9,10,11 4,4 2,9 60,61,62; do
+	mkdir -p "$work/slots/r$i"
+	t=$($py tests/gen/tiny_gpt.py greedy "$work/slots/r$i" 32 $((10 + i)) $(echo $p | tr , ' '))
+	set -- "$@" "$p=$t"
+	i=$((i + 1))
+done
+echo "# 4 cache slots"
+"$build/tests/gen/test_slots" "$work/slots/s4.ipuef" "$@"
+
 # the pairs named, or none; what is refused
 m=$work/p32/tiny_gpt.onnx
 c="$build/bin/ipu-compile --input-model $m --target tiles=16,tile-mem=256KiB"

@@ -30,9 +30,16 @@ $(BUILD)/tests/gen/test_decoder: $(BUILD)/tests/gen/test_decoder.o $(RUNTIME_LIB
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(RUNTIME_LINK) -lm $(LDLIBS_BASE)
 PROGRAMS += $(BUILD)/tests/gen/test_decoder
 
+# The same decoder with 4 cache slots: the step API (ipurt_gen_slots_*)
+# against torch's greedy loop of each prompt alone.
+$(BUILD)/tests/gen/test_slots: $(BUILD)/tests/gen/test_slots.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(RUNTIME_LINK) $(LDLIBS_BASE)
+PROGRAMS += $(BUILD)/tests/gen/test_slots
+
 .PHONY: check-gen-decoder
 check-gen-decoder: $(BUILD)/bin/ipu-compile $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump \
-		$(BUILD)/tests/gen/test_decoder python
+		$(BUILD)/tests/gen/test_decoder $(BUILD)/tests/gen/test_slots python
 	tests/gen/check-decoder.sh $(BUILD)
 CHECKS += ;make -s check-gen-decoder;
 

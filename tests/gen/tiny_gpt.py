@@ -20,6 +20,9 @@ attends to positions <= p only.
   export-gpt2s, greedy-gpt2s        the same with GPT-2 small's shape (12
                                     layers, d 768, 12 heads, vocab 50257;
                                     124 M parameters)
+  export OUT.onnx POSITIONS --slots S   the step of S sequences at once
+                                    (inputs [S, 1], caches [S, 4, POS, 16],
+                                    logits [S, 1, 96]: row s is sequence s's)
 """
 import sys
 
@@ -29,6 +32,7 @@ import torch
 VOCAB, D, HEADS, LAYERS = 96, 64, 4, 2
 POS = 32
 HD = D // HEADS
+SLOTS = 1   # sequences per step: row s of every input, output and cache
 
 
 class Block(torch.nn.Module):
@@ -43,17 +47,17 @@ class Block(torch.nn.Module):
 
     def forward(self, x, onehot, visible, past_k, past_v):
         q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
-        q = q.reshape(1, 1, HEADS, HD).transpose(1, 2)          # [1, H, 1, HD]
-        k = k.reshape(1, 1, HEADS, HD).transpose(1, 2)
-        v = v.reshape(1, 1, HEADS, HD).transpose(1, 2)
-        k_all = torch.where(onehot, k, past_k)                   # [1, H, POS, HD]
+        q = q.reshape(SLOTS, 1, HEADS, HD).transpose(1, 2)      # [S, H, 1, HD]
+        k = k.reshape(SLOTS, 1, HEADS, HD).transpose(1, 2)
+        v = v.reshape(SLOTS, 1, HEADS, HD).transpose(1, 2)
+        k_all = torch.where(onehot, k, past_k)                   # [S, H, POS, HD]
         v_all = torch.where(onehot, v, past_v)
         # k_all @ q^T, not q @ k_all^T: the cache is not transposed every
         # step (a [POS, HD] copy per head that the IPU would have to hold)
         att = torch.matmul(k_all, q.transpose(2, 3)).transpose(2, 3) * (1.0 / HD ** 0.5)
         att = torch.where(visible, att, torch.full_like(att, -1e4))
         att = torch.softmax(att, dim=-1)
-        y = torch.matmul(att, v_all).transpose(1, 2).reshape(1, 1, D)
+        y = torch.matmul(att, v_all).transpose(1, 2).reshape(SLOTS, 1, D)
         x = x + self.proj(y)
         x = x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
         return x, k_all, v_all
@@ -69,10 +73,10 @@ class TinyGPT(torch.nn.Module):
         self.head = torch.nn.Linear(D, VOCAB, bias=False)
 
     def forward(self, input_ids, position_ids, *past):
-        x = self.wte(input_ids) + self.wpe(position_ids)         # [1, 1, D]
+        x = self.wte(input_ids) + self.wpe(position_ids)         # [S, 1, D]
         slots = torch.arange(POS).reshape(1, 1, POS, 1)
-        onehot = slots == position_ids.reshape(1, 1, 1, 1)       # [1, 1, POS, 1]
-        visible = (slots <= position_ids.reshape(1, 1, 1, 1)).reshape(1, 1, 1, POS)
+        onehot = slots == position_ids.reshape(SLOTS, 1, 1, 1)   # [S, 1, POS, 1]
+        visible = (slots <= position_ids.reshape(SLOTS, 1, 1, 1)).reshape(SLOTS, 1, 1, POS)
         present = []
         for i, blk in enumerate(self.blocks):
             x, k, v = blk(x, onehot, visible, past[2 * i], past[2 * i + 1])
@@ -101,7 +105,7 @@ def model():
 
 
 def empty_cache():
-    return [torch.zeros(1, HEADS, POS, HD) for _ in range(2 * LAYERS)]
+    return [torch.zeros(SLOTS, HEADS, POS, HD) for _ in range(2 * LAYERS)]
 
 
 def export(path):
@@ -112,7 +116,7 @@ def export(path):
     outs = ["logits"]
     for i in range(LAYERS):
         outs += [f"present.{i}.key", f"present.{i}.value"]
-    ids = torch.tensor([[1]], dtype=torch.int64)
+    ids = torch.ones((SLOTS, 1), dtype=torch.int64)
     torch.onnx.export(m, (ids, ids, *empty_cache()), path,
                       input_names=["input_ids", "position_ids"] + names,
                       output_names=outs, opset_version=17)
@@ -144,6 +148,10 @@ def greedy(out_dir, n, prompt):
 
 if __name__ == "__main__":
     POS = int(sys.argv[3])
+    if "--slots" in sys.argv:
+        i = sys.argv.index("--slots")
+        SLOTS = int(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
     if sys.argv[1].endswith("-gpt2s"):
         gpt2_small(POS)
     if sys.argv[1].startswith("export"):

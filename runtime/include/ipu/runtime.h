@@ -420,6 +420,69 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 		   const struct ipurt_generate_opts *o, ipurt_token_fn fn, void *ctx,
 		   struct ipurt_generate_stats *st, char *err, size_t errlen);
 
+/*
+ * Several sequences at once: the step API a scheduler drives (continuous
+ * batching).  The decoder is exported with S cache slots: inputs
+ * `input_ids` and `position_ids` [S, 1], outputs `next_token` [S, 1]
+ * and/or `logits` [S, 1, vocab], every cache [S, heads, positions, head
+ * dim] (tests/gen/tiny_gpt.py --slots S; S = 1 is an ordinary decoder),
+ * compiled with its caches as state; row s of each is slot s's sequence.
+ *
+ *   ipurt_gen_slots_open     binds a runner of one device, every slot free
+ *                            (the caches reset);
+ *   ipurt_gen_slots_start    puts a sequence (prompt, options as for
+ *                            ipurt_generate, copied) into a free slot:
+ *                            *slot; IPURT_E_BUSY when none is free;
+ *   ipurt_gen_slots_step     runs one device step for every slot: each
+ *                            active one takes its next prompt token, or
+ *                            its last new token, at its own position (a
+ *                            prompt costs one step per token); writes one
+ *                            event per new token into ev (room for
+ *                            ipurt_gen_slots_count() events), *nev of
+ *                            them.  A sequence that ends (a stop token,
+ *                            max_new_tokens, its cache full) says so in its
+ *                            last event (done, stopped) and frees its slot.
+ *                            No active slot: no step, *nev = 0;
+ *   ipurt_gen_slots_finish   ends a sequence early and frees its slot
+ *                            (IPURT_E_INVAL for a slot not in use);
+ *   ipurt_gen_slots_close    frees the handle (the runner stays).
+ *
+ * A step costs the same for 1 or S active slots (the device computes all
+ * S rows; a free slot's row writes only its cache's position 0, which the
+ * next sequence there overwrites before reading).  When no active slot
+ * samples or wants logits the step runs the tokens-only program (S
+ * tokens, positions and next_tokens cross, no logits).  Sampling is on
+ * the host, each slot with its own splitmix64 stream seeded by its
+ * options.  An event's logits (want_logits) are valid until the next step.
+ * One thread at a time; no other request on the runner meanwhile.
+ */
+struct ipurt_gen_slots;
+
+struct ipurt_gen_event {
+	uint32_t slot;
+	uint32_t index;		/* the sequence's new token index, from 0 */
+	int64_t token;
+	const float *logits;	/* want_logits: this step's row, else NULL */
+	uint64_t vocab;
+	int done;		/* the sequence ended with this token */
+	uint32_t stopped;	/* enum ipurt_gen_stop, when done */
+};
+
+int ipurt_gen_slots_open(struct ipurt_runner *r, struct ipurt_gen_slots **g, char *err,
+			 size_t errlen);
+uint32_t ipurt_gen_slots_count(const struct ipurt_gen_slots *g);
+/* Slots holding a sequence. */
+uint32_t ipurt_gen_slots_active(const struct ipurt_gen_slots *g);
+int ipurt_gen_slots_start(struct ipurt_gen_slots *g, const int64_t *prompt, uint32_t nprompt,
+			  const struct ipurt_generate_opts *o, uint32_t *slot, char *err,
+			  size_t errlen);
+int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, uint32_t *nev,
+			 char *err, size_t errlen);
+int ipurt_gen_slots_finish(struct ipurt_gen_slots *g, uint32_t slot);
+/* Stream bytes (in + out, the device's counters) of the last step. */
+uint64_t ipurt_gen_slots_stream_bytes(const struct ipurt_gen_slots *g);
+void ipurt_gen_slots_close(struct ipurt_gen_slots *g);
+
 /* Start a request; wait for it with ipurt_future_wait. */
 int ipurt_runner_execute_async(struct ipurt_runner *r, const struct ipurt_tensor *inputs,
 			       uint32_t nin, const struct ipurt_tensor *outputs, uint32_t nout,

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gen_slots.c - several sequences at once on a decoder exported with S
+ * cache slots (input_ids and position_ids [S, 1], each state [S, ...]):
+ * row s of every input, output and state is sequence s's.  A step feeds
+ * every active slot its next prompt token or its last new token at its own
+ * position; a free slot is fed token 0 at position 0, which only writes
+ * its cache's position 0, and a sequence started there writes position 0
+ * before it reads it and masks every later one, so a slot needs no reset
+ * between sequences.  Greedy slots take the device's next_token; the
+ * tokens-only program runs when no active slot wants logits or samples.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_internal.h"
+#include "ipu/half.h"
+#include "rt_internal.h"
+
+struct slot {
+	int active;
+	int64_t *prompt;
+	uint32_t nprompt, fed;	/* prompt tokens, and fed so far */
+	int64_t last;		/* the latest new token */
+	uint64_t pos;		/* the next step's position */
+	uint32_t new_tokens;
+	struct ipurt_generate_opts o;
+	int64_t *stop;		/* o.stop_ids, copied */
+	uint64_t rng;
+};
+
+struct ipurt_gen_slots {
+	struct ipurt_runner *r;
+	const struct ipuef_anchor *ids, *pos, *logits, *next;
+	uint32_t n;		/* slots */
+	uint64_t vocab, positions;
+	int has_tokens;		/* the model has IPUEF_PROGRAM_TOKENS */
+	struct slot *s;
+	uint8_t *idb, *posb, *nextb;	/* the step's inputs and next_token */
+	float *lg;		/* n rows of logits as f32 */
+	uint16_t *half;		/* n rows as the device gives f16 ones */
+	struct gen_cand *cand;	/* sampling */
+	uint64_t bytes;		/* the last step's stream bytes */
+};
+
+static uint64_t elems(const struct ipuef_anchor *a)
+{
+	uint64_t n = 1;
+
+	for (uint32_t d = 0; d < a->rank; d++)
+		n *= a->dims[d];
+	return n;
+}
+
+static int is_int(uint32_t dt)
+{
+	return dt == IPURT_DT_I64 || dt == IPURT_DT_I32;
+}
+
+static void put_int(uint8_t *p, uint32_t dt, uint32_t i, int64_t v)
+{
+	if (dt == IPURT_DT_I64) {
+		memcpy(p + 8 * (size_t)i, &v, 8);
+	} else {
+		int32_t w = (int32_t)v;
+
+		memcpy(p + 4 * (size_t)i, &w, 4);
+	}
+}
+
+static int64_t get_int(const uint8_t *p, uint32_t dt, uint32_t i)
+{
+	int64_t v;
+	int32_t w;
+
+	if (dt == IPURT_DT_I64) {
+		memcpy(&v, p + 8 * (size_t)i, 8);
+		return v;
+	}
+	memcpy(&w, p + 4 * (size_t)i, 4);
+	return w;
+}
+
+static int find_io(struct ipurt_gen_slots *g, char *err, size_t errlen)
+{
+	const struct ipuef_file *f = ipurt_runner_file(g->r);
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	const struct ipuef_state *st;
+
+	g->ids = ipuef_find_anchor(f, "input_ids");
+	g->pos = ipuef_find_anchor(f, "position_ids");
+	g->logits = ipuef_find_anchor(f, "logits");
+	g->next = ipuef_find_anchor(f, "next_token");
+	if (!m->num_states)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "the model keeps no state on the device: compile the decoder with its key/value cache as state (Documentation/compiler/generation.md)");
+	if (!g->ids || !g->pos || g->ids->direction != IPUEF_INPUT ||
+	    g->pos->direction != IPUEF_INPUT || !is_int(g->ids->dtype) ||
+	    !is_int(g->pos->dtype) || elems(g->ids) != elems(g->pos) || !elems(g->ids))
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "generation needs integer inputs 'input_ids' and 'position_ids' of one token per slot ([slots, 1])");
+	g->n = (uint32_t)elems(g->ids);
+	if (g->next && (g->next->direction != IPUEF_OUTPUT || elems(g->next) != g->n ||
+			!is_int(g->next->dtype)))
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "output 'next_token' must be one integer per slot");
+	if (g->logits) {
+		if (g->logits->direction != IPUEF_OUTPUT || !g->logits->rank ||
+		    (g->logits->dtype != IPURT_DT_F32 && g->logits->dtype != IPURT_DT_F16))
+			return ipu_errorf(err, errlen, IPURT_E_MODEL,
+					  "output 'logits' must be f32 or f16 with the vocabulary as its last dim");
+		g->vocab = g->logits->dims[g->logits->rank - 1];
+		if (elems(g->logits) != g->vocab * g->n)
+			return ipu_errorf(err, errlen, IPURT_E_MODEL,
+					  "output 'logits' has %llu values, not one row of %llu per slot (%u)",
+					  (unsigned long long)elems(g->logits),
+					  (unsigned long long)g->vocab, g->n);
+	}
+	if (!g->next && !g->logits)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "generation needs an output 'next_token' or 'logits'");
+	/* every state [slots, .., positions, head dim], as Hugging Face's cache */
+	st = &m->states[0];
+	if (st->rank < 3 || st->dims[0] != g->n)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "state '%s' is not one cache per slot: its first dim must be the %u slots of 'input_ids'",
+				  st->name, g->n);
+	g->positions = st->dims[st->rank - 2];
+	g->has_tokens = g->next && ipuef_find_program(f, IPUEF_PROGRAM_TOKENS) != NULL;
+	return 0;
+}
+
+void ipurt_gen_slots_close(struct ipurt_gen_slots *g)
+{
+	if (!g)
+		return;
+	for (uint32_t i = 0; g->s && i < g->n; i++) {
+		free(g->s[i].prompt);
+		free(g->s[i].stop);
+	}
+	free(g->s);
+	free(g->idb);
+	free(g->posb);
+	free(g->nextb);
+	free(g->lg);
+	free(g->half);
+	free(g->cand);
+	free(g);
+}
+
+int ipurt_gen_slots_open(struct ipurt_runner *r, struct ipurt_gen_slots **out, char *err,
+			 size_t errlen)
+{
+	struct ipurt_gen_slots *g;
+	int rc;
+
+	*out = NULL;
+	if (ipurt_runner_num_devices(r) != 1)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "generation needs a runner of one device: the caches live on one, and a replicated runner spreads the steps over %u",
+				  ipurt_runner_num_devices(r));
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
+	g->r = r;
+	rc = find_io(g, err, errlen);
+	if (rc) {
+		free(g);
+		return rc;
+	}
+	g->s = calloc(g->n, sizeof(*g->s));
+	g->idb = calloc(g->n, 8);
+	g->posb = calloc(g->n, 8);
+	g->nextb = calloc(g->n, 8);
+	if (g->logits) {
+		g->lg = malloc(g->n * g->vocab * sizeof(float));
+		g->half = g->logits->dtype == IPURT_DT_F16 ?
+			  malloc(g->n * g->vocab * sizeof(uint16_t)) : NULL;
+		g->cand = malloc(g->vocab * sizeof(*g->cand));
+	}
+	if (!g->s || !g->idb || !g->posb || !g->nextb ||
+	    (g->logits && (!g->lg || !g->cand || (g->logits->dtype == IPURT_DT_F16 && !g->half)))) {
+		ipurt_gen_slots_close(g);
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %u slots", g->n);
+	}
+	rc = ipurt_runner_reset_state(r, err, errlen);
+	if (rc) {
+		ipurt_gen_slots_close(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+uint32_t ipurt_gen_slots_count(const struct ipurt_gen_slots *g)
+{
+	return g->n;
+}
+
+uint32_t ipurt_gen_slots_active(const struct ipurt_gen_slots *g)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < g->n; i++)
+		k += g->s[i].active;
+	return k;
+}
+
+uint64_t ipurt_gen_slots_stream_bytes(const struct ipurt_gen_slots *g)
+{
+	return g->bytes;
+}
+
+static void release(struct slot *s)
+{
+	free(s->prompt);
+	free(s->stop);
+	memset(s, 0, sizeof(*s));
+}
+
+int ipurt_gen_slots_start(struct ipurt_gen_slots *g, const int64_t *prompt, uint32_t nprompt,
+			  const struct ipurt_generate_opts *o, uint32_t *slot, char *err,
+			  size_t errlen)
+{
+	uint64_t limit;
+	struct slot *s = NULL;
+	uint32_t i;
+
+	if (!prompt || !nprompt || !o || !o->max_new_tokens)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "a sequence needs a prompt of at least one token and max_new_tokens >= 1");
+	limit = o->max_positions && o->max_positions < g->positions ? o->max_positions : g->positions;
+	if (nprompt > limit)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "the prompt has %u tokens, the model's cache holds %llu positions", nprompt,
+				  (unsigned long long)limit);
+	if (o->temperature < 0 || o->top_p < 0 || isnan(o->temperature) || isnan(o->top_p))
+		return ipu_errorf(err, errlen, IPURT_E_INVAL,
+				  "temperature %g, top_p %g: neither may be negative", o->temperature,
+				  o->top_p);
+	if ((o->temperature > 0 || o->want_logits) && !g->logits)
+		return ipu_errorf(err, errlen, IPURT_E_MODEL,
+				  "sampling and want_logits need the model's 'logits' output");
+	for (i = 0; i < g->n && !s; i++)
+		if (!g->s[i].active)
+			s = &g->s[i];
+	if (!s)
+		return ipu_errorf(err, errlen, IPURT_E_BUSY, "all %u slots hold a sequence", g->n);
+	s->prompt = malloc(nprompt * sizeof(*prompt));
+	s->stop = o->num_stop ? malloc(o->num_stop * sizeof(*s->stop)) : NULL;
+	if (!s->prompt || (o->num_stop && !s->stop)) {
+		release(s);
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for a prompt of %u tokens",
+				  nprompt);
+	}
+	memcpy(s->prompt, prompt, nprompt * sizeof(*prompt));
+	if (o->num_stop)
+		memcpy(s->stop, o->stop_ids, o->num_stop * sizeof(*s->stop));
+	s->o = *o;
+	s->o.stop_ids = s->stop;
+	s->o.max_positions = limit;
+	s->nprompt = nprompt;
+	s->rng = o->seed;
+	s->active = 1;
+	*slot = (uint32_t)(s - g->s);
+	return 0;
+}
+
+int ipurt_gen_slots_finish(struct ipurt_gen_slots *g, uint32_t slot)
+{
+	if (slot >= g->n || !g->s[slot].active)
+		return IPURT_E_INVAL;
+	release(&g->s[slot]);
+	return 0;
+}
+
+static void tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = a->name;
+	t->dtype = a->dtype;
+	t->rank = a->rank;
+	memcpy(t->dims, a->dims, sizeof(a->dims));
+	t->data = data;
+}
+
+/* Runs one step of every slot; *logits_read: whether the rows are fresh. */
+static int run_step(struct ipurt_gen_slots *g, int *logits_read, char *err, size_t errlen)
+{
+	struct ipurt_tensor t[4];
+	struct ipu_counters c0, c1;
+	int tokens_only = g->has_tokens, counted, rc;
+	uint32_t nt = 2;
+
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct slot *s = &g->s[i];
+
+		if (s->active && (s->o.temperature > 0 || s->o.want_logits))
+			tokens_only = 0;
+		put_int(g->idb, g->ids->dtype, i,
+			!s->active ? 0 : s->fed < s->nprompt ? s->prompt[s->fed] : s->last);
+		put_int(g->posb, g->pos->dtype, i, s->active ? (int64_t)s->pos : 0);
+	}
+	tensor_of(g->ids, g->idb, &t[0]);
+	tensor_of(g->pos, g->posb, &t[1]);
+	if (g->logits && !tokens_only)
+		tensor_of(g->logits, g->half ? (void *)g->half : (void *)g->lg, &t[nt++]);
+	if (g->next)
+		tensor_of(g->next, g->nextb, &t[nt++]);
+	counted = ipu_counters(ipurt_runner_device(g->r), &c0) == 0;
+	if (tokens_only)
+		rc = rt_runner_run_program(g->r, IPUEF_PROGRAM_TOKENS, t, nt, err, errlen);
+	else
+		rc = ipurt_runner_execute(g->r, t, 2, t + 2, nt - 2, err, errlen);
+	if (rc)
+		return rc;
+	if (counted && ipu_counters(ipurt_runner_device(g->r), &c1) == 0)
+		g->bytes = (c1.stream_bytes_in - c0.stream_bytes_in) +
+			   (c1.stream_bytes_out - c0.stream_bytes_out);
+	*logits_read = g->logits && !tokens_only;
+	if (*logits_read && g->half)
+		for (uint64_t v = 0; v < g->n * g->vocab; v++)
+			g->lg[v] = ipu_f16_to_f32(g->half[v]);
+	return 0;
+}
+
+static int64_t choose(struct ipurt_gen_slots *g, struct slot *s, uint32_t i)
+{
+	const float *row = g->lg ? g->lg + (size_t)i * g->vocab : NULL;
+	uint64_t best = 0;
+
+	if (s->o.temperature > 0)
+		return gen_sample(row, g->vocab, &s->o, g->cand, &s->rng);
+	if (g->next)
+		return get_int(g->nextb, g->next->dtype, i);
+	for (uint64_t v = 1; v < g->vocab; v++)
+		if (row[v] > row[best])
+			best = v;
+	return (int64_t)best;
+}
+
+int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, uint32_t *nev,
+			 char *err, size_t errlen)
+{
+	int logits_read = 0, rc;
+
+	*nev = 0;
+	if (!ipurt_gen_slots_active(g))
+		return 0;
+	rc = run_step(g, &logits_read, err, errlen);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < g->n; i++) {
+		struct slot *s = &g->s[i];
+		struct ipurt_gen_event *e;
+
+		if (!s->active)
+			continue;
+		s->pos++;
+		if (s->fed < s->nprompt && ++s->fed < s->nprompt)
+			continue;	/* the prompt goes on */
+		s->last = choose(g, s, i);
+		e = &ev[(*nev)++];
+		memset(e, 0, sizeof(*e));
+		e->slot = i;
+		e->index = s->new_tokens++;
+		e->token = s->last;
+		e->logits = s->o.want_logits && logits_read ? g->lg + (size_t)i * g->vocab : NULL;
+		e->vocab = g->vocab;
+		for (uint32_t k = 0; k < s->o.num_stop && !e->done; k++)
+			if (s->stop[k] == s->last) {
+				e->done = 1;
+				e->stopped = IPURT_GEN_STOP_TOKEN;
+			}
+		if (!e->done && s->new_tokens >= s->o.max_new_tokens) {
+			e->done = 1;
+			e->stopped = IPURT_GEN_STOP_LIMIT;
+		} else if (!e->done && s->pos >= s->o.max_positions) {
+			e->done = 1;
+			e->stopped = IPURT_GEN_STOP_CACHE_FULL;
+		}
+		if (e->done)
+			release(s);
+	}
+	return 0;
+}
