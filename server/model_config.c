@@ -12,7 +12,8 @@
  *   version_policy: { latest: { num_versions: 2 } }   # or all: {} / specific: { versions: [1, 3] }
  *
  * Unknown fields are refused (a typo would otherwise silently change
- * nothing), naming the field and the file.
+ * nothing), naming the field and the file.  A folder may hold Triton's
+ * config.pbtxt instead (config_pbtxt.c, chosen by config_read.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -269,6 +270,7 @@ void srv_model_config_init(struct srv_model_config *c)
 	c->instance_count = 1;
 	c->policy = SRV_POLICY_LATEST;
 	c->latest_n = 1;
+	c->synchronous = -1;
 }
 
 int srv_model_config_parse(const char *text, size_t len, const char *model,
@@ -346,64 +348,5 @@ int srv_model_config_parse(const char *text, size_t len, const char *model,
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	return rc;
-}
-
-int srv_model_config_read(const char *dir, const char *model, struct srv_model_config *cfg,
-			  char *err, size_t errlen)
-{
-	char path[4096], msg[SRV_ERR];
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f;
-	int rc;
-
-	srv_model_config_init(cfg);
-	snprintf(path, sizeof(path), "%s/config.yaml", dir);
-	f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 > cap) {
-			char *t;
-
-			if (cap > (1u << 20)) {
-				snprintf(err, errlen, "%s: larger than 1 MiB", path);
-				free(text);
-				fclose(f);
-				return -1;
-			}
-			cap = cap ? 2 * cap : 8192;
-			t = realloc(text, cap);
-			if (!t) {
-				snprintf(err, errlen, "%s: out of memory", path);
-				free(text);
-				fclose(f);
-				return -1;
-			}
-			text = t;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (!got)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: read failed", path);
-		free(text);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	rc = srv_model_config_parse(text ? text : "", len, model, cfg, msg, sizeof(msg));
-	if (rc)
-		snprintf(err, errlen, "%s: %s", path, msg);
-	free(text);
 	return rc;
 }

@@ -2,8 +2,9 @@
 /*
  * repository.c - the model repository in Triton's layout:
  *
- *   <repo>/<model>/config.yaml            optional
- *   <repo>/<model>/<version>/model.ipuef  version: a whole number
+ *   <repo>/<model>/config.pbtxt or config.yaml   optional, not both
+ *   <repo>/<model>/<version>/model.ipuef         version: a whole number
+ *                   (or model.onnx, or the config's default_model_filename)
  *
  * Loaded versions are handed out as counted references: an unload or a
  * reload takes the versions out of the table at once (new requests see
@@ -149,13 +150,18 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The model file of a version folder: model.ipuef, else model.onnx
- * (compiled at load); NULL if it has neither. */
-static const char *version_model(const char *mdir, const char *version, char *path, size_t len)
+/* The model file of a version folder: the config's default_model_filename,
+ * else model.ipuef, else model.onnx (compiled at load); NULL if none. */
+static const char *version_model(const struct srv_model_config *c, const char *mdir,
+				 const char *version, char *path, size_t len)
 {
 	static const char *const names[] = { "model.ipuef", "model.onnx" };
 	struct stat st;
 
+	if (c->model_filename[0]) {
+		snprintf(path, len, "%s/%s/%s", mdir, version, c->model_filename);
+		return !stat(path, &st) && S_ISREG(st.st_mode) ? c->model_filename : NULL;
+	}
 	for (int i = 0; i < 2; i++) {
 		snprintf(path, len, "%s/%s/%s", mdir, version, names[i]);
 		if (!stat(path, &st) && S_ISREG(st.st_mode))
@@ -165,7 +171,8 @@ static const char *version_model(const char *mdir, const char *version, char *pa
 }
 
 /* The version folders holding a model.ipuef or model.onnx, ascending. */
-static int scan_versions(const char *mdir, int64_t *v, uint32_t *n, char *err, size_t errlen)
+static int scan_versions(const struct srv_model_config *c, const char *mdir, int64_t *v,
+			 uint32_t *n, char *err, size_t errlen)
 {
 	DIR *d = opendir(mdir);
 	struct dirent *de;
@@ -185,7 +192,7 @@ static int scan_versions(const char *mdir, int64_t *v, uint32_t *n, char *err, s
 		x = strtoll(de->d_name, &end, 10);
 		if (*end || errno || x < 0)
 			continue;
-		if (!version_model(mdir, de->d_name, path, sizeof(path)))
+		if (!version_model(c, mdir, de->d_name, path, sizeof(path)))
 			continue;
 		if (*n == SRV_MAX_VERSIONS) {
 			closedir(d);
@@ -229,6 +236,11 @@ static int select_versions(const struct srv_model_config *c, const int64_t *have
 		qsort(sel, *nsel, sizeof(sel[0]), cmp_i64);
 		break;
 	}
+	if (!*nsel && c->model_filename[0]) {
+		snprintf(err, errlen, "no version to serve: add <version>/%s (default_model_filename)",
+			 c->model_filename);
+		return -1;
+	}
 	if (!*nsel) {
 		snprintf(err, errlen, "no version to serve: add <version>/model.ipuef (e.g. 1/model.ipuef) or <version>/model.onnx");
 		return -1;
@@ -240,6 +252,7 @@ int srv_repo_load(struct srv_repo *r, const char *name, char *err, size_t errlen
 {
 	char mdir[4096], msg[SRV_ERR];
 	struct srv_model_config cfg;
+	struct srv_load_opts lo;
 	struct srv_model *fresh[SRV_MAX_VERSIONS] = { 0 }, *old[SRV_MAX_VERSIONS];
 	int64_t have[SRV_MAX_VERSIONS], sel[SRV_MAX_VERSIONS];
 	uint32_t nhave = 0, nsel = 0, nold = 0, i;
@@ -269,25 +282,32 @@ int srv_repo_load(struct srv_repo *r, const char *name, char *err, size_t errlen
 		return 500;
 	}
 	if (srv_model_config_read(mdir, name, &cfg, msg, sizeof(msg)) ||
-	    scan_versions(mdir, have, &nhave, msg, sizeof(msg)) ||
+	    scan_versions(&cfg, mdir, have, &nhave, msg, sizeof(msg)) ||
 	    select_versions(&cfg, have, nhave, sel, &nsel, msg, sizeof(msg)))
 		goto fail;
+	/* parameters timeout_ns: this model's execution timeout */
+	lo = r->o;
+	if (cfg.has_timeout)
+		lo.exec_timeout_ns = cfg.timeout_ns;
 	for (i = 0; i < nsel; i++) {
 		char path[4096], m2[SRV_ERR], ver[32];
 		const char *file;
+		size_t fl;
 		struct ipuef_file *f = NULL;
 
 		snprintf(ver, sizeof(ver), "%lld", (long long)sel[i]);
-		file = version_model(mdir, ver, path, sizeof(path));
+		file = version_model(&cfg, mdir, ver, path, sizeof(path));
+		fl = file ? strlen(file) : 0;
 		/* an ONNX model is compiled now, in memory (model.ipuef wins) */
-		if (file && !strcmp(file, "model.onnx") &&
+		if (fl >= 5 && !strcmp(file + fl - 5, ".onnx") &&
 		    srv_compile_onnx(path, &f, m2, sizeof(m2))) {
 			snprintf(msg, sizeof(msg), "version %lld: %s", (long long)sel[i], m2);
 			goto fail;
 		}
 		if (f && r->o.log_verbose)
 			fprintf(stderr, "ipu-serve: compiled %s\n", cli_safe(path, m2, sizeof(m2)));
-		if (srv_model_create_from(name, sel[i], path, f, &cfg, &r->o, &fresh[i], m2, sizeof(m2))) {
+		if (srv_model_create_from(name, sel[i], path, f, &cfg, &lo, &fresh[i], m2, sizeof(m2)) ||
+		    srv_model_config_check_io(&cfg, fresh[i], m2, sizeof(m2))) {
 			snprintf(msg, sizeof(msg), "version %lld: %s", (long long)sel[i], m2);
 			goto fail;
 		}

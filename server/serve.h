@@ -5,6 +5,9 @@
  *   repository.c   the model repository (Triton layout), versions, load and
  *                  unload; hands out counted references to loaded versions
  *   model_config.c config.yaml (Triton's field names) read with libyaml
+ *   config_pbtxt.c config.pbtxt (Triton's model_config.proto in text
+ *                  format) through pbtxt.cc (libprotobuf) and protoc-c
+ *   config_io.c    a config's declared inputs and outputs against the model
  *   scheduler.c    one queue per model version, one worker per instance
  *                  (a ModelRunner on its own device), dynamic batching
  *   batch.c        merging requests along the batch dimension and splitting
@@ -40,13 +43,21 @@
 #define SRV_MAX_PREFERRED 16
 
 /* ------------------------------------------------------------------ */
-/* config.yaml                                                          */
+/* config.yaml and config.pbtxt                                         */
 /* ------------------------------------------------------------------ */
 
 enum srv_version_policy {
 	SRV_POLICY_LATEST = 0,
 	SRV_POLICY_ALL = 1,
 	SRV_POLICY_SPECIFIC = 2,
+};
+
+/* An input or output a config.pbtxt declares (checked against the model). */
+struct srv_tensor_decl {
+	char name[256];
+	uint32_t dtype;			/* enum ipurt_dtype */
+	uint32_t rank;
+	int64_t dims[IPUEF_MAX_RANK];	/* without the batch dim when batched; -1: any */
 };
 
 struct srv_model_config {
@@ -63,18 +74,43 @@ struct srv_model_config {
 	uint32_t latest_n;
 	int64_t versions[SRV_MAX_VERSIONS];
 	uint32_t num_versions;
+	/* config.pbtxt only */
+	uint32_t num_inputs, num_outputs;
+	struct srv_tensor_decl inputs[SRV_MAX_IO], outputs[SRV_MAX_IO];
+	char model_filename[256];	/* default_model_filename; "": model.ipuef or model.onnx */
+	int has_timeout;
+	uint64_t timeout_ns;		/* parameters timeout_ns: the execution timeout */
+	int synchronous;		/* parameters synchronous_execution: -1 unset, 0, 1 */
 };
 
 void srv_model_config_init(struct srv_model_config *c);
 /*
- * Read <dir>/config.yaml if it exists (absent: defaults, returns 0).
- * `model` is the folder's name; a `name:` field must equal it.
+ * Read <dir>/config.pbtxt or <dir>/config.yaml, whichever exists (neither:
+ * defaults, returns 0; both: refused).  `model` is the folder's name; a
+ * `name` field must equal it.
  */
 int srv_model_config_read(const char *dir, const char *model, struct srv_model_config *c,
 			  char *err, size_t errlen);
 /* Same from a YAML text (for the tests). */
 int srv_model_config_parse(const char *text, size_t len, const char *model,
 			   struct srv_model_config *c, char *err, size_t errlen);
+/*
+ * Same from a config.pbtxt text (Triton's ModelConfig in protobuf text
+ * format, read by libprotobuf): a field Triton does not define, a value of
+ * the wrong type or bad syntax is refused with the library's message and
+ * place; a field Triton defines that ipu-serve does not act on is refused
+ * by its path (Documentation/serve/repository.md lists both).
+ */
+int srv_model_config_parse_pbtxt(const char *text, size_t len, const char *model,
+				 struct srv_model_config *c, char *err, size_t errlen);
+/*
+ * A loaded model against the inputs and outputs its config declares
+ * (names, datatypes, dims with -1 for any size; every model input must be
+ * declared when any is).  0 or -1 with err.
+ */
+struct srv_model;
+int srv_model_config_check_io(const struct srv_model_config *c, struct srv_model *m, char *err,
+			      size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Protocol data types                                                  */

@@ -1,6 +1,7 @@
 # ipu-serve: the KServe v2 / Triton HTTP and gRPC model server over libipurt
 # (libmicrohttpd for HTTP, jansson for JSON, libyaml for config.yaml,
-# gRPC's C core and protobuf-c for gRPC).
+# gRPC's C core and protobuf-c for gRPC, libprotobuf's text format and
+# protobuf-c for config.pbtxt).
 # Every server/*.c but main.c is also linked into the unit tests.
 # gRPC: KServe v2's GRPCInferenceService from its .proto (server/grpc/),
 # messages by protobuf-c, transport by gRPC's C core.
@@ -9,12 +10,14 @@ SERVE_PB_C := $(SERVE_GEN)/kserve/grpc_predict_v2.pb-c.c
 SERVE_PB_H := $(SERVE_GEN)/kserve/grpc_predict_v2.pb-c.h
 SERVE_PB_O := $(SERVE_GEN)/kserve/grpc_predict_v2.pb-c.o
 SERVE_SRCS := $(sort $(wildcard server/*.c))
-SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o) $(SERVE_PB_O)
+SERVE_PBTXT_OBJS := $(SERVE_GEN)/triton/model_config.pb-c.o $(SERVE_GEN)/triton/model_config.pb.o \
+	$(BUILD)/server/pbtxt.o
+SERVE_OBJS := $(SERVE_SRCS:%.c=$(BUILD)/%.o) $(SERVE_PB_O) $(SERVE_PBTXT_OBJS)
 SERVE_LIB_OBJS := $(filter-out $(BUILD)/server/main.o,$(SERVE_OBJS))
 # a repository's model.onnx is compiled at load (ipu/compiler.h)
-SERVE_LIBS = $(COMPILER_LINK) -lmicrohttpd -ljansson -lyaml -lgrpc -lgpr -lprotobuf-c
+SERVE_LIBS = $(COMPILER_LINK) -lmicrohttpd -ljansson -lyaml -lgrpc -lgpr -lprotobuf-c -lprotobuf -lstdc++
 # messages are cut to their buffers on purpose
-CFLAGS_server_ := -Itools/lib -Iserver -I$(SERVE_GEN) -Wno-format-truncation
+CFLAGS_server_ := -Itools/lib -Iserver -I$(SERVE_GEN) -I$(SERVE_GEN)/triton -Wno-format-truncation
 
 $(SERVE_PB_C) $(SERVE_PB_H) &: server/grpc/grpc_predict_v2.proto
 	@mkdir -p $(dir $(SERVE_PB_C))
@@ -23,6 +26,34 @@ $(SERVE_PB_C) $(SERVE_PB_H) &: server/grpc/grpc_predict_v2.proto
 $(SERVE_PB_O): $(SERVE_PB_C) $(SERVE_PB_H) $(FLAGS_STAMP)
 	$(CC) $(ALL_CPPFLAGS) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(ALL_CFLAGS)) -w -c -o $@ $<
 $(filter-out $(SERVE_PB_O),$(SERVE_OBJS)): $(SERVE_PB_H)
+
+# config.pbtxt: Triton's model_config.proto compiled by protoc for the C++
+# text-format reader (server/pbtxt.cc) and by protoc-c for the C side
+SERVE_TRITON_GEN := $(SERVE_GEN)/triton
+SERVE_PROTO := server/triton/model_config.proto
+
+# The C++ side takes the C build's optimisation and sanitizers; ccache as CC has it.
+SERVE_CXX = $(if $(filter ccache,$(CC)),ccache )$(CXX)
+SERVE_CXXFLAGS = -std=c++17 -g $(OPT) -Wall -Wextra -Werror -pthread -fPIC \
+	$(filter -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer --coverage,$(CFLAGS_BASE))
+$(SERVE_TRITON_GEN)/model_config.pb.cc $(SERVE_TRITON_GEN)/model_config.pb.h &: $(SERVE_PROTO)
+	@mkdir -p $(SERVE_TRITON_GEN)
+	protoc --cpp_out=$(SERVE_TRITON_GEN) -Iserver/triton $<
+$(SERVE_TRITON_GEN)/model_config.pb-c.c $(SERVE_TRITON_GEN)/model_config.pb-c.h &: $(SERVE_PROTO)
+	@mkdir -p $(SERVE_TRITON_GEN)
+	protoc-c --c_out=$(SERVE_TRITON_GEN) -Iserver/triton $<
+# generated code: the compilers' own flags, not the project's warnings; the
+# generated C++ (660 KB, message classes only) is built without sanitizers
+# or debug information, as libprotobuf itself is: with them it took
+# minutes on every build kind, and its callers stay instrumented
+$(SERVE_TRITON_GEN)/model_config.pb.o: $(SERVE_TRITON_GEN)/model_config.pb.cc $(FLAGS_STAMP)
+	$(SERVE_CXX) -std=c++17 -O1 -pthread -fPIC -I$(SERVE_TRITON_GEN) -c -o $@ $<
+$(SERVE_TRITON_GEN)/model_config.pb-c.o: $(SERVE_TRITON_GEN)/model_config.pb-c.c $(FLAGS_STAMP)
+	$(CC) $(ALL_CPPFLAGS) $(filter-out -W%,$(ALL_CFLAGS)) -I$(SERVE_TRITON_GEN) -c -o $@ $<
+$(BUILD)/server/pbtxt.o: server/pbtxt.cc server/pbtxt.h $(SERVE_TRITON_GEN)/model_config.pb.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(SERVE_CXX) $(SERVE_CXXFLAGS) -Iserver -I$(SERVE_TRITON_GEN) -c -o $@ $<
+$(BUILD)/server/config_pbtxt.o: $(SERVE_TRITON_GEN)/model_config.pb-c.h
 
 $(BUILD)/bin/ipu-serve $(BUILD)/tests/serve/test_serve_units: $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 $(BUILD)/bin/ipu-serve: $(SERVE_OBJS) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)

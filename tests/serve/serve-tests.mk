@@ -9,7 +9,7 @@ CHECKS += ;make -s check-serve;
 
 # The pieces without HTTP (config.yaml, batch merge/split, datatypes, the
 # gRPC service's refusals), under ASan+UBSan in make check.
-CFLAGS_tests_serve_ := -Iserver -Itools/lib -I$(SERVE_GEN)
+CFLAGS_tests_serve_ := -Iserver -Itools/lib -I$(SERVE_GEN) -Itests/modelrunner
 $(BUILD)/tests/serve/test_serve_units.o: $(SERVE_PB_H)
 $(BUILD)/tests/serve/test_serve_units: $(BUILD)/tests/serve/test_serve_units.o $(SERVE_LIB_OBJS) \
 		$(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
@@ -37,6 +37,16 @@ check-serve-shm: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
 CHECKS += ;make -s check-serve-shm;
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-shm;
+
+# config.pbtxt read by libprotobuf against Triton's model_config.proto:
+# the fields acted on, the refusals and their messages, a repository
+# folder loaded with its declared inputs and outputs checked.
+$(BUILD)/tests/serve/test_serve_pbtxt: $(BUILD)/tests/serve/test_serve_pbtxt.o $(SERVE_LIB_OBJS) \
+		$(MR_MODELS_OBJ) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(COMPILER_LIB) $(COMPILER_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(MR_MODELS_OBJ) $(CLI_LIB) $(RUNTIME_LINK) \
+		$(SERVE_LIBS) $(LDLIBS_BASE)
+TESTS += $(BUILD)/tests/serve/test_serve_pbtxt
 
 # Debian's Prometheus scrapes ipu-serve; counters read back through its API.
 .PHONY: check-serve-prometheus
@@ -70,6 +80,48 @@ fuzz-serve: $(SERVE_FUZZ)
 	scripts/fuzz-run --explore $(SERVE_FUZZ) 600 tests/serve/fuzz-corpus -max_len=4096 -timeout=10
 fuzz: fuzz-serve
 CHECKS += ;make -s fuzz-serve-check;
+
+# libFuzzer on the config.pbtxt reader: libprotobuf's text format (the
+# library as Debian builds it), the walk refusing fields not acted on
+# (server/pbtxt.cc) and the mapping (server/config_pbtxt.c), seeded by
+# tests/serve/fuzz-corpus-pbtxt; the generated code comes from the plain
+# build's protoc runs.
+SERVE_PBTXT_FUZZ := build/fuzz/fuzz_serve_pbtxt
+SERVE_PBTXT_FUZZ_SRCS := tests/serve/fuzz_serve_pbtxt.c server/config_pbtxt.c \
+	$(filter-out tests/serve/fuzz_serve_request.c,$(SERVE_FUZZ_SRCS))
+$(SERVE_PBTXT_FUZZ): $(SERVE_PBTXT_FUZZ_SRCS) server/pbtxt.cc $(wildcard server/*.h) \
+		$(SERVE_TRITON_GEN)/model_config.pb.cc $(SERVE_TRITON_GEN)/model_config.pb-c.c $(MR_MODELS_OBJ) \
+		$(RUNTIME_LIB) $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	# vptr and function checks need UBSan's C++ runtime, which a C link leaves out
+	clang++ -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr,function \
+		-fno-sanitize-recover=undefined -g -O1 -std=c++17 -Wall -Wextra -Werror -Iserver \
+		-I$(SERVE_TRITON_GEN) -c -o $@-pbtxt.o server/pbtxt.cc
+	clang++ -O1 -std=c++17 -I$(SERVE_TRITON_GEN) -c -o $@-pb.o $(SERVE_TRITON_GEN)/model_config.pb.cc
+	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -std=c11 \
+		-D_GNU_SOURCE -Wall -Wextra -Werror -Iutil/include -Iruntime/include -Ilibipu/include \
+		-Iengine/include -Iserver -I$(SERVE_TRITON_GEN) -Itools/lib -Itests/modelrunner -pthread -o $@ \
+		$(SERVE_PBTXT_FUZZ_SRCS) $(SERVE_TRITON_GEN)/model_config.pb-c.c $@-pbtxt.o $@-pb.o \
+		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -lprotobuf-c -lprotobuf \
+		-lstdc++ -luring -lm
+
+.PHONY: fuzz-serve-pbtxt-check fuzz-serve-pbtxt
+fuzz-serve-pbtxt-check: $(SERVE_PBTXT_FUZZ)
+	scripts/fuzz-run $(SERVE_PBTXT_FUZZ) 50000 tests/serve/fuzz-corpus-pbtxt -max_len=2048 -timeout=10
+fuzz-serve-pbtxt: $(SERVE_PBTXT_FUZZ)
+	scripts/fuzz-run --explore $(SERVE_PBTXT_FUZZ) 600 tests/serve/fuzz-corpus-pbtxt -max_len=2048 -timeout=10
+fuzz: fuzz-serve-pbtxt
+CHECKS += ;make -s fuzz-serve-pbtxt-check;
+
+# Triton's config.pbtxt end to end (tests/serve/test_serve_pbtxt.py): a
+# repository laid out as the Poplar backend's served over HTTP, start-up
+# refusals; then with the ASan+UBSan server.
+.PHONY: check-serve-pbtxt
+check-serve-pbtxt: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \
+		$(BUILD)/tests/modelrunner/gen_models
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pbtxt.py
+CHECKS += ;make -s check-serve-pbtxt;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-pbtxt;
 
 # ipu-serve in the test VM on the PCIe devices /dev/ipu0 and /dev/ipu1,
 # asked by busybox wget from inside the guest (tests/serve/test_serve_vm.py).

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config_pbtxt.c - a model's config.pbtxt, as Triton and its Poplar
+ * backend write it: the protobuf library parses the text against Triton's
+ * model_config.proto (pbtxt.cc), protoc-c's generated code unpacks the
+ * result here, and the fields ipu-serve acts on fill the same
+ * struct srv_model_config as config.yaml.  The list below is the whole of
+ * what is acted on; any other field Triton defines is refused by its path
+ * (a setting that silently did nothing would mislead whoever wrote it).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_config.pb-c.h"
+#include "pbtxt.h"
+#include "serve.h"
+
+static const char *const acted[] = {
+	"name", "platform", "backend", "max_batch_size", "default_model_filename",
+	"input", "input.name", "input.data_type", "input.dims",
+	"output", "output.name", "output.data_type", "output.dims",
+	"version_policy", "version_policy.latest", "version_policy.latest.num_versions",
+	"version_policy.all", "version_policy.specific", "version_policy.specific.versions",
+	"dynamic_batching", "dynamic_batching.preferred_batch_size",
+	"dynamic_batching.max_queue_delay_microseconds", "dynamic_batching.default_queue_policy",
+	"dynamic_batching.default_queue_policy.max_queue_size",
+	"instance_group", "instance_group.name", "instance_group.count", "instance_group.kind",
+	"parameters", "parameters.key", "parameters.value", "parameters.value.string_value",
+	NULL,
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Triton's TYPE_X is the v2 protocol's X; the runtime's types only. */
+static uint32_t dtype_of(Inference__DataType t)
+{
+	static const struct { Inference__DataType t; const char *v2; } map[] = {
+		{ INFERENCE__DATA_TYPE__TYPE_BOOL, "BOOL" }, { INFERENCE__DATA_TYPE__TYPE_UINT8, "UINT8" },
+		{ INFERENCE__DATA_TYPE__TYPE_UINT16, "UINT16" }, { INFERENCE__DATA_TYPE__TYPE_UINT32, "UINT32" },
+		{ INFERENCE__DATA_TYPE__TYPE_UINT64, "UINT64" }, { INFERENCE__DATA_TYPE__TYPE_INT8, "INT8" },
+		{ INFERENCE__DATA_TYPE__TYPE_INT16, "INT16" }, { INFERENCE__DATA_TYPE__TYPE_INT32, "INT32" },
+		{ INFERENCE__DATA_TYPE__TYPE_INT64, "INT64" }, { INFERENCE__DATA_TYPE__TYPE_FP16, "FP16" },
+		{ INFERENCE__DATA_TYPE__TYPE_FP32, "FP32" }, { INFERENCE__DATA_TYPE__TYPE_FP64, "FP64" },
+		{ INFERENCE__DATA_TYPE__TYPE_STRING, "BYTES" }, { INFERENCE__DATA_TYPE__TYPE_BF16, "BF16" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].t == t)
+			return srv_dtype_from_v2(map[i].v2);
+	return IPURT_DT_INVALID;
+}
+
+static const char *type_name(Inference__DataType t)
+{
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(&inference__data_type__descriptor,
+									     (int)t);
+
+	return v ? v->name : "?";
+}
+
+static int tensors(const char *what, size_t n, char **names, Inference__DataType *types,
+		   size_t *ndims, int64_t **dims, struct srv_tensor_decl *out, uint32_t *nout,
+		   char *err, size_t errlen)
+{
+	if (n > SRV_MAX_IO)
+		return fail(err, errlen, "%s: %zu tensors, at most %d", what, n, SRV_MAX_IO);
+	for (size_t i = 0; i < n; i++) {
+		struct srv_tensor_decl *d = &out[i];
+
+		if (!names[i][0])
+			return fail(err, errlen, "%s[%zu]: name is missing", what, i);
+		if (strlen(names[i]) >= sizeof(d->name))
+			return fail(err, errlen, "%s[%zu]: name longer than %zu bytes", what, i,
+				    sizeof(d->name) - 1);
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(out[k].name, names[i]))
+				return fail(err, errlen, "%s '%s' is declared twice", what, names[i]);
+		snprintf(d->name, sizeof(d->name), "%s", names[i]);
+		d->dtype = dtype_of(types[i]);
+		if (d->dtype == IPURT_DT_INVALID)
+			return fail(err, errlen, "%s '%s': data_type %s is not a type the runtime has",
+				    what, names[i], type_name(types[i]));
+		if (ndims[i] > IPUEF_MAX_RANK)
+			return fail(err, errlen, "%s '%s': %zu dims, at most %u", what, names[i], ndims[i],
+				    IPUEF_MAX_RANK);
+		d->rank = (uint32_t)ndims[i];
+		for (size_t k = 0; k < ndims[i]; k++) {
+			if (dims[i][k] < -1)
+				return fail(err, errlen, "%s '%s': dims[%zu] is %lld (a size, or -1 for any)",
+					    what, names[i], k, (long long)dims[i][k]);
+			d->dims[k] = dims[i][k];
+		}
+	}
+	*nout = (uint32_t)n;
+	return 0;
+}
+
+/* "true"/"false" as the Poplar backend's parameters are written, or 1/0. */
+static int boolean(const char *s, int *out)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "1")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "0")) {
+		*out = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int parameters(const Inference__ModelConfig *m, struct srv_model_config *c, char *err,
+		      size_t errlen)
+{
+	for (size_t i = 0; i < m->n_parameters; i++) {
+		const char *k = m->parameters[i]->key;
+		const char *v = m->parameters[i]->value ? m->parameters[i]->value->string_value : "";
+
+		if (!strcmp(k, "synchronous_execution")) {
+			if (boolean(v, &c->synchronous))
+				return fail(err, errlen, "parameters synchronous_execution: string_value "
+					    "'%s' is not true or false", v);
+		} else if (!strcmp(k, "timeout_ns")) {
+			char *end;
+			unsigned long long ns;
+
+			errno = 0;
+			ns = strtoull(v, &end, 10);
+			if (!*v || *v == '-' || *v == '+' || *end || errno || ns > 86400000000000ull)
+				return fail(err, errlen, "parameters timeout_ns: string_value '%s' is not a "
+					    "whole number of nanoseconds up to 86400000000000 (0: never)", v);
+			c->timeout_ns = ns;
+			c->has_timeout = 1;
+		} else {
+			return fail(err, errlen, "parameters: key '%s' is not one ipu-serve acts on "
+				    "(known: synchronous_execution, timeout_ns)", k);
+		}
+	}
+	return 0;
+}
+
+static int fill(const Inference__ModelConfig *m, const char *model, struct srv_model_config *c,
+		char *err, size_t errlen)
+{
+	uint32_t total = 0;
+
+	/* Triton: the name is optional and must be the folder's when given */
+	if (m->name[0] && strcmp(m->name, model))
+		return fail(err, errlen, "name '%s' differs from the model's folder '%s'", m->name, model);
+	/* the Poplar backend's name, ours, and ONNX models that are compiled at load */
+	if (m->backend[0] && strcmp(m->backend, "poplar") && strcmp(m->backend, "ipu") &&
+	    strcmp(m->backend, "onnxruntime"))
+		return fail(err, errlen, "backend '%s': ipu-serve runs .ipuef models and compiles "
+			    "model.onnx (use poplar, ipu or onnxruntime, or leave it out)", m->backend);
+	if (m->platform[0] && strcmp(m->platform, "ipu_ipuef") && strcmp(m->platform, "onnxruntime_onnx"))
+		return fail(err, errlen, "platform '%s': ipu-serve runs .ipuef models and compiles "
+			    "model.onnx (use ipu_ipuef or onnxruntime_onnx, or leave it out)", m->platform);
+	if (m->max_batch_size < 0 || m->max_batch_size > (1 << 30))
+		return fail(err, errlen, "max_batch_size %d: must be 0 to %d", m->max_batch_size, 1 << 30);
+	/* written or not, proto3 reads it as 0: Triton's "no batching" */
+	c->max_batch_size = m->max_batch_size;
+	c->has_max_batch_size = 1;
+	if (m->default_model_filename[0]) {
+		const char *f = m->default_model_filename;
+
+		if (strchr(f, '/') || f[0] == '.' || strlen(f) >= sizeof(c->model_filename))
+			return fail(err, errlen, "default_model_filename '%s' must be a file name in the "
+				    "version folder", f);
+		snprintf(c->model_filename, sizeof(c->model_filename), "%s", f);
+	}
+	{
+		char *n[SRV_MAX_IO];
+		Inference__DataType t[SRV_MAX_IO];
+		size_t nd[SRV_MAX_IO];
+		int64_t *d[SRV_MAX_IO];
+
+		if (m->n_input > SRV_MAX_IO || m->n_output > SRV_MAX_IO)
+			return fail(err, errlen, "more than %d inputs or outputs", SRV_MAX_IO);
+		for (size_t i = 0; i < m->n_input; i++) {
+			n[i] = m->input[i]->name;
+			t[i] = m->input[i]->data_type;
+			nd[i] = m->input[i]->n_dims;
+			d[i] = m->input[i]->dims;
+		}
+		if (tensors("input", m->n_input, n, t, nd, d, c->inputs, &c->num_inputs, err, errlen))
+			return -1;
+		for (size_t i = 0; i < m->n_output; i++) {
+			n[i] = m->output[i]->name;
+			t[i] = m->output[i]->data_type;
+			nd[i] = m->output[i]->n_dims;
+			d[i] = m->output[i]->dims;
+		}
+		if (tensors("output", m->n_output, n, t, nd, d, c->outputs, &c->num_outputs, err, errlen))
+			return -1;
+	}
+	if (m->scheduling_choice_case == INFERENCE__MODEL_CONFIG__SCHEDULING_CHOICE_DYNAMIC_BATCHING) {
+		const Inference__ModelDynamicBatching *db = m->dynamic_batching;
+
+		c->dynamic_batching = 1;
+		if (db->n_preferred_batch_size > SRV_MAX_PREFERRED)
+			return fail(err, errlen, "more than %d preferred_batch_size values", SRV_MAX_PREFERRED);
+		for (size_t i = 0; i < db->n_preferred_batch_size; i++) {
+			if (db->preferred_batch_size[i] < 1 || db->preferred_batch_size[i] > (1 << 30))
+				return fail(err, errlen, "preferred_batch_size %d: must be 1 to %d",
+					    db->preferred_batch_size[i], 1 << 30);
+			c->preferred[i] = (uint64_t)db->preferred_batch_size[i];
+		}
+		c->num_preferred = (uint32_t)db->n_preferred_batch_size;
+		if (db->max_queue_delay_microseconds > 60000000)
+			return fail(err, errlen, "max_queue_delay_microseconds %llu: at most 60000000",
+				    (unsigned long long)db->max_queue_delay_microseconds);
+		c->max_queue_delay_us = db->max_queue_delay_microseconds;
+		if (db->default_queue_policy) {
+			if (db->default_queue_policy->max_queue_size > (1u << 24))
+				return fail(err, errlen, "max_queue_size %u: at most %u",
+					    db->default_queue_policy->max_queue_size, 1u << 24);
+			c->max_queue_size = db->default_queue_policy->max_queue_size;
+			c->has_max_queue_size = 1;
+		}
+	}
+	for (size_t i = 0; i < m->n_instance_group; i++) {
+		const Inference__ModelInstanceGroup *g = m->instance_group[i];
+		/* Triton: a count left out is 1 */
+		int32_t count = g->count ? g->count : 1;
+
+		/*
+		 * Every instance is a worker on an IPU (--device, else an in-process
+		 * device of its own): Triton's KIND_CPU (the Poplar backend's kind),
+		 * KIND_GPU and KIND_AUTO all mean that; KIND_MODEL would leave the
+		 * placement to the model, which an .ipuef does not do.
+		 */
+		if (g->kind != INFERENCE__MODEL_INSTANCE_GROUP__KIND__KIND_AUTO &&
+		    g->kind != INFERENCE__MODEL_INSTANCE_GROUP__KIND__KIND_CPU &&
+		    g->kind != INFERENCE__MODEL_INSTANCE_GROUP__KIND__KIND_GPU)
+			return fail(err, errlen, "instance_group[%zu] kind %d: KIND_AUTO, KIND_CPU or "
+				    "KIND_GPU (each instance runs on an IPU)", i, (int)g->kind);
+		if (count < 1 || count > 64)
+			return fail(err, errlen, "instance_group[%zu] count %d: must be 1 to 64", i, count);
+		total += (uint32_t)count;
+		if (total > 64)
+			return fail(err, errlen, "instance_group: %u instances in all, at most 64", total);
+	}
+	if (total)
+		c->instance_count = total;
+	if (m->version_policy) {
+		const Inference__ModelVersionPolicy *p = m->version_policy;
+
+		switch (p->policy_choice_case) {
+		case INFERENCE__MODEL_VERSION_POLICY__POLICY_CHOICE_ALL:
+			c->policy = SRV_POLICY_ALL;
+			break;
+		case INFERENCE__MODEL_VERSION_POLICY__POLICY_CHOICE_SPECIFIC:
+			c->policy = SRV_POLICY_SPECIFIC;
+			if (!p->specific->n_versions)
+				return fail(err, errlen, "version_policy specific needs versions: [N, ...]");
+			if (p->specific->n_versions > SRV_MAX_VERSIONS)
+				return fail(err, errlen, "more than %d versions", SRV_MAX_VERSIONS);
+			for (size_t i = 0; i < p->specific->n_versions; i++) {
+				if (p->specific->versions[i] < 0)
+					return fail(err, errlen, "version_policy specific: version %lld is "
+						    "negative", (long long)p->specific->versions[i]);
+				c->versions[i] = p->specific->versions[i];
+			}
+			c->num_versions = (uint32_t)p->specific->n_versions;
+			break;
+		case INFERENCE__MODEL_VERSION_POLICY__POLICY_CHOICE_LATEST:
+			c->policy = SRV_POLICY_LATEST;
+			/* Triton: num_versions left out (0) is 1 */
+			c->latest_n = p->latest->num_versions ? p->latest->num_versions : 1;
+			if (c->latest_n > SRV_MAX_VERSIONS)
+				return fail(err, errlen, "version_policy latest num_versions %u: at most %d",
+					    c->latest_n, SRV_MAX_VERSIONS);
+			break;
+		default:
+			break;
+		}
+	}
+	return parameters(m, c, err, errlen);
+}
+
+int srv_model_config_parse_pbtxt(const char *text, size_t len, const char *model,
+				 struct srv_model_config *c, char *err, size_t errlen)
+{
+	Inference__ModelConfig *m;
+	uint8_t *bin;
+	size_t binlen;
+	int rc;
+
+	srv_model_config_init(c);
+	if (srv_pbtxt_encode(text, len, acted, &bin, &binlen, err, errlen))
+		return -1;
+	m = inference__model_config__unpack(NULL, binlen, bin);
+	free(bin);
+	if (!m)
+		return fail(err, errlen, "the configuration could not be decoded (out of memory?)");
+	rc = fill(m, model, c, err, errlen);
+	inference__model_config__free_unpacked(m, NULL);
+	if (rc)
+		srv_model_config_init(c);
+	return rc;
+}
