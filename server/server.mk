@@ -5,10 +5,12 @@
 # Every server/*.c but main.c is also linked into the unit tests.
 # gRPC: KServe v2's GRPCInferenceService from its .proto (server/grpc/),
 # messages by protobuf-c, transport by gRPC's C core.
+# grpc_service_stats.proto: the messages of Triton's ModelStatistics RPC.
 SERVE_GEN := $(BUILD)/gen/server
-SERVE_PB_C := $(SERVE_GEN)/kserve/grpc_predict_v2.pb-c.c
-SERVE_PB_H := $(SERVE_GEN)/kserve/grpc_predict_v2.pb-c.h
-SERVE_PB_O := $(SERVE_GEN)/kserve/grpc_predict_v2.pb-c.o
+SERVE_PROTOS := grpc_predict_v2 grpc_service_stats
+SERVE_PB_C := $(SERVE_PROTOS:%=$(SERVE_GEN)/kserve/%.pb-c.c)
+SERVE_PB_H := $(SERVE_PROTOS:%=$(SERVE_GEN)/kserve/%.pb-c.h)
+SERVE_PB_O := $(SERVE_PROTOS:%=$(SERVE_GEN)/kserve/%.pb-c.o)
 SERVE_SRCS := $(sort $(wildcard server/*.c))
 SERVE_PBTXT_OBJS := $(SERVE_GEN)/triton/model_config.pb-c.o $(SERVE_GEN)/triton/model_config.pb.o \
 	$(BUILD)/server/pbtxt.o
@@ -19,11 +21,11 @@ SERVE_LIBS = $(COMPILER_LINK) -lmicrohttpd -ljansson -lyaml -lgrpc -lgpr -lproto
 # messages are cut to their buffers on purpose
 CFLAGS_server_ := -Itools/lib -Iserver -I$(SERVE_GEN) -I$(SERVE_GEN)/triton -Wno-format-truncation
 
-$(SERVE_PB_C) $(SERVE_PB_H) &: server/grpc/grpc_predict_v2.proto
-	@mkdir -p $(dir $(SERVE_PB_C))
-	protoc-c --proto_path=server/grpc --c_out=$(dir $(SERVE_PB_C)) grpc_predict_v2.proto
+$(SERVE_GEN)/kserve/%.pb-c.c $(SERVE_GEN)/kserve/%.pb-c.h: server/grpc/%.proto
+	@mkdir -p $(SERVE_GEN)/kserve
+	protoc-c --proto_path=server/grpc --c_out=$(SERVE_GEN)/kserve $*.proto
 # generated code: built without the project's warnings
-$(SERVE_PB_O): $(SERVE_PB_C) $(SERVE_PB_H) $(FLAGS_STAMP)
+$(SERVE_GEN)/kserve/%.pb-c.o: $(SERVE_GEN)/kserve/%.pb-c.c $(SERVE_GEN)/kserve/%.pb-c.h $(FLAGS_STAMP)
 	$(CC) $(ALL_CPPFLAGS) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(ALL_CFLAGS)) -w -c -o $@ $<
 $(filter-out $(SERVE_PB_O),$(SERVE_OBJS)): $(SERVE_PB_H)
 

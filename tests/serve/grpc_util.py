@@ -12,6 +12,8 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROTO = ROOT / "server" / "grpc" / "grpc_predict_v2.proto"
+# Triton's ModelStatistics messages, beside it
+STATS_PROTO = PROTO.parent / "grpc_service_stats.proto"
 SERVICE = "/inference.GRPCInferenceService/"
 
 DT = {np.float32: "FP32", np.float16: "FP16", np.int32: "INT32", np.int64: "INT64",
@@ -27,10 +29,23 @@ def load(outdir):
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO.parent}",
-                    f"--python_out={outdir}", f"--grpc_python_out={outdir}", PROTO.name],
+                    f"--python_out={outdir}", f"--grpc_python_out={outdir}", PROTO.name, STATS_PROTO.name],
                    check=True, capture_output=True, timeout=120)
     sys.path.insert(0, str(outdir))
     return importlib.import_module("grpc_predict_v2_pb2"), importlib.import_module("grpc_predict_v2_pb2_grpc")
+
+
+def load_stats():
+    """The ModelStatistics messages (after load())."""
+    return importlib.import_module("grpc_service_stats_pb2")
+
+
+def statistics_call(channel):
+    """Triton's ModelStatistics RPC on channel."""
+    sp = load_stats()
+    return channel.unary_unary(SERVICE + "ModelStatistics",
+                               request_serializer=sp.ModelStatisticsRequest.SerializeToString,
+                               response_deserializer=sp.ModelStatisticsResponse.FromString)
 
 
 def infer_request(pb, model, inputs, raw=True, outputs=None, version="", rid=""):

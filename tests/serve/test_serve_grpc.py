@@ -331,6 +331,39 @@ def main():
             print(f"# 64 concurrent gRPC calls on one channel: {int(execs)} executions", flush=True)
         T.check("64 concurrent streams on one channel: each its own answer, batched, counted", concurrent_streams)
 
+        def statistics():
+            sp = gu.load_stats()
+            call = gu.statistics_call(ch)
+
+            def same(mine, theirs):
+                assert mine.name == theirs["name"] and mine.version == theirs["version"], (mine, theirs)
+                for k in ("last_inference", "inference_count", "execution_count"):
+                    assert getattr(mine, k) == theirs[k], (k, mine, theirs)
+                for k in ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output"):
+                    d = getattr(mine.inference_stats, k)
+                    assert (d.count, d.ns) == (theirs["inference_stats"][k]["count"],
+                                               theirs["inference_stats"][k]["ns"]), (k, mine, theirs)
+                assert [(b.batch_size, b.compute_infer.count, b.compute_infer.ns) for b in mine.batch_stats] == \
+                    [(b["batch_size"], b["compute_infer"]["count"], b["compute_infer"]["ns"])
+                     for b in theirs["batch_stats"]], (mine, theirs)
+            # nothing runs meanwhile: both read the same counters
+            for name, ver, path in (("mlp_batched", "", "/v2/models/mlp_batched/stats"),
+                                    ("affine", "2", "/v2/models/affine/versions/2/stats"),
+                                    ("", "", "/v2/models/stats")):
+                r = call(sp.ModelStatisticsRequest(name=name, version=ver), timeout=30)
+                st, _, raw = http("GET", u + path)
+                j = json.loads(raw)["model_stats"]
+                assert st == 200 and len(r.model_stats) == len(j), (path, len(r.model_stats), len(j))
+                for mine, theirs in zip(r.model_stats, j):
+                    same(mine, theirs)
+            r = call(sp.ModelStatisticsRequest(name="mlp_batched"), timeout=30)
+            assert r.model_stats[0].inference_count >= 64 and r.model_stats[0].execution_count < 64, r
+            c, _ = rpc_error(call, sp.ModelStatisticsRequest(name="nosuch"), timeout=30)
+            assert c == grpc.StatusCode.NOT_FOUND, c
+            c, _ = rpc_error(call, sp.ModelStatisticsRequest(name="mlp", version="x"), timeout=30)
+            assert c == grpc.StatusCode.INVALID_ARGUMENT, c
+        T.check("ModelStatistics (Triton's) equals GET .../stats: one model, one version, all", statistics)
+
         def still_alive():
             model, ins, outs, ver = cases[0]
             st, want = http_infer(u, model, ins)

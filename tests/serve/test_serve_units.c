@@ -429,7 +429,7 @@ TEST(shm_regions)
 TEST(grpc_dispatch)
 {
 	static const char *const rpcs[] = { "ModelInfer", "ModelMetadata", "ModelReady", "ServerLive",
-					    "ServerReady", "ServerMetadata" };
+					    "ServerReady", "ServerMetadata", "ModelStatistics" };
 	static const uint8_t junk[][6] = { { 0xff, 0xff, 0xff, 0xff }, { 0x0a, 0x05, 'a', 'b' },
 					   { 0x12, 0xff, 0xff, 0xff, 0xff, 0x0f } };
 	struct srv_http h;
