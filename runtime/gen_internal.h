@@ -25,4 +25,10 @@ struct gen_cand {
 int64_t gen_sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o,
 		   struct gen_cand *c, uint64_t *rng);
 
+/* ipurt_generate on a decoder of several cache slots: the sequence in
+ * one slot through the step API, the same callbacks and stats. */
+int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
+		       const struct ipurt_generate_opts *o, ipurt_token_fn fn, void *ctx,
+		       struct ipurt_generate_stats *st, char *err, size_t errlen);
+
 #endif /* IPURT_GEN_INTERNAL_H */

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gen_internal.h"
 #include "ipu/half.h"
@@ -384,4 +385,66 @@ int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, 
 			release(s);
 	}
 	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
+		       const struct ipurt_generate_opts *o, ipurt_token_fn fn, void *ctx,
+		       struct ipurt_generate_stats *st, char *err, size_t errlen)
+{
+	struct ipurt_generate_stats s = { 0 };
+	struct ipurt_gen_slots *g = NULL;
+	struct ipurt_gen_event *ev = NULL;
+	struct ipurt_generate_opts oo;
+	uint64_t t0, t1 = 0, now;
+	uint32_t slot, nev;
+	int rc;
+
+	if (!o)
+		return ipu_errorf(err, errlen, IPURT_E_INVAL, "generation needs its options");
+	oo = *o;
+	if (!oo.max_new_tokens)
+		oo.max_new_tokens = 1;	/* as ipurt_generate: the first token always */
+	rc = ipurt_gen_slots_open(r, &g, err, errlen);
+	if (rc)
+		return rc;
+	ev = calloc(g->n, sizeof(*ev));
+	if (!ev) {
+		ipurt_gen_slots_close(g);
+		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
+	}
+	rc = ipurt_gen_slots_start(g, prompt, nprompt, &oo, &slot, err, errlen);
+	s.prompt_tokens = nprompt;
+	s.device_argmax = g->next && !(oo.temperature > 0);
+	t0 = now_ns();
+	while (!rc && ipurt_gen_slots_active(g)) {
+		rc = ipurt_gen_slots_step(g, ev, &nev, err, errlen);
+		for (uint32_t i = 0; !rc && i < nev; i++) {
+			now = now_ns();
+			if (!s.new_tokens)
+				s.prompt_ns = now - t0, t1 = now;
+			else
+				s.decode_ns = now - t1, s.decode_steps++;
+			s.new_tokens++;
+			if (fn && fn(ctx, ev[i].index, ev[i].token, ev[i].logits, ev[i].vocab)) {
+				s.stopped = IPURT_GEN_STOP_CALLER;
+				ipurt_gen_slots_finish(g, slot);
+			} else if (ev[i].done) {
+				s.stopped = ev[i].stopped;
+			}
+		}
+	}
+	s.stream_bytes_per_step = g->bytes;
+	free(ev);
+	ipurt_gen_slots_close(g);
+	if (st)
+		*st = s;
+	return rc;
 }

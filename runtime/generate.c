@@ -9,7 +9,8 @@
  * top-p) is done on the host from the logits with the caller's seed.  A
  * caller that wants neither logits nor sampling gets the model's
  * tokens-only program when it has one (IPUEF_PROGRAM_TOKENS): the same
- * step without the logits' stream, a few bytes per step.
+ * step without the logits' stream, a few bytes per step.  A decoder of
+ * several cache slots runs the sequence in one slot (gen_slots.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -206,6 +207,9 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 
 	if (st)
 		memset(st, 0, sizeof(*st));
+	io.ids = ipuef_find_anchor(f, "input_ids");
+	if (io.ids && elems(io.ids) > 1)	/* a decoder of several cache slots */
+		return gen_slots_generate(r, prompt, nprompt, o, fn, ctx, st, err, errlen);
 	rc = find_io(f, &io, err, errlen);
 	if (rc)
 		return rc;

@@ -69,6 +69,23 @@ for p in 1,2,3 5 7,8,9,10,11 4,4 2,9 60,61,62; do
 done
 echo "# 4 cache slots"
 "$build/tests/gen/test_slots" "$work/slots/s4.ipuef" "$@"
+# ipu-run --generate on it: one sequence in a slot, the one-slot model's
+# greedy and seeded sampled tokens
+"$build/bin/ipu-run" "$work/slots/s4.ipuef" --generate --prompt-ids 1,2,3 \
+	--max-new-tokens 17 --json >"$work/slots/gen.json"
+"$build/bin/ipu-run" "$work/slots/s4.ipuef" --generate --prompt-ids 1,2,3 \
+	--max-new-tokens 16 --temperature 0.8 --top-k 20 --top-p 0.9 --seed 7 --json \
+	>"$work/slots/sampled.json"
+$py - "$work/slots" "$work/p32" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1] + "/gen.json"))
+want = [int(t) for t in open(sys.argv[2] + "/torch_tokens.txt").read().split(",")]
+assert g["tokens"] == want and g["stream_bytes_per_step"] == 96, g
+s = json.load(open(sys.argv[1] + "/sampled.json"))
+want = [int(t) for t in open(sys.argv[2] + "/c_sampled.txt").read().split(",")]
+assert s["tokens"] == want and s["sampled"], (s, want)
+print("ok - ipu-run --generate on 4 slots: torch's greedy tokens (96 bytes per step), the one-slot model's sampled ones")
+PY
 
 # the pairs named, or none; what is refused
 m=$work/p32/tiny_gpt.onnx

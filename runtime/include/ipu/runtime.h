@@ -375,7 +375,8 @@ int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const voi
  * model's first state, [.., positions, head dim]) or when fn returns
  * non-zero.  st (may be NULL) says why and how fast.  The runner must have
  * one device (IPURT_E_INVAL for a replicated one: the cache lives on one
- * device) and no other request in flight.
+ * device) and no other request in flight.  On a decoder of several cache
+ * slots (ipurt_gen_slots_* below) it runs the sequence in one slot.
  */
 typedef int (*ipurt_token_fn)(void *ctx, uint32_t index, int64_t token, const float *logits,
 			      uint64_t vocab);
