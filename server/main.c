@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "grpc_server.h"
 #include "http.h"
+#include "repo_poll.h"
 #include "serve.h"
 #include "shm.h"
 
@@ -28,7 +29,8 @@ struct opts {
 	uint64_t conn_timeout_s, drain_timeout_s, max_conns, max_per_client, request_timeout_s;
 	uint64_t max_json_memory, drain_grace_ms, max_body_memory;
 	int64_t grpc_port;		/* -1: no gRPC endpoint */
-	int explicit_control;
+	int explicit_control, poll_control;
+	uint64_t poll_secs;
 	int shm_off;
 	const char *load[MAX_LOAD];
 	unsigned nload;
@@ -62,7 +64,11 @@ static void usage(FILE *f)
 		"                           in-process device sized to each model per instance)\n"
 		"  --model-control-mode M   none (default): load every model at start, refuse\n"
 		"                           load/unload; explicit: load the --load-model ones and\n"
-		"                           allow POST /v2/repository/models/M/load and unload\n"
+		"                           allow POST /v2/repository/models/M/load and unload;\n"
+		"                           poll: load every model at start, then load, reload\n"
+		"                           and unload the model folders added, changed or\n"
+		"                           removed (requests in flight finish on the old version)\n"
+		"  --repository-poll-secs S with poll: look every S seconds (1..86400, default 15)\n"
 		"  --load-model NAME        with explicit control, load NAME at start (repeatable;\n"
 		"                           '*' loads every model)\n"
 		"  --max-body-size BYTES    largest request body or gRPC message (default\n"
@@ -120,6 +126,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "device", required_argument, NULL, 'd' },
 		{ "model-control-mode", required_argument, NULL, 'c' },
 		{ "load-model", required_argument, NULL, 'l' },
+		{ "repository-poll-secs", required_argument, NULL, 'o' },
 		{ "max-body-size", required_argument, NULL, 'b' },
 		{ "max-queue-size", required_argument, NULL, 'q' },
 		{ "exec-timeout-ms", required_argument, NULL, 't' },
@@ -152,6 +159,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->request_timeout_s = 60;
 	o->max_json_memory = 256ull << 20;
 	o->drain_grace_ms = 1000;
+	o->poll_secs = 15;
 	o->grpc_port = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
@@ -176,13 +184,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'c':
-			if (!strcmp(optarg, "explicit")) {
-				o->explicit_control = 1;
-			} else if (strcmp(optarg, "none")) {
-				fprintf(stderr, "ipu-serve: --model-control-mode is none or explicit, got '%s'\n",
+			o->explicit_control = !strcmp(optarg, "explicit");
+			o->poll_control = !strcmp(optarg, "poll");
+			if (!o->explicit_control && !o->poll_control && strcmp(optarg, "none")) {
+				fprintf(stderr, "ipu-serve: --model-control-mode is none, explicit or poll, got '%s'\n",
 					optarg);
 				return -1;
 			}
+			break;
+		case 'o':
+			if (cli_parse_u64("ipu-serve", "repository-poll-secs", optarg, 1, 86400, &o->poll_secs))
+				return -1;
 			break;
 		case 'l':
 			if (o->nload == MAX_LOAD) {
@@ -350,6 +362,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct srv_load_opts lo = { 0 };
 	struct srv_repo *repo = NULL;
+	struct srv_poll *watch = NULL;
 	struct ipurt_device_manager *dm = NULL;
 	struct MHD_Daemon *api = NULL, *metrics = NULL;
 	struct srv_http *h;
@@ -401,6 +414,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ipu-serve: %s\n", cli_safe(err, se, sizeof(se)));
 		goto out;
 	}
+	/* the repository as it is before the first load: later changes are polled */
+	if (o.poll_control && srv_poll_create(repo, o.repo, (int)o.log_verbose, &watch, err, sizeof(err))) {
+		fprintf(stderr, "ipu-serve: %s\n", err);
+		goto out;
+	}
 	if (load_models(&o, repo))
 		goto out;
 	h->repo = repo;
@@ -435,6 +453,10 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "ipu-serve: Started HTTPService at %s:%d\n", o.addr, api_port);
 	fprintf(stderr, "ipu-serve: Started Metrics Service at %s:%d\n", o.addr, metrics_port);
+	if (watch && srv_poll_start(watch, (unsigned)o.poll_secs, err, sizeof(err))) {
+		fprintf(stderr, "ipu-serve: %s\n", err);
+		goto out;
+	}
 	while (sigwait(&set, &sig) || (sig != SIGTERM && sig != SIGINT))
 		;
 	fprintf(stderr, "ipu-serve: %s: draining %d requests in flight\n",
@@ -467,6 +489,7 @@ out:
 	srv_conns_fini(&h->conns);
 	/* the daemons are stopped: no request holds a region any more */
 	srv_shm_destroy(h->shm);
+	srv_poll_destroy(watch);
 	srv_repo_destroy(repo);
 	ipurt_dm_destroy(dm);
 	free(h);

@@ -8,6 +8,7 @@
  *   config_pbtxt.c config.pbtxt (Triton's model_config.proto in text
  *                  format) through pbtxt.cc (libprotobuf) and protoc-c
  *   config_io.c    a config's declared inputs and outputs against the model
+ *   repo_poll.c    --model-control-mode=poll: the repository watched
  *   scheduler.c    one queue per model version, one worker per instance
  *                  (a ModelRunner on its own device), dynamic batching
  *   batch.c        merging requests along the batch dimension and splitting

@@ -115,7 +115,9 @@ CHECKS += ;make -s fuzz-serve-pbtxt-check;
 
 # Triton's config.pbtxt end to end (tests/serve/test_serve_pbtxt.py): a
 # repository laid out as the Poplar backend's served over HTTP, start-up
-# refusals; then with the ASan+UBSan server.
+# refusals, and --model-control-mode=poll with models added, changed and
+# removed under a steady stream of requests; then with the ASan+UBSan
+# server (the poll thread included, no leak at its exit).
 .PHONY: check-serve-pbtxt
 check-serve-pbtxt: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \
 		$(BUILD)/tests/modelrunner/gen_models
@@ -148,6 +150,8 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_stats.py
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pbtxt.py
 CHECKS += ;make -s check-serve-tsan;
 
 # The attacks of an outside trial replayed with raw sockets against a live

@@ -4,7 +4,9 @@ Poplar backend lay it out: <model>/config.pbtxt and <model>/1/<executable>,
 with backend "poplar", dynamic batching, KIND_CPU instance groups and the
 backend's parameters (synchronous_execution, timeout_ns).  Served over
 HTTP on loopback, results equal to ipu-run's; refusals at start-up name
-file, line and field."""
+file, line and field; then --model-control-mode=poll with clients sending
+all the while: models added, given a new version, reconfigured and
+removed, and no request fails but those to the removed model."""
 
 import atexit
 import json
@@ -14,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import numpy as np
 
@@ -103,6 +106,15 @@ def start_fails(repo, *words):
     assert r.returncode == 1, (r.returncode, err)
     for w in words:
         assert w in err, (w, err)
+
+
+def wait_for(fn, what, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fn():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout} s")
 
 
 def main():
@@ -202,8 +214,128 @@ def main():
     T.check("start-up refusals: field not acted on (path, line), wrong type, both files, dtype, "
             "a Poplar parameter's value", refusals)
 
+    poll(tmp, models)
     shutil.rmtree(tmp, ignore_errors=True)
     return T.finish()
+
+
+class Client(threading.Thread):
+    """Sends one-row requests to a model until stopped, recording each
+    (status, version served)."""
+
+    def __init__(self, url, model, x, name, out):
+        super().__init__(daemon=True)
+        self.url, self.model, self.x, self.name, self.out = url, model, x, name, out
+        self.results = []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            st, hdr, raw = infer_json(self.url, self.model, {self.name: self.x})
+            if st == 200:
+                j, out = decode(hdr, raw)
+                ok = np.array_equal(out[self.out], affine_ref(self.x)) if self.out == "Y" else True
+                self.results.append((200 if ok else -1, j["model_version"]))
+            else:
+                self.results.append((st, raw[:200]))
+
+    def since(self, n):
+        return self.results[n:]
+
+
+def poll(tmp, models):
+    repo = tmp / "pollrepo"
+    cfg = "backend: \"poplar\"\nmax_batch_size: 4\ninstance_group [ { count: 1 kind: KIND_CPU } ]\n"
+    put(repo, "stay", models["affine"], config=cfg)
+    put(repo, "grow", models["affine"], config=cfg)
+    put(repo, "leave", models["affine"], config=cfg)
+    x = np.array([[1, 2, 3]], np.float32)
+    with Server(repo, "--model-control-mode=poll", "--repository-poll-secs", 1, "--log-verbose", 1) as s:
+        u = s.url
+        clients = {m: Client(u, m, x, "X", "Y") for m in ("stay", "grow", "leave")}
+        for c in clients.values():
+            c.start()
+        try:
+            wait_for(lambda: all(len(c.results) > 20 for c in clients.values()), "clients running")
+
+            def added():
+                put(repo, "fresh", models["affine"], config=cfg)
+                wait_for(lambda: infer_json(u, "fresh", {"X": x})[0] == 200, "the added model served")
+            T.check("poll: a model folder added is loaded and served", added)
+
+            def new_version():
+                put(repo, "grow", models["affine"], version=2)
+                wait_for(lambda: any(v == "2" for st, v in clients["grow"].since(0) if st == 200),
+                         "version 2 served")
+                n = len(clients["grow"].results)
+                wait_for(lambda: len(clients["grow"].results) > n + 20, "more requests")
+                assert all(v == "2" for st, v in clients["grow"].since(n)), clients["grow"].since(n)[:5]
+            T.check("poll: a new version folder replaces the served one (latest policy)", new_version)
+
+            def changed_config():
+                n = len(clients["grow"].results)
+                t = repo / "grow" / ".c"
+                t.write_text(cfg.replace("count: 1", "count: 2") + "version_policy { all {} }\n")
+                t.rename(repo / "grow" / "config.pbtxt")
+
+                def reloaded():
+                    st, _, raw = http("GET", u + "/v2/models/grow/config")
+                    return st == 200 and json.loads(raw)["instance_group"][0]["count"] == 2
+                wait_for(reloaded, "the changed config acted on")
+                st, _, raw = http("GET", u + "/v2/models/grow")
+                assert json.loads(raw)["versions"] == ["1", "2"], raw
+                wait_for(lambda: len(clients["grow"].results) > n + 20, "more requests")
+            T.check("poll: a changed config.pbtxt reloads the model (instances, version policy)",
+                    changed_config)
+
+            def bad_change_keeps_serving():
+                n = len(clients["stay"].results)
+                t = repo / "stay" / ".c"
+                t.write_text(cfg + "model_warmup [ { name: \"w\" } ]\n")
+                t.rename(repo / "stay" / "config.pbtxt")
+                wait_for(lambda: "model_warmup is a field" in s.text(), "the refusal logged")
+                wait_for(lambda: len(clients["stay"].results) > n + 20, "more requests")
+                st, _, raw = http("POST", u + "/v2/repository/index", b"{}")
+                assert {"name": "stay", "version": "1", "state": "READY", "reason": ""} in json.loads(raw)
+            T.check("poll: a refused config change is logged, the old version keeps serving",
+                    bad_change_keeps_serving)
+
+            def removed():
+                n = len(clients["leave"].results)
+                shutil.rmtree(repo / "leave")
+                wait_for(lambda: any(st == 400 or st == 404 for st, _ in clients["leave"].since(n)),
+                         "the removed model refused")
+                later = clients["leave"].since(n)
+                first = next(i for i, (st, _) in enumerate(later) if st != 200)
+                # once refused, always refused: unloaded for good
+                assert all(st != 200 for st, _ in later[first:]), later[first:]
+                st, _, raw = http("POST", u + "/v2/repository/index", b"{}")
+                assert not any(m["name"] == "leave" for m in json.loads(raw)), raw
+            T.check("poll: a model folder removed is unloaded", removed)
+
+            def api_refused():
+                st, _, raw = http("POST", u + "/v2/repository/models/stay/unload", b"{}")
+                assert st == 403, (st, raw)
+            T.check("poll: the repository API's load/unload refused (the folder decides)", api_refused)
+        finally:
+            for c in clients.values():
+                c.stop.set()
+            for c in clients.values():
+                c.join(60)
+
+        def no_failures():
+            for m in ("stay", "grow"):
+                bad = [r for r in clients[m].results if r[0] != 200]
+                assert not bad, (m, bad[:5])
+            n = sum(len(clients[m].results) for m in ("stay", "grow"))
+            print(f"# {n} requests to the models kept, all answered 200 with the right values")
+            assert n > 100, n
+            bad = [r for r in clients["leave"].results if r[0] not in (200, 400, 404)]
+            assert not bad, bad[:5]
+        T.check("poll: no request failed while models were added, changed, reloaded and removed "
+                "(only the removed model's, after its removal)", no_failures)
+        rc = s.stop()
+    T.check("poll mode exits 0 on SIGTERM", lambda: rc == 0)
 
 
 if __name__ == "__main__":
