@@ -25,9 +25,11 @@ int srv_grpc_code(int status);
 int srv_grpc_dispatch(struct srv_http *h, const char *method, const uint8_t *msg, size_t len,
 		      uint8_t **out, size_t *out_len, char *err, size_t errlen);
 
-/* Triton's ModelStatistics RPC (grpc_stats.c), the same contract. */
+/* Triton's ModelStatistics (grpc_stats.c) and ModelConfig (grpc_config.c) RPCs, the same contract. */
 int srv_grpc_model_statistics(struct srv_http *h, const uint8_t *msg, size_t len, uint8_t **out,
 			      size_t *out_len, char *err, size_t errlen);
+int srv_grpc_model_config(struct srv_http *h, const uint8_t *msg, size_t len, uint8_t **out,
+			  size_t *out_len, char *err, size_t errlen);
 
 struct srv_grpc_limits {
 	size_t max_message;		/* largest request message (--max-body-size) */

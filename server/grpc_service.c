@@ -429,6 +429,8 @@ int srv_grpc_dispatch(struct srv_http *h, const char *method, const uint8_t *msg
 		return model_ready(h, msg, len, out, out_len, err, errlen);
 	if (!strcmp(rpc, "ModelStatistics"))
 		return srv_grpc_model_statistics(h, msg, len, out, out_len, err, errlen);
+	if (!strcmp(rpc, "ModelConfig"))
+		return srv_grpc_model_config(h, msg, len, out, out_len, err, errlen);
 	if (!strcmp(rpc, "ServerLive") || !strcmp(rpc, "ServerReady")) {
 		/* both requests are empty messages: anything else is malformed */
 		Inference__ServerLiveRequest *q = inference__server_live_request__unpack(NULL, len, msg);
@@ -461,6 +463,6 @@ int srv_grpc_dispatch(struct srv_http *h, const char *method, const uint8_t *msg
 	}
 	return fail(501, err, errlen, "GRPCInferenceService has no method '%.100s' in ipu-serve (it "
 		    "serves ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata, ModelInfer, "
-		    "ModelStatistics)",
+		    "ModelStatistics, ModelConfig)",
 		    rpc);
 }

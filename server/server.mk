@@ -5,9 +5,11 @@
 # Every server/*.c but main.c is also linked into the unit tests.
 # gRPC: KServe v2's GRPCInferenceService from its .proto (server/grpc/),
 # messages by protobuf-c, transport by gRPC's C core.
-# grpc_service_stats.proto: the messages of Triton's ModelStatistics RPC.
+# grpc_service_stats.proto, grpc_service_config.proto: the messages of
+# Triton's ModelStatistics and ModelConfig RPCs (the latter's ModelConfig
+# is server/triton/model_config.proto, below).
 SERVE_GEN := $(BUILD)/gen/server
-SERVE_PROTOS := grpc_predict_v2 grpc_service_stats
+SERVE_PROTOS := grpc_predict_v2 grpc_service_stats grpc_service_config
 SERVE_PB_C := $(SERVE_PROTOS:%=$(SERVE_GEN)/kserve/%.pb-c.c)
 SERVE_PB_H := $(SERVE_PROTOS:%=$(SERVE_GEN)/kserve/%.pb-c.h)
 SERVE_PB_O := $(SERVE_PROTOS:%=$(SERVE_GEN)/kserve/%.pb-c.o)
@@ -23,10 +25,12 @@ CFLAGS_server_ := -Itools/lib -Iserver -I$(SERVE_GEN) -I$(SERVE_GEN)/triton -Wno
 
 $(SERVE_GEN)/kserve/%.pb-c.c $(SERVE_GEN)/kserve/%.pb-c.h: server/grpc/%.proto
 	@mkdir -p $(SERVE_GEN)/kserve
-	protoc-c --proto_path=server/grpc --c_out=$(SERVE_GEN)/kserve $*.proto
+	protoc-c --proto_path=server/grpc --proto_path=server/triton --c_out=$(SERVE_GEN)/kserve $*.proto
 # generated code: built without the project's warnings
 $(SERVE_GEN)/kserve/%.pb-c.o: $(SERVE_GEN)/kserve/%.pb-c.c $(SERVE_GEN)/kserve/%.pb-c.h $(FLAGS_STAMP)
-	$(CC) $(ALL_CPPFLAGS) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(ALL_CFLAGS)) -w -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) -I$(SERVE_GEN)/triton $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(ALL_CFLAGS)) \
+		-w -c -o $@ $<
+$(SERVE_GEN)/kserve/grpc_service_config.pb-c.c: $(SERVE_GEN)/triton/model_config.pb-c.h
 $(filter-out $(SERVE_PB_O),$(SERVE_OBJS)): $(SERVE_PB_H)
 
 # config.pbtxt: Triton's model_config.proto compiled by protoc for the C++

@@ -12,8 +12,11 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROTO = ROOT / "server" / "grpc" / "grpc_predict_v2.proto"
-# Triton's ModelStatistics messages, beside it
+# Triton's ModelStatistics and ModelConfig messages, beside it; the latter's
+# ModelConfig is the model_config.proto config.pbtxt is read with
 STATS_PROTO = PROTO.parent / "grpc_service_stats.proto"
+CONFIG_PROTO = PROTO.parent / "grpc_service_config.proto"
+TRITON_DIR = ROOT / "server" / "triton"
 SERVICE = "/inference.GRPCInferenceService/"
 
 DT = {np.float32: "FP32", np.float16: "FP16", np.int32: "INT32", np.int64: "INT64",
@@ -28,8 +31,9 @@ def load(outdir):
     """(pb2, pb2_grpc) modules generated into outdir from the .proto."""
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO.parent}",
-                    f"--python_out={outdir}", f"--grpc_python_out={outdir}", PROTO.name, STATS_PROTO.name],
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO.parent}", f"-I{TRITON_DIR}",
+                    f"--python_out={outdir}", f"--grpc_python_out={outdir}", PROTO.name, STATS_PROTO.name,
+                    CONFIG_PROTO.name, "model_config.proto"],
                    check=True, capture_output=True, timeout=120)
     sys.path.insert(0, str(outdir))
     return importlib.import_module("grpc_predict_v2_pb2"), importlib.import_module("grpc_predict_v2_pb2_grpc")
@@ -38,6 +42,14 @@ def load(outdir):
 def load_stats():
     """The ModelStatistics messages (after load())."""
     return importlib.import_module("grpc_service_stats_pb2")
+
+
+def config_call(channel):
+    """Triton's ModelConfig RPC on channel, and its messages."""
+    cp = importlib.import_module("grpc_service_config_pb2")
+    return cp, channel.unary_unary(SERVICE + "ModelConfig",
+                                   request_serializer=cp.ModelConfigRequest.SerializeToString,
+                                   response_deserializer=cp.ModelConfigResponse.FromString)
 
 
 def statistics_call(channel):

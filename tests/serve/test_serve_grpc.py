@@ -130,6 +130,45 @@ def main():
             assert code == grpc.StatusCode.NOT_FOUND and "nosuch" in det, (code, det)
         T.check("ModelMetadata equals GET /v2/models/M (6 models); unknown: NOT_FOUND", model_meta)
 
+        def model_config():
+            cp, call = gu.config_call(ch)
+            mc = __import__("model_config_pb2")
+            for name, ver in (("mlp", ""), ("mlp_batched", ""), ("affine", ""), ("affine", "2"),
+                              ("scale", ""), ("types", ""), ("fused", ""), ("cnn", "")):
+                c = call(cp.ModelConfigRequest(name=name, version=ver), timeout=30).config
+                st, _, raw = http("GET", u + f"/v2/models/{name}" + (f"/versions/{ver}" if ver else "") + "/config")
+                j = json.loads(raw)
+                assert st == 200 and c.name == j["name"] and c.platform == j["platform"], (c, j)
+                assert c.max_batch_size == j["max_batch_size"], (c, j)
+                assert [g.count for g in c.instance_group] == [g["count"] for g in j["instance_group"]], (c, j)
+                assert c.instance_group[0].kind == mc.ModelInstanceGroup.KIND_MODEL
+                pol = c.version_policy.WhichOneof("policy_choice")
+                assert pol in j["version_policy"], (pol, j)
+                if pol == "latest":
+                    assert c.version_policy.latest.num_versions == j["version_policy"]["latest"]["num_versions"]
+                if "dynamic_batching" in j:
+                    d, jd = c.dynamic_batching, j["dynamic_batching"]
+                    assert list(d.preferred_batch_size) == jd["preferred_batch_size"], (d, jd)
+                    assert d.max_queue_delay_microseconds == jd["max_queue_delay_microseconds"], (d, jd)
+                    assert d.default_queue_policy.max_queue_size == jd["default_queue_policy"]["max_queue_size"]
+                else:
+                    assert c.WhichOneof("scheduling_choice") is None, c
+                for mine, theirs in ((c.input, j["input"]), (c.output, j["output"])):
+                    want = []
+                    for t in theirs:
+                        shape = list(t["shape"])
+                        # Triton's dims leave out a leading batch dimension
+                        if j["max_batch_size"] and shape and shape[0] == -1:
+                            shape = shape[1:]
+                        want.append((t["name"], "TYPE_" + t["datatype"], shape))
+                    assert [(t.name, mc.DataType.Name(t.data_type), list(t.dims)) for t in mine] == want, \
+                        (name, mine, theirs)
+            c, _ = rpc_error(call, cp.ModelConfigRequest(name="nosuch"), timeout=30)
+            assert c == grpc.StatusCode.NOT_FOUND, c
+            c, _ = rpc_error(call, cp.ModelConfigRequest(name="mlp", version="1x"), timeout=30)
+            assert c == grpc.StatusCode.INVALID_ARGUMENT, c
+        T.check("ModelConfig (Triton's model_config.proto) equals GET .../config (8 requests)", model_config)
+
         fused_x = {"graph0/X": np.array([[1.5, -2.25]], np.float32),
                    "graph0/Y": np.array([[0.5, 4.0]], np.float32)}
         types_in = {"B": np.array([[True, False, True], [False, False, True]]),

@@ -429,7 +429,7 @@ TEST(shm_regions)
 TEST(grpc_dispatch)
 {
 	static const char *const rpcs[] = { "ModelInfer", "ModelMetadata", "ModelReady", "ServerLive",
-					    "ServerReady", "ServerMetadata", "ModelStatistics" };
+					    "ServerReady", "ServerMetadata", "ModelStatistics", "ModelConfig" };
 	static const uint8_t junk[][6] = { { 0xff, 0xff, 0xff, 0xff }, { 0x0a, 0x05, 'a', 'b' },
 					   { 0x12, 0xff, 0xff, 0xff, 0xff, 0x0f } };
 	struct srv_http h;
@@ -447,7 +447,7 @@ TEST(grpc_dispatch)
 			CHECK(!out && strstr(err, "protobuf"));
 		}
 	}
-	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/ModelConfig", NULL, 0, &out,
+	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/RepositoryIndex", NULL, 0, &out,
 				       &len, err, sizeof(err)), 501);
 	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/x.Y/ServerLive", NULL, 0, &out, &len, err, sizeof(err)), 501);
 	CHECK_EQ_INT(srv_grpc_dispatch(&h, "/inference.GRPCInferenceService/ServerMetadata", NULL, 0, &out,
