@@ -6,7 +6,9 @@
  * not define, a wrong type, bad syntax: the protobuf library's words and
  * place; a Triton field not acted on: its path and line); then a
  * repository folder loaded with the model's declared inputs and outputs
- * checked, and a folder with both config files refused.
+ * checked, a folder with both config files refused, and the repository
+ * poll (--model-control-mode=poll) looking at folders added, changed and
+ * removed, one scan at a time.
  * Runs under ASan+UBSan in make check.
  */
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "repo_poll.h"
 #include "rt_models.h"
 #include "serve.h"
 
@@ -307,6 +310,114 @@ TEST(pbtxt_and_yaml)
 	remove_repo(dir);
 }
 
+static void put_model(const char *repo, const char *name, int version, const char *config)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", repo, name);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/%d", repo, name, version);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/%d/model.ipuef", repo, name, version);
+	REQUIRE(rt_make_affine(path) == 0);
+	if (config) {
+		/* written aside and renamed into place, as a deployment does */
+		char tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "%s/%s/.config", repo, name);
+		write_file(tmp, config);
+		snprintf(path, sizeof(path), "%s/%s/config.pbtxt", repo, name);
+		REQUIRE(rename(tmp, path) == 0);
+	}
+}
+
+static void drop_model(const char *repo, const char *name, int maxver)
+{
+	char path[512];
+
+	for (int v = 1; v <= maxver; v++) {
+		snprintf(path, sizeof(path), "%s/%s/%d/model.ipuef", repo, name, v);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s/%d", repo, name, v);
+		rmdir(path);
+	}
+	snprintf(path, sizeof(path), "%s/%s/config.pbtxt", repo, name);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", repo, name);
+	REQUIRE(rmdir(path) == 0);
+}
+
+TEST(poll_scan)
+{
+	char dir[] = "/tmp/test-poll-XXXXXX", err[SRV_ERR];
+	struct srv_load_opts o = { 0 };
+	struct srv_model *held, *m;
+	struct srv_repo *r;
+	struct srv_poll *p;
+	char *index;
+
+	REQUIRE(mkdtemp(dir) != NULL);
+	put_model(dir, "a", 1, "max_batch_size: 4\n");
+	o.default_max_queue = 8;
+	REQUIRE(srv_repo_create(dir, &o, &r, err, sizeof(err)) == 0);
+	REQUIRE(srv_poll_create(r, dir, 0, &p, err, sizeof(err)) == 0);
+	REQUIRE(srv_repo_load_all(r, err, sizeof(err)) == 0);
+	held = srv_repo_get(r, "a", -1, err, sizeof(err));
+	REQUIRE(held != NULL);
+	/* nothing changed: nothing reloaded */
+	srv_poll_scan(p);
+	m = srv_repo_get(r, "a", -1, err, sizeof(err));
+	CHECK(m == held);
+	srv_repo_put(r, m);
+	/* added */
+	put_model(dir, "b", 1, NULL);
+	srv_poll_scan(p);
+	m = srv_repo_get(r, "b", -1, err, sizeof(err));
+	CHECK(m != NULL);
+	if (m)
+		srv_repo_put(r, m);
+	/* a new version: served at once, the held one still whole */
+	put_model(dir, "a", 2, NULL);
+	srv_poll_scan(p);
+	m = srv_repo_get(r, "a", -1, err, sizeof(err));
+	REQUIRE(m != NULL);
+	CHECK_EQ_INT(m->version, 2);
+	CHECK_EQ_INT(held->version, 1);
+	CHECK(!strcmp(held->name, "a") && held->max_batch == 4);
+	srv_repo_put(r, held);
+	srv_repo_put(r, m);
+	/* a changed config */
+	put_model(dir, "a", 2, "max_batch_size: 2\n");
+	srv_poll_scan(p);
+	m = srv_repo_get(r, "a", -1, err, sizeof(err));
+	REQUIRE(m != NULL);
+	CHECK_EQ_INT(m->max_batch, 2);
+	held = m;
+	/* a refused change: the versions serving stay, the reason is kept */
+	put_model(dir, "a", 2, "max_batch_size: 2\nmodel_warmup { name: \"w\" }\n");
+	srv_poll_scan(p);
+	m = srv_repo_get(r, "a", -1, err, sizeof(err));
+	CHECK(m == held);
+	if (m)
+		srv_repo_put(r, m);
+	srv_repo_put(r, held);
+	index = srv_repo_index_json(r, 0);
+	REQUIRE(index != NULL);
+	CHECK(strstr(index, "\"READY\"") != NULL);
+	free(index);
+	/* removed */
+	drop_model(dir, "b", 1);
+	srv_poll_scan(p);
+	CHECK(srv_repo_get(r, "b", -1, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "not loaded") != NULL || strstr(err, "unknown model") != NULL);
+	/* the thread starts and stops cleanly */
+	REQUIRE(srv_poll_start(p, 1, err, sizeof(err)) == 0);
+	srv_poll_destroy(p);
+	srv_repo_destroy(r);
+	drop_model(dir, "a", 2);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -315,5 +426,6 @@ int main(int argc, char **argv)
 	RUN(pbtxt_refusals);
 	RUN(pbtxt_repository);
 	RUN(pbtxt_and_yaml);
+	RUN(poll_scan);
 	return TH_DONE();
 }
