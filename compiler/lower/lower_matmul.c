@@ -450,8 +450,18 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 					struct ipu_slice *pp = &pc[j].parts;
 
 					/* a homed constant's tiles hold its blocks
-					 * already: the partials go elsewhere */
-					pc[j].home = m.homed || j ? lw_pick_tile(l) : tile;
+					 * already: the partials go elsewhere; so do
+					 * they when the block and the whole piece
+					 * would pass what the plan gave a tile (the
+					 * plan counts the block with its share of the
+					 * sum, and the piece alone: BERT-large's FFN
+					 * on two IPUs put 122,880 + 139,264 bytes on
+					 * tiles planned for 159,000) */
+					uint64_t piece = (uint64_t)((m.pk + 2) * rn * nb) * 4;
+					uint64_t share = (uint64_t)(2 * mb * nb) * 4;
+
+					pc[j].home = m.homed || j || block_mem(&m) - share + piece > l->budget
+						     ? lw_pick_tile(l) : tile;
 					pc[j].ra = ra;
 					pc[j].rn = rn;
 					/* with a bias, one more partial: the bias */

@@ -122,3 +122,24 @@ check-multi-profile: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	  || { cat $(MULTI_PROF)/check.txt; exit 1; }
 	@echo "check-multi-profile: $$(grep -c '^ok' $(MULTI_PROF)/check.txt) passed, 0 failed: $$(grep 'link slices carry' $(MULTI_PROF)/check.txt | cut -d' ' -f3-8); $$(grep 'pairs of stage runs overlap' $(MULTI_PROF)/check.txt | sed 's/.*; //')"
 CHECKS += ;make -s check-multi-profile;
+
+# BERT-large-shaped fp32 encoder (tiny_encoder.py --large: 24 layers, d
+# 1024, 16 heads, 1.2 GB of random weights, exported by torch) through the
+# tools on full-size IPUs: ipu-compile --num-ipus 2 and 4, ipu-run (the
+# ModelRunner on a group of in-process IPUs) within 1e-3 of torch's output
+# scale.  About 6 minutes, 6 GB of memory and 4 GB of disk: not in make
+# check (run it after changing the partition or the lowering's memory).
+MULTI_LARGE := $(BUILD)/tests/multi/large
+.PHONY: check-multi-large
+check-multi-large: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@mkdir -p $(MULTI_LARGE)
+	test -s $(MULTI_LARGE)/encoder.onnx || /usr/bin/python3 tests/multi/tiny_encoder.py $(MULTI_LARGE) --large
+	@pass=0; for n in 2 4; do \
+	  $(IPU_COMPILE) --input-model $(MULTI_LARGE)/encoder.onnx --num-ipus $$n -o $(MULTI_LARGE)/bert$$n.ipuef \
+	    >$(MULTI_LARGE)/compile$$n.log 2>&1 || { tail -c 2000 $(MULTI_LARGE)/compile$$n.log; exit 1; }; \
+	  $(BUILD)/bin/ipu-run $(MULTI_LARGE)/bert$$n.ipuef --input x=$(MULTI_LARGE)/x.npy --output y=$(MULTI_LARGE)/y$$n.npy \
+	    --warmup 0 --iterations 1 --inflight 1 >$(MULTI_LARGE)/run$$n.log 2>&1 || { cat $(MULTI_LARGE)/run$$n.log; exit 1; }; \
+	  /usr/bin/python3 -c 'import sys, numpy as np; y = np.load(sys.argv[1]); r = np.load(sys.argv[2]); e = float(np.abs(y - r).max() / np.abs(r).max()); print("check-multi-large: %s IPUs, %s; %.3g of torch'"'"'s output scale" % (sys.argv[3], open(sys.argv[4]).read().split("wrote ")[1].split(",")[1].strip(), e)); sys.exit(e >= 1e-3)' \
+	    $(MULTI_LARGE)/y$$n.npy $(MULTI_LARGE)/y.npy $$n $(MULTI_LARGE)/compile$$n.log || exit 1; \
+	  rm -f $(MULTI_LARGE)/bert$$n.ipuef; pass=$$((pass + 1)); done; \
+	echo "check-multi-large: $$pass passed, 0 failed"
