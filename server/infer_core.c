@@ -15,6 +15,7 @@
 
 #include "batch.h"
 #include "infer_core.h"
+#include "pack.h"
 
 const char *const srv_extensions[] = { "binary_tensor_data", "model_repository", "generate",
 				       "statistics", NULL };
@@ -61,9 +62,8 @@ static void list_names(const struct ipurt_tensor *io, uint32_t from, uint32_t to
 		n += (size_t)snprintf(buf + n, len - n, "%s'%s'", i > from ? ", " : "", io[i].name);
 }
 
-/* One input's bytes: raw in place, or typed through its transport's fill. */
-static int put_input(struct srv_request *req, int idx, const struct srv_input *x, char *err,
-		     size_t errlen)
+int srv_input_put(struct srv_request *req, int idx, const struct srv_input *x, char *err,
+		  size_t errlen)
 {
 	struct ipurt_tensor *t = &req->in[idx];
 	uint64_t bytes = srv_tensor_bytes(t), e;
@@ -115,6 +115,9 @@ int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_
 
 	if (!nin_given)
 		return bad(err, errlen, "'inputs' must be a non-empty array of tensors");
+	if (m->cfg.packing.enabled)
+		return srv_pack_prepare(m, in, nin_given, out, nout_given, binary_default, req, err,
+					errlen);
 	/* the subgraph (fused models) and the rows come from the inputs */
 	for (k = 0; m->fused && k < nin_given && req->subgraph < 0; k++)
 		req->subgraph = ipurt_anchor_subgraph(in[k].name);
@@ -205,7 +208,7 @@ int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_
 			return bad(err, errlen, "input '%s': shape %s, the model needs %s", x->name, got_s,
 				   want_s);
 		}
-		rc = put_input(req, idx, x, err, errlen);
+		rc = srv_input_put(req, idx, x, err, errlen);
 		if (rc)
 			return rc;
 	}

@@ -61,11 +61,19 @@ struct srv_output_req {
  * limit, raw sizes, BOOL bytes) and fill req: its inputs, the outputs
  * asked for (nout 0: every output of the subgraph, each binary_default),
  * and the outputs' buffers.  Nothing is queued.  0, or 400 (500 out of
- * memory) with the message in err.
+ * memory) with the message in err.  A packing model's request is one
+ * sequence (srv_pack_prepare, pack.h).
  */
 int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_t nin,
 			const struct srv_output_req *out, uint32_t nout, int binary_default,
 			struct srv_request *req, char *err, size_t errlen);
+
+/*
+ * One input's bytes into req->in[idx] (its shape set): raw in place, or
+ * typed through its transport's fill.  0, or 400 (500) with err.
+ */
+int srv_input_put(struct srv_request *req, int idx, const struct srv_input *x, char *err,
+		  size_t errlen);
 
 /*
  * Queue a prepared request on m's scheduler and wait for it.  0 when it

@@ -10,6 +10,14 @@
  *     default_queue_policy: { max_queue_size: 64 }
  *   instance_group: [ { count: 2 } ]
  *   version_policy: { latest: { num_versions: 2 } }   # or all: {} / specific: { versions: [1, 3] }
+ *   packing:                          # variable-length requests packed (pack.h)
+ *     sequence_inputs: [input_ids]
+ *     mask_input: attention_mask
+ *     mask_kind: segment_ids          # or additive
+ *     position_input: position_ids
+ *     max_sequence_length: 128
+ *     max_sequences_per_row: 8
+ *     segment_outputs: [pooled]
  *
  * Unknown fields are refused (a typo would otherwise silently change
  * nothing), naming the field and the file.  A folder may hold Triton's
@@ -264,6 +272,96 @@ static int parse_policy(struct cfg_ctx *c, yaml_node_t *n, struct srv_model_conf
 		    k ? k : "?");
 }
 
+static int get_name(struct cfg_ctx *c, const yaml_node_t *n, const char *field, char *out)
+{
+	const char *s = scalar(n);
+
+	if (!s || !*s || strlen(s) >= SRV_PACK_NAME)
+		return fail(c, n, "packing: %s must be a tensor name of 1 to %d characters", field,
+			    SRV_PACK_NAME - 1);
+	strcpy(out, s);
+	return 0;
+}
+
+static int get_names(struct cfg_ctx *c, const yaml_node_t *n, const char *field,
+		     char (*out)[SRV_PACK_NAME], uint32_t *num)
+{
+	*num = 0;
+	if (n->type == YAML_SCALAR_NODE) {
+		*num = 1;
+		return get_name(c, n, field, out[0]);
+	}
+	if (expect(c, n, YAML_SEQUENCE_NODE, field))
+		return -1;
+	FOR_ITEMS(c, n, it) {
+		if (*num == SRV_PACK_MAX_NAMES)
+			return fail(c, n, "packing: more than %d %s", SRV_PACK_MAX_NAMES, field);
+		if (get_name(c, NODE(c, *it), field, out[(*num)++]))
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_packing(struct cfg_ctx *c, yaml_node_t *n, struct srv_model_config *cfg)
+{
+	struct srv_pack_config *pk = &cfg->packing;
+
+	if (expect(c, n, YAML_MAPPING_NODE, "packing"))
+		return -1;
+	pk->enabled = 1;
+	FOR_PAIRS(c, n, p) {
+		const char *k = scalar(NODE(c, p->key));
+		yaml_node_t *v = NODE(c, p->value);
+
+		if (!k)
+			return fail(c, v, "packing: keys must be names");
+		if (!strcmp(k, "sequence_inputs")) {
+			if (get_names(c, v, k, pk->seq_inputs, &pk->num_seq_inputs))
+				return -1;
+		} else if (!strcmp(k, "segment_outputs")) {
+			if (get_names(c, v, k, pk->segment_outputs, &pk->num_segment_outputs))
+				return -1;
+		} else if (!strcmp(k, "mask_input")) {
+			if (get_name(c, v, k, pk->mask_input))
+				return -1;
+		} else if (!strcmp(k, "position_input")) {
+			if (get_name(c, v, k, pk->position_input))
+				return -1;
+		} else if (!strcmp(k, "mask_kind")) {
+			const char *kind = scalar(v);
+
+			if (kind && !strcmp(kind, "segment_ids"))
+				pk->mask_kind = SRV_PACK_MASK_SEGMENT_IDS;
+			else if (kind && !strcmp(kind, "additive"))
+				pk->mask_kind = SRV_PACK_MASK_ADDITIVE;
+			else
+				return fail(c, v, "packing: mask_kind must be segment_ids or additive, got '%s'",
+					    kind ? kind : "?");
+		} else if (!strcmp(k, "max_sequence_length")) {
+			if (get_u64(c, v, k, 1u << 20, &pk->max_sequence_length))
+				return -1;
+		} else if (!strcmp(k, "max_sequences_per_row")) {
+			if (get_u64(c, v, k, 1u << 16, &pk->max_sequences_per_row))
+				return -1;
+		} else {
+			return fail(c, NODE(c, p->key),
+				    "packing: unknown field '%s' (known: sequence_inputs, mask_input, mask_kind, "
+				    "position_input, max_sequence_length, max_sequences_per_row, segment_outputs)", k);
+		}
+	}
+	if (!pk->num_seq_inputs)
+		return fail(c, n, "packing needs sequence_inputs: [NAME, ...] (the inputs the client sends "
+			    "as [1, L])");
+	if (!pk->mask_input[0])
+		return fail(c, n, "packing needs mask_input: NAME (the segment ids or additive mask "
+			    "the server fills)");
+	if (!pk->max_sequence_length)
+		return fail(c, n, "packing needs max_sequence_length >= 1 (the model's sequence axis)");
+	if (!pk->max_sequences_per_row)
+		return fail(c, n, "packing needs max_sequences_per_row >= 1");
+	return 0;
+}
+
 void srv_model_config_init(struct srv_model_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -337,10 +435,13 @@ int srv_model_config_parse(const char *text, size_t len, const char *model,
 		} else if (!strcmp(k, "version_policy")) {
 			if (parse_policy(&c, v, cfg))
 				goto out;
+		} else if (!strcmp(k, "packing")) {
+			if (parse_packing(&c, v, cfg))
+				goto out;
 		} else {
 			fail(&c, NODE(&c, p->key),
 			     "unknown field '%s' (known: name, backend, platform, max_batch_size, "
-			     "dynamic_batching, instance_group, version_policy)", k);
+			     "dynamic_batching, instance_group, version_policy, packing)", k);
 			goto out;
 		}
 	}

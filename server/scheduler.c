@@ -13,6 +13,12 @@
  * of the inputs; its outputs are copied back into each request's own
  * buffers.  A lone request runs on its own buffers, without copies.
  *
+ * A model that packs (pack.h) gathers the same way but places each
+ * request's sequence first-fit into the rows of the batch instead of
+ * giving it rows of its own; a request that does not fit is left queued
+ * for the next batch, which it then leads, and ends the gathering (more
+ * waiting would not make room for it).
+ *
  * A generation (the generate extension) waits in the same queue, in
  * arrival order with the infer requests, and runs whole on the instance
  * whose worker takes it: ipurt_generate needs the runner to itself, and
@@ -30,6 +36,7 @@
 
 #include "batch.h"
 #include "cli.h"
+#include "pack.h"
 #include "serve.h"
 
 struct srv_instance {
@@ -121,6 +128,36 @@ static void gather(struct srv_model *m, struct srv_request **batch, uint32_t *n,
 	}
 }
 
+/*
+ * Move the queued sequences that fit into the plan (in queue order).
+ * Returns the number of requests left queued because they did not fit.
+ */
+static uint32_t gather_packed(struct srv_model *m, struct srv_request **batch, uint32_t *n,
+			      struct srv_pack_plan *plan, uint32_t cap)
+{
+	struct srv_request **pp = &m->head, *prev = NULL;
+	uint32_t skipped = 0;
+
+	while (*pp && *n < cap && !srv_pack_full(plan)) {
+		struct srv_request *q = *pp;
+
+		if (q->gen || !q->seq_len ||
+		    srv_pack_place(plan, q->seq_len, &q->pack_row, &q->pack_off, &q->pack_seg)) {
+			skipped += !q->gen;
+			prev = q;
+			pp = &q->next;
+			continue;
+		}
+		*pp = q->next;
+		if (m->tail == q)
+			m->tail = prev;
+		q->next = NULL;
+		m->queued--;
+		batch[(*n)++] = q;
+	}
+	return skipped;
+}
+
 /* ti0..ti1: the device's run, between the merge of the inputs and the split of the outputs */
 static int run_merged(struct srv_instance *in, struct srv_request **batch, uint32_t n,
 		      uint64_t rows, uint64_t *ti0, uint64_t *ti1, char *err, size_t errlen)
@@ -182,7 +219,9 @@ out:
 static void account(struct srv_model *m, struct srv_request **batch, uint32_t n, uint64_t rows,
 		    uint64_t t0, uint64_t ti0, uint64_t ti1, uint64_t t1, uint64_t cycles, int rc)
 {
-	uint64_t inferences = m->batch_dim != IPURT_NO_BATCHING_DIM && m->max_batch ? rows : n;
+	/* a packed row holds several requests: each is one inference */
+	uint64_t inferences = m->batch_dim != IPURT_NO_BATCHING_DIM && m->max_batch &&
+			      !m->cfg.packing.enabled ? rows : n;
 	uint32_t j;
 
 	m->executing -= n;
@@ -243,7 +282,8 @@ static void *worker(void *arg)
 		uint32_t n = 0, j;
 		uint64_t rows, t0, ti0, ti1, t1, cycles = 0;
 		struct ipu_counters c0, c1;
-		int rc, have;
+		struct srv_pack_plan plan;
+		int rc, have, packing = m->cfg.packing.enabled;
 
 		while ((!m->head || m->forming) && !m->stopping)
 			pthread_cond_wait(&m->cond, &m->lock);
@@ -263,19 +303,34 @@ static void *worker(void *arg)
 			run_generation(in, batch[0]);
 			continue;
 		}
-		if (m->cfg.dynamic_batching && m->mergeable && m->max_batch) {
+		if (packing) {
+			srv_pack_plan_init(&plan, (uint32_t)m->max_batch, m->cfg.packing.max_sequence_length,
+					   (uint32_t)m->cfg.packing.max_sequences_per_row);
+			/* checked when it was prepared: it fits an empty row */
+			srv_pack_place(&plan, batch[0]->seq_len, &batch[0]->pack_row, &batch[0]->pack_off,
+				       &batch[0]->pack_seg);
+		}
+		if (packing || (m->cfg.dynamic_batching && m->mergeable && m->max_batch)) {
 			uint64_t deadline = batch[0]->t_enqueue_ns + m->cfg.max_queue_delay_us * 1000;
 
 			m->forming = 1;
 			for (;;) {
 				struct timespec ts;
 				uint64_t now;
+				int full;
 
-				gather(m, batch, &n, &rows, sizeof(batch) / sizeof(batch[0]));
+				if (packing) {
+					full = gather_packed(m, batch, &n, &plan, sizeof(batch) / sizeof(batch[0])) ||
+					       srv_pack_full(&plan);
+					rows = plan.rows;
+				} else {
+					gather(m, batch, &n, &rows, sizeof(batch) / sizeof(batch[0]));
+					full = rows >= m->max_batch || preferred(m, rows);
+				}
 				m->forming_n = n;
 				now = srv_now_ns();
-				if (rows >= m->max_batch || preferred(m, rows) || now >= deadline ||
-				    m->stopping || n == sizeof(batch) / sizeof(batch[0]))
+				if (full || now >= deadline || m->stopping ||
+				    n == sizeof(batch) / sizeof(batch[0]))
 					break;
 				clock_gettime(CLOCK_REALTIME, &ts);
 				ts.tv_sec += (time_t)((deadline - now) / 1000000000ull);
@@ -299,7 +354,11 @@ static void *worker(void *arg)
 
 		have = !ipu_counters(ipurt_runner_device(in->r), &c0);
 		err[0] = 0;
-		if (n == 1) {
+		if (packing) {
+			ti0 = ti1 = t0; /* a merge that fails before the run */
+			rc = srv_pack_run(in->r, &m->cfg.packing, batch, n, (uint32_t)rows, &ti0, &ti1, err,
+					  sizeof(err));
+		} else if (n == 1) {
 			ti0 = srv_now_ns();
 			rc = ipurt_runner_execute(in->r, batch[0]->in, batch[0]->nin, batch[0]->out,
 						  batch[0]->nout, err, sizeof(err));
@@ -487,6 +546,31 @@ static int batch_geometry(struct srv_model *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* A packing config against the model it packs for (pack.h). */
+static int check_packing(struct srv_model *m, char *err, size_t errlen)
+{
+	struct ipurt_tensor io[SRV_MAX_IO];
+	uint32_t bdim[SRV_MAX_IO], nin;
+	int nio;
+
+	if (m->fused || m->batch_dim != 0 || !m->max_batch || !m->mergeable) {
+		snprintf(err, errlen, "packing needs a model batched along dimension 0 with "
+			 "max_batch_size > 0, not fused, all its inputs and outputs batched alike");
+		return -1;
+	}
+	if (m->max_batch > SRV_PACK_MAX_ROWS) {
+		snprintf(err, errlen, "packing: max_batch_size %llu, at most %d rows",
+			 (unsigned long long)m->max_batch, SRV_PACK_MAX_ROWS);
+		return -1;
+	}
+	nio = ipurt_runner_io(m->inst[0].r, -1, 0, io, bdim, SRV_MAX_IO, &nin);
+	if (nio <= 0) {
+		snprintf(err, errlen, "the model has more than %d inputs and outputs", SRV_MAX_IO);
+		return -1;
+	}
+	return srv_pack_check(&m->cfg.packing, io, bdim, nin, (uint32_t)nio, err, errlen);
+}
+
 int srv_model_create(const char *name, int64_t version, const char *path,
 		     const struct srv_model_config *cfg, const struct srv_load_opts *o,
 		     struct srv_model **out, char *err, size_t errlen)
@@ -579,6 +663,10 @@ int srv_model_create_from(const char *name, int64_t version, const char *path,
 				 msg, rc == IPURT_E_BUSY ? " (fewer free devices than instance_group count)" : "");
 			goto fail;
 		}
+	}
+	if (cfg->packing.enabled && check_packing(m, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		goto fail;
 	}
 	for (i = 0; i < m->num_instances; i++) {
 		if (pthread_create(&m->inst[i].thread, NULL, worker, &m->inst[i])) {

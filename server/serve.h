@@ -13,6 +13,8 @@
  *                  (a ModelRunner on its own device), dynamic batching
  *   batch.c        merging requests along the batch dimension and splitting
  *                  the results back
+ *   pack.c         packing variable-length sequences into the rows of one
+ *                  device batch along the sequence axis, and back (pack.h)
  *   generate.c     the generate extension: a decoder's request, its run
  *                  through ipurt_generate, the answer and its stream events
  *   infer_request.c / infer_response.c  the v2 protocol's infer bodies
@@ -61,6 +63,31 @@ struct srv_tensor_decl {
 	int64_t dims[IPUEF_MAX_RANK];	/* without the batch dim when batched; -1: any */
 };
 
+#define SRV_PACK_MAX_NAMES 8
+#define SRV_PACK_NAME 128
+
+enum srv_pack_mask {
+	SRV_PACK_MASK_SEGMENT_IDS = 0,	/* [B, T]: 1, 2, ... per sequence, 0 padding */
+	SRV_PACK_MASK_ADDITIVE = 1,	/* [B, T, T] or [B, 1, T, T]: 0 or -10000 */
+};
+
+/*
+ * config.yaml's packing: block (pack.h): variable-length requests packed
+ * along the sequence axis, after PopRT's pack_args.
+ */
+struct srv_pack_config {
+	int enabled;
+	char seq_inputs[SRV_PACK_MAX_NAMES][SRV_PACK_NAME];
+	uint32_t num_seq_inputs;
+	char mask_input[SRV_PACK_NAME];
+	enum srv_pack_mask mask_kind;
+	char position_input[SRV_PACK_NAME];	/* "": the model takes none */
+	char segment_outputs[SRV_PACK_MAX_NAMES][SRV_PACK_NAME];
+	uint32_t num_segment_outputs;
+	uint64_t max_sequence_length;	/* the model's sequence axis (dimension 1) */
+	uint64_t max_sequences_per_row;
+};
+
 struct srv_model_config {
 	int has_max_batch_size;
 	int64_t max_batch_size;		/* Triton: 0 = no batching */
@@ -82,6 +109,8 @@ struct srv_model_config {
 	int has_timeout;
 	uint64_t timeout_ns;		/* parameters timeout_ns: the execution timeout */
 	int synchronous;		/* parameters synchronous_execution: -1 unset, 0, 1 */
+	/* config.yaml only */
+	struct srv_pack_config packing;
 };
 
 void srv_model_config_init(struct srv_model_config *c);
@@ -137,6 +166,13 @@ struct srv_request {
 	struct srv_gen *gen;		/* a generation (generate.c), NULL for infer */
 	int subgraph;			/* fused models: K of graphK/..., else -1 */
 	uint64_t rows;			/* along the batch dim; 0: unbatched model */
+	/*
+	 * Packing (pack.h): the tokens of the request's one sequence (0: not
+	 * packed), and where the packer put it: row, first token, segment id.
+	 */
+	uint64_t seq_len;
+	uint32_t pack_row, pack_seg;
+	uint64_t pack_off;
 	uint32_t nin, nout;		/* all outputs of the subgraph are computed */
 	struct ipurt_tensor in[SRV_MAX_IO], out[SRV_MAX_IO];
 	uint32_t in_bdim[SRV_MAX_IO], out_bdim[SRV_MAX_IO];

@@ -17,6 +17,14 @@ $(BUILD)/tests/serve/test_serve_units: $(BUILD)/tests/serve/test_serve_units.o $
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_units
 
+# Packing without a device: placement, masks, positions, the config's refusals.
+$(BUILD)/tests/serve/test_serve_pack_units.o: $(SERVE_PB_H)
+$(BUILD)/tests/serve/test_serve_pack_units: $(BUILD)/tests/serve/test_serve_pack_units.o \
+		$(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
+TESTS += $(BUILD)/tests/serve/test_serve_pack_units
+
 # Triton's statistics extension and nv_inference_* metric names
 # (tests/serve/test_serve_stats.py): requests of known batch sizes, one at
 # a time and in full dynamic batches, read back exactly; then again with
@@ -48,6 +56,17 @@ $(BUILD)/tests/serve/test_serve_pbtxt: $(BUILD)/tests/serve/test_serve_pbtxt.o $
 		$(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_pbtxt
 
+# Packing of variable-length requests (tests/serve/test_serve_pack.py): a
+# BERT-shaped encoder in PopRT's packed form, 16 seeded requests of 8..128
+# tokens packed into rows of 128, each answer bit-identical to the same
+# request padded and alone and within 1e-3 of torch's; bad requests and
+# packing configs refused.  Again with the ASan+UBSan server.
+.PHONY: check-serve-pack
+check-serve-pack: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-compile
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pack.py
+CHECKS += ;make -s check-serve-pack;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-pack;
+
 # Debian's Prometheus scrapes ipu-serve; counters read back through its API.
 .PHONY: check-serve-prometheus
 check-serve-prometheus: $(BUILD)/bin/ipu-serve $(BUILD)/bin/mlp-example $(BUILD)/tests/modelrunner/gen_models
@@ -64,7 +83,7 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
 SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_core.c server/infer_response.c \
 	server/json_budget.c server/batch.c server/scheduler.c server/generate.c server/model_config.c \
-	server/stats.c server/shm.c tools/lib/cli.c
+	server/stats.c server/shm.c server/pack.c server/pack_request.c tools/lib/cli.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
 		$(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
