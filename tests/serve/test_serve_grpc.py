@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -428,7 +429,7 @@ def main():
         T.check("SIGTERM: the call in flight is answered, exit 0, then UNAVAILABLE", drain)
         ch.close()
 
-    with Server(repo, "--grpc-port", 0, "--max-connections", 2) as s:
+    with Server(repo, "--grpc-port", 0, "--max-connections", 2, "--request-timeout", 2) as s:
         def max_calls():
             ch2 = grpc.insecure_channel(s.grpc_target, options=opts)
             st2 = pbg.GRPCInferenceServiceStub(ch2)
@@ -445,6 +446,31 @@ def main():
             assert st2.ServerLive(pb.ServerLiveRequest(), timeout=30).live
             ch2.close()
         T.check("calls over --max-connections: RESOURCE_EXHAUSTED, the others answered", max_calls)
+
+        def stalled():
+            # a call whose request message never comes holds its place until --request-timeout
+            ch3 = grpc.insecure_channel(s.grpc_target, options=opts)
+            call = ch3.stream_unary(gu.SERVICE + "ModelInfer")
+            release = threading.Event()
+
+            def never():
+                release.wait(60)
+                return
+                yield b""  # a generator that sends nothing
+            t0 = time.monotonic()
+            c, det = rpc_error(call, never(), timeout=30)
+            took = time.monotonic() - t0
+            release.set()
+            assert c == grpc.StatusCode.DEADLINE_EXCEEDED and "--request-timeout" in det, (c, det)
+            assert took < 10, took
+            # its place is free again: two calls at once still fit in --max-connections 2
+            st3 = pbg.GRPCInferenceServiceStub(ch3)
+            X = np.array([[1, 2, 3]], np.float32)
+            fs = [st3.ModelInfer.future(gu.infer_request(pb, "affine", {"X": X}), timeout=60) for _ in range(2)]
+            for f in fs:
+                assert np.array_equal(gu.outputs_of(f.result())[0]["Y"], X * 2 + np.array([10, 20, 30], np.float32))
+            ch3.close()
+        T.check("a call whose message never comes: DEADLINE_EXCEEDED after --request-timeout", stalled)
         rc = s.stop()
         T.check("exit 0", lambda: rc == 0)
 
