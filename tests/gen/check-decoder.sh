@@ -53,6 +53,25 @@ PY
 		"$work/p$n/c_sampled.txt"
 done
 
+# compiled in fp16: f16 logits, turned into f32 on the host for the
+# sampler; torch's greedy tokens from next_token and from top-k 1 sampling
+"$build/bin/ipu-compile" --input-model "$work/p32/tiny_gpt.onnx" --precision fp16 \
+	--target tiles=16,tile-mem=256KiB -o "$work/p32/tiny_gpt16.ipuef" >/dev/null
+"$build/bin/ipu-run" "$work/p32/tiny_gpt16.ipuef" --generate --prompt-ids 1,2,3 \
+	--max-new-tokens 17 --json >"$work/p32/gen16.json"
+"$build/bin/ipu-run" "$work/p32/tiny_gpt16.ipuef" --generate --prompt-ids 1,2,3 \
+	--max-new-tokens 17 --temperature 0.7 --top-k 1 --json >"$work/p32/gen16s.json"
+$py - "$work/p32" <<'PY'
+import json, sys
+want = [int(t) for t in open(sys.argv[1] + "/torch_tokens.txt").read().split(",")]
+g = json.load(open(sys.argv[1] + "/gen16.json"))
+s = json.load(open(sys.argv[1] + "/gen16s.json"))
+assert g["tokens"] == want and g["stream_bytes_per_step"] == 24, g
+# ids, position, next_token and 96 f16 logits
+assert s["tokens"] == want and s["sampled"] and s["stream_bytes_per_step"] == 24 + 96 * 2, s
+print("ok - fp16: torch's greedy tokens from next_token and from the f16 logits")
+PY
+
 # 4 cache slots, 6 sequences: the step API against torch's loop of each
 # prompt alone (the same weights)
 mkdir -p "$work/slots"
