@@ -20,7 +20,7 @@
 
 static const char *const acted[] = {
 	"name", "platform", "backend", "max_batch_size", "default_model_filename",
-	"input", "input.name", "input.data_type", "input.dims",
+	"input", "input.name", "input.data_type", "input.dims", "input.allow_ragged_batch",
 	"output", "output.name", "output.data_type", "output.dims",
 	"version_policy", "version_policy.latest", "version_policy.latest.num_versions",
 	"version_policy.all", "version_policy.specific", "version_policy.specific.versions",
@@ -106,6 +106,113 @@ static int tensors(const char *what, size_t n, char **names, Inference__DataType
 	return 0;
 }
 
+/* A packing parameter's tensor name (srv_pack_config, Documentation/serve/packing.md). */
+static int pack_name(const char *k, const char *v, char *out, char *err, size_t errlen)
+{
+	if (!*v || strlen(v) >= SRV_PACK_NAME)
+		return fail(err, errlen, "parameters %s: string_value must be a tensor name of 1 to %d "
+			    "characters", k, SRV_PACK_NAME - 1);
+	snprintf(out, SRV_PACK_NAME, "%s", v);
+	return 0;
+}
+
+static int pack_count(const char *k, const char *v, uint64_t max, uint64_t *out, char *err,
+		      size_t errlen)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!*v || *v == '-' || *v == '+' || *end || errno || !n || n > max)
+		return fail(err, errlen, "parameters %s: string_value '%s' is not a whole number from "
+			    "1 to %llu", k, v, (unsigned long long)max);
+	*out = n;
+	return 0;
+}
+
+/*
+ * Packing from config.pbtxt: the sequence inputs are the ones with
+ * allow_ragged_batch, the rest comes from parameters packing_*.
+ */
+static int packing_param(const char *k, const char *v, struct srv_pack_config *p, char *err,
+			 size_t errlen)
+{
+	if (!strcmp(k, "packing_mask_input"))
+		return pack_name(k, v, p->mask_input, err, errlen);
+	if (!strcmp(k, "packing_position_input"))
+		return pack_name(k, v, p->position_input, err, errlen);
+	if (!strcmp(k, "packing_mask_kind")) {
+		if (!strcmp(v, "segment_ids"))
+			p->mask_kind = SRV_PACK_MASK_SEGMENT_IDS;
+		else if (!strcmp(v, "additive"))
+			p->mask_kind = SRV_PACK_MASK_ADDITIVE;
+		else
+			return fail(err, errlen, "parameters packing_mask_kind: string_value '%s' is not "
+				    "segment_ids or additive", v);
+		return 0;
+	}
+	if (!strcmp(k, "packing_max_sequence_length"))
+		return pack_count(k, v, 1u << 20, &p->max_sequence_length, err, errlen);
+	if (!strcmp(k, "packing_max_sequences_per_row"))
+		return pack_count(k, v, 1u << 16, &p->max_sequences_per_row, err, errlen);
+	if (!strcmp(k, "packing_segment_outputs")) {
+		const char *at = v;
+
+		/* comma-separated names */
+		p->num_segment_outputs = 0;
+		while (*at) {
+			size_t n = strcspn(at, ",");
+
+			if (p->num_segment_outputs == SRV_PACK_MAX_NAMES)
+				return fail(err, errlen, "parameters packing_segment_outputs: more than %d "
+					    "names", SRV_PACK_MAX_NAMES);
+			if (!n || n >= SRV_PACK_NAME)
+				return fail(err, errlen, "parameters packing_segment_outputs: '%s' must be "
+					    "output names separated by commas", v);
+			memcpy(p->segment_outputs[p->num_segment_outputs], at, n);
+			p->segment_outputs[p->num_segment_outputs++][n] = 0;
+			at += n + (at[n] == ',');
+		}
+		return 0;
+	}
+	return fail(err, errlen, "parameters: key '%s' is not one ipu-serve acts on (known: "
+		    "synchronous_execution, timeout_ns, packing_mask_input, packing_mask_kind, "
+		    "packing_position_input, packing_max_sequence_length, packing_max_sequences_per_row, "
+		    "packing_segment_outputs)", k);
+}
+
+static int packing(const Inference__ModelConfig *m, struct srv_model_config *c, char *err,
+		   size_t errlen)
+{
+	struct srv_pack_config *p = &c->packing;
+	int any = p->mask_input[0] || p->position_input[0] || p->max_sequence_length ||
+		  p->max_sequences_per_row || p->num_segment_outputs;
+
+	for (size_t i = 0; i < m->n_input; i++) {
+		if (!m->input[i]->allow_ragged_batch)
+			continue;
+		if (p->num_seq_inputs == SRV_PACK_MAX_NAMES)
+			return fail(err, errlen, "more than %d inputs with allow_ragged_batch",
+				    SRV_PACK_MAX_NAMES);
+		if (pack_name("allow_ragged_batch", m->input[i]->name,
+			      p->seq_inputs[p->num_seq_inputs], err, errlen))
+			return -1;
+		p->num_seq_inputs++;
+	}
+	if (!any && !p->num_seq_inputs)
+		return 0;
+	if (!p->num_seq_inputs)
+		return fail(err, errlen, "packing: no input has allow_ragged_batch: true (the inputs the "
+			    "client sends as [1, L])");
+	if (!p->mask_input[0] || !p->max_sequence_length || !p->max_sequences_per_row)
+		return fail(err, errlen, "allow_ragged_batch packs sequences: parameters "
+			    "packing_mask_input, packing_max_sequence_length and "
+			    "packing_max_sequences_per_row are needed");
+	p->enabled = 1;
+	return 0;
+}
+
 /* "true"/"false" as the Poplar backend's parameters are written, or 1/0. */
 static int boolean(const char *s, int *out)
 {
@@ -142,12 +249,11 @@ static int parameters(const Inference__ModelConfig *m, struct srv_model_config *
 					    "whole number of nanoseconds up to 86400000000000 (0: never)", v);
 			c->timeout_ns = ns;
 			c->has_timeout = 1;
-		} else {
-			return fail(err, errlen, "parameters: key '%s' is not one ipu-serve acts on "
-				    "(known: synchronous_execution, timeout_ns)", k);
+		} else if (packing_param(k, v, &c->packing, err, errlen)) {
+			return -1;
 		}
 	}
-	return 0;
+	return packing(m, c, err, errlen);
 }
 
 static int fill(const Inference__ModelConfig *m, const char *model, struct srv_model_config *c,

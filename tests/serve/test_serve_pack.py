@@ -35,6 +35,22 @@ packing:
   segment_outputs: [pooled]
 """
 
+# the same in Triton's config.pbtxt: the ragged inputs are the sequence inputs
+PBTXT = """max_batch_size: 2
+input [
+  { name: "input_ids" data_type: TYPE_INT32 dims: [ -1 ] allow_ragged_batch: true },
+  { name: "attention_mask" data_type: TYPE_INT32 dims: [ -1 ] },
+  { name: "position_ids" data_type: TYPE_INT32 dims: [ -1 ] }
+]
+"""
+PBTXT_PARAMS = """parameters { key: "packing_mask_input" value { string_value: "attention_mask" } }
+parameters { key: "packing_mask_kind" value { string_value: "segment_ids" } }
+parameters { key: "packing_position_input" value { string_value: "position_ids" } }
+parameters { key: "packing_max_sequence_length" value { string_value: "128" } }
+parameters { key: "packing_max_sequences_per_row" value { string_value: "8" } }
+parameters { key: "packing_segment_outputs" value { string_value: "pooled" } }
+"""
+
 
 def infer(url, model, inputs):
     body = {"inputs": [{"name": k, "datatype": "INT32", "shape": list(v.shape),
@@ -94,8 +110,12 @@ def main():
         add_model(repo, "bad_out", tmp / "bert.ipuef",
                   config=PACKING.format(delay=0, mask="attention_mask").replace(
                       "segment_outputs: [pooled]", "segment_outputs: []"))
+        for name, extra in (("bert_pbtxt", PBTXT_PARAMS), ("bad_pbtxt", "")):
+            (repo / name / "1").mkdir(parents=True)
+            (repo / name / "1" / "model.ipuef").symlink_to(tmp / "bert.ipuef")
+            (repo / name / "config.pbtxt").write_text(PBTXT + extra)
         with Server(repo, "--model-control-mode", "explicit", "--load-model", "bert",
-                    "--load-model", "bert_pad") as s:
+                    "--load-model", "bert_pad", "--load-model", "bert_pbtxt") as s:
             ref = []
             for ids in seqs:
                 st, hdr, raw = infer(s.url, "bert_pad", padded(ids))
@@ -184,6 +204,16 @@ def main():
                     b"packing: unknown field 'pad_to'")
             t.check("a per-sequence output not named in segment_outputs: not loaded", bad_config,
                     "bad_out", b"output 'pooled' must be [batch, 128, ...]")
+            def pbtxt():
+                st, hdr, raw = infer(s.url, "bert_pbtxt", {"input_ids": seqs[0].reshape(1, -1)})
+                assert st == 200, raw
+                o = decode(hdr, raw)[1]
+                assert np.array_equal(o["hidden"], ref[0][0]) and np.array_equal(o["pooled"], ref[0][1])
+            t.check("config.pbtxt: allow_ragged_batch and packing_* parameters pack alike", pbtxt)
+            t.check("config.pbtxt: allow_ragged_batch without the packing parameters: not loaded",
+                    bad_config, "bad_pbtxt", b"allow_ragged_batch packs sequences: parameters "
+                    b"packing_mask_input, packing_max_sequence_length and "
+                    b"packing_max_sequences_per_row are needed")
             t.check("SIGTERM: exit 0", lambda: s.stop() == 0 or (_ for _ in ()).throw(AssertionError()))
     return t.finish()
 

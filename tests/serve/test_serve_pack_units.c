@@ -82,6 +82,54 @@ TEST(config_packing_refusals)
 	}
 }
 
+#define PARAM(k, v) "parameters { key: \"" k "\" value { string_value: \"" v "\" } }\n"
+
+TEST(config_pbtxt_packing)
+{
+	static const char *ragged =
+		"max_batch_size: 2\n"
+		"input [ { name: \"input_ids\" data_type: TYPE_INT32 dims: [ -1 ] allow_ragged_batch: true },\n"
+		"        { name: \"attention_mask\" data_type: TYPE_INT32 dims: [ -1 ] } ]\n";
+	static const struct {
+		const char *params, *msg;
+	} bad[] = {
+		{ PARAM("packing_mask_input", "attention_mask"), "are needed" },
+		{ PARAM("packing_mask_input", "attention_mask") PARAM("packing_max_sequence_length", "0")
+		  PARAM("packing_max_sequences_per_row", "2"), "'0' is not a whole number from 1" },
+		{ PARAM("packing_mask_kind", "causal"), "'causal' is not segment_ids or additive" },
+		{ PARAM("packing_segment_outputs", "a,,b"), "must be output names separated by commas" },
+		{ PARAM("packing_rows", "2"), "key 'packing_rows' is not one ipu-serve acts on" },
+	};
+	struct srv_model_config c;
+	char text[2048], err[SRV_ERR];
+	size_t i;
+
+	snprintf(text, sizeof(text), "%s%s%s%s%s%s", ragged, PARAM("packing_mask_input", "attention_mask"),
+		 PARAM("packing_mask_kind", "additive"), PARAM("packing_max_sequence_length", "128"),
+		 PARAM("packing_max_sequences_per_row", "8"), PARAM("packing_segment_outputs", "pooled,cls"));
+	err[0] = 0;
+	CHECK_MSG(srv_model_config_parse_pbtxt(text, strlen(text), "m", &c, err, sizeof(err)) == 0,
+		  "%s", err);
+	REQUIRE(!err[0]);
+	CHECK(c.packing.enabled);
+	CHECK(c.packing.num_seq_inputs == 1 && !strcmp(c.packing.seq_inputs[0], "input_ids"));
+	CHECK(!strcmp(c.packing.mask_input, "attention_mask"));
+	CHECK_EQ_INT(c.packing.mask_kind, SRV_PACK_MASK_ADDITIVE);
+	CHECK_EQ_INT(c.packing.max_sequence_length, 128);
+	CHECK_EQ_INT(c.packing.max_sequences_per_row, 8);
+	CHECK(c.packing.num_segment_outputs == 2 && !strcmp(c.packing.segment_outputs[1], "cls"));
+	/* the parameters without a ragged input */
+	snprintf(text, sizeof(text), "max_batch_size: 2\n%s", PARAM("packing_mask_input", "m"));
+	CHECK(srv_model_config_parse_pbtxt(text, strlen(text), "m", &c, err, sizeof(err)) == -1 &&
+	      strstr(err, "no input has allow_ragged_batch"));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s", ragged, bad[i].params);
+		err[0] = 0;
+		CHECK_MSG(srv_model_config_parse_pbtxt(text, strlen(text), "m", &c, err, sizeof(err)) == -1 &&
+			  strstr(err, bad[i].msg), "%s -> %s", bad[i].params, err);
+	}
+}
+
 TEST(plan_first_fit)
 {
 	struct srv_pack_plan p;
@@ -238,6 +286,7 @@ int main(int argc, char **argv)
 	TH_INIT(argc, argv);
 	RUN(config_packing);
 	RUN(config_packing_refusals);
+	RUN(config_pbtxt_packing);
 	RUN(plan_first_fit);
 	RUN(row_inputs);
 	RUN(outputs_back);
