@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_replication.sh - inside the VM (make vm-bench-replication): one
-# model served by ipu-run on /dev/ipu0 alone and replicated over /dev/ipu0
-# and /dev/ipu1, requests/s with N in flight, and the ratio two/one of
+# model served by ipu-run on /dev/accel/accel0 alone and replicated over /dev/accel/accel0
+# and /dev/accel/accel1, requests/s with N in flight, and the ratio two/one of
 # figures measured in the same boot, alternating one and two devices.
 # Usage: bench_replication.sh [ITERATIONS] [INFLIGHT] [ROUNDS]
 iters=${1:-200}
@@ -15,7 +15,7 @@ for model in /ipu/data/test_gemm_default_matrix_bias.ipuef /ipu/data/test_conv_w
 	name=$(basename "$model" .ipuef)
 	r=1
 	while [ $r -le "$rounds" ]; do
-		for dev in /dev/ipu0 /dev/ipu0,/dev/ipu1; do
+		for dev in /dev/accel/accel0 /dev/accel/accel0,/dev/accel/accel1; do
 			out=/tmp/bench-$r-$(echo $dev | tr -c 'a-z0-9\n' _).json
 			if ! ipu-run --device "$dev" "$model" --warmup 4 --iterations "$iters" \
 				--inflight "$inflight" --json >"$out" 2>/tmp/bench.err; then
@@ -23,13 +23,13 @@ for model in /ipu/data/test_gemm_default_matrix_bias.ipuef /ipu/data/test_conv_w
 				status=1
 			fi
 		done
-		one=$(rps /tmp/bench-$r-_dev_ipu0.json)
-		two=$(rps /tmp/bench-$r-_dev_ipu0__dev_ipu1.json)
+		one=$(rps /tmp/bench-$r-_dev_accel_accel0.json)
+		two=$(rps /tmp/bench-$r-_dev_accel_accel0__dev_accel_accel1.json)
 		# one line: busybox awk drops a printf continued over lines
-		awk -v m="$name" -v r="$r" -v a="$one" -v b="$two" -v n="$inflight" 'BEGIN { x = a > 0 ? b / a : 0; printf "%s round %d, %d in flight: /dev/ipu0 %.0f req/s, /dev/ipu0,/dev/ipu1 %.0f req/s, ratio %.2f\n", m, r, n, a, b, x }'
+		awk -v m="$name" -v r="$r" -v a="$one" -v b="$two" -v n="$inflight" 'BEGIN { x = a > 0 ? b / a : 0; printf "%s round %d, %d in flight: /dev/accel/accel0 %.0f req/s, /dev/accel/accel0,/dev/accel/accel1 %.0f req/s, ratio %.2f\n", m, r, n, a, b, x }'
 		r=$((r + 1))
 	done
 	sed -n 's/.*"devices": *\(\[[^]]*\]\).*/  devices (last two-device run): \1/p' \
-		/tmp/bench-$rounds-_dev_ipu0__dev_ipu1.json
+		/tmp/bench-$rounds-_dev_accel_accel0__dev_accel_accel1.json
 done
 exit $status

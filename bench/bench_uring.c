@@ -15,7 +15,7 @@
  * fixed buffers: pinned once) or not (pinned and unpinned by the driver
  * for every buffer), and gives the ratio registered / per-request.
  *
- *   bench_uring [/dev/ipuN]      (make vm-bench runs it in the VM)
+ *   bench_uring [/dev/accel/accelN]      (make vm-bench runs it in the VM)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 {
 	static const uint32_t sizes[] = { 4096, 65536, 1 << 20 };
 	static const uint32_t depths[] = { 1, 32 };
-	const char *dev = argc > 1 ? argv[1] : "/dev/ipu0";
+	const char *dev = argc > 1 ? argv[1] : "/dev/accel/accel0";
 	int fd = open(dev, O_RDWR | O_CLOEXEC), bad = 0;
 	unsigned int s, d;
 

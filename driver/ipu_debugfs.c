@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ipu_debugfs.c - test knobs under /sys/kernel/debug/ipu/ipuN/ (root
- * only, not ABI): the device's fault injection registers, its progress
- * counter and the driver's own inject_hang.
+ * ipu_debugfs.c - test knobs under /sys/kernel/debug/ipu/ipuN/ (N of
+ * /dev/accel/accelN; root only, not ABI): the device's fault injection
+ * registers, its progress counter, the driver's own inject_hang and "aer",
+ * which runs the driver's AER recovery.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -146,6 +147,32 @@ static int ipu_progress_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(ipu_progress);
 
+/* writing 1 runs error_detected(frozen), slot_reset and resume */
+static ssize_t ipu_aer_write(struct file *file, const char __user *ubuf, size_t len,
+			     loff_t *ppos)
+{
+	struct ipu_device *idev = file_inode(file)->i_private;
+	bool go;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, len, &go);
+	if (ret)
+		return ret;
+	if (!go)
+		return len;
+	if (READ_ONCE(idev->gone))
+		return -ENODEV;
+	ret = ipu_aer_recover(idev);
+	return ret ? ret : len;
+}
+
+static const struct file_operations ipu_aer_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = ipu_aer_write,
+	.llseek = noop_llseek,
+};
+
 /**
  * ipu_debugfs_init() - create the debugfs directory "ipu"
  */
@@ -176,6 +203,7 @@ void ipu_debugfs_add(struct ipu_device *idev)
 	snprintf(name, sizeof(name), "ipu%d", idev->minor);
 	idev->debugfs = debugfs_create_dir(name, ipu_debugfs_root);
 	debugfs_create_bool("inject_hang", 0600, idev->debugfs, &idev->inject_hang);
+	debugfs_create_file("aer", 0200, idev->debugfs, idev, &ipu_aer_fops);
 	if (idev->caps & IPU_CAP_FAULT)
 		debugfs_create_file("fault", 0600, idev->debugfs, idev, &ipu_fault_fops);
 	if (idev->caps & IPU_CAP_PROGRESS)

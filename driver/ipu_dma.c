@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ipu_dma.c - buffers for the device: pinned user pages (streams),
- * registered io_uring buffers, kernel bounce copies (executables, tensors);
- * their SG tables and the device's SG lists (struct ipu_hw_sg).
+ * registered io_uring buffers, parts of buffer objects (streams), kernel
+ * bounce copies (executables, tensors); their SG tables and the device's
+ * SG lists (struct ipu_hw_sg).
  */
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
 #include <linux/bvec.h>
+#include <linux/iosys-map.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -15,44 +19,82 @@
 #include "ipu_drv.h"
 #include "ipu_trace.h"
 
-/* Map b->sgt and write the device's view of it (direct or SG list). */
-static int ipu_dma_map(struct ipu_device *idev, struct ipu_dma_buf *b)
+/*
+ * Write the device's view of the bytes [skip, skip + b->len) of a mapped
+ * SG table: the address itself when they are one segment, else an SG list
+ * (first pass: count the segments; second: fill the list).
+ */
+static int ipu_dma_describe(struct ipu_device *idev, struct ipu_dma_buf *b,
+			    struct sg_table *sgt, u64 skip)
 {
 	struct device *dev = &idev->pdev->dev;
 	struct scatterlist *sg;
-	unsigned int i, n;
+	unsigned int i, n, pass;
+	u64 off, left;
+
+	for (pass = 0; pass < 2; pass++) {
+		off = skip;
+		left = b->len;
+		n = 0;
+		for_each_sgtable_dma_sg(sgt, sg, i) {
+			u64 seg = sg_dma_len(sg), take;
+
+			if (!left)
+				break;
+			if (off >= seg) {
+				off -= seg;
+				continue;
+			}
+			take = min(seg - off, left);
+			if (pass && b->sgl) {
+				b->sgl[n].addr = cpu_to_le64(sg_dma_address(sg) + off);
+				b->sgl[n].len = cpu_to_le32(take);
+				b->sgl[n].rsvd = 0;
+			} else if (pass) {
+				b->addr = sg_dma_address(sg) + off;
+			}
+			n++;
+			off = 0;
+			left -= take;
+		}
+		if (left || !n)
+			return -EFAULT;
+		if (pass)
+			break;
+		trace_ipu_dma_map(idev->minor, b->len, n, !b->pinned && !b->kernel);
+		if (n == 1)
+			continue;
+		if (n > idev->max_sg)
+			return -E2BIG;
+		b->sgl_bytes = n * sizeof(struct ipu_hw_sg);
+		if (b->sgl_bytes <= PAGE_SIZE) {
+			b->sgl = dma_pool_zalloc(idev->sg_pool, GFP_KERNEL, &b->sgl_dma);
+			b->sgl_pool = true;
+		} else {
+			b->sgl = dma_alloc_coherent(dev, b->sgl_bytes, &b->sgl_dma, GFP_KERNEL);
+		}
+		if (!b->sgl)
+			return -ENOMEM;
+	}
+	if (b->sgl) {
+		b->sg_count = n;
+		b->addr = b->sgl_dma;
+	} else {
+		b->sg_count = 0;
+	}
+	return 0;
+}
+
+/* Map b->sgt and write the device's view of it (direct or SG list). */
+static int ipu_dma_map(struct ipu_device *idev, struct ipu_dma_buf *b)
+{
 	int ret;
 
-	ret = dma_map_sgtable(dev, &b->sgt, b->dir, 0);
+	ret = dma_map_sgtable(&idev->pdev->dev, &b->sgt, b->dir, 0);
 	if (ret)
 		return ret;
 	b->mapped = true;
-	n = b->sgt.nents;
-	trace_ipu_dma_map(idev->minor, b->len, n, !b->pinned && !b->kernel);
-	if (n == 1) {
-		b->sg_count = 0;
-		b->addr = sg_dma_address(b->sgt.sgl);
-		return 0;
-	}
-	if (n > idev->max_sg)
-		return -E2BIG;
-	b->sgl_bytes = n * sizeof(struct ipu_hw_sg);
-	if (b->sgl_bytes <= PAGE_SIZE) {
-		b->sgl = dma_pool_zalloc(idev->sg_pool, GFP_KERNEL, &b->sgl_dma);
-		b->sgl_pool = true;
-	} else {
-		b->sgl = dma_alloc_coherent(dev, b->sgl_bytes, &b->sgl_dma, GFP_KERNEL);
-	}
-	if (!b->sgl)
-		return -ENOMEM;
-	for_each_sgtable_dma_sg(&b->sgt, sg, i) {
-		b->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
-		b->sgl[i].len = cpu_to_le32(sg_dma_len(sg));
-		b->sgl[i].rsvd = 0;
-	}
-	b->sg_count = n;
-	b->addr = b->sgl_dma;
-	return 0;
+	return ipu_dma_describe(idev, b, &b->sgt, 0);
 }
 
 static int ipu_dma_table(struct ipu_device *idev, struct ipu_dma_buf *b,
@@ -296,6 +338,101 @@ int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return ipu_dma_map(idev, b);
 }
 
+/* A reference on buffer object @handle of @file with [offset, offset + len). */
+static int ipu_dma_bo_get(struct drm_file *file, u32 handle, u64 offset, u32 len,
+			  struct drm_gem_object **out)
+{
+	struct drm_gem_object *obj;
+
+	if (!len)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, handle);
+	if (!obj)
+		return -ENOENT;
+	if (offset > obj->size || len > obj->size - offset) {
+		drm_gem_object_put(obj);
+		return -EFAULT;
+	}
+	*out = obj;
+	return 0;
+}
+
+/**
+ * ipu_dma_import_bo() - describe part of a buffer object to the device
+ * @idev: the device
+ * @b: filled with the device SG list and a reference on the object
+ * @file: the caller's file, whose handle names the object
+ * @handle: the object (created here or imported from a dma-buf)
+ * @offset: byte offset of the buffer in the object
+ * @len: bytes
+ * @dir: the direction of the transfer
+ *
+ * The object's pages stay pinned and mapped for the device as long as the
+ * object lives (ipu_gem_sgt()): nothing is pinned or copied per buffer.
+ *
+ * Return: 0, -ENOENT (no such handle), -EFAULT (outside the object) or
+ * another negative errno; @b holds nothing then.
+ */
+int ipu_dma_import_bo(struct ipu_device *idev, struct ipu_dma_buf *b,
+		      struct drm_file *file, u32 handle, u64 offset, u32 len,
+		      enum dma_data_direction dir)
+{
+	struct sg_table *sgt;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->dir = dir;
+	ret = ipu_dma_bo_get(file, handle, offset, len, &b->bo);
+	if (ret)
+		return ret;
+	ret = ipu_gem_sgt(b->bo, &sgt);
+	if (ret)
+		return ret;
+	b->len = len;
+	return ipu_dma_describe(idev, b, sgt, offset);
+}
+
+/**
+ * ipu_dma_copy_bo() - a kernel copy of a buffer object's first bytes, mapped
+ * @idev: the device
+ * @b: filled with the pages and mappings
+ * @file: the caller's file, whose handle names the object
+ * @handle: the object
+ * @len: bytes
+ *
+ * For executables: what the device reads cannot change under it.
+ *
+ * Return: 0, -ENOENT, -EFAULT (object smaller than @len) or -ENOMEM.
+ */
+int ipu_dma_copy_bo(struct ipu_device *idev, struct ipu_dma_buf *b,
+		    struct drm_file *file, u32 handle, u32 len)
+{
+	struct drm_gem_object *obj;
+	struct iosys_map map;
+	unsigned int i;
+	int ret;
+
+	ret = ipu_dma_kernel_pages(idev, b, len, DMA_TO_DEVICE, false);
+	if (ret)
+		return ret;
+	ret = ipu_dma_bo_get(file, handle, 0, len, &obj);
+	if (ret)
+		return ret;
+	ret = drm_gem_vmap_unlocked(obj, &map);
+	if (!ret) {
+		for (i = 0; i < b->npages; i++) {
+			u32 n = min_t(u32, PAGE_SIZE, len - i * PAGE_SIZE);
+			void *p = kmap_local_page(b->pages[i]);
+
+			iosys_map_memcpy_from(p, &map, i * PAGE_SIZE, n);
+			kunmap_local(p);
+		}
+		drm_gem_vunmap_unlocked(obj, &map);
+	}
+	drm_gem_object_put(obj);
+	return ret ? ret : ipu_dma_table(idev, b, 0, len);
+}
+
 /**
  * ipu_dma_release() - unmap, unpin (or free) and forget a buffer
  * @idev: the device
@@ -326,5 +463,7 @@ void ipu_dma_release(struct ipu_device *idev, struct ipu_dma_buf *b)
 				__free_page(b->pages[i]);
 	}
 	kvfree(b->pages);
+	if (b->bo)
+		drm_gem_object_put(b->bo);
 	memset(b, 0, sizeof(*b));
 }

@@ -25,8 +25,6 @@ static bool msix = true;
 module_param(msix, bool, 0444);
 MODULE_PARM_DESC(msix, "use MSI-X (3 vectors); 0: one shared INTx/MSI interrupt");
 
-static DEFINE_IDA(ipu_ida);
-
 /**
  * ipu_device_get() - take a reference on the device (open files, requests)
  * @idev: the device
@@ -40,7 +38,6 @@ static void ipu_device_free(struct kref *ref)
 {
 	struct ipu_device *idev = container_of(ref, struct ipu_device, ref);
 
-	ida_free(&ipu_ida, idev->minor);
 	pci_dev_put(idev->pdev);
 	kfree(idev);
 }
@@ -257,6 +254,28 @@ static pci_ers_result_t ipu_slot_reset(struct pci_dev *pdev)
 static void ipu_resume(struct pci_dev *pdev)
 {
 	dev_info(&pdev->dev, "recovered from a PCI error\n");
+}
+
+/**
+ * ipu_aer_recover() - run the AER recovery a frozen link gets, in order
+ * @idev: the device
+ *
+ * error_detected(frozen), slot_reset, resume, as the PCI core's
+ * pcie_do_recovery() calls them: for the debugfs knob "aer", since the
+ * emulated device offers no AER capability to inject an error through.
+ *
+ * Return: 0 when recovered, -EIO otherwise.
+ */
+int ipu_aer_recover(struct ipu_device *idev)
+{
+	struct pci_dev *pdev = idev->pdev;
+
+	if (ipu_error_detected(pdev, pci_channel_io_frozen) != PCI_ERS_RESULT_NEED_RESET)
+		return -EIO;
+	if (ipu_slot_reset(pdev) != PCI_ERS_RESULT_RECOVERED)
+		return -EIO;
+	ipu_resume(pdev);
+	return 0;
 }
 
 static const struct pci_error_handlers ipu_err_handlers = {
@@ -497,14 +516,12 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	idev = kzalloc(sizeof(*idev), GFP_KERNEL);
 	if (!idev)
 		return -ENOMEM;
-	ret = ida_alloc_max(&ipu_ida, IPU_MAX_DEVICES - 1, GFP_KERNEL);
-	if (ret < 0) {
-		kfree(idev);
-		dev_err(&pdev->dev, "more than %d IPU devices\n", IPU_MAX_DEVICES);
-		return ret;
-	}
-	idev->minor = ret;
 	ipu_init_sw(idev, pdev);
+	ret = ipu_drm_alloc(idev);	/* names the minor: accelN */
+	if (ret) {
+		dev_err(&pdev->dev, "cannot allocate the DRM device: %d\n", ret);
+		goto err_put;
+	}
 	ret = ipu_init_pci(idev);
 	if (ret)
 		goto err_put;
@@ -520,14 +537,16 @@ static int ipu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = ipu_init_hw(idev);
 	if (ret)
 		goto err_irq;
-	ret = ipu_chardev_add(idev);
-	if (ret)
+	ret = ipu_drm_register(idev);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot register /dev/accel/accel%d: %d\n", idev->minor, ret);
 		goto err_stop;
+	}
 	idev->last_progress = jiffies;
 	idev->wd_tick = jiffies;
 	ipu_debugfs_add(idev);
 	schedule_delayed_work(&idev->watchdog, HZ);
-	dev_info(&pdev->dev, "ipu%d: %u tiles x %u KiB, version %u, serial %#llx, %d vector(s)\n",
+	dev_info(&pdev->dev, "accel%d: %u tiles x %u KiB, version %u, serial %#llx, %d vector(s)\n",
 		 idev->minor, idev->tiles, idev->tile_mem / 1024, idev->hw_version,
 		 idev->serial, idev->nvec);
 	return 0;
@@ -540,6 +559,7 @@ err_rings:
 	ipu_rings_free(idev);
 err_put:
 	pci_set_drvdata(pdev, NULL);
+	ipu_drm_put(idev);
 	ipu_device_put(idev);
 	return ret;
 }
@@ -549,7 +569,7 @@ static void ipu_remove(struct pci_dev *pdev)
 	struct ipu_device *idev = pci_get_drvdata(pdev);
 
 	ipu_debugfs_remove(idev);
-	ipu_chardev_remove(idev);
+	ipu_drm_unplug(idev);
 	mutex_lock(&idev->lock);
 	spin_lock_irq(&idev->cmd_lock);
 	WRITE_ONCE(idev->gone, true);
@@ -578,6 +598,7 @@ static void ipu_remove(struct pci_dev *pdev)
 		ipu_rings_free(idev);
 	}
 	pci_set_drvdata(pdev, NULL);
+	ipu_drm_put(idev);
 	ipu_device_put(idev);
 }
 
@@ -593,28 +614,23 @@ static struct pci_driver ipu_pci_driver = {
 	.probe = ipu_probe,
 	.remove = ipu_remove,
 	.err_handler = &ipu_err_handlers,
+	/* the attributes live on the PCI device: /sys/class/accel/accelN/device/ */
+	.dev_groups = ipu_dev_groups,
 };
 
 static int __init ipu_init(void)
 {
 	int ret;
 
-	ret = ipu_chardev_init();
-	if (ret)
-		return ret;
 	ret = ipu_netlink_init();
 	if (ret)
-		goto err_chr;
+		return ret;
 	ipu_debugfs_init();
 	ret = pci_register_driver(&ipu_pci_driver);
-	if (ret)
-		goto err_nl;
-	return 0;
-err_nl:
-	ipu_debugfs_exit();
-	ipu_netlink_exit();
-err_chr:
-	ipu_chardev_exit();
+	if (ret) {
+		ipu_debugfs_exit();
+		ipu_netlink_exit();
+	}
 	return ret;
 }
 
@@ -623,7 +639,6 @@ static void __exit ipu_exit(void)
 	pci_unregister_driver(&ipu_pci_driver);
 	ipu_debugfs_exit();
 	ipu_netlink_exit();
-	ipu_chardev_exit();
 }
 
 module_init(ipu_init);

@@ -14,7 +14,7 @@
 #ifndef _IPU_DRV_H
 #define _IPU_DRV_H
 
-#include <linux/cdev.h>
+#include <drm/drm_ioctl.h>
 #include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/dmapool.h>
@@ -33,8 +33,11 @@
 
 #include "ipu_hw.h"
 
+struct drm_device;
+struct drm_file;
+struct drm_gem_object;
+
 #define IPU_DRV_NAME		"ipu"
-#define IPU_MAX_DEVICES		32
 #define IPU_CMDQ_ENTRIES	256
 #define IPU_CPLQ_ENTRIES	256
 #define IPU_SCQ_ENTRIES		1024
@@ -58,6 +61,7 @@ struct ipu_dma_buf {
 	u32 sg_count;		/* 0: direct */
 	u64 addr;		/* SG list or direct buffer */
 	u32 len;
+	struct drm_gem_object *bo;	/* a buffer object's pages: its reference */
 };
 
 struct ipu_device;
@@ -111,9 +115,10 @@ struct ipu_stream_ring {
 	struct ipu_stream_req **slots;
 };
 
+/* the driver's part of one open /dev/accel/accelN (drm_file.driver_priv) */
 struct ipu_file {
 	struct ipu_device *idev;
-	struct file *filp;
+	struct drm_file *dfile;
 	pid_t pid;
 	bool attached;
 };
@@ -122,9 +127,8 @@ struct ipu_device {
 	struct pci_dev *pdev;
 	void __iomem *regs;
 	struct kref ref;
-	int minor;
-	struct cdev cdev;
-	struct device *dev;	/* /dev/ipuN, class ipu */
+	int minor;		/* N of /dev/accel/accelN */
+	struct drm_device *drm;
 	bool gone;
 	int nvec;
 
@@ -203,9 +207,9 @@ struct ipu_device {
 	atomic64_t st_pinned_pages;
 	atomic64_t st_lost_irqs;
 	atomic64_t st_bad_completions;
+	atomic64_t st_gem_objects;	/* buffer objects alive */
+	atomic64_t st_gem_pages;	/* their pages pinned for the device */
 };
-
-extern struct class *ipu_class;
 
 static inline u32 ipu_rd(struct ipu_device *idev, u32 reg)
 {
@@ -228,6 +232,7 @@ static inline u64 ipu_rd64(struct ipu_device *idev, u32 reg)
 void ipu_device_put(struct ipu_device *idev);
 void ipu_device_get(struct ipu_device *idev);
 int ipu_hw_reset(struct ipu_device *idev, u32 reason);
+int ipu_aer_recover(struct ipu_device *idev);
 u32 ipu_state(struct ipu_device *idev);
 
 /* ipu_rings.c */
@@ -259,6 +264,11 @@ int ipu_dma_copy_to_user(struct ipu_dma_buf *b, unsigned long uaddr);
 int ipu_dma_import_fixed(struct ipu_device *idev, struct ipu_dma_buf *b,
 			 struct io_uring_cmd *ioucmd, unsigned long uaddr,
 			 u32 len, enum dma_data_direction dir);
+int ipu_dma_copy_bo(struct ipu_device *idev, struct ipu_dma_buf *b,
+		    struct drm_file *file, u32 handle, u32 len);
+int ipu_dma_import_bo(struct ipu_device *idev, struct ipu_dma_buf *b,
+		      struct drm_file *file, u32 handle, u64 offset, u32 len,
+		      enum dma_data_direction dir);
 void ipu_dma_release(struct ipu_device *idev, struct ipu_dma_buf *b);
 
 /* ipu_stream.c */
@@ -269,16 +279,24 @@ void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
 			 int res, u32 dev_status);
 
 /* ipu_ioctl.c */
-long ipu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+#define IPU_DRM_NUM_IOCTLS	(DRM_IPU_BO_INFO + 1)
+extern const struct drm_ioctl_desc ipu_drm_ioctls[IPU_DRM_NUM_IOCTLS];
 int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner);
 int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner);
 void ipu_file_release_locked(struct ipu_file *f);
 
-/* ipu_chardev.c */
-int ipu_chardev_init(void);
-void ipu_chardev_exit(void);
-int ipu_chardev_add(struct ipu_device *idev);
-void ipu_chardev_remove(struct ipu_device *idev);
+/* ipu_drm.c */
+int ipu_drm_alloc(struct ipu_device *idev);
+int ipu_drm_register(struct ipu_device *idev);
+void ipu_drm_unplug(struct ipu_device *idev);
+void ipu_drm_put(struct ipu_device *idev);
+struct ipu_file *ipu_file_of(struct file *filp);
+
+/* ipu_gem.c */
+struct drm_gem_object *ipu_gem_create_object(struct drm_device *drm, size_t size);
+int ipu_gem_sgt(struct drm_gem_object *obj, struct sg_table **sgt);
+int ipu_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
+int ipu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* ipu_netlink.c */
 int ipu_netlink_init(void);

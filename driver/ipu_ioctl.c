@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ipu_ioctl.c - the control ioctls.
+ * ipu_ioctl.c - the control ioctls, in the DRM driver's ioctl table.
  *
- * The dispatcher matches commands by number (_IOC_NR) and type, like
- * drm_ioctl(): the size in the command is the caller's struct size.  It
- * copies min(user, kernel) bytes in, zero-fills the rest, refuses non-zero
- * bytes beyond the kernel's struct (-E2BIG), and copies min() bytes out.
+ * drm_ioctl() matches commands by number, so the size in the command is
+ * the caller's struct size: it copies the caller's bytes in, zero-fills
+ * up to ours, and copies the caller's size back out, also on failure
+ * (LOAD's verifier_error and dev_status say why it failed).
  */
+#include <drm/drm_file.h>
+#include <drm/drm_ioctl.h>
 #include <linux/dma-mapping.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -17,13 +19,6 @@
 #define IPU_CMD_TIMEOUT_MS	60000
 
 typedef int (*ipu_ioctl_fn)(struct ipu_file *f, void *data);
-
-struct ipu_ioctl_desc {
-	unsigned int cmd;
-	ipu_ioctl_fn fn;
-	bool owner_only;	/* needs ATTACH */
-	bool locked;		/* runs under idev->lock */
-};
 
 static int ipu_ioctl_info(struct ipu_file *f, void *data)
 {
@@ -41,7 +36,7 @@ static int ipu_ioctl_info(struct ipu_file *f, void *data)
 	a->max_streams = idev->max_streams;
 	a->caps = idev->caps;
 	a->driver_caps = IPU_DRV_CAP_URING_CMD | IPU_DRV_CAP_FIXED_BUFS |
-			 IPU_DRV_CAP_NETLINK;
+			 IPU_DRV_CAP_NETLINK | IPU_DRV_CAP_GEM;
 	/* a snapshot without the device lock: INFO must not wait for a LOAD */
 	a->state = ipu_state(idev);
 	a->owner_pid = READ_ONCE(idev->owner_pid);
@@ -209,9 +204,11 @@ static int ipu_ioctl_load(struct ipu_file *f, void *data)
 	bool busy;
 	int ret;
 
-	if (a->flags || a->pad)
+	if ((a->flags & ~IPU_LOAD_F_BO) || a->pad)
 		return -EINVAL;
 	if (!a->size || a->size > idev->max_image)
+		return -EINVAL;
+	if ((a->flags & IPU_LOAD_F_BO) && a->image > U32_MAX)
 		return -EINVAL;
 	spin_lock_irqsave(&idev->sq_lock, flags);
 	busy = idev->stream_inflight > 0;
@@ -221,7 +218,10 @@ static int ipu_ioctl_load(struct ipu_file *f, void *data)
 	ipu_streams_destroy(idev, true);
 	idev->loaded = false;
 	idev->num_programs = 0;
-	ret = ipu_dma_copy_user(idev, &img, a->image, a->size);
+	if (a->flags & IPU_LOAD_F_BO)
+		ret = ipu_dma_copy_bo(idev, &img, f->dfile, a->image, a->size);
+	else
+		ret = ipu_dma_copy_user(idev, &img, a->image, a->size);
 	if (ret)
 		goto out;
 	cmd.addr = cpu_to_le64(img.addr);
@@ -398,6 +398,8 @@ static int ipu_ioctl_counters(struct ipu_file *f, void *data)
 	a->drv_resets = atomic64_read(&idev->st_resets);
 	a->drv_errors = atomic64_read(&idev->st_errors);
 	a->pinned_pages = atomic64_read(&idev->st_pinned_pages);
+	a->gem_objects = atomic64_read(&idev->st_gem_objects);
+	a->gem_pages = atomic64_read(&idev->st_gem_pages);
 	return 0;
 }
 
@@ -445,86 +447,68 @@ static int ipu_ioctl_stream_info(struct ipu_file *f, void *data)
 	return 0;
 }
 
-static const struct ipu_ioctl_desc ipu_ioctls[] = {
-	[_IOC_NR(IPU_IOCTL_INFO)] = { IPU_IOCTL_INFO, ipu_ioctl_info, false, false },
-	[_IOC_NR(IPU_IOCTL_ATTACH)] = { IPU_IOCTL_ATTACH, ipu_ioctl_attach, false, true },
-	[_IOC_NR(IPU_IOCTL_DETACH)] = { IPU_IOCTL_DETACH, ipu_ioctl_detach, true, true },
-	[_IOC_NR(IPU_IOCTL_LOAD_EXECUTABLE)] = { IPU_IOCTL_LOAD_EXECUTABLE, ipu_ioctl_load,
-						 true, true },
-	[_IOC_NR(IPU_IOCTL_WRITE_TENSOR)] = { IPU_IOCTL_WRITE_TENSOR, ipu_ioctl_tensor,
-					      true, true },
-	[_IOC_NR(IPU_IOCTL_RUN)] = { IPU_IOCTL_RUN, ipu_ioctl_run, true, false },
-	[_IOC_NR(IPU_IOCTL_WAIT)] = { IPU_IOCTL_WAIT, ipu_ioctl_wait, true, false },
-	[_IOC_NR(IPU_IOCTL_RESET)] = { IPU_IOCTL_RESET, ipu_ioctl_reset, false, true },
-	[_IOC_NR(IPU_IOCTL_COUNTERS)] = { IPU_IOCTL_COUNTERS, ipu_ioctl_counters,
-					  false, true },
-	[_IOC_NR(IPU_IOCTL_GET_EVENTS)] = { IPU_IOCTL_GET_EVENTS, ipu_ioctl_events,
-					    false, false },
-	[_IOC_NR(IPU_IOCTL_STREAM_INFO)] = { IPU_IOCTL_STREAM_INFO, ipu_ioctl_stream_info,
-					     false, true },
-};
-
-#define IPU_IOCTL_MAX_SIZE	256
-
-/**
- * ipu_ioctl() - the ioctl entry: table lookup, size-tolerant copy in and out
- * @filp: an open /dev/ipuN
- * @cmd: IPU_IOCTL_*
- * @arg: user pointer to the argument struct
- *
- * A shorter struct than ours is zero-extended; a longer one must have a
- * zero tail.
- *
- * Return: 0 or a negative errno.
+/*
+ * Run a handler for the caller's ipu_file: under the device lock if it
+ * needs it, refused after remove (-ENODEV) and for a non-owner (-EPERM)
+ * where it needs ATTACH.  drm_ioctl() has copied the argument in at our
+ * struct's size (zero-extended) and copies it out afterwards.
  */
-long ipu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+static int ipu_ioctl_do(struct drm_file *file, ipu_ioctl_fn fn, void *data,
+			bool owner_only, bool locked)
 {
-	struct ipu_file *f = filp->private_data;
+	struct ipu_file *f = file->driver_priv;
 	struct ipu_device *idev = f->idev;
-	const struct ipu_ioctl_desc *d;
-	void __user *uarg = (void __user *)arg;
-	u8 kdata[IPU_IOCTL_MAX_SIZE];
-	unsigned int nr = _IOC_NR(cmd), usize = _IOC_SIZE(cmd), ksize;
 	int ret;
 
-	if (_IOC_TYPE(cmd) != IPU_IOCTL_BASE || nr >= ARRAY_SIZE(ipu_ioctls))
-		return -ENOTTY;
-	d = &ipu_ioctls[nr];
-	if (!d->fn || _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
-		return -ENOTTY;
-	ksize = _IOC_SIZE(d->cmd);
-	BUILD_BUG_ON(sizeof(struct ipu_counters_args) > IPU_IOCTL_MAX_SIZE);
-	/* the oldest struct of every call is at least 8 bytes */
-	if (usize < 8)
-		return -EINVAL;
-	memset(kdata, 0, ksize);
-	if (copy_from_user(kdata, uarg, min(usize, ksize)))
-		return -EFAULT;
-	if (usize > ksize) {
-		ret = check_zeroed_user(uarg + ksize, usize - ksize);
-		if (ret < 0)
-			return ret;
-		if (!ret)
-			return -E2BIG;
-	}
-
-	if (d->locked) {
+	if (locked) {
 		ret = mutex_lock_interruptible(&idev->lock);
 		if (ret)
 			return ret;
 	}
-	if (idev->gone)
+	if (READ_ONCE(idev->gone))
 		ret = -ENODEV;
-	else if (d->owner_only && idev->owner != f)
+	else if (owner_only && READ_ONCE(idev->owner) != f)
 		ret = -EPERM;
 	else
-		ret = d->fn(f, kdata);
-	if (d->locked)
+		ret = fn(f, data);
+	if (locked)
 		mutex_unlock(&idev->lock);
-
-	/* outputs also when the call failed (verifier error of LOAD, ...) */
-	if ((ret == 0 || nr == _IOC_NR(IPU_IOCTL_LOAD_EXECUTABLE)) &&
-	    copy_to_user(uarg, kdata, min(usize, ksize)))
-		return -EFAULT;
 	return ret;
 }
+
+/* one drm_ioctl_t per call: the handler, needs ATTACH, runs locked */
+#define IPU_DRM_IOCTL_FN(name, fn, owner_only, locked)				\
+static int ipu_drm_##name(struct drm_device *drm, void *data,			\
+			  struct drm_file *file)				\
+{										\
+	return ipu_ioctl_do(file, fn, data, owner_only, locked);		\
+}
+
+IPU_DRM_IOCTL_FN(info, ipu_ioctl_info, false, false)
+IPU_DRM_IOCTL_FN(attach, ipu_ioctl_attach, false, true)
+IPU_DRM_IOCTL_FN(detach, ipu_ioctl_detach, true, true)
+IPU_DRM_IOCTL_FN(load, ipu_ioctl_load, true, true)
+IPU_DRM_IOCTL_FN(tensor, ipu_ioctl_tensor, true, true)
+IPU_DRM_IOCTL_FN(run, ipu_ioctl_run, true, false)
+IPU_DRM_IOCTL_FN(wait, ipu_ioctl_wait, true, false)
+IPU_DRM_IOCTL_FN(reset, ipu_ioctl_reset, false, true)
+IPU_DRM_IOCTL_FN(counters, ipu_ioctl_counters, false, true)
+IPU_DRM_IOCTL_FN(events, ipu_ioctl_events, false, false)
+IPU_DRM_IOCTL_FN(stream_info, ipu_ioctl_stream_info, false, true)
+
+/* dispatched by drm_ioctl(): no DRM_AUTH/MASTER/RENDER on an accel node */
+const struct drm_ioctl_desc ipu_drm_ioctls[IPU_DRM_NUM_IOCTLS] = {
+	DRM_IOCTL_DEF_DRV(IPU_INFO, ipu_drm_info, 0),
+	DRM_IOCTL_DEF_DRV(IPU_ATTACH, ipu_drm_attach, 0),
+	DRM_IOCTL_DEF_DRV(IPU_DETACH, ipu_drm_detach, 0),
+	DRM_IOCTL_DEF_DRV(IPU_LOAD_EXECUTABLE, ipu_drm_load, 0),
+	DRM_IOCTL_DEF_DRV(IPU_WRITE_TENSOR, ipu_drm_tensor, 0),
+	DRM_IOCTL_DEF_DRV(IPU_RUN, ipu_drm_run, 0),
+	DRM_IOCTL_DEF_DRV(IPU_WAIT, ipu_drm_wait, 0),
+	DRM_IOCTL_DEF_DRV(IPU_RESET, ipu_drm_reset, 0),
+	DRM_IOCTL_DEF_DRV(IPU_COUNTERS, ipu_drm_counters, 0),
+	DRM_IOCTL_DEF_DRV(IPU_GET_EVENTS, ipu_drm_events, 0),
+	DRM_IOCTL_DEF_DRV(IPU_STREAM_INFO, ipu_drm_stream_info, 0),
+	DRM_IOCTL_DEF_DRV(IPU_BO_CREATE, ipu_ioctl_bo_create, 0),
+	DRM_IOCTL_DEF_DRV(IPU_BO_INFO, ipu_ioctl_bo_info, 0),
+};

@@ -75,8 +75,8 @@ void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
  */
 int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
-	struct ipu_file *f = ioucmd->file->private_data;
-	struct ipu_device *idev = f->idev;
+	struct ipu_file *f = ipu_file_of(ioucmd->file);
+	struct ipu_device *idev;
 	struct ipu_uring_pdu *pdu = io_uring_cmd_to_pdu(ioucmd, struct ipu_uring_pdu);
 	const u8 *raw = io_uring_sqe_cmd(ioucmd->sqe);
 	struct ipu_uring_cmd c;
@@ -88,6 +88,9 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	u32 want_dir, i;
 	int ret;
 
+	if (!f)
+		return -EBADF;
+	idev = f->idev;
 	if (!(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
 	switch (ioucmd->cmd_op) {
@@ -104,12 +107,17 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	}
 	/* the SQE is shared with userspace: read it once */
 	memcpy(&c, raw, sizeof(c));
-	if (c.flags || c.pad || !c.len)
+	if ((c.flags & ~IPU_URING_F_BO) || !c.len)
+		return -EINVAL;
+	if (!(c.flags & IPU_URING_F_BO) && c.handle)
 		return -EINVAL;
 	for (i = sizeof(c); i < 80; i++)
 		if (READ_ONCE(raw[i]))
 			return -EINVAL;
 	if (ioucmd->flags & ~IORING_URING_CMD_FIXED)
+		return -EINVAL;
+	/* a buffer object is no registered buffer */
+	if ((c.flags & IPU_URING_F_BO) && (ioucmd->flags & IORING_URING_CMD_FIXED))
 		return -EINVAL;
 	if (!READ_ONCE(f->attached))
 		return -EPERM;
@@ -137,7 +145,9 @@ int ipu_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	req->owner = f;
 	req->stream = c.stream;
 	req->utag = c.tag;
-	if (ioucmd->flags & IORING_URING_CMD_FIXED)
+	if (c.flags & IPU_URING_F_BO)
+		ret = ipu_dma_import_bo(idev, &req->buf, f->dfile, c.handle, c.addr, c.len, dir);
+	else if (ioucmd->flags & IORING_URING_CMD_FIXED)
 		ret = ipu_dma_import_fixed(idev, &req->buf, ioucmd, c.addr, c.len, dir);
 	else
 		ret = ipu_dma_pin_user(idev, &req->buf, c.addr, c.len, dir);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ipu_sysfs.c - attributes of /sys/class/ipu/ipuN (Documentation/driver/).
+ * ipu_sysfs.c - attributes of the IPU's PCI device, reached from the accel
+ * node as /sys/class/accel/accelN/device/ (Documentation/driver/).
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
@@ -151,6 +152,8 @@ IPU_STAT_ATTR(errors);
 IPU_STAT_ATTR(pinned_pages);
 IPU_STAT_ATTR(lost_irqs);
 IPU_STAT_ATTR(bad_completions);
+IPU_STAT_ATTR(gem_objects);
+IPU_STAT_ATTR(gem_pages);
 
 static struct attribute *ipu_stats_attrs[] = {
 	&dev_attr_stream_cmds.attr,
@@ -161,6 +164,8 @@ static struct attribute *ipu_stats_attrs[] = {
 	&dev_attr_pinned_pages.attr,
 	&dev_attr_lost_irqs.attr,
 	&dev_attr_bad_completions.attr,
+	&dev_attr_gem_objects.attr,
+	&dev_attr_gem_pages.attr,
 	NULL,
 };
 

@@ -34,6 +34,7 @@ int ipu_cq_poll(struct ipu_cq *q, struct ipu_completion *out, unsigned max,
 struct ipu_region {
 	uintptr_t base;
 	size_t len;			/* 0: free slot */
+	int owned;			/* the backend's memory (alloc_memory/import) */
 };
 
 struct ipu_regions {
@@ -47,6 +48,15 @@ void ipu_regions_destroy(struct ipu_regions *t);
 /* Register / unregister through the backend's reg_memory / unreg_memory. */
 int ipu_regions_add(struct ipu_device *d, void *addr, size_t len, uint32_t *id);
 int ipu_regions_remove(struct ipu_device *d, uint32_t id);
+/*
+ * Memory of the backend's own, registered in a free slot: len bytes made
+ * by alloc_memory (dmabuf < 0), or the dma-buf `dmabuf` imported by
+ * import_dmabuf (*len its size).  ipu_regions_remove gives it back.
+ */
+int ipu_regions_alloc(struct ipu_device *d, int dmabuf, size_t *len, void **addr,
+		      uint32_t *id);
+/* The dma-buf of owned slot id (export_dmabuf). */
+int ipu_regions_export(struct ipu_device *d, uint32_t id, int *fd);
 /*
  * The slot holding all of [buf, buf + len), or -1.  Returns with the
  * table locked either way: call ipu_regions_put once the buffer has been
@@ -85,6 +95,14 @@ struct ipu_backend_ops {
 	/* optional: pin [addr, addr + len) as slot `slot` / release it */
 	int (*reg_memory)(struct ipu_device *d, uint32_t slot, void *addr, size_t len);
 	int (*unreg_memory)(struct ipu_device *d, uint32_t slot);
+	/* optional: memory of the backend's own as slot `slot` / its dma-buf */
+	int (*alloc_memory)(struct ipu_device *d, uint32_t slot, size_t len, void **addr);
+	int (*import_dmabuf)(struct ipu_device *d, uint32_t slot, int fd, size_t *len,
+			     void **addr);
+	int (*free_memory)(struct ipu_device *d, uint32_t slot);
+	int (*export_dmabuf)(struct ipu_device *d, uint32_t slot, int *fd);
+	/* optional: free_memory for a slot left at close, after close() */
+	int (*free_memory_at_close)(struct ipu_device *d, uint32_t slot);
 };
 
 struct ipu_device {

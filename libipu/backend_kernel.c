@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * backend_kernel.c - libipu over the driver: /dev/ipuN (ipu.ko).
+ * backend_kernel.c - libipu over the driver: /dev/accel/accelN (ipu.ko, a DRM accel driver).
  *
- * Control (attach, load, run, wait, reset, counters) goes through ioctls
- * (uapi/linux/ipu.h).  Stream buffers go through io_uring: one ring per
+ * The node is opened directly (bookworm's and backports' libdrm know no
+ * accel nodes: drmOpen* and drmGetNodeTypeFromFd look at /dev/dri only);
+ * libdrm's drmGetVersion() checks it is ipu.ko's, and control (attach,
+ * load, run, wait, reset, counters) goes through drmIoctl() with the
+ * driver's DRM ioctls (uapi/linux/ipu.h).  Stream buffers go through io_uring: one ring per
  * device handle, set up with SQE128/CQE32, IORING_OP_URING_CMD entries
  * with the driver's IPU_URING_CMD_SEND/RECV, as many in flight as the
  * driver's per-stream rings hold.  A reaper thread waits on the completion
@@ -22,7 +25,11 @@
  * fixed buffers, slot for slot with libipu's region table: a buffer inside
  * a registered range goes out with IORING_URING_CMD_FIXED and its slot in
  * buf_index, and the driver maps the pages io_uring pinned at registration
- * instead of pinning them for this request.
+ * instead of pinning them for this request.  Memory of the driver's own
+ * (ipu_alloc_memory, ipu_import_dmabuf) is a buffer object mapped through
+ * the accel fd: a buffer inside it goes out with IPU_URING_F_BO, its
+ * handle and its offset, and the device reaches the object's pages with
+ * no copy and no pinning per request.
  *
  * ipu_stream_submit never blocks (a completion handler may call it from
  * the reaper): when the driver's ring of a stream is full, the buffer waits
@@ -35,11 +42,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
 #include <linux/ipu.h>
+#include <xf86drm.h>
 
 #include "ipu/thread.h"
 #include "backend.h"
@@ -69,9 +78,17 @@ struct kstream {
 	uint8_t *held_ok;
 };
 
+/* a registered slot holding a buffer object (0: none) */
+struct kbo {
+	uint32_t handle;
+	void *map;
+	size_t len;
+};
+
 struct kernel_dev {
 	struct ipu_device *dev;
 	int fd;
+	struct kbo bo[IPU_MAX_REGISTERED];
 	char name[32];
 	struct ipu_info_args info;
 
@@ -109,12 +126,8 @@ static struct kernel_dev *K(struct ipu_device *d)
 
 static int kioctl(struct kernel_dev *k, unsigned long cmd, void *arg)
 {
-	int rc;
-
-	do {
-		rc = ioctl(k->fd, cmd, arg);
-	} while (rc && errno == EINTR);
-	return rc ? -errno : 0;
+	/* drmIoctl restarts on EINTR and EAGAIN */
+	return drmIoctl(k->fd, cmd, arg) ? -errno : 0;
 }
 
 /*
@@ -189,7 +202,12 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 	c.stream = stream;
 	c.tag = tag;
 	/* held until submitted: the slot cannot be emptied in between */
-	slot = k->fixed_ok ? ipu_regions_find(&k->dev->regions, buf, len) : -1;
+	slot = ipu_regions_find(&k->dev->regions, buf, len);
+	if (slot >= 0 && k->bo[slot].handle) {
+		c.flags = IPU_URING_F_BO;
+		c.handle = k->bo[slot].handle;
+		c.addr = (uintptr_t)buf - (uintptr_t)k->bo[slot].map;
+	}
 	pthread_mutex_lock(&k->sq_lock);
 	sqe = io_uring_get_sqe(&k->ring);
 	if (!sqe) {
@@ -198,8 +216,7 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 	}
 	if (!sqe) {
 		pthread_mutex_unlock(&k->sq_lock);
-		if (k->fixed_ok)
-			ipu_regions_put(&k->dev->regions);
+		ipu_regions_put(&k->dev->regions);
 		return IPU_E_BUSY;
 	}
 	memset(sqe, 0, 128);	/* SQE128: the command area runs past 64 bytes */
@@ -207,15 +224,14 @@ static int issue(struct kernel_dev *k, uint32_t stream, uint32_t dir, void *buf,
 	sqe->fd = k->fd;
 	sqe->cmd_op = dir == IPU_STREAM_H2D ? IPU_URING_CMD_SEND : IPU_URING_CMD_RECV;
 	sqe->user_data = KUD_STREAM | (seq & KUD_SEQ_MASK) << 16 | stream;
-	if (slot >= 0) {
+	if (slot >= 0 && !c.flags) {
 		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 		sqe->buf_index = (uint16_t)slot;
 	}
 	memcpy(sqe->cmd, &c, sizeof(c));
 	rc = io_uring_submit(&k->ring);
 	pthread_mutex_unlock(&k->sq_lock);
-	if (k->fixed_ok)
-		ipu_regions_put(&k->dev->regions);
+	ipu_regions_put(&k->dev->regions);
 	return rc < 0 ? IPU_E_IO : 0;
 }
 
@@ -389,6 +405,7 @@ static void kernel_close(struct ipu_device *d);
 static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t errlen)
 {
 	struct kernel_dev *k = calloc(1, sizeof(*k));
+	drmVersionPtr ver;
 	const char *base;
 	int rc;
 
@@ -413,7 +430,16 @@ static int kernel_open(struct ipu_device *d, const char *spec, char *err, size_t
 		kernel_close(d);
 		return rc == ENOENT || rc == ENODEV ? IPU_E_INVAL : IPU_E_IO;
 	}
-	rc = kioctl(k, IPU_IOCTL_INFO, &k->info);
+	ver = drmGetVersion(k->fd);
+	if (!ver || strcmp(ver->name, IPU_DRM_DRIVER_NAME)) {
+		ipu_errorf(err, errlen, IPU_E_INVAL, "%s is not an IPU device (DRM driver '%s', expected '%s')",
+			   spec, ver ? ver->name : "none", IPU_DRM_DRIVER_NAME);
+		drmFreeVersion(ver);
+		kernel_close(d);
+		return IPU_E_INVAL;
+	}
+	drmFreeVersion(ver);
+	rc = kioctl(k, DRM_IOCTL_IPU_INFO, &k->info);
 	if (rc) {
 		ipu_errorf(err, errlen, IPU_E_INVAL, "%s is not an IPU device (INFO: %s)", spec, strerror(-rc));
 		kernel_close(d);
@@ -459,7 +485,7 @@ static void kernel_close(struct ipu_device *d)
 		pthread_mutex_lock(&k->lock);
 		if (k->inflight) {
 			pthread_mutex_unlock(&k->lock);
-			kioctl(k, IPU_IOCTL_RESET, &r);
+			kioctl(k, DRM_IOCTL_IPU_RESET, &r);
 			pthread_mutex_lock(&k->lock);
 			while (k->inflight)
 				pthread_cond_wait(&k->cv, &k->lock);
@@ -485,6 +511,10 @@ static void kernel_close(struct ipu_device *d)
 		pthread_mutex_unlock(&k->rlock);
 		pthread_join(k->runner, NULL);
 	}
+	/* closing the fd drops the handles; the mappings are ours to undo */
+	for (int i = 0; i < IPU_MAX_REGISTERED; i++)
+		if (k->bo[i].handle)
+			munmap(k->bo[i].map, k->bo[i].len);
 	if (k->fd >= 0)
 		close(k->fd);
 	free(k->rq);
@@ -502,7 +532,7 @@ static int kernel_info(struct ipu_device *d, struct ipu_device_info *info)
 {
 	struct kernel_dev *k = K(d);
 	struct ipu_info_args a = { 0 };
-	int rc = kioctl(k, IPU_IOCTL_INFO, &a);
+	int rc = kioctl(k, DRM_IOCTL_IPU_INFO, &a);
 
 	if (rc)
 		return kerr(rc);
@@ -525,13 +555,13 @@ static int kernel_attach(struct ipu_device *d)
 {
 	struct ipu_attach_args a = { 0 };
 
-	return kerr(kioctl(K(d), IPU_IOCTL_ATTACH, &a));
+	return kerr(kioctl(K(d), DRM_IOCTL_IPU_ATTACH, &a));
 }
 
 static int kernel_detach(struct ipu_device *d)
 {
 	struct ipu_attach_args a = { 0 };
-	int rc = kioctl(K(d), IPU_IOCTL_DETACH, &a);
+	int rc = kioctl(K(d), DRM_IOCTL_IPU_DETACH, &a);
 
 	return rc == -EPERM ? 0 : kerr(rc);
 }
@@ -551,7 +581,7 @@ static int kernel_abort(struct ipu_device *d)
 	int rc;
 
 	cancel_pending(k);
-	rc = kioctl(k, IPU_IOCTL_RESET, &r);
+	rc = kioctl(k, DRM_IOCTL_IPU_RESET, &r);
 	if (rc)
 		return kerr(rc);
 	wait_no_inflight(k);
@@ -576,7 +606,7 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 	if (k->last_seq) {
 		w.seq = k->last_seq;
 		w.timeout_ns = -1;
-		kioctl(k, IPU_IOCTL_WAIT, &w);
+		kioctl(k, DRM_IOCTL_IPU_WAIT, &w);
 	}
 	pthread_mutex_lock(&k->lock);
 	rc = k->inflight != 0;
@@ -587,7 +617,7 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 		kernel_abort(d);
 	a.image = (uintptr_t)image;
 	a.size = (uint32_t)len;
-	rc = kioctl(k, IPU_IOCTL_LOAD_EXECUTABLE, &a);
+	rc = kioctl(k, DRM_IOCTL_IPU_LOAD_EXECUTABLE, &a);
 	if (rc) {
 		if (a.verifier_error) {
 			return ipu_errorf(err, errlen, a.verifier_error, "%s refused the executable: %s (%d)", k->name,
@@ -604,7 +634,7 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 	for (i = 0; i < a.num_streams; i++) {
 		struct ipu_stream_info_args si = { .stream = i };
 
-		rc = kioctl(k, IPU_IOCTL_STREAM_INFO, &si);
+		rc = kioctl(k, DRM_IOCTL_IPU_STREAM_INFO, &si);
 		if (rc) {
 			free(st);
 			return ipu_errorf(err, errlen, kerr(rc), "STREAM_INFO %u: %s", i, strerror(-rc));
@@ -612,7 +642,7 @@ static int kernel_load(struct ipu_device *d, const void *image, size_t len, char
 		st[i].dir = si.dir;
 		st[i].bytes = si.buffer_bytes;
 	}
-	rc = kioctl(k, IPU_IOCTL_INFO, &k->info);
+	rc = kioctl(k, DRM_IOCTL_IPU_INFO, &k->info);
 	if (!rc && k->info.stream_ring)
 		k->per_stream_max = k->info.stream_ring;
 	pthread_mutex_lock(&k->lock);
@@ -659,7 +689,7 @@ static int kernel_run(struct ipu_device *d, uint32_t prog, uint64_t *seq)
 {
 	struct kernel_dev *k = K(d);
 	struct ipu_run_args a = { .program = prog };
-	int rc = kioctl(k, IPU_IOCTL_RUN, &a);
+	int rc = kioctl(k, DRM_IOCTL_IPU_RUN, &a);
 
 	if (rc == -EINVAL)
 		return IPU_E_PROGRAM;
@@ -719,7 +749,7 @@ static int kernel_wait(struct ipu_device *d, uint64_t seq, int64_t timeout_ns, c
 {
 	struct kernel_dev *k = K(d);
 	struct ipu_wait_args a = { .seq = seq, .timeout_ns = timeout_ns };
-	int rc = kioctl(k, IPU_IOCTL_WAIT, &a);
+	int rc = kioctl(k, DRM_IOCTL_IPU_WAIT, &a);
 
 	if (rc) {
 		return ipu_errorf(err, errlen, kerr(rc), "wait for run %llu: %s", (unsigned long long)seq,
@@ -754,7 +784,7 @@ static void *runner_main(void *arg)
 			memset(&a, 0, sizeof(a));
 			a.seq = seq;
 			a.timeout_ns = 200000000;	/* look at runner_stop now and then */
-			rc = kioctl(k, IPU_IOCTL_WAIT, &a);
+			rc = kioctl(k, DRM_IOCTL_IPU_WAIT, &a);
 		} while (!rc && a.status == IPU_WAIT_TIMEDOUT && !READ_STOP(k));
 		msg[0] = 0;
 		if (rc) {
@@ -905,6 +935,87 @@ static int kernel_unreg_memory(struct ipu_device *d, uint32_t slot)
 	return rc == 1 ? 0 : kerr(rc);
 }
 
+/* Map buffer object `handle` as slot `slot`; closes the handle on failure. */
+static int kbo_map(struct kernel_dev *k, uint32_t slot, uint32_t handle, size_t *len,
+		   void **addr)
+{
+	struct ipu_bo_info_args bi = { .handle = handle };
+	void *p = MAP_FAILED;
+	int rc;
+
+	rc = kioctl(k, DRM_IOCTL_IPU_BO_INFO, &bi);
+	if (!rc && bi.size > IPU_REGION_MAX_BYTES)
+		rc = -EFBIG;
+	if (!rc) {
+		p = mmap(NULL, bi.size, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd,
+			 (off_t)bi.mmap_offset);
+		if (p == MAP_FAILED)
+			rc = -errno;
+	}
+	if (rc) {
+		drmCloseBufferHandle(k->fd, handle);
+		return rc == -ENOMEM ? IPU_E_NOMEM : IPU_E_IO;
+	}
+	k->bo[slot].handle = handle;
+	k->bo[slot].map = p;
+	k->bo[slot].len = bi.size;
+	*addr = p;
+	*len = bi.size;
+	return 0;
+}
+
+static int kernel_alloc_memory(struct ipu_device *d, uint32_t slot, size_t len, void **addr)
+{
+	struct kernel_dev *k = K(d);
+	struct ipu_bo_create_args a = { .size = len };
+	int rc = kioctl(k, DRM_IOCTL_IPU_BO_CREATE, &a);
+
+	if (rc)
+		return rc == -ENOMEM ? IPU_E_NOMEM : rc == -EINVAL ? IPU_E_INVAL : kerr(rc);
+	/* the caller's length: the object is rounded up to pages */
+	rc = kbo_map(k, slot, a.handle, &(size_t){ 0 }, addr);
+	return rc;
+}
+
+static int kernel_import_dmabuf(struct ipu_device *d, uint32_t slot, int fd, size_t *len,
+				void **addr)
+{
+	struct kernel_dev *k = K(d);
+	uint32_t handle;
+
+	if (drmPrimeFDToHandle(k->fd, fd, &handle))
+		return errno == EBADF || errno == EINVAL ? IPU_E_INVAL : IPU_E_IO;
+	/* the same object imported twice has one handle: one slot only */
+	for (int i = 0; i < IPU_MAX_REGISTERED; i++)
+		if (k->bo[i].handle == handle)
+			return IPU_E_INVAL;
+	return kbo_map(k, slot, handle, len, addr);
+}
+
+static int kernel_free_memory(struct ipu_device *d, uint32_t slot)
+{
+	struct kernel_dev *k = K(d);
+
+	if (!k->bo[slot].handle)
+		return IPU_E_INVAL;
+	/* buffers already queued keep the object alive in the driver */
+	munmap(k->bo[slot].map, k->bo[slot].len);
+	drmCloseBufferHandle(k->fd, k->bo[slot].handle);
+	memset(&k->bo[slot], 0, sizeof(k->bo[slot]));
+	return 0;
+}
+
+static int kernel_export_dmabuf(struct ipu_device *d, uint32_t slot, int *fd)
+{
+	struct kernel_dev *k = K(d);
+
+	if (!k->bo[slot].handle)
+		return IPU_E_INVAL;
+	if (drmPrimeHandleToFD(k->fd, k->bo[slot].handle, DRM_CLOEXEC | DRM_RDWR, fd))
+		return errno == EMFILE || errno == ENFILE ? IPU_E_BUSY : IPU_E_IO;
+	return 0;
+}
+
 static int kernel_reset(struct ipu_device *d)
 {
 	struct kernel_dev *k = K(d);
@@ -912,7 +1023,7 @@ static int kernel_reset(struct ipu_device *d)
 	int rc;
 
 	cancel_pending(k);
-	rc = kioctl(k, IPU_IOCTL_RESET, &r);
+	rc = kioctl(k, DRM_IOCTL_IPU_RESET, &r);
 	wait_no_inflight(k);
 	pthread_mutex_lock(&k->lock);
 	free_streams(k->streams, k->nstreams);
@@ -925,7 +1036,7 @@ static int kernel_reset(struct ipu_device *d)
 static int kernel_counters(struct ipu_device *d, struct ipu_counters *out)
 {
 	struct ipu_counters_args a = { 0 };
-	int rc = kioctl(K(d), IPU_IOCTL_COUNTERS, &a);
+	int rc = kioctl(K(d), DRM_IOCTL_IPU_COUNTERS, &a);
 
 	if (rc)
 		return kerr(rc);
@@ -963,4 +1074,8 @@ const struct ipu_backend_ops ipu_kernel_backend = {
 	.set_run_handler = kernel_set_run_handler,
 	.reg_memory = kernel_reg_memory,
 	.unreg_memory = kernel_unreg_memory,
+	.alloc_memory = kernel_alloc_memory,
+	.import_dmabuf = kernel_import_dmabuf,
+	.free_memory = kernel_free_memory,
+	.export_dmabuf = kernel_export_dmabuf,
 };

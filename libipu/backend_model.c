@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -850,6 +851,26 @@ static int model_superstep_cost(struct ipu_device *d, uint32_t kind, uint32_t in
 	return 0;
 }
 
+/* ipu_alloc_memory: plain memory (nothing to pin, nothing to share) */
+static int model_alloc_memory(struct ipu_device *d, uint32_t slot, size_t len, void **addr)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)d;
+	(void)slot;
+	if (p == MAP_FAILED)
+		return IPU_E_NOMEM;
+	*addr = p;
+	return 0;
+}
+
+/* called with the region table locked (or at close) */
+static int model_free_memory(struct ipu_device *d, uint32_t slot)
+{
+	munmap((void *)d->regions.r[slot].base, d->regions.r[slot].len);
+	return 0;
+}
+
 const struct ipu_backend_ops ipu_model_backend = {
 	.name = "model",
 	.open = model_open,
@@ -871,4 +892,7 @@ const struct ipu_backend_ops ipu_model_backend = {
 	.set_trace = model_set_trace,
 	.superstep_cost = model_superstep_cost,
 	.set_run_handler = model_set_run_handler,
+	.alloc_memory = model_alloc_memory,
+	.free_memory = model_free_memory,
+	.free_memory_at_close = model_free_memory,
 };

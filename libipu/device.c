@@ -15,7 +15,7 @@ static const struct ipu_backend_ops *backend_for(const char *spec)
 {
 	if (!strncmp(spec, "model", 5) && (spec[5] == 0 || spec[5] == ':'))
 		return &ipu_model_backend;
-	if (!strncmp(spec, "/dev/ipu", 8))
+	if (!strncmp(spec, "/dev/accel/accel", 16))
 		return &ipu_kernel_backend;
 	return NULL;
 }
@@ -64,6 +64,11 @@ void ipu_close(struct ipu_device *d)
 	if (!d)
 		return;
 	d->ops->close(d);
+	/* the backend's own memory dies with the handle (the kernel's already went) */
+	if (d->ops->free_memory_at_close)
+		for (uint32_t i = 0; i < IPU_MAX_REGISTERED; i++)
+			if (d->regions.r[i].owned)
+				d->ops->free_memory_at_close(d, i);
 	ipu_cq_destroy(&d->cq);
 	ipu_regions_destroy(&d->regions);
 	free(d);
@@ -167,6 +172,38 @@ int ipu_register_memory(struct ipu_device *d, void *addr, size_t len, uint32_t *
 
 int ipu_unregister_memory(struct ipu_device *d, uint32_t id)
 {
+	return ipu_regions_remove(d, id);
+}
+
+int ipu_alloc_memory(struct ipu_device *d, size_t len, void **addr, uint32_t *id)
+{
+	if (!addr || !id)
+		return IPU_E_INVAL;
+	return ipu_regions_alloc(d, -1, &len, addr, id);
+}
+
+int ipu_import_dmabuf(struct ipu_device *d, int fd, void **addr, size_t *len, uint32_t *id)
+{
+	size_t n = 0;
+	int rc;
+
+	if (fd < 0 || !addr || !id)
+		return IPU_E_INVAL;
+	rc = ipu_regions_alloc(d, fd, &n, addr, id);
+	if (!rc && len)
+		*len = n;
+	return rc;
+}
+
+int ipu_buffer_export_dmabuf(struct ipu_device *d, uint32_t id, int *fd)
+{
+	return ipu_regions_export(d, id, fd);
+}
+
+int ipu_free_memory(struct ipu_device *d, uint32_t id)
+{
+	if (id >= IPU_MAX_REGISTERED || !d->regions.r[id].owned)
+		return IPU_E_INVAL;
 	return ipu_regions_remove(d, id);
 }
 

@@ -1,5 +1,5 @@
 # libipu: device access (model backend: the engine in-process; kernel
-# backend: /dev/ipuN through ioctls and io_uring).
+# backend: /dev/accel/accelN through libdrm, ioctls and io_uring).
 LIBIPU_SRCS := $(sort $(wildcard libipu/*.c))
 LIBIPU_LIB := $(BUILD)/libipu.a
 
@@ -9,16 +9,19 @@ $(LIBIPU_LIB): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o)
 
 LIBS += $(LIBIPU_LIB)
 
-# The kernel backend (backend_kernel.c) uses liburing: every program that
-# links libipu links -luring too.
-LDLIBS_BASE += -luring
+# The kernel backend (backend_kernel.c) uses liburing and libdrm (its
+# headers under /usr/include/libdrm: pkg-config): every program that links
+# libipu links -luring -ldrm too.
+DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
+$(BUILD)/libipu/backend_kernel.o: CPPFLAGS += $(DRM_CFLAGS)
+LDLIBS_BASE += -luring -ldrm
 
 # The shared library: libipu, the engine it runs in-process and the shared
 # utility (error table, CRC), exporting the ipu_* API only (libipu/libipu.map).
 LIBIPU_SO := $(BUILD)/libipu.so.$(LIBVERSION)
 $(LIBIPU_SO): $(LIBIPU_SRCS:%.c=$(BUILD)/%.o) $$(ENGINE_OBJS) $$(UTIL_OBJS) libipu/libipu.map
 	$(CC) -shared -Wl,-soname,libipu.so.$(SOVERSION) -Wl,--version-script=libipu/libipu.map \
-		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDFLAGS_BASE) -luring -lm
+		-Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDFLAGS_BASE) -luring -ldrm -lm
 INSTALL_SHLIBS += $(LIBIPU_SO)
 INSTALL_ARCHIVES += $(LIBIPU_LIB)
 INSTALL_HEADERS += libipu/include/ipu/ipu.h libipu/include/ipu/group.h

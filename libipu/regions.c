@@ -73,13 +73,64 @@ int ipu_regions_remove(struct ipu_device *d, uint32_t id)
 	pthread_mutex_lock(&t->lock);
 	if (!t->r[id].len)
 		rc = IPU_E_INVAL;
-	if (!rc && d->ops->unreg_memory)
+	else if (t->r[id].owned)
+		rc = d->ops->free_memory(d, id);
+	else if (d->ops->unreg_memory)
 		rc = d->ops->unreg_memory(d, id);
 	if (!rc) {
 		t->r[id].base = 0;
 		t->r[id].len = 0;
+		t->r[id].owned = 0;
 		t->count--;
 	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+int ipu_regions_alloc(struct ipu_device *d, int dmabuf, size_t *len, void **addr,
+		      uint32_t *id)
+{
+	struct ipu_regions *t = &d->regions;
+	int slot = -1, rc;
+
+	if (dmabuf < 0 ? !d->ops->alloc_memory : !d->ops->import_dmabuf)
+		return IPU_E_INVAL;
+	if (dmabuf < 0 && (!*len || *len > IPU_REGION_MAX_BYTES))
+		return IPU_E_INVAL;
+	pthread_mutex_lock(&t->lock);
+	for (int i = 0; i < IPU_MAX_REGISTERED && slot < 0; i++)
+		if (!t->r[i].len)
+			slot = i;
+	if (slot < 0)
+		rc = IPU_E_BUSY;
+	else if (dmabuf < 0)
+		rc = d->ops->alloc_memory(d, (uint32_t)slot, *len, addr);
+	else
+		rc = d->ops->import_dmabuf(d, (uint32_t)slot, dmabuf, len, addr);
+	if (!rc) {
+		/* a new mapping: it overlaps no registered range */
+		t->r[slot].base = (uintptr_t)*addr;
+		t->r[slot].len = *len;
+		t->r[slot].owned = 1;
+		t->count++;
+		*id = (uint32_t)slot;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+int ipu_regions_export(struct ipu_device *d, uint32_t id, int *fd)
+{
+	struct ipu_regions *t = &d->regions;
+	int rc;
+
+	if (id >= IPU_MAX_REGISTERED || !fd)
+		return IPU_E_INVAL;
+	pthread_mutex_lock(&t->lock);
+	if (!t->r[id].len || !t->r[id].owned || !d->ops->export_dmabuf)
+		rc = IPU_E_INVAL;
+	else
+		rc = d->ops->export_dmabuf(d, id, fd);
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * device_manager.c - the DeviceManager: every device the process may use
- * (model specs it was given, /dev/ipuN nodes present), which of them are
+ * (model specs it was given, /dev/accel/accelN nodes present), which of them are
  * taken, and a wait for one to be released.
  */
 #include <dirent.h>
+#include <stdio.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 
@@ -45,7 +47,7 @@ static int add_spec(struct ipurt_device_manager *dm, const char *spec, size_t le
 /*
  * Length of the first device spec of a list.  Specs are separated by ';'
  * or ','; a model spec's own settings are comma-separated too
- * ("model:tiles=16,tile_mem=64KiB,/dev/ipu0"), so a ',' ends the spec
+ * ("model:tiles=16,tile_mem=64KiB,/dev/accel/accel0"), so a ',' ends the spec
  * only when what follows is not a key=value setting of it.
  */
 static size_t spec_len(const char *p)
@@ -82,10 +84,26 @@ static int have_spec(const struct ipurt_device_manager *dm, const char *spec)
 	return 0;
 }
 
-/* /dev/ipuN nodes not named in the specs already, sorted by name. */
+/* Is accel node `name` ipu.ko's (its PCI device's driver), not another accelerator's? */
+static int is_ipu_node(const char *name)
+{
+	char path[300], link[300];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/%s/device/driver", name);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = 0;
+	base = strrchr(link, '/');
+	return !strcmp(base ? base + 1 : link, "ipu");
+}
+
+/* ipu.ko's /dev/accel/accelN nodes not named in the specs already, sorted by name. */
 static int add_dev_nodes(struct ipurt_device_manager *dm)
 {
-	DIR *d = opendir("/dev");
+	DIR *d = opendir("/dev/accel");
 	struct dirent *e;
 	char *names[64];
 	uint32_t n = 0, i;
@@ -94,10 +112,11 @@ static int add_dev_nodes(struct ipurt_device_manager *dm)
 	if (!d)
 		return 0;
 	while ((e = readdir(d)) && n < 64) {
-		if (!strncmp(e->d_name, "ipu", 3) && e->d_name[3] >= '0' && e->d_name[3] <= '9') {
+		if (!strncmp(e->d_name, "accel", 5) && e->d_name[5] >= '0' && e->d_name[5] <= '9' &&
+		    is_ipu_node(e->d_name)) {
 			char path[300];
 
-			snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+			snprintf(path, sizeof(path), "/dev/accel/%s", e->d_name);
 			names[n] = strdup(path);
 			if (!names[n]) {
 				rc = IPURT_E_NOMEM;

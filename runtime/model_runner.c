@@ -769,7 +769,7 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 	if (n == IPURT_ALL_LISTED) {
 		if (!r->cfg.device || !*r->cfg.device) {
 			return ipu_errorf(err, errlen, IPURT_E_INVAL,
-				"num_devices IPURT_ALL_LISTED needs a device list (e.g. \"/dev/ipu0,/dev/ipu1\")");
+				"num_devices IPURT_ALL_LISTED needs a device list (e.g. \"/dev/accel/accel0,/dev/accel/accel1\")");
 		}
 		only = r->cfg.device;
 		n = 0;
@@ -782,7 +782,7 @@ static int open_runner(struct ipurt_runner *r, char *err, size_t errlen)
 		/*
 		 * No device named: the in-process device is software, so it is
 		 * made to match the model's target (tiles, tile memory,
-		 * version), one per replica; /dev/ipuN nodes are listed after.
+		 * version), one per replica; /dev/accel/accelN nodes are listed after.
 		 */
 		char one[128], *spec = NULL;
 		const char *v = r->m->ipu_version;

@@ -1,10 +1,10 @@
 #!/bin/sh
 # e2e-faults.sh - inside the VM: faults injected by the device
-# (debugfs ipu/ipu0/fault) under a real client, ipu-run on /dev/ipu0:
+# (debugfs ipu/ipu0/fault) under a real client, ipu-run on /dev/accel/accel0:
 # what the user sees, and that the next client gets a working device with
 # the same bit-identical output as the host's in-process device.  TAP.
 D=/sys/kernel/debug/ipu/ipu0
-S=/sys/class/ipu/ipu0
+S=/sys/class/accel/accel0/device
 M=/ipu/data/test_matmul_2d.ipuef
 REF=/ipu/data/test_matmul_2d.c.ref.npy
 fail=0
@@ -22,10 +22,10 @@ report() {
 	fi
 }
 
-# a clean ipu-run on ipu0 whose output equals the host's reference
+# a clean ipu-run on accel0 whose output equals the host's reference
 clean_run() {
 	rm -f /tmp/fault-c.npy
-	ipu-run --device /dev/ipu0 $M --iterations 2 --output c=/tmp/fault-c.npy \
+	ipu-run --device /dev/accel/accel0 $M --iterations 2 --output c=/tmp/fault-c.npy \
 		>/tmp/fault-next.log 2>&1 && cmp -s $REF /tmp/fault-c.npy
 }
 
@@ -40,17 +40,17 @@ old_wd=$(cat $S/watchdog_ms)
 # a failed DMA: ipu-run fails naming the device, no reset, the next run is right
 resets=$(cat $S/stats/resets)
 echo dma:1:run >$D/fault
-ipu-run --device /dev/ipu0 $M --iterations 2 >/tmp/fault-run.log 2>&1
+ipu-run --device /dev/accel/accel0 $M --iterations 2 >/tmp/fault-run.log 2>&1
 rc=$?
 sed -n 's/^/# /p' /tmp/fault-run.log | head -n 3
-grep -q 'ipu0' /tmp/fault-run.log && grep -q 'stream transfer of the program failed' /tmp/fault-run.log &&
+grep -q 'accel0' /tmp/fault-run.log && grep -q 'stream transfer of the program failed' /tmp/fault-run.log &&
 	[ $rc -ne 0 ] && clean_run && [ "$(cat $S/stats/resets)" = "$resets" ]
-report $? "failed DMA: ipu-run exits $rc naming ipu0 and the failed stream transfer in words, no reset, the next ipu-run bit-identical"
+report $? "failed DMA: ipu-run exits $rc naming accel0 and the failed stream transfer in words, no reset, the next ipu-run bit-identical"
 
 # a hang: the watchdog resets, ipu-run says the run was cancelled
 echo 1000 >$S/watchdog_ms
 echo hang:1:run >$D/fault
-ipu-run --device /dev/ipu0 $M --iterations 2 >/tmp/fault-run.log 2>&1
+ipu-run --device /dev/accel/accel0 $M --iterations 2 >/tmp/fault-run.log 2>&1
 rc=$?
 grep -q 'cancelled' /tmp/fault-run.log && [ $rc -ne 0 ] && clean_run &&
 	[ "$(cat $S/stats/resets)" -eq $((resets + 1)) ]
@@ -60,7 +60,7 @@ echo "$old_wd" >$S/watchdog_ms
 # a corrupt completion: reset at once, same for the user
 resets=$(cat $S/stats/resets)
 echo corrupt-cpl:1:run >$D/fault
-ipu-run --device /dev/ipu0 $M --iterations 2 >/tmp/fault-run.log 2>&1
+ipu-run --device /dev/accel/accel0 $M --iterations 2 >/tmp/fault-run.log 2>&1
 rc=$?
 grep -q 'cancelled' /tmp/fault-run.log && [ $rc -ne 0 ] && clean_run &&
 	[ "$(cat $S/stats/resets)" -eq $((resets + 1)) ]
@@ -73,7 +73,7 @@ clean_run
 rc=$?
 echo none >$D/fault
 echo "# stats/lost_irqs $lost -> $(cat $S/stats/lost_irqs)"
-info=$(ipu-info ipu0 | grep 'recovered:')
+info=$(ipu-info accel0 | grep 'recovered:')
 echo "# ipu-info: $info"
 [ $rc -eq 0 ] && [ "$(cat $S/stats/lost_irqs)" -gt "$lost" ] &&
 	echo "$info" | grep -q "lost interrupts $(cat $S/stats/lost_irqs) "

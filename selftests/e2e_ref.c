@@ -4,7 +4,7 @@
  * with the graph builder, runs REQS requests on libipu's in-process model
  * device on the host (the CPU QEMU's device engine runs on, so the same
  * codelet paths), and writes DIR/mlp.ipux, DIR/mlp.in, DIR/mlp.ref.
- * The VM's ipu_e2e runs the same image and inputs through /dev/ipu0 and
+ * The VM's ipu_e2e runs the same image and inputs through /dev/accel/accel0 and
  * compares with mlp.ref bit for bit.
  */
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * ipu_e2e.c - end to end inside the VM: executables made with the graph
  * builder run through libipu on the in-process model device and on
- * /dev/ipu0 (the kernel backend: ioctls + io_uring), outputs compared bit
+ * /dev/accel/accel0 (the kernel backend: ioctls + io_uring), outputs compared bit
  * for bit, stats/stream_cmds showing the buffers went through uring_cmd.
  */
 #include <stdint.h>
@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ipu/ipu.h"
 #include "load_image.h"
@@ -74,13 +76,13 @@ TEST(mlp_kernel_matches_model_bit_for_bit)
 	ASSERT_TRUE(yk && yg);
 	cmds0 = ipu_t_sysfs_u64(0, "stats/stream_cmds");
 	bytes0 = ipu_t_sysfs_u64(0, "stats/stream_bytes");
-	ASSERT_EQ(0, e2e_run_on("/dev/ipu0", img, len, xin, yk, e.in_f, e.out_f, E2E_REQS, &n_k));
+	ASSERT_EQ(0, e2e_run_on("/dev/accel/accel0", img, len, xin, yk, e.in_f, e.out_f, E2E_REQS, &n_k));
 	EXPECT_EQ(2 * E2E_REQS, n_k);
 	EXPECT_EQ(0, memcmp(ref, yk, out_bytes));
 	EXPECT_EQ(cmds0 + 2 * E2E_REQS, ipu_t_sysfs_u64(0, "stats/stream_cmds"));
 	EXPECT_EQ(bytes0 + (uint64_t)E2E_REQS * (e.in_f + e.out_f) * 4,
 		  ipu_t_sysfs_u64(0, "stats/stream_bytes"));
-	TH_LOG("%d requests through /dev/ipu0: outputs %s the host's in-process device; stats/stream_cmds %llu -> %llu",
+	TH_LOG("%d requests through /dev/accel/accel0: outputs %s the host's in-process device; stats/stream_cmds %llu -> %llu",
 	       E2E_REQS, memcmp(ref, yk, out_bytes) ? "DIFFER from" : "bit-identical to",
 	       (unsigned long long)cmds0,
 	       (unsigned long long)ipu_t_sysfs_u64(0, "stats/stream_cmds"));
@@ -118,7 +120,7 @@ TEST(affine_kernel_matches_model)
 	for (i = 0; i < REQS * NF; i++)
 		x[i] = (float)(i % 977) * 0.37f - 50.0f;
 	ASSERT_EQ(0, e2e_run_on(MODEL_SPEC, img, len, x, ym, NF, NF, REQS, &n_m));
-	ASSERT_EQ(0, e2e_run_on("/dev/ipu1", img, len, x, yk, NF, NF, REQS, &n_k));
+	ASSERT_EQ(0, e2e_run_on("/dev/accel/accel1", img, len, x, yk, NF, NF, REQS, &n_k));
 	EXPECT_EQ(0, memcmp(ym, yk, REQS * NF * 4));
 	free(x);
 	free(ym);
@@ -139,14 +141,14 @@ TEST(libipu_kernel_backend_api)
 	uint32_t dir, bytes;
 	int n, got;
 
-	ASSERT_EQ(0, ipu_open("/dev/ipu0", &a, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, ipu_open("/dev/ipu0", &b, err, sizeof(err)));
-	EXPECT_NE(0, ipu_open("/dev/ipu9", &none, err, sizeof(err)));
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel0", &a, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel0", &b, err, sizeof(err)));
+	EXPECT_NE(0, ipu_open("/dev/accel/accel9", &none, err, sizeof(err)));
 	EXPECT_EQ(NULL, none);
 	ASSERT_EQ(0, ipu_info(a, &info));
 	EXPECT_EQ(IPU_BACKEND_KERNEL, info.backend);
 	EXPECT_EQ(16u, info.num_tiles);
-	EXPECT_STREQ("ipu0", info.name);
+	EXPECT_STREQ("accel0", info.name);
 	ASSERT_EQ(0, ipu_attach(a));
 	EXPECT_EQ(IPU_E_BUSY, ipu_attach(b));
 	EXPECT_EQ(IPU_E_NOT_LOADED, ipu_stream_count(a));
@@ -220,7 +222,7 @@ TEST(libipu_more_buffers_than_the_ring)
 	ASSERT_TRUE(x && y);
 	for (i = 0; i < R * NF; i++)
 		x[i] = (float)i;
-	ASSERT_EQ(0, ipu_open("/dev/ipu0", &d, err, sizeof(err)));
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel0", &d, err, sizeof(err)));
 	ASSERT_EQ(0, ipu_attach(d));
 	ASSERT_EQ(0, test_load_image(d, img, len, err, sizeof(err)));
 	for (i = 0; i < R; i++) {
@@ -303,7 +305,7 @@ static void registered_batch(struct __test_metadata *_metadata, struct ipu_devic
 }
 
 /*
- * ipu_register_memory on /dev/ipu0: buffers inside a registered range go
+ * ipu_register_memory on /dev/accel/accel0: buffers inside a registered range go
  * to the driver as io_uring fixed buffers (the driver pins nothing for
  * them), unregistering while they wait in the driver leaves them working,
  * buffers outside any range are pinned per request as before, and memory
@@ -325,7 +327,7 @@ TEST(libipu_registered_memory)
 	ASSERT_LE(0, pins0);
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, mem);
-	ASSERT_EQ(0, ipu_open("/dev/ipu0", &d, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel0", &d, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, ipu_attach(d));
 	ASSERT_EQ(0, test_load_image(d, img, len, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, ipu_register_memory(d, mem, bytes, &id));
@@ -365,6 +367,109 @@ TEST(libipu_registered_memory)
 		usleep(10000);
 	EXPECT_GE(pins0, foll_pins_held());
 	EXPECT_EQ(0u, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
+}
+
+/*
+ * The child of libipu_device_memory_shared_as_dmabuf: imports the dma-buf
+ * into its own device handle and runs R requests with every buffer inside
+ * it.  Returns the exit status, 0 when all went as it should.
+ */
+static int dmabuf_importer(int fd, int R, int NF, const void *img, size_t len)
+{
+	struct ipu_completion c[64];
+	struct ipu_device *d;
+	char err[256];
+	size_t mlen = 0;
+	uint32_t id;
+	uint64_t seq;
+	void *mem;
+	float *x, *y;
+	int i, got = 0;
+
+	if (ipu_open("/dev/accel/accel0", &d, err, sizeof(err)) ||
+	    ipu_import_dmabuf(d, fd, &mem, &mlen, &id) || mlen < (size_t)2 * R * NF * 4)
+		return 10;
+	x = mem;
+	y = x + R * NF;
+	if (ipu_attach(d) || test_load_image(d, img, len, err, sizeof(err)))
+		return 11;
+	for (i = 0; i < R; i++)
+		if (ipu_stream_submit(d, 0, x + i * NF, NF * 4, i) ||
+		    ipu_stream_submit(d, 1, y + i * NF, NF * 4, R + i))
+			return 12;
+	/* in the driver now: nothing pinned for them, the object's pages are */
+	if (ipu_t_sysfs_u64(0, "stats/pinned_pages") != 0 ||
+	    ipu_t_sysfs_u64(0, "stats/gem_pages") < (uint64_t)2 * R * NF * 4 / 4096)
+		return 13;
+	if (ipu_run(d, 0, &seq) || ipu_wait(d, seq, 60000000000ll, err, sizeof(err)))
+		return 14;
+	while (got < 2 * R) {
+		int n = ipu_stream_poll(d, c, 64, 20000000000ll);
+
+		if (n <= 0)
+			return 15;
+		for (int j = 0; j < n; j++)
+			if (c[j].status || c[j].bytes != (uint32_t)NF * 4)
+				return 16;
+		got += n;
+	}
+	ipu_close(d);
+	return 0;
+}
+
+/*
+ * ipu_alloc_memory on /dev/accel/accel0 is a buffer object mapped into the
+ * process; ipu_buffer_export_dmabuf hands it to another process, whose
+ * ipu_import_dmabuf maps the same pages: that process runs requests with
+ * inputs the first one wrote and outputs the first one reads, nothing
+ * pinned per request and nothing copied.
+ */
+TEST(libipu_device_memory_shared_as_dmabuf)
+{
+	enum { R = 8, NF = 1024 };
+	size_t len, bytes = (size_t)2 * R * NF * 4;
+	void *img = ipu_t_affine_image(NF, R, 0, &len);
+	uint64_t objs0 = ipu_t_sysfs_u64(0, "stats/gem_objects");
+	struct ipu_device *d;
+	char err[256];
+	uint32_t id;
+	void *mem = NULL;
+	float *x, *y;
+	int fd = -1, st, i;
+	pid_t pid;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel0", &d, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ipu_alloc_memory(d, bytes, &mem, &id));
+	EXPECT_EQ(objs0 + 1, ipu_t_sysfs_u64(0, "stats/gem_objects"));
+	x = mem;
+	y = x + R * NF;
+	for (i = 0; i < R * NF; i++) {
+		x[i] = (float)(i % 613) - 200;
+		y[i] = -1;
+	}
+	ASSERT_EQ(0, ipu_buffer_export_dmabuf(d, id, &fd));
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(dmabuf_importer(fd, R, NF, img, len));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("importer failed at step %d", WEXITSTATUS(st));
+	for (i = 0; i < R * NF; i++)
+		if (y[i] != x[i] * 2 + 1)
+			break;
+	EXPECT_EQ(R * NF, i);
+	close(fd);
+	EXPECT_EQ(0, ipu_free_memory(d, id));
+	ipu_close(d);
+	for (i = 0; i < 100 && ipu_t_sysfs_u64(0, "stats/gem_objects") != objs0; i++)
+		usleep(20000);
+	EXPECT_EQ(objs0, ipu_t_sysfs_u64(0, "stats/gem_objects"));
+	EXPECT_EQ(0u, ipu_t_sysfs_u64(0, "stats/gem_pages"));
+	EXPECT_EQ(0u, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
+	free(img);
 }
 
 TEST_HARNESS_MAIN

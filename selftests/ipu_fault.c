@@ -4,8 +4,8 @@
  * itself (debugfs ipu/ipuN/fault, the QEMU device's FAULT_* registers):
  * a hang, a lost interrupt, a corrupt completion, a failed DMA, and a slow
  * program that keeps progressing.  Each one must be detected and
- * recovered, leave no page pinned, and leave /dev/ipu1 working while
- * /dev/ipu0 is faulted.  Run inside the test VM (make vm-check).
+ * recovered, leave no page pinned, and leave /dev/accel/accel1 working while
+ * /dev/accel/accel0 is faulted.  Run inside the test VM (make vm-check).
  */
 
 #include <errno.h>

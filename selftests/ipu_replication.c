@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ipu_replication.c - one model on /dev/ipu0 and /dev/ipu1 through the
- * Model Runtime inside the VM: outputs bit-identical to /dev/ipu0 alone,
- * both devices used, and /dev/ipu1 reset
+ * ipu_replication.c - one model on /dev/accel/accel0 and /dev/accel/accel1 through the
+ * Model Runtime inside the VM: outputs bit-identical to /dev/accel/accel0 alone,
+ * both devices used, and /dev/accel/accel1 reset
  * by another file descriptor in the middle of a run: every request still
- * completes with the same bits on /dev/ipu0, /dev/ipu1 is out of rotation,
+ * completes with the same bits on /dev/accel/accel0, /dev/accel/accel1 is out of rotation,
  * and afterwards no page stays pinned, nobody owns either device and
- * /dev/ipu1 runs the model again; the same with /dev/ipu1 hanging by
+ * /dev/accel/accel1 runs the model again; the same with /dev/accel/accel1 hanging by
  * itself (the device's fault injection) until the watchdog resets it.
  */
 #include <pthread.h>
@@ -109,11 +109,11 @@ struct resetter {
 	struct ipurt_runner *r;
 	uint64_t after;
 	int rc;
-	uint64_t runs;		/* /dev/ipu1's runs done before the reset */
+	uint64_t runs;		/* /dev/accel/accel1's runs done before the reset */
 };
 
 /*
- * A device reset of /dev/ipu1 from another file descriptor (as ipu-reset
+ * A device reset of /dev/accel/accel1 from another file descriptor (as ipu-reset
  * does) once it has finished `after` runs, with more queued behind them.
  */
 static void *reset_ipu1(void *arg)
@@ -129,7 +129,7 @@ static void *reset_ipu1(void *arg)
 		usleep(1000);
 	}
 	fd = ipu_t_open(1);
-	z->rc = fd < 0 ? fd : ioctl(fd, IPU_IOCTL_RESET, &a);
+	z->rc = fd < 0 ? fd : ioctl(fd, DRM_IOCTL_IPU_RESET, &a);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -224,7 +224,7 @@ FIXTURE_VARIANT_ADD(repl, gemm) {
 
 FIXTURE_SETUP(repl)
 {
-	struct ipurt_runner *r = open_runner(variant->model, "/dev/ipu0");
+	struct ipurt_runner *r = open_runner(variant->model, "/dev/accel/accel0");
 
 	memset(&self->q, 0, sizeof(self->q));
 	ASSERT_NE(NULL, r);
@@ -240,7 +240,7 @@ FIXTURE_TEARDOWN(repl)
 }
 
 /*
- * Replicated over both devices: the bits of /dev/ipu0 alone (e2e-ipu-run.sh
+ * Replicated over both devices: the bits of /dev/accel/accel0 alone (e2e-ipu-run.sh
  * compares ipu-run's replicated outputs with the host's in-process device).
  */
 TEST_F(repl, identical_to_one_device)
@@ -250,12 +250,12 @@ TEST_F(repl, identical_to_one_device)
 	uint64_t runs0 = 0, runs1 = 0;
 
 	ASSERT_TRUE(one && two);
-	r = open_runner(variant->model, "/dev/ipu0");
+	r = open_runner(variant->model, "/dev/accel/accel0");
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, run_all(r, &self->q, one));
 	ipurt_runner_destroy(r);
 
-	r = open_runner(variant->model, "/dev/ipu0,/dev/ipu1");
+	r = open_runner(variant->model, "/dev/accel/accel0,/dev/accel/accel1");
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(2u, ipurt_runner_num_devices(r));
 	/* both attached by this process while the runner lives */
@@ -264,7 +264,7 @@ TEST_F(repl, identical_to_one_device)
 	ASSERT_EQ(0, run_all(r, &self->q, two));
 	EXPECT_EQ(1, ipurt_runner_device_status(r, 0, &runs0, NULL, 0));
 	EXPECT_EQ(1, ipurt_runner_device_status(r, 1, &runs1, NULL, 0));
-	TH_LOG("%u requests: %llu runs on /dev/ipu0, %llu on /dev/ipu1", NREQ,
+	TH_LOG("%u requests: %llu runs on /dev/accel/accel0, %llu on /dev/accel/accel1", NREQ,
 	       (unsigned long long)runs0, (unsigned long long)runs1);
 	EXPECT_LT(0u, runs0);
 	EXPECT_LT(0u, runs1);
@@ -279,7 +279,7 @@ TEST_F(repl, identical_to_one_device)
 	free_outs(two);
 }
 
-/* /dev/ipu1 reset mid-run: its requests finish on /dev/ipu0, nothing leaks. */
+/* /dev/accel/accel1 reset mid-run: its requests finish on /dev/accel/accel0, nothing leaks. */
 TEST_F(repl, device_reset_mid_run)
 {
 	uint8_t *(*one)[MAXT] = alloc_outs(&self->q), *(*two)[MAXT] = alloc_outs(&self->q);
@@ -291,12 +291,12 @@ TEST_F(repl, device_reset_mid_run)
 	int i;
 
 	ASSERT_TRUE(one && two);
-	r = open_runner(variant->model, "/dev/ipu0");
+	r = open_runner(variant->model, "/dev/accel/accel0");
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, run_all(r, &self->q, one));
 	ipurt_runner_destroy(r);
 
-	r = open_runner(variant->model, "/dev/ipu0,/dev/ipu1");
+	r = open_runner(variant->model, "/dev/accel/accel0,/dev/accel/accel1");
 	ASSERT_NE(NULL, r);
 	z.r = r;
 	ASSERT_EQ(0, pthread_create(&t, NULL, reset_ipu1, &z));
@@ -310,7 +310,7 @@ TEST_F(repl, device_reset_mid_run)
 	EXPECT_TRUE(same_outputs(&self->q, one, two));
 	EXPECT_EQ(1, ipurt_runner_device_status(r, 0, &runs0, NULL, 0));
 	EXPECT_EQ(0, ipurt_runner_device_status(r, 1, &runs1, why, sizeof(why)));
-	TH_LOG("/dev/ipu1 reset after %llu runs; then /dev/ipu0 %llu runs, /dev/ipu1 %llu, taken out: %s",
+	TH_LOG("/dev/accel/accel1 reset after %llu runs; then /dev/accel/accel0 %llu runs, /dev/accel/accel1 %llu, taken out: %s",
 	       (unsigned long long)z.runs, (unsigned long long)runs0, (unsigned long long)runs1, why);
 	/* every request ran once, each on one device or the other */
 	EXPECT_EQ((uint64_t)NREQ * (i + 1), runs0 + runs1);
@@ -320,7 +320,7 @@ TEST_F(repl, device_reset_mid_run)
 	EXPECT_EQ(self->pinned0, ipu_t_sysfs_u64(0, "stats/pinned_pages"));
 	EXPECT_EQ(self->pinned1, ipu_t_sysfs_u64(1, "stats/pinned_pages"));
 	/* the reset device serves again */
-	r = open_runner(variant->model, "/dev/ipu1");
+	r = open_runner(variant->model, "/dev/accel/accel1");
 	ASSERT_NE(NULL, r);
 	EXPECT_EQ(0, run_all(r, &self->q, two));
 	EXPECT_TRUE(same_outputs(&self->q, one, two));
@@ -347,13 +347,13 @@ TEST_F(repl, one_device_reset_reloads_the_model)
 	int fd, rc;
 
 	ASSERT_TRUE(one && two);
-	r = open_runner(variant->model, "/dev/ipu1");
+	r = open_runner(variant->model, "/dev/accel/accel1");
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, run_all(r, &self->q, one));
 	resets = ipu_t_sysfs_u64(1, "stats/resets");
 	fd = ipu_t_open(1);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ioctl(fd, IPU_IOCTL_RESET, &a));
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_IPU_RESET, &a));
 	close(fd);
 	for (k = 0; k < self->q.n; k++) {
 		struct ipurt_tensor *t = k < self->q.nin ? &in[k] : &ot[k - self->q.nin];
@@ -376,9 +376,9 @@ TEST_F(repl, one_device_reset_reloads_the_model)
 }
 
 /*
- * /dev/ipu1 hangs by itself (the device's own fault injection, debugfs
+ * /dev/accel/accel1 hangs by itself (the device's own fault injection, debugfs
  * `fault` "hang:5:run") while requests are queued on it: the driver's
- * watchdog resets it, the runs it held move to /dev/ipu0, every request
+ * watchdog resets it, the runs it held move to /dev/accel/accel0, every request
  * has the same bits.
  */
 TEST_F(repl, device_hang_mid_run)
@@ -392,12 +392,12 @@ TEST_F(repl, device_hang_mid_run)
 	if (access("/sys/kernel/debug/ipu/ipu1/fault", W_OK))
 		SKIP(return, "no debugfs fault knob (debugfs not mounted, or no IPU_CAP_FAULT)");
 	ASSERT_TRUE(one && two);
-	r = open_runner(variant->model, "/dev/ipu0");
+	r = open_runner(variant->model, "/dev/accel/accel0");
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, run_all(r, &self->q, one));
 	ipurt_runner_destroy(r);
 
-	r = open_runner(variant->model, "/dev/ipu0,/dev/ipu1");
+	r = open_runner(variant->model, "/dev/accel/accel0,/dev/accel/accel1");
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, ipu_t_sysfs_write(1, "watchdog_ms", "2000"));
 	ASSERT_EQ(0, ipu_t_debugfs_write(1, "fault", "hang:5:run"));
@@ -405,7 +405,7 @@ TEST_F(repl, device_hang_mid_run)
 	EXPECT_TRUE(same_outputs(&self->q, one, two));
 	EXPECT_EQ(1, ipurt_runner_device_status(r, 0, &runs0, NULL, 0));
 	EXPECT_EQ(0, ipurt_runner_device_status(r, 1, &runs1, why, sizeof(why)));
-	TH_LOG("/dev/ipu0 %llu runs, /dev/ipu1 %llu before it hung, taken out: %s",
+	TH_LOG("/dev/accel/accel0 %llu runs, /dev/accel/accel1 %llu before it hung, taken out: %s",
 	       (unsigned long long)runs0, (unsigned long long)runs1, why);
 	EXPECT_EQ((uint64_t)NREQ, runs0 + runs1);
 	EXPECT_EQ(resets + 1, ipu_t_sysfs_u64(1, "stats/resets"));

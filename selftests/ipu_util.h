@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -35,7 +36,7 @@ static inline int ipu_t_open(int n)
 {
 	char path[32];
 
-	snprintf(path, sizeof(path), "/dev/ipu%d", n);
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", n);
 	return open(path, O_RDWR | O_CLOEXEC);
 }
 
@@ -43,7 +44,7 @@ static inline int ipu_t_attach(int fd)
 {
 	struct ipu_attach_args a = { 0 };
 
-	return ipu_x(fd, IPU_IOCTL_ATTACH, &a);
+	return ipu_x(fd, DRM_IOCTL_IPU_ATTACH, &a);
 }
 
 /*
@@ -110,13 +111,13 @@ static inline int ipu_t_load(int fd, const void *img, size_t len)
 {
 	struct ipu_load_args a = { .image = (uintptr_t)img, .size = (uint32_t)len };
 
-	return ipu_x(fd, IPU_IOCTL_LOAD_EXECUTABLE, &a);
+	return ipu_x(fd, DRM_IOCTL_IPU_LOAD_EXECUTABLE, &a);
 }
 
 static inline int ipu_t_run(int fd, uint32_t prog, uint64_t *seq)
 {
 	struct ipu_run_args a = { .program = prog };
-	int rc = ipu_x(fd, IPU_IOCTL_RUN, &a);
+	int rc = ipu_x(fd, DRM_IOCTL_IPU_RUN, &a);
 
 	*seq = a.seq;
 	return rc;
@@ -126,7 +127,7 @@ static inline int ipu_t_run(int fd, uint32_t prog, uint64_t *seq)
 static inline int ipu_t_wait(int fd, uint64_t seq, int64_t timeout_ns, uint32_t *dev_status)
 {
 	struct ipu_wait_args a = { .seq = seq, .timeout_ns = timeout_ns };
-	int rc = ipu_x(fd, IPU_IOCTL_WAIT, &a);
+	int rc = ipu_x(fd, DRM_IOCTL_IPU_WAIT, &a);
 
 	if (dev_status)
 		*dev_status = a.dev_status;
@@ -163,6 +164,40 @@ static inline struct io_uring_sqe *ipu_t_prep_sqe(struct io_uring *ring, int fd,
 	return sqe;
 }
 
+/* Queue one stream buffer at `offset` in buffer object `handle` (not submitted yet). */
+static inline int ipu_t_prep_bo(struct io_uring *ring, int fd, uint32_t op, uint32_t stream,
+				uint32_t handle, uint64_t offset, uint32_t len, uint64_t tag)
+{
+	struct io_uring_sqe *sqe = ipu_t_prep_sqe(ring, fd, op, stream, NULL, len, tag, -1);
+	struct ipu_uring_cmd c;
+
+	if (!sqe)
+		return -EBUSY;
+	memcpy(&c, sqe->cmd, sizeof(c));
+	c.addr = offset;
+	c.flags = IPU_URING_F_BO;
+	c.handle = handle;
+	memcpy(sqe->cmd, &c, sizeof(c));
+	return 0;
+}
+
+/* A buffer object of `size` bytes mapped at *map; its handle or -errno. */
+static inline int ipu_t_bo(int fd, uint64_t size, void **map)
+{
+	struct ipu_bo_create_args c = { .size = size };
+	struct ipu_bo_info_args i = { 0 };
+	int rc = ipu_x(fd, DRM_IOCTL_IPU_BO_CREATE, &c);
+
+	if (rc)
+		return rc;
+	i.handle = c.handle;
+	rc = ipu_x(fd, DRM_IOCTL_IPU_BO_INFO, &i);
+	if (rc)
+		return rc;
+	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)i.mmap_offset);
+	return *map == MAP_FAILED ? -errno : (int)c.handle;
+}
+
 static inline int ipu_t_prep(struct io_uring *ring, int fd, uint32_t op, uint32_t stream,
 			     void *buf, uint32_t len, uint64_t tag, int fixed_index)
 {
@@ -174,7 +209,7 @@ static inline uint64_t ipu_t_sysfs_u64(int dev, const char *attr)
 	char path[128], buf[64] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/ipu/ipu%d/%s", dev, attr);
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/%s", dev, attr);
 	f = fopen(path, "r");
 	if (!f)
 		return UINT64_MAX;
@@ -190,7 +225,7 @@ static inline int ipu_t_sysfs_write(int dev, const char *attr, const char *val)
 	FILE *f;
 	int rc;
 
-	snprintf(path, sizeof(path), "/sys/class/ipu/ipu%d/%s", dev, attr);
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/%s", dev, attr);
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;

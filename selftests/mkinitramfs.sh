@@ -1,6 +1,8 @@
 #!/bin/sh
 # mkinitramfs.sh OUT KO [FILE...] - the test VM's initramfs: busybox-static,
-# /init (selftests/init), ipu.ko and FILEs (programs, models) under /ipu/,
+# /init (selftests/init), ipu.ko, the kernel modules it needs (the DRM core
+# and its shmem helpers, in load order in /ipu/modules.order) and FILEs
+# (programs, models) under /ipu/,
 # programs under /ipu/bin when they are in a bin/ directory.  gzip'd newc cpio.
 set -eu
 out=$1
@@ -18,6 +20,22 @@ done
 cp "$here/init" "$stage/init"
 chmod +x "$stage/init"
 cp "$ko" "$stage/ipu/ipu.ko"
+# ipu.ko's dependencies from the VM kernel's own modules, in the order
+# modprobe would load them; Debian ships them xz-compressed and busybox
+# insmod reads plain ELF
+kver=$("$here/../driver/kver.sh")
+for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+	modprobe -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' | while read -r m; do
+	name=$(basename "$m" | sed 's/\.ko\(\.xz\|\.zst\|\.gz\)\?$//')
+	case "$m" in
+	*.xz) xz -dc "$m" ;;
+	*.zst) zstd -dc "$m" ;;
+	*.gz) gzip -dc "$m" ;;
+	*) cat "$m" ;;
+	esac >"$stage/ipu/$name.ko"
+	echo "$name" >>"$stage/ipu/modules.order"
+done
 for f in "$@"; do
 	case "$f" in
 	*/bin/*)

@@ -13,10 +13,10 @@ VM_DIR := $(BUILD)/vm
 VM_IMAGE := $(VM_DIR)/initramfs.cpio.gz
 KSFT_INC := $(KSRC_DIR)/tools/testing/selftests
 NL_CFLAGS := -I/usr/include/libnl3
-VM_LDLIBS := -luring -lnl-genl-3 -lnl-3 -lm -lpthread
+VM_LDLIBS := -luring -ldrm -lnl-genl-3 -lnl-3 -lm -lpthread
 
-VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_e2e $(VM_DIR)/bin/ipu_fault \
-	$(VM_DIR)/bin/ipu_replication
+VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_gem $(VM_DIR)/bin/ipu_e2e \
+	$(VM_DIR)/bin/ipu_fault $(VM_DIR)/bin/ipu_replication
 VM_TOOLS := $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset $(VM_DIR)/bin/ipu-monitor \
 	$(VM_DIR)/bin/ipu-run
 VM_BENCH := $(VM_DIR)/bin/bench_uring
@@ -26,10 +26,14 @@ VM_PROGRAMS := $(VM_SELFTESTS) $(VM_TOOLS) $(VM_BENCH)
 # the setjmp() of every TEST_F wrapper, which -Wextra flags at -O2.
 $(BUILD)/selftests/%.o: selftests/%.c $(KSRC_DIR)/.extracted
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) -Iselftests -Itests/lib -I$(KSFT_INC) $(NL_CFLAGS) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-misleading-indentation -Wno-sign-compare \
+	$(CC) $(ALL_CPPFLAGS) -Iselftests -Itests/lib -I$(KSFT_INC) $(NL_CFLAGS) $(DRM_CFLAGS) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-unused-parameter -Wno-clobbered -pthread -MMD -MP -c -o $@ $<
 
 $(VM_DIR)/bin/ipu_selftest: $(BUILD)/selftests/ipu_selftest.o $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
+
+$(VM_DIR)/bin/ipu_gem: $(BUILD)/selftests/ipu_gem.o $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 

@@ -62,7 +62,7 @@ static void usage(FILE *f)
 		"  --http-address ADDR      IPv4 address to listen on, HTTP and gRPC (default\n"
 		"                           0.0.0.0)\n"
 		"  --device DEV             libipu device(s) for every instance: model[:tiles=N,...],\n"
-		"                           /dev/ipuN, or a list separated by ';' (default: an\n"
+		"                           /dev/accel/accelN, or a list separated by ';' (default: an\n"
 		"                           in-process device sized to each model per instance)\n"
 		"  --model-control-mode M   none (default): load every model at start, refuse\n"
 		"                           load/unload; explicit: load the --load-model ones and\n"

@@ -2,7 +2,7 @@
 /*
  * ipu-info - list the IPUs a program can use: the in-process device
  * (libipu's model backend, every tool's default) and every IPU the driver
- * knows (/sys/class/ipu/ipuN) with its identity, PCI address, state,
+ * knows (/sys/class/accel/accelN/device) with its identity, PCI address, state,
  * owner and counters.
  *
  *   ipu-info [--json] [DEV...]
@@ -27,6 +27,8 @@ static void print_text(const struct ipu_tool_dev *d)
 	}
 	printf("%s: pci %04x:%02x:%02x.%x serial %016llx\n", d->name, i->pci_domain,
 	       i->pci_bus, i->pci_dev, i->pci_fn, (unsigned long long)i->serial);
+	printf("  DRM accel driver %s %d.%d.%d (%s), node /dev/accel/accel%u\n", d->drm_name,
+	       d->drm_major, d->drm_minor, d->drm_patch, d->drm_desc, i->minor);
 	printf("  tiles %u x %u KiB (%.1f MiB), version ipu%u, interface %u.%u\n", i->tiles,
 	       i->tile_mem / 1024, (double)i->tiles * i->tile_mem / (1 << 20), i->hw_version,
 	       i->if_version >> 16, i->if_version & 0xffff);
@@ -50,16 +52,17 @@ static json_t *dev_json(const struct ipu_tool_dev *d)
 {
 	const struct ipu_info_args *i = &d->info;
 	const struct ipu_counters_args *c = &d->cnt;
-	char pci[32], serial[24], path[64], iface[16];
-	json_t *o, *k;
+	char pci[32], serial[24], path[64], iface[16], drmver[40];
+	json_t *o, *k, *drm;
 
 	if (d->err)
 		return json_pack("{s:s, s:s}", "name", d->name, "error", strerror(d->err));
 	snprintf(pci, sizeof(pci), "%04x:%02x:%02x.%x", i->pci_domain, i->pci_bus, i->pci_dev,
 		 i->pci_fn);
 	snprintf(serial, sizeof(serial), "%016llx", (unsigned long long)i->serial);
-	snprintf(path, sizeof(path), "/dev/ipu%u", i->minor);
+	snprintf(path, sizeof(path), "/dev/accel/accel%u", i->minor);
 	snprintf(iface, sizeof(iface), "%u.%u", i->if_version >> 16, i->if_version & 0xffff);
+	snprintf(drmver, sizeof(drmver), "%d.%d.%d", d->drm_major, d->drm_minor, d->drm_patch);
 	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:I, s:I}",
 		      "name", d->name, "path", path, "backend", "kernel", "id", (json_int_t)i->minor, "pci", pci,
 		      "serial", serial, "tiles", (json_int_t)i->tiles,
@@ -85,7 +88,10 @@ static json_t *dev_json(const struct ipu_tool_dev *d)
 		json_object_set_new(k, "lost_irqs", json_integer(d->lost_irqs));
 		json_object_set_new(k, "bad_completions", json_integer(d->bad_completions));
 	}
-	if (!o || !k || json_object_set_new(o, "counters", k)) {
+	drm = json_pack("{s:s, s:s, s:s, s:s}", "name", d->drm_name, "version", drmver,
+			"desc", d->drm_desc, "node", path);
+	if (!o || !k || !drm || json_object_set_new(o, "drm", drm) ||
+	    json_object_set_new(o, "counters", k)) {
 		json_decref(o);
 		return NULL;
 	}
@@ -135,9 +141,10 @@ int main(int argc, char **argv)
 			       "List the IPU devices a program can use: the in-process device and the driver's.\n"
 			       "  (no DEV)           the in-process device 'model' (libipu's model backend:\n"
 			       "                     the tile engine in the calling process; tiles, memory per\n"
-			       "                     tile, version, how to select it), then every /dev/ipuN\n"
-			       "                     of the driver (identity, state, owner, counters; sysfs)\n"
-			       "  DEV                /dev/ipuN, ipuN or N: that kernel device only;\n"
+			       "                     tile, version, how to select it), then every /dev/accel/accelN\n"
+			       "                     of the driver (DRM driver and version, identity, state,\n"
+			       "                     owner, counters; sysfs)\n"
+			       "  DEV                /dev/accel/accelN, accelN or N: that kernel device only;\n"
 			       "                     model[:tiles=N,tile_mem=SIZE,workers=N,version=V]: that\n"
 			       "                     in-process device\n"
 			       "  --json             one JSON array, a device per line (\"backend\": \"model\"\n"
@@ -166,7 +173,7 @@ int main(int argc, char **argv)
 		if (strlen(a) >= sizeof(names[0])) {
 			char safe[128];
 
-			fprintf(stderr, "ipu-info: '%s': not a device name (ipuN, /dev/ipuN, N or model[:OPTS])\n",
+			fprintf(stderr, "ipu-info: '%s': not a device name (accelN, /dev/accel/accelN, N or model[:OPTS])\n",
 				cli_safe(a, safe, sizeof(safe)));
 			return CLI_EXIT_USAGE;
 		}
@@ -209,7 +216,7 @@ int main(int argc, char **argv)
 	}
 	/* Said in text only: --json stays one array a script can parse. */
 	if (!json && no_driver)
-		printf("no kernel devices: no IPU driver (/sys/class/ipu missing; load ipu.ko for /dev/ipuN)\n");
+		printf("no kernel devices: no IPU driver (/sys/bus/pci/drivers/ipu missing; load ipu.ko for /dev/accel/accelN)\n");
 	else if (!json && optind == argc && n == 1)
 		printf("no kernel devices: the IPU driver is loaded but lists no device\n");
 	if (json) {

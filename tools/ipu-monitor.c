@@ -71,7 +71,7 @@ static int on_event(struct nl_msg *msg, void *arg)
 		seen++;
 		return NL_OK;
 	}
-	printf("ipu%u %s", nla_get_u32(tb[IPU_GENL_A_MINOR]), type_name(type));
+	printf("accel%u %s", nla_get_u32(tb[IPU_GENL_A_MINOR]), type_name(type));
 	if (tb[IPU_GENL_A_PID] && nla_get_u32(tb[IPU_GENL_A_PID]))
 		printf(" pid=%u", nla_get_u32(tb[IPU_GENL_A_PID]));
 	if (type == IPU_EVENT_RESET || type == IPU_EVENT_DETACH)
@@ -171,7 +171,7 @@ static int top(double interval, long iterations)
 		if (i)
 			events_for(sk, interval);
 		if (ipu_top_print(t, clear)) {
-			fprintf(stderr, "ipu-monitor: no IPU driver: /sys/class/ipu missing (load ipu.ko)\n");
+			fprintf(stderr, "ipu-monitor: no IPU driver: /sys/bus/pci/drivers/ipu missing (load ipu.ko)\n");
 			rc = 1;
 			break;
 		}

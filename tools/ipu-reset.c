@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char usage[] =
-		"usage: ipu-reset [--abort|--engine|--device] DEV   (DEV: /dev/ipuN, ipuN or N)\n"
+		"usage: ipu-reset [--abort|--engine|--device] DEV   (DEV: /dev/accel/accelN, accelN or N)\n"
 		"  --abort    cancel what runs, keep the executable\n"
 		"  --engine   reset the engine (the executable is unloaded)\n"
 		"  --device   full device reset\n"
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ipu-reset: %s: %s%s\n", path, strerror(errno), ipu_tool_hint(errno));
 		return 1;
 	}
-	if (ioctl(fd, IPU_IOCTL_RESET, &r)) {
+	if (ioctl(fd, DRM_IOCTL_IPU_RESET, &r)) {
 		fprintf(stderr, "ipu-reset: %s: reset failed: %s%s\n", path, strerror(errno),
 			ipu_tool_hint(errno));
 		close(fd);

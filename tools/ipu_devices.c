@@ -6,18 +6,21 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <unistd.h>
+
+#include <xf86drm.h>
 
 #include "ipu_tool.h"
 
-/* /sys/class/ipu/ipuN/stats/<stat> as a number, -1 if it cannot be read. */
+/* /sys/class/accel/accelN/device/stats/<stat> as a number, -1 if it cannot be read. */
 static int64_t sysfs_stat(unsigned int minor, const char *stat)
 {
 	char path[96], buf[32];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/class/ipu/ipu%u/stats/%s", minor, stat);
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%u/device/stats/%s", minor, stat);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -42,8 +45,22 @@ int ipu_tool_query(const char *name, struct ipu_tool_dev *d)
 		d->err = errno;
 		return -1;
 	}
-	if (ioctl(fd, IPU_IOCTL_INFO, &d->info) || ioctl(fd, IPU_IOCTL_COUNTERS, &d->cnt))
+	if (ioctl(fd, DRM_IOCTL_IPU_INFO, &d->info) || ioctl(fd, DRM_IOCTL_IPU_COUNTERS, &d->cnt))
 		d->err = errno;
+	if (!d->err) {
+		drmVersionPtr v = drmGetVersion(fd);
+
+		if (v) {
+			snprintf(d->drm_name, sizeof(d->drm_name), "%s", v->name);
+			snprintf(d->drm_desc, sizeof(d->drm_desc), "%s", v->desc);
+			d->drm_major = v->version_major;
+			d->drm_minor = v->version_minor;
+			d->drm_patch = v->version_patchlevel;
+			drmFreeVersion(v);
+		} else {
+			d->err = errno ? errno : EIO;
+		}
+	}
 	close(fd);
 	d->lost_irqs = d->err ? -1 : sysfs_stat(d->info.minor, "lost_irqs");
 	d->bad_completions = d->err ? -1 : sysfs_stat(d->info.minor, "bad_completions");
@@ -54,22 +71,40 @@ static int by_number(const void *a, const void *b)
 {
 	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
 
-	return atoi(x + 3) - atoi(y + 3);
+	return atoi(x + 5) - atoi(y + 5);
+}
+
+/* Is /sys/class/accel/NAME a device of ipu.ko (its PCI device's driver)? */
+static int is_ipu_node(const char *name)
+{
+	char path[300], link[300];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/%s/device/driver", name);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = 0;
+	return !strcmp(basename(link), "ipu");
 }
 
 int ipu_tool_list(char (*names)[32], int max)
 {
-	DIR *dir = opendir("/sys/class/ipu");
+	DIR *dir;
 	char *sorted[IPU_TOOL_MAX_DEVS], tmp[IPU_TOOL_MAX_DEVS][32];
 	struct dirent *e;
 	int n = 0;
 
-	if (!dir)
+	if (access("/sys/bus/pci/drivers/ipu", F_OK))
 		return -1;
+	dir = opendir("/sys/class/accel");
+	if (!dir)
+		return 0;
 	if (max > IPU_TOOL_MAX_DEVS)
 		max = IPU_TOOL_MAX_DEVS;
 	while ((e = readdir(dir)) && n < max)
-		if (!strncmp(e->d_name, "ipu", 3) && strlen(e->d_name) < 32) {
+		if (!strncmp(e->d_name, "accel", 5) && strlen(e->d_name) < 32 &&
+		    is_ipu_node(e->d_name)) {
 			snprintf(tmp[n], sizeof(tmp[n]), "%s", e->d_name);
 			sorted[n] = tmp[n];
 			n++;

@@ -3,7 +3,7 @@
  * ipu_info_model.h - ipu-info's view of the in-process device: libipu's
  * model backend, the tile engine running inside the calling process, which
  * every tool (ipu-run, ipu-serve, the Python package, libipurt) uses when no
- * /dev/ipuN is named.
+ * /dev/accel/accelN is named.
  */
 #ifndef IPU_INFO_MODEL_H
 #define IPU_INFO_MODEL_H

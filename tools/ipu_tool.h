@@ -22,22 +22,22 @@ static inline const char *ipu_tool_state(unsigned int s)
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
-/* "/dev/ipu0", "ipu0" or "0" -> "/dev/ipu0" */
+/* "/dev/accel/accel0", "accel0" or "0" -> "/dev/accel/accel0" */
 static inline void ipu_tool_path(const char *arg, char *out, size_t n)
 {
 	if (arg[0] == '/')
 		snprintf(out, n, "%s", arg);
-	else if (!strncmp(arg, "ipu", 3))
-		snprintf(out, n, "/dev/%s", arg);
+	else if (!strncmp(arg, "accel", 5))
+		snprintf(out, n, "/dev/accel/%s", arg);
 	else
-		snprintf(out, n, "/dev/ipu%s", arg);
+		snprintf(out, n, "/dev/accel/accel%s", arg);
 }
 
 static inline const char *ipu_tool_hint(int e)
 {
 	switch (e) {
 	case ENOENT: return " (no such device: is ipu.ko loaded? ipu-info lists devices)";
-	case EACCES: return " (permission denied: run as root or fix /dev/ipu* permissions)";
+	case EACCES: return " (permission denied: run as root or fix /dev/accel/accel* permissions)";
 	case EBUSY: return " (attached by another process: see owner in ipu-info)";
 	default: return "";
 	}
@@ -50,15 +50,19 @@ struct ipu_tool_dev {
 	char name[32];
 	struct ipu_info_args info;
 	struct ipu_counters_args cnt;
+	/* the DRM driver behind the node (DRM_IOCTL_VERSION) */
+	char drm_name[16], drm_desc[64];
+	int drm_major, drm_minor, drm_patch;
 	/* the driver's recovery counters, only in sysfs (stats/...); -1 unread */
 	int64_t lost_irqs, bad_completions;
 	int err;			/* errno of the open or an ioctl, 0 if fine */
 };
 
-/* Query "ipuN", "/dev/ipuN" or "N"; -1 with d->err set on failure. */
+/* Query "accelN", "/dev/accel/accelN" or "N"; -1 with d->err set on failure. */
 int ipu_tool_query(const char *name, struct ipu_tool_dev *d);
-/* The driver's devices ("ipu0", ...) in number order, at most max; -1 if
- * the driver is not loaded (/sys/class/ipu missing). */
+/* The driver's devices ("accel0", ...: accel nodes whose PCI device ipu.ko
+ * drives) in number order, at most max; -1 if the driver is not loaded
+ * (/sys/bus/pci/drivers/ipu missing). */
 int ipu_tool_list(char (*names)[32], int max);
 
 /* Tile clock of the modelled IPU, for turning modelled cycles into time. */

@@ -2,6 +2,8 @@
 NL_CFLAGS := -I/usr/include/libnl3
 NL_LIBS := -lnl-genl-3 -lnl-3
 CFLAGS_tools_ += $(NL_CFLAGS) -Itools/lib
+# ipu_devices.c asks libdrm for the DRM driver behind a node
+$(BUILD)/tools/ipu_devices.o: CPPFLAGS += $(DRM_CFLAGS)
 IPU_TOOLS := ipu-info ipu-reset ipu-monitor
 IPU_TOOL_PROGRAMS := $(IPU_TOOLS:%=$(BUILD)/bin/%)
 

@@ -70,9 +70,9 @@ class RuntimeConfig:
     check_package_hash  the file's checksums are verified before loading; a
                         file is never loaded unchecked, so False is refused
     device_wait_config  DeviceWaitConfig: waiting for a busy device
-    device              a libipu device spec ("model:tiles=64", "/dev/ipu0",
+    device              a libipu device spec ("model:tiles=64", "/dev/accel/accel0",
                         or several separated by ';'); None: the in-process
-                        device made to match the model, then any /dev/ipuN
+                        device made to match the model, then any /dev/accel/accelN
     device_manager      a DeviceManager to take the device from (shared by
                         several Runners); None: a private one
     """
@@ -248,7 +248,7 @@ class DeviceManager(_ipu.DeviceManager):
 
     specs lists libipu device specs separated by ';' (e.g.
     "model:tiles=64;model:version=ipu21"); None means one in-process device
-    of the default size.  Every /dev/ipuN present (the driver's devices) is
+    of the default size.  Every /dev/accel/accelN present (the driver's devices) is
     listed too.  acquire() takes one that satisfies a requirement; pass the
     manager as RuntimeConfig.device_manager to let Runners choose among them.
     """

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * devices.c - _ipu.DeviceManager and _ipu.Device: the runtime's
- * DeviceManager (in-process devices by spec, plus every /dev/ipuN) and a
+ * DeviceManager (in-process devices by spec, plus every /dev/accel/accelN) and a
  * device taken from it for exclusive use.
  */
 #include "ipu_py.h"
@@ -260,7 +260,7 @@ static int dm_traverse(PyObject *obj, visitproc visit, void *arg)
 
 static PyMethodDef dm_methods[] = {
 	{ "get_num_devices", dm_count, METH_NOARGS,
-	  "get_num_devices() -> int\n\nDevices this manager knows (listed specs and /dev/ipuN)." },
+	  "get_num_devices() -> int\n\nDevices this manager knows (listed specs and /dev/accel/accelN)." },
 	{ "get_device_specs", dm_specs, METH_NOARGS,
 	  "get_device_specs() -> list of str\n\nThe spec of every device, in order." },
 	{ "acquire", (PyCFunction)(void (*)(void))dm_acquire, METH_VARARGS | METH_KEYWORDS,
@@ -276,7 +276,7 @@ static PyType_Slot dm_slots[] = {
 	{ Py_tp_doc, "DeviceManager(specs=None)\n\n"
 		     "The devices listed in specs (libipu specs separated by ';', e.g.\n"
 		     "'model:tiles=64;model:version=ipu21'; None: one in-process device of the\n"
-		     "default size) plus every /dev/ipuN present.  Pass it to a Runner as\n"
+		     "default size) plus every /dev/accel/accelN present.  Pass it to a Runner as\n"
 		     "RuntimeConfig.device_manager to choose among them." },
 	{ Py_tp_new, PyType_GenericNew },
 	{ Py_tp_init, dm_init },

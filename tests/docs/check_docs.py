@@ -352,8 +352,8 @@ def check_behaviour(helps, codes, work):
     for tool, args, named in (("ipu-compile", [missing + ".onnx"], "missing"),
                               ("ipu-run", [missing + ".ipuef"], "missing"),
                               ("ipuef-dump", [missing + ".ipuef"], "missing"),
-                              ("ipu-info", ["/dev/ipu999"], "ipu999"),
-                              ("ipu-reset", ["/dev/ipu999"], "ipu999"),
+                              ("ipu-info", ["/dev/accel/accel999"], "accel999"),
+                              ("ipu-reset", ["/dev/accel/accel999"], "accel999"),
                               ("ipu-serve", ["--model-repository", missing], "missing")):
         if tool in helps:
             p = run([os.path.join(BIN, tool)] + args, timeout=60)

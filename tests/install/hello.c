@@ -13,7 +13,7 @@ int main(int argc, char **argv)
 	int n;
 
 	ipurt_config_init(&cfg);
-	cfg.device = "model";	/* the in-process device ("/dev/ipu0": a card) */
+	cfg.device = "model";	/* the in-process device ("/dev/accel/accel0": a card) */
 	if (argc != 2 || ipurt_runner_create(argv[1], &cfg, &r, err, sizeof(err)))
 		return fprintf(stderr, "hello: %s\n", argc == 2 ? err : "usage: hello MODEL.ipuef"), 1;
 	n = ipurt_runner_io(r, -1, 0, t, NULL, 16, &nin);

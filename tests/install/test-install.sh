@@ -171,8 +171,8 @@ case "$model" in
 		ko "ipu-info lists the in-process device but exits $rc" ;;
 *) ko "ipu-info (exit $rc): $info" ;;
 esac
-if [ -d /sys/class/ipu ]; then
-	echo "$info" | grep -q "no IPU driver" && ko "ipu-info says no driver with /sys/class/ipu present" ||
+if [ -d /sys/bus/pci/drivers/ipu ]; then
+	echo "$info" | grep -q "no IPU driver" && ko "ipu-info says no driver with /sys/bus/pci/drivers/ipu present" ||
 		ok "ipu-info with the driver loaded"
 else
 	echo "$info" | grep -q "^no kernel devices: no IPU driver" && ok "ipu-info says the driver is missing" ||

@@ -54,7 +54,7 @@ static int load_weights(struct ipu_device *d)
 TEST(open_refuses_bad_specs)
 {
 	static const char *const bad[] = { "model:tiles=x", "model:tiles=-1", "model:bogus=1",
-					   "model:version=ipu9", "bogus", "/dev/ipu-does-not-exist" };
+					   "model:version=ipu9", "bogus", "/dev/accel/accel-does-not-exist" };
 	struct ipu_device *d = (struct ipu_device *)1;
 	char err[256];
 	size_t i;
@@ -219,6 +219,62 @@ TEST(registered_memory)
 	ipu_close(d);	/* with ranges still registered */
 }
 
+/*
+ * Device memory on the in-process device: ipu_alloc_memory maps memory
+ * registered like ipu_register_memory's (requests inside it work, ids
+ * are slots of the same table), ipu_free_memory and ipu_unregister_memory
+ * give it back; dma-bufs need a kernel device.
+ */
+TEST(alloc_memory_and_dmabufs)
+{
+	struct ipu_device *d = open_loaded();
+	struct ipu_completion c[2];
+	uint32_t id, id2, user;
+	static float own[24];
+	void *mem = NULL, *mem2 = NULL;
+	float *x, *y;
+	uint64_t seq;
+	char err[256];
+	int fd = -1, i, n = 0, k;
+
+	REQUIRE(d);
+	REQUIRE(load_weights(d) == 0);
+	CHECK_EQ_INT(ipu_alloc_memory(d, 0, &mem, &id), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_alloc_memory(d, 96, NULL, &id), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_alloc_memory(d, (size_t)2 << 30, &mem, &id), IPU_E_INVAL);
+	REQUIRE(ipu_alloc_memory(d, 96, &mem, &id) == 0);
+	x = mem;
+	y = x + 12;
+	for (i = 0; i < 12; i++)
+		x[i] = (float)i - 5;
+	REQUIRE(ipu_stream_submit(d, S_X, x, 48, 1) == 0);
+	REQUIRE(ipu_stream_submit(d, S_Y, y, 48, 2) == 0);
+	REQUIRE(ipu_run(d, prog_main, &seq) == 0);
+	CHECK_EQ_INT(ipu_wait(d, seq, -1, err, sizeof(err)), 0);
+	while (n < 2 && (k = ipu_stream_poll(d, c, 2, 1000000000)) > 0)
+		n += k;
+	CHECK_EQ_INT(n, 2);
+	for (i = 0; i < 12; i++)
+		CHECK_MSG(y[i] == x[i] * 2 + 10 * (i % 3 + 1), "y[%d] = %g", i, y[i]);
+	/* no dma-bufs without a kernel device, nor of caller-registered memory */
+	CHECK_EQ_INT(ipu_buffer_export_dmabuf(d, id, &fd), IPU_E_INVAL);
+	CHECK_EQ_INT(fd, -1);
+	CHECK_EQ_INT(ipu_import_dmabuf(d, 0, &mem2, NULL, &id2), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_import_dmabuf(d, -1, &mem2, NULL, &id2), IPU_E_INVAL);
+	REQUIRE(ipu_register_memory(d, own, sizeof(own), &user) == 0);
+	CHECK_EQ_INT(ipu_buffer_export_dmabuf(d, user, &fd), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_free_memory(d, user), IPU_E_INVAL);	/* the caller's, not ours */
+	CHECK_EQ_INT(ipu_unregister_memory(d, user), 0);
+	CHECK_EQ_INT(ipu_free_memory(d, id), 0);
+	CHECK_EQ_INT(ipu_free_memory(d, id), IPU_E_INVAL);
+	/* unregistering frees it too; one left allocated is freed at close */
+	REQUIRE(ipu_alloc_memory(d, 4096, &mem, &id) == 0);
+	CHECK_EQ_INT(ipu_unregister_memory(d, id), 0);
+	REQUIRE(ipu_alloc_memory(d, 4096, &mem2, &id2) == 0);
+	memset(mem2, 0x5a, 4096);
+	ipu_close(d);
+}
+
 TEST(deadlines_and_abort)
 {
 	struct ipu_device *d = open_loaded();
@@ -344,6 +400,7 @@ int main(int argc, char **argv)
 	RUN(load_refuses_what_the_verifier_refuses);
 	RUN(streams_and_a_request);
 	RUN(registered_memory);
+	RUN(alloc_memory_and_dmabufs);
 	RUN(deadlines_and_abort);
 	RUN(handlers_counters_and_reset);
 	free(image);

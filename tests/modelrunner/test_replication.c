@@ -431,7 +431,7 @@ TEST(device_manager_n_devices)
 					0, d, err, sizeof(err)), IPURT_E_INVAL);
 	CHECK_EQ_INT(ipurt_dm_acquire_n(dm, &req, 0, "model:tiles=2,tile_mem=4096", IPURT_WAIT_NONE,
 					0, d, err, sizeof(err)), IPURT_E_NO_DEVICE);
-	CHECK_EQ_INT(ipurt_dm_acquire_n(dm, &req, 0, "/dev/ipu99", IPURT_WAIT_NONE, 0, d, err,
+	CHECK_EQ_INT(ipurt_dm_acquire_n(dm, &req, 0, "/dev/accel/accel99", IPURT_WAIT_NONE, 0, d, err,
 					sizeof(err)), IPURT_E_NO_DEVICE);
 	ipurt_dm_destroy(dm);
 	/* more replicas than devices, and a list without a list */

@@ -541,8 +541,8 @@ TEST(device_spec_lists)
 		  { "model:tiles=16,tile_mem=64k", "model:tiles=8" } },
 		{ "model:tiles=16;model:tiles=4,workers=1", 2,
 		  { "model:tiles=16", "model:tiles=4,workers=1" } },
-		{ "model:tiles=16,workers=2,/dev/ipu7", 2, { "model:tiles=16,workers=2", "/dev/ipu7" } },
-		{ "/dev/ipu0,/dev/ipu1", 2, { "/dev/ipu0", "/dev/ipu1" } },
+		{ "model:tiles=16,workers=2,/dev/accel/accel7", 2, { "model:tiles=16,workers=2", "/dev/accel/accel7" } },
+		{ "/dev/accel/accel0,/dev/accel/accel1", 2, { "/dev/accel/accel0", "/dev/accel/accel1" } },
 	};
 	struct ipurt_device_manager *dm;
 	struct ipu_device *d;
@@ -552,7 +552,7 @@ TEST(device_spec_lists)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		REQUIRE(ipurt_dm_create(cases[i].list, &dm, err, sizeof(err)) == 0);
-		/* /dev/ipuN nodes present on the machine come after the list */
+		/* /dev/accel/accelN nodes present on the machine come after the list */
 		CHECK_MSG(ipurt_dm_count(dm) >= cases[i].n, "%s: %u devices", cases[i].list,
 			  ipurt_dm_count(dm));
 		for (k = 0; k < cases[i].n && k < ipurt_dm_count(dm); k++)

@@ -154,7 +154,7 @@ TEST(a_group_needs_in_process_devices)
 	CHECK_MSG(model_file(4, 2, &b, &l, &e) == 0, "%s", e.msg);
 	REQUIRE(ipuef_open_mem(b, l, &f, err, sizeof(err)) == 0);
 	ipurt_config_init(&c);
-	c.device = "/dev/ipu0";
+	c.device = "/dev/accel/accel0";
 	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_NO_DEVICE);
 	CHECK_MSG(strstr(err, "split over 2 IPUs: it runs on a group of in-process devices"), "%s", err);
 	/* an in-process device too small for an IPU's executable */

@@ -90,7 +90,7 @@ $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNT
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -std=c11 \
 		-D_GNU_SOURCE -Wall -Wextra -Werror -Iutil/include -Iruntime/include -Ilibipu/include \
 		-Iengine/include -Iserver -Itools/lib -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
-		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -lm
+		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -ldrm -lm
 
 .PHONY: fuzz-serve-check fuzz-serve
 fuzz-serve-check: $(SERVE_FUZZ)
@@ -122,7 +122,7 @@ $(SERVE_PBTXT_FUZZ): $(SERVE_PBTXT_FUZZ_SRCS) server/pbtxt.cc $(wildcard server/
 		-Iengine/include -Iserver -I$(SERVE_TRITON_GEN) -Itools/lib -Itests/modelrunner -pthread -o $@ \
 		$(SERVE_PBTXT_FUZZ_SRCS) $(SERVE_TRITON_GEN)/model_config.pb-c.c $@-pbtxt.o $@-pb.o \
 		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -lprotobuf-c -lprotobuf \
-		-lstdc++ -luring -lm
+		-lstdc++ -luring -ldrm -lm
 
 .PHONY: fuzz-serve-pbtxt-check fuzz-serve-pbtxt
 fuzz-serve-pbtxt-check: $(SERVE_PBTXT_FUZZ)
@@ -144,7 +144,7 @@ check-serve-pbtxt: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-
 CHECKS += ;make -s check-serve-pbtxt;
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-pbtxt;
 
-# ipu-serve in the test VM on the PCIe devices /dev/ipu0 and /dev/ipu1,
+# ipu-serve in the test VM on the PCIe devices /dev/accel/accel0 and /dev/accel/accel1,
 # asked by busybox wget from inside the guest (tests/serve/test_serve_vm.py).
 .PHONY: check-serve-vm
 check-serve-vm: $(KMOD) $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example \

@@ -3,8 +3,8 @@
 """ipu-serve inside the test VM on the emulated PCIe devices: the image is
 built from the driver module, ipu-serve with its shared libraries, the
 affine test model and four JSON requests; the guest (tests/serve/
-vm-serve.sh) serves the model with two instances on /dev/ipu0 and
-/dev/ipu1 and asks it with busybox wget.  The answers must equal numpy's
+vm-serve.sh) serves the model with two instances on /dev/accel/accel0 and
+/dev/accel/accel1 and asks it with busybox wget.  The answers must equal numpy's
 and the host's in-process ipu-run bit for bit.  Usage: test_serve_vm.py
 KMOD.  Ends with "serve-vm: N passed, N failed"."""
 
@@ -61,7 +61,7 @@ def main():
 
     def ready():
         assert '{"ready":true}' in out, out[-3000:]
-    T.check("ipu-serve starts in the VM on /dev/ipu0 and /dev/ipu1", ready)
+    T.check("ipu-serve starts in the VM on /dev/accel/accel0 and /dev/accel/accel1", ready)
 
     def results():
         for k, x in enumerate(xs, 1):
@@ -78,7 +78,7 @@ def main():
     def counters():
         m = re.search(r'SERVE-METRIC: ipu_inference_request_success\{model="affine",version="1"\} (\d+)', out)
         assert m and int(m.group(1)) == 4, out[-3000:]
-        m = re.search(r"SERVE-STREAM-CMDS: ipu0 (\d+) ipu1 (\d+)", out)
+        m = re.search(r"SERVE-STREAM-CMDS: accel0 (\d+) accel1 (\d+)", out)
         assert m and int(m.group(1)) > 0, out[-3000:]
     T.check("metrics count the requests; the PCIe device's stream commands moved", counters)
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # vm-serve.sh - inside the test VM (tests/serve/test_serve_vm.py): ipu-serve
-# on the PCIe devices /dev/ipu0 and /dev/ipu1 (two instances of one model),
+# on the PCIe devices /dev/accel/accel0 and /dev/accel/accel1 (two instances of one model),
 # answering infer requests from busybox wget on the guest's loopback.  The
 # host reads the SERVE-* lines and compares the results with its own.
 ifconfig lo 127.0.0.1 up
@@ -10,7 +10,7 @@ cp $D/affine.ipuef /tmp/repo/affine/1/model.ipuef
 printf 'max_batch_size: 8\ninstance_group: [ { count: 2 } ]\n' >/tmp/repo/affine/config.yaml
 # dynamically linked: its libraries travel in the image next to the loader
 $D/ld-linux-x86-64.so.2 --library-path $D /ipu/bin/ipu-serve --model-repository /tmp/repo \
-	--device '/dev/ipu0;/dev/ipu1' --http-address 127.0.0.1 --http-port 8000 \
+	--device '/dev/accel/accel0;/dev/accel/accel1' --http-address 127.0.0.1 --http-port 8000 \
 	--metrics-port 8002 --log-verbose 1 >/tmp/serve.log 2>&1 &
 pid=$!
 i=0
@@ -29,7 +29,7 @@ for k in 1 2 3 4; do
 done
 wget -q -O - http://127.0.0.1:8002/metrics | grep -E '^ipu_(inference_request_success|inference_exec_count|device_modelled_cycles)' |
 	sed 's/^/SERVE-METRIC: /'
-echo "SERVE-STREAM-CMDS: ipu0 $(cat /sys/class/ipu/ipu0/stats/stream_cmds) ipu1 $(cat /sys/class/ipu/ipu1/stats/stream_cmds)"
+echo "SERVE-STREAM-CMDS: accel0 $(cat /sys/class/accel/accel0/device/stats/stream_cmds) accel1 $(cat /sys/class/accel/accel1/device/stats/stream_cmds)"
 kill -TERM $pid
 wait $pid
 rc=$?

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note OR MIT */
 /*
- * ipu.h - the userspace ABI of ipu.ko, the driver of the emulated IPU.
+ * ipu.h - the userspace ABI of ipu.ko, the driver of the emulated IPU, a
+ * DRM compute accelerator (drivers/accel style): /dev/accel/accelN.
  *
- * Control goes through ioctls on /dev/ipuN; stream buffers move through
- * io_uring (IORING_OP_URING_CMD on the same fd).  Documentation/uapi/ipu.md
- * describes every call and the rules by which this ABI grows.
+ * Control goes through the driver's DRM ioctls on /dev/accel/accelN
+ * (DRM_IOCTL_IPU_*, dispatched by drm_ioctl(); the DRM core's own ioctls
+ * work there too: VERSION, GEM_CLOSE, PRIME_HANDLE_TO_FD/FD_TO_HANDLE);
+ * buffer objects are GEM shmem objects (DRM_IOCTL_IPU_BO_CREATE, mmap at
+ * the offset DRM_IOCTL_IPU_BO_INFO gives), shareable as dma-bufs (PRIME);
+ * stream buffers move through io_uring (IORING_OP_URING_CMD on the same
+ * fd).  Documentation/uapi/ipu.md describes every call and the rules by
+ * which this ABI grows.
  *
  * Rules every struct here follows:
  *  - fixed size, naturally aligned, no implicit padding: every hole is an
  *    explicit pad/reserved field that must be zero (else -EINVAL);
  *  - flags fields reject unknown bits with -EINVAL;
  *  - structs grow only at the end.  The size is part of the ioctl number
- *    (_IOC_SIZE); the driver matches commands by number only, copies
- *    min(user size, kernel size) in, zero-fills what an older caller did
- *    not pass, requires bytes a newer caller passes beyond the kernel's
- *    struct to be zero (else -E2BIG), and copies min() bytes back out.
+ *    (_IOC_SIZE); drm_ioctl() matches commands by number only, copies the
+ *    caller's bytes in, zero-fills what an older caller did not pass
+ *    (up to the kernel's size), ignores bytes a newer caller passes beyond
+ *    the kernel's struct, and copies the caller's size back out (also
+ *    when the call fails).
  */
 #ifndef _UAPI_LINUX_IPU_H
 #define _UAPI_LINUX_IPU_H
@@ -24,7 +31,16 @@
 
 #define IPU_UAPI_VERSION	1
 
-#define IPU_IOCTL_BASE		'I'
+/*
+ * DRM_IOCTL_BASE and DRM_COMMAND_BASE of <drm/drm.h>, spelled here so that
+ * this header stands alone (the driver checks they are the same).
+ */
+#define IPU_DRM_IOCTL_BASE	'd'
+#define IPU_DRM_COMMAND_BASE	0x40
+#define IPU_DRM_IOWR(nr, type)	_IOWR(IPU_DRM_IOCTL_BASE, IPU_DRM_COMMAND_BASE + (nr), type)
+
+/* the DRM driver's name (DRM_IOCTL_VERSION, drmGetVersion()) */
+#define IPU_DRM_DRIVER_NAME	"ipu"
 
 /* ---------------------------------------------------------------- INFO */
 
@@ -45,6 +61,7 @@
 #define IPU_DRV_CAP_URING_CMD		0x1u	/* stream cmd_ops */
 #define IPU_DRV_CAP_FIXED_BUFS		0x2u	/* IORING_URING_CMD_FIXED buffers */
 #define IPU_DRV_CAP_NETLINK		0x4u	/* genl family "ipu" */
+#define IPU_DRV_CAP_GEM			0x8u	/* buffer objects, PRIME, IPU_URING_F_BO */
 
 struct ipu_info_args {
 	__u32 flags;		/* in: 0 */
@@ -60,7 +77,7 @@ struct ipu_info_args {
 	__u32 driver_caps;	/* IPU_DRV_CAP_* */
 	__u32 state;		/* IPU_DEV_STATE_* */
 	__s32 owner_pid;	/* attached process (tgid), 0 if none */
-	__u32 minor;		/* N of /dev/ipuN */
+	__u32 minor;		/* N of /dev/accel/accelN */
 	__u32 pci_domain;
 	__u8 pci_bus;
 	__u8 pci_dev;
@@ -85,10 +102,12 @@ struct ipu_attach_args {
 
 /* ----------------------------------------------------- LOAD_EXECUTABLE */
 
+#define IPU_LOAD_F_BO		0x1u	/* image: a buffer object's handle, from its start */
+
 struct ipu_load_args {
-	__u64 image;		/* in: user pointer to the IPUX image */
+	__u64 image;		/* in: user pointer to the IPUX image (IPU_LOAD_F_BO: handle) */
 	__u32 size;		/* in: image bytes, 1..info.max_image */
-	__u32 flags;		/* in: 0 */
+	__u32 flags;		/* in: IPU_LOAD_F_* */
 	/* out: */
 	__u32 num_programs;
 	__u32 num_streams;
@@ -117,7 +136,7 @@ struct ipu_tensor_args {
 struct ipu_run_args {
 	__u32 program;		/* in: program index */
 	__u32 flags;		/* in: 0 */
-	__u64 seq;		/* out: sequence number, > 0, for IPU_IOCTL_WAIT */
+	__u64 seq;		/* out: sequence number, > 0, for DRM_IOCTL_IPU_WAIT */
 };
 
 /* struct ipu_wait_args.status */
@@ -126,7 +145,7 @@ struct ipu_run_args {
 #define IPU_WAIT_ABORTED	2	/* cancelled: abort, reset, watchdog, close */
 
 struct ipu_wait_args {
-	__u64 seq;		/* in: from IPU_IOCTL_RUN */
+	__u64 seq;		/* in: from DRM_IOCTL_IPU_RUN */
 	__s64 timeout_ns;	/* in: < 0 forever, 0 poll */
 	__u32 flags;		/* in: 0 */
 	__u32 status;		/* out: IPU_WAIT_* */
@@ -171,6 +190,8 @@ struct ipu_counters_args {
 	__u64 drv_resets;	/* device resets the driver did */
 	__u64 drv_errors;	/* error interrupts */
 	__u64 pinned_pages;	/* user pages pinned right now */
+	__u64 gem_objects;	/* buffer objects alive (created or imported) */
+	__u64 gem_pages;	/* their pages pinned for the device right now */
 };
 
 /* ----------------------------------------------------------- GET_EVENTS */
@@ -222,33 +243,77 @@ struct ipu_stream_info_args {
 	__u32 buffer_bytes;	/* out: size every buffer of the stream has */
 };
 
+/* ------------------------------------------------------ BO_CREATE/INFO */
+
+/*
+ * A GEM shmem buffer object of this device: its pages are the memory the
+ * device reads and writes (an executable to LOAD, stream buffers with
+ * IPU_URING_F_BO), shared with other processes or devices as a dma-buf
+ * (DRM_IOCTL_PRIME_HANDLE_TO_FD) and mapped by mmap() of the accel fd at
+ * BO_INFO's mmap_offset or of the dma-buf fd at 0.  DRM_IOCTL_GEM_CLOSE
+ * drops the handle; the object lives while a handle, a dma-buf, a mapping
+ * or a queued stream buffer refers to it.
+ */
+struct ipu_bo_create_args {
+	__u64 size;		/* in: bytes, 1..256 MiB, rounded up to pages */
+	__u32 flags;		/* in: 0 */
+	__u32 handle;		/* out */
+};
+
+struct ipu_bo_info_args {
+	__u32 handle;		/* in */
+	__u32 flags;		/* in: 0 */
+	__u64 size;		/* out: bytes */
+	__u64 mmap_offset;	/* out: for mmap() of the accel fd */
+};
+
 /* --------------------------------------------------------------- ioctls */
 
-#define IPU_IOCTL_INFO		_IOWR(IPU_IOCTL_BASE, 0x00, struct ipu_info_args)
-#define IPU_IOCTL_ATTACH	_IOWR(IPU_IOCTL_BASE, 0x01, struct ipu_attach_args)
-#define IPU_IOCTL_DETACH	_IOWR(IPU_IOCTL_BASE, 0x02, struct ipu_attach_args)
-#define IPU_IOCTL_LOAD_EXECUTABLE _IOWR(IPU_IOCTL_BASE, 0x03, struct ipu_load_args)
-#define IPU_IOCTL_WRITE_TENSOR	_IOWR(IPU_IOCTL_BASE, 0x04, struct ipu_tensor_args)
-#define IPU_IOCTL_RUN		_IOWR(IPU_IOCTL_BASE, 0x05, struct ipu_run_args)
-#define IPU_IOCTL_WAIT		_IOWR(IPU_IOCTL_BASE, 0x06, struct ipu_wait_args)
-#define IPU_IOCTL_RESET		_IOWR(IPU_IOCTL_BASE, 0x07, struct ipu_reset_args)
-#define IPU_IOCTL_COUNTERS	_IOWR(IPU_IOCTL_BASE, 0x08, struct ipu_counters_args)
-#define IPU_IOCTL_GET_EVENTS	_IOWR(IPU_IOCTL_BASE, 0x09, struct ipu_events_args)
-#define IPU_IOCTL_STREAM_INFO	_IOWR(IPU_IOCTL_BASE, 0x0a, struct ipu_stream_info_args)
-#define IPU_IOCTL_NR_MAX	0x0a
+#define DRM_IPU_INFO		0x00
+#define DRM_IPU_ATTACH		0x01
+#define DRM_IPU_DETACH		0x02
+#define DRM_IPU_LOAD_EXECUTABLE	0x03
+#define DRM_IPU_WRITE_TENSOR	0x04
+#define DRM_IPU_RUN		0x05
+#define DRM_IPU_WAIT		0x06
+#define DRM_IPU_RESET		0x07
+#define DRM_IPU_COUNTERS	0x08
+#define DRM_IPU_GET_EVENTS	0x09
+#define DRM_IPU_STREAM_INFO	0x0a
+#define DRM_IPU_BO_CREATE	0x0b
+#define DRM_IPU_BO_INFO		0x0c
+
+#define DRM_IOCTL_IPU_INFO	IPU_DRM_IOWR(DRM_IPU_INFO, struct ipu_info_args)
+#define DRM_IOCTL_IPU_ATTACH	IPU_DRM_IOWR(DRM_IPU_ATTACH, struct ipu_attach_args)
+#define DRM_IOCTL_IPU_DETACH	IPU_DRM_IOWR(DRM_IPU_DETACH, struct ipu_attach_args)
+#define DRM_IOCTL_IPU_LOAD_EXECUTABLE IPU_DRM_IOWR(DRM_IPU_LOAD_EXECUTABLE, struct ipu_load_args)
+#define DRM_IOCTL_IPU_WRITE_TENSOR IPU_DRM_IOWR(DRM_IPU_WRITE_TENSOR, struct ipu_tensor_args)
+#define DRM_IOCTL_IPU_RUN	IPU_DRM_IOWR(DRM_IPU_RUN, struct ipu_run_args)
+#define DRM_IOCTL_IPU_WAIT	IPU_DRM_IOWR(DRM_IPU_WAIT, struct ipu_wait_args)
+#define DRM_IOCTL_IPU_RESET	IPU_DRM_IOWR(DRM_IPU_RESET, struct ipu_reset_args)
+#define DRM_IOCTL_IPU_COUNTERS	IPU_DRM_IOWR(DRM_IPU_COUNTERS, struct ipu_counters_args)
+#define DRM_IOCTL_IPU_GET_EVENTS IPU_DRM_IOWR(DRM_IPU_GET_EVENTS, struct ipu_events_args)
+#define DRM_IOCTL_IPU_STREAM_INFO IPU_DRM_IOWR(DRM_IPU_STREAM_INFO, struct ipu_stream_info_args)
+#define DRM_IOCTL_IPU_BO_CREATE	IPU_DRM_IOWR(DRM_IPU_BO_CREATE, struct ipu_bo_create_args)
+#define DRM_IOCTL_IPU_BO_INFO	IPU_DRM_IOWR(DRM_IPU_BO_INFO, struct ipu_bo_info_args)
 
 /* ------------------------------------------- io_uring stream commands */
 
 /*
- * Stream buffers: IORING_OP_URING_CMD on the /dev/ipuN fd, on a ring set up
+ * Stream buffers: IORING_OP_URING_CMD on the /dev/accel/accelN fd, on a ring set up
  * with IORING_SETUP_SQE128 (-EINVAL otherwise; CQE32 is optional).
  *
  *   sqe->opcode   IORING_OP_URING_CMD
- *   sqe->fd       the /dev/ipuN fd (attached by this process)
+ *   sqe->fd       the /dev/accel/accelN fd (attached by this process)
  *   sqe->cmd_op   IPU_URING_CMD_SEND (H2D stream) or IPU_URING_CMD_RECV (D2H)
  *   sqe->uring_cmd_flags  IORING_URING_CMD_FIXED to use a registered buffer:
  *                 sqe->buf_index names it, addr lies inside it
  *   sqe->cmd      struct ipu_uring_cmd (32 of the 80 bytes; the rest 0)
+ *
+ * With IPU_URING_F_BO the buffer is part of a buffer object of this fd
+ * (created, or imported from a dma-buf): handle names it, addr is the
+ * byte offset in it; the device moves the data to or from the object's
+ * pages with no copy and nothing is pinned per request.
  *
  * The CQE: res = bytes moved, or -errno (-ECANCELED: aborted, reset or
  * closed; -EIO: the device failed the transfer; -EINVAL: bad arguments;
@@ -258,13 +323,15 @@ struct ipu_stream_info_args {
 #define IPU_URING_CMD_SEND	0x1001
 #define IPU_URING_CMD_RECV	0x1002
 
+#define IPU_URING_F_BO		0x1u	/* the buffer lies in buffer object `handle` */
+
 struct ipu_uring_cmd {
-	__u64 addr;		/* user address of the buffer */
+	__u64 addr;		/* user address of the buffer (IPU_URING_F_BO: offset) */
 	__u32 len;		/* bytes: the stream's buffer size (D2H: at least) */
 	__u32 stream;		/* stream id */
 	__u64 tag;		/* echoed in big_cqe[0] (CQE32) */
-	__u32 flags;		/* 0 */
-	__u32 pad;		/* 0 */
+	__u32 flags;		/* IPU_URING_F_* */
+	__u32 handle;		/* IPU_URING_F_BO: the buffer object, else 0 */
 };
 
 /* ---------------------------------------------- generic netlink "ipu" */
@@ -281,7 +348,7 @@ enum ipu_genl_cmd {
 
 enum ipu_genl_attr {
 	IPU_GENL_A_UNSPEC,
-	IPU_GENL_A_MINOR,	/* u32: N of /dev/ipuN */
+	IPU_GENL_A_MINOR,	/* u32: N of /dev/accel/accelN */
 	IPU_GENL_A_TYPE,	/* u32: IPU_EVENT_* */
 	IPU_GENL_A_PID,		/* u32 */
 	IPU_GENL_A_CODE,	/* u32 */

@@ -6,7 +6,7 @@
  *   "model[:opts]"  the tile engine in-process (like Poplar's IPUModel), the
  *                   default; opts: tiles=N, tile_mem=SIZE (k/m suffix),
  *                   workers=N, version=ipu2|ipu21, serial=STR
- *   "/dev/ipuN"     the kernel driver (ioctls for control, io_uring for
+ *   "/dev/accel/accelN" the kernel driver (ioctls for control, io_uring for
  *                   stream buffers)
  *
  * Model of use:
@@ -42,7 +42,7 @@ enum ipu_backend_kind {
 };
 
 struct ipu_device_info {
-	char name[64];		/* "model0" or "ipu0" */
+	char name[64];		/* "model0" or "accel0" */
 	char path[64];		/* spec it was opened with */
 	uint32_t backend;	/* enum ipu_backend_kind */
 	uint32_t num_tiles;
@@ -173,6 +173,31 @@ int ipu_stream_submit(struct ipu_device *d, uint32_t stream, void *buf, size_t l
 int ipu_register_memory(struct ipu_device *d, void *addr, size_t len, uint32_t *id);
 int ipu_unregister_memory(struct ipu_device *d, uint32_t id);
 
+/*
+ * Device memory shared without copies.  ipu_alloc_memory() maps len bytes
+ * at *addr that the device reads and writes directly, registered like
+ * ipu_register_memory() memory (*id; stream buffers lying wholly inside
+ * it are neither pinned nor copied per request); ipu_free_memory() unmaps
+ * and forgets it (ipu_unregister_memory() does too).  On a kernel device
+ * it is a buffer object of the driver (a GEM object of
+ * /dev/accel/accelN); on the in-process device plain memory.
+ *
+ * ipu_buffer_export_dmabuf() hands such memory out as a dma-buf file
+ * descriptor (*fd; the caller closes it), for another process (pass the
+ * fd over a Unix socket) or another device; ipu_import_dmabuf() maps a
+ * dma-buf into this handle's device and registers it (*addr, *len its
+ * size, *id), so that stream buffers inside it reach the device with no
+ * copy.  Both need a kernel device (IPU_E_INVAL on the in-process one,
+ * and for memory ipu_register_memory() registered: its pages are the
+ * caller's, not a buffer object).  Memory stays valid while a handle, a
+ * mapping or a dma-buf refers to it: freeing it here does not take it
+ * from the processes it was shared with.
+ */
+int ipu_alloc_memory(struct ipu_device *d, size_t len, void **addr, uint32_t *id);
+int ipu_free_memory(struct ipu_device *d, uint32_t id);
+int ipu_buffer_export_dmabuf(struct ipu_device *d, uint32_t id, int *fd);
+int ipu_import_dmabuf(struct ipu_device *d, int fd, void **addr, size_t *len, uint32_t *id);
+
 /* Collect up to `max` completions, waiting up to timeout_ns for the first. */
 int ipu_stream_poll(struct ipu_device *d, struct ipu_completion *out, unsigned max,
 		    int64_t timeout_ns);
@@ -262,7 +287,7 @@ typedef void (*ipu_trace_fn)(void *ctx, const struct ipu_step_event *ev);
  * Per-step events of the programs that run from now on (model backend),
  * delivered on the device's thread; fn NULL stops them.  Costs two clock
  * reads per step while set.  IPU_E_BUSY while a run is queued or running,
- * IPU_E_INVAL on a backend without them (/dev/ipuN).
+ * IPU_E_INVAL on a backend without them (/dev/accel/accelN).
  */
 int ipu_set_trace(struct ipu_device *d, ipu_trace_fn fn, void *ctx);
 

@@ -59,7 +59,7 @@ struct ipurt_device_req {
 
 /*
  * A manager of the devices listed in `specs` (comma-separated libipu
- * specs, e.g. "model,model:tiles=64") plus every /dev/ipuN present.
+ * specs, e.g. "model,model:tiles=64") plus every /dev/accel/accelN present.
  * specs NULL or "" means "model" (one in-process device of the default
  * size).  Devices are opened lazily.
  */
@@ -83,7 +83,7 @@ void ipurt_dm_release(struct ipurt_device_manager *dm, struct ipu_device *dev);
  * Take n devices at once, all or none (a caller holding some while it waits
  * for the rest could deadlock with another doing the same).  only NULL:
  * any n free devices that satisfy req, in the manager's order; only a list
- * of specs ("/dev/ipu0,/dev/ipu1"): exactly the devices it names (n 0
+ * of specs ("/dev/accel/accel0,/dev/accel/accel1"): exactly the devices it names (n 0
  * means as many as it names).  devs receives n handles, each released
  * with ipurt_dm_release.  Errors as ipurt_dm_acquire, IPURT_E_INVAL if n
  * disagrees with the list.
@@ -254,9 +254,9 @@ struct ipurt_config {
 	uint32_t ring_buffer_size;	/* requests in flight, power of two */
 	enum ipurt_wait_policy wait_policy;	/* when all devices are busy */
 	int64_t wait_timeout_ns;
-	/* libipu device spec or a list of them ("model:tiles=16;/dev/ipu0");
+	/* libipu device spec or a list of them ("model:tiles=16;/dev/accel/accel0");
 	 * NULL: an in-process device made to match the model (its tiles,
-	 * tile memory and version), then any /dev/ipuN */
+	 * tile memory and version), then any /dev/accel/accelN */
 	const char *device;
 	struct ipurt_device_manager *dm;	/* NULL: a private one */
 	/* optional observer of every request's life (NULL: none) */
@@ -267,7 +267,7 @@ struct ipurt_config {
 	 * device runs over them (the one with the fewest runs outstanding,
 	 * ties in turn).  0 or 1: one device; N: any N free devices that
 	 * satisfy the model; IPURT_ALL_LISTED: exactly the devices `device`
-	 * lists ("/dev/ipu0,/dev/ipu1", "model,model").  A device whose run
+	 * lists ("/dev/accel/accel0,/dev/accel/accel1", "model,model").  A device whose run
 	 * fails (an error, a reset, a timeout, the device gone) is taken out
 	 * of rotation and the runs it held are moved to another device, once
 	 * each; see Documentation/runtime/model-runtime.md.
@@ -308,7 +308,7 @@ int ipurt_runner_device_status(struct ipurt_runner *r, uint32_t i, uint64_t *run
 /*
  * Register caller memory with the runner's devices (ipu_register_memory):
  * tensors whose data lie wholly inside it skip the per-request pinning on
- * a kernel device (/dev/ipuN); on the in-process device it only records
+ * a kernel device (/dev/accel/accelN); on the in-process device it only records
  * the range.  For pools of buffers reused across requests (a server's or
  * a binding's); *id is for ipurt_runner_unregister_memory.  Returns 0, or
  * IPURT_E_INVAL (overlap, size, device without registered buffers),
