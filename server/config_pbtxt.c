@@ -42,6 +42,51 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* The text and the message buffer, to name a refused value's line. */
+struct where {
+	const char *text;
+	size_t len;
+	char *err;
+	size_t errlen;
+};
+
+/*
+ * A value refused: "line L: " (the field's place, as the library saw it)
+ * and the message.  Not for parameters: a map's entries are read back in
+ * no fixed order, so the message names the key instead.
+ */
+static int at(struct where *w, const char *path, int index, const char *fmt, ...)
+{
+	int line = srv_pbtxt_line(w->text, w->len, path, index);
+	size_t k = 0;
+	va_list ap;
+
+	if (line > 0)
+		k = (size_t)snprintf(w->err, w->errlen, "line %d: ", line);
+	if (k >= w->errlen)
+		k = 0;
+	va_start(ap, fmt);
+	vsnprintf(w->err + k, w->errlen - k, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The paths of an input's or output's fields. */
+static const char *name_of(const char *what)
+{
+	return !strcmp(what, "input") ? "input.name" : "output.name";
+}
+
+static const char *type_of(const char *what)
+{
+	return !strcmp(what, "input") ? "input.data_type" : "output.data_type";
+}
+
+static const char *dims_of(const char *what)
+{
+	return !strcmp(what, "input") ? "input.dims" : "output.dims";
+}
+
 /* Triton's TYPE_X is the v2 protocol's X; the runtime's types only. */
 static uint32_t dtype_of(Inference__DataType t)
 {
@@ -69,35 +114,40 @@ static const char *type_name(Inference__DataType t)
 	return v ? v->name : "?";
 }
 
-static int tensors(const char *what, size_t n, char **names, Inference__DataType *types,
-		   size_t *ndims, int64_t **dims, struct srv_tensor_decl *out, uint32_t *nout,
-		   char *err, size_t errlen)
+static int tensors(struct where *w, const char *what, size_t n, char **names,
+		   Inference__DataType *types, size_t *ndims, int64_t **dims,
+		   struct srv_tensor_decl *out, uint32_t *nout)
 {
 	if (n > SRV_MAX_IO)
-		return fail(err, errlen, "%s: %zu tensors, at most %d", what, n, SRV_MAX_IO);
+		return at(w, what, -1, "%s: %zu tensors, at most %d", what, n, SRV_MAX_IO);
 	for (size_t i = 0; i < n; i++) {
 		struct srv_tensor_decl *d = &out[i];
 
 		if (!names[i][0])
-			return fail(err, errlen, "%s[%zu]: name is missing", what, i);
+			return at(w, what, (int)i, "%s[%zu]: name is missing", what, i);
 		if (strlen(names[i]) >= sizeof(d->name))
-			return fail(err, errlen, "%s[%zu]: name longer than %zu bytes", what, i,
+			return at(w, name_of(what), (int)i,
+				    "%s[%zu]: name longer than %zu bytes", what, i,
 				    sizeof(d->name) - 1);
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(out[k].name, names[i]))
-				return fail(err, errlen, "%s '%s' is declared twice", what, names[i]);
+				return at(w, name_of(what), (int)i,
+					    "%s '%s' is declared twice", what, names[i]);
 		snprintf(d->name, sizeof(d->name), "%s", names[i]);
 		d->dtype = dtype_of(types[i]);
 		if (d->dtype == IPURT_DT_INVALID)
-			return fail(err, errlen, "%s '%s': data_type %s is not a type the runtime has",
+			return at(w, type_of(what), (int)i,
+				    "%s '%s': data_type %s is not a type the runtime has",
 				    what, names[i], type_name(types[i]));
 		if (ndims[i] > IPUEF_MAX_RANK)
-			return fail(err, errlen, "%s '%s': %zu dims, at most %u", what, names[i], ndims[i],
+			return at(w, dims_of(what), (int)i,
+				    "%s '%s': %zu dims, at most %u", what, names[i], ndims[i],
 				    IPUEF_MAX_RANK);
 		d->rank = (uint32_t)ndims[i];
 		for (size_t k = 0; k < ndims[i]; k++) {
 			if (dims[i][k] < -1)
-				return fail(err, errlen, "%s '%s': dims[%zu] is %lld (a size, or -1 for any)",
+				return at(w, dims_of(what), (int)i,
+					    "%s '%s': dims[%zu] is %lld (a size, or -1 for any)",
 					    what, names[i], k, (long long)dims[i][k]);
 			d->dims[k] = dims[i][k];
 		}
@@ -227,8 +277,7 @@ static int boolean(const char *s, int *out)
 	return -1;
 }
 
-static int parameters(const Inference__ModelConfig *m, struct srv_model_config *c, char *err,
-		      size_t errlen)
+static int parameters(struct where *w, const Inference__ModelConfig *m, struct srv_model_config *c)
 {
 	for (size_t i = 0; i < m->n_parameters; i++) {
 		const char *k = m->parameters[i]->key;
@@ -236,7 +285,8 @@ static int parameters(const Inference__ModelConfig *m, struct srv_model_config *
 
 		if (!strcmp(k, "synchronous_execution")) {
 			if (boolean(v, &c->synchronous))
-				return fail(err, errlen, "parameters synchronous_execution: string_value "
+				return fail(w->err, w->errlen,
+					    "parameters synchronous_execution: string_value "
 					    "'%s' is not true or false", v);
 		} else if (!strcmp(k, "timeout_ns")) {
 			char *end;
@@ -245,35 +295,40 @@ static int parameters(const Inference__ModelConfig *m, struct srv_model_config *
 			errno = 0;
 			ns = strtoull(v, &end, 10);
 			if (!*v || *v == '-' || *v == '+' || *end || errno || ns > 86400000000000ull)
-				return fail(err, errlen, "parameters timeout_ns: string_value '%s' is not a "
+				return fail(w->err, w->errlen,
+					    "parameters timeout_ns: string_value '%s' is not a "
 					    "whole number of nanoseconds up to 86400000000000 (0: never)", v);
 			c->timeout_ns = ns;
 			c->has_timeout = 1;
-		} else if (packing_param(k, v, &c->packing, err, errlen)) {
+		} else if (packing_param(k, v, &c->packing, w->err, w->errlen)) {
 			return -1;
 		}
 	}
-	return packing(m, c, err, errlen);
+	return packing(m, c, w->err, w->errlen);
 }
 
-static int fill(const Inference__ModelConfig *m, const char *model, struct srv_model_config *c,
-		char *err, size_t errlen)
+static int fill(struct where *w, const Inference__ModelConfig *m, const char *model,
+		struct srv_model_config *c)
 {
 	uint32_t total = 0;
 
 	/* Triton: the name is optional and must be the folder's when given */
 	if (m->name[0] && strcmp(m->name, model))
-		return fail(err, errlen, "name '%s' differs from the model's folder '%s'", m->name, model);
+		return at(w, "name", -1,
+			    "name '%s' differs from the model's folder '%s'", m->name, model);
 	/* the Poplar backend's name, ours, and ONNX models that are compiled at load */
 	if (m->backend[0] && strcmp(m->backend, "poplar") && strcmp(m->backend, "ipu") &&
 	    strcmp(m->backend, "onnxruntime"))
-		return fail(err, errlen, "backend '%s': ipu-serve runs .ipuef models and compiles "
+		return at(w, "backend", -1,
+			    "backend '%s': ipu-serve runs .ipuef models and compiles "
 			    "model.onnx (use poplar, ipu or onnxruntime, or leave it out)", m->backend);
 	if (m->platform[0] && strcmp(m->platform, "ipu_ipuef") && strcmp(m->platform, "onnxruntime_onnx"))
-		return fail(err, errlen, "platform '%s': ipu-serve runs .ipuef models and compiles "
+		return at(w, "platform", -1,
+			    "platform '%s': ipu-serve runs .ipuef models and compiles "
 			    "model.onnx (use ipu_ipuef or onnxruntime_onnx, or leave it out)", m->platform);
 	if (m->max_batch_size < 0 || m->max_batch_size > (1 << 30))
-		return fail(err, errlen, "max_batch_size %d: must be 0 to %d", m->max_batch_size, 1 << 30);
+		return at(w, "max_batch_size", -1,
+			    "max_batch_size %d: must be 0 to %d", m->max_batch_size, 1 << 30);
 	/* written or not, proto3 reads it as 0: Triton's "no batching" */
 	c->max_batch_size = m->max_batch_size;
 	c->has_max_batch_size = 1;
@@ -281,7 +336,8 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 		const char *f = m->default_model_filename;
 
 		if (strchr(f, '/') || f[0] == '.' || strlen(f) >= sizeof(c->model_filename))
-			return fail(err, errlen, "default_model_filename '%s' must be a file name in the "
+			return at(w, "default_model_filename", -1,
+				    "default_model_filename '%s' must be a file name in the "
 				    "version folder", f);
 		snprintf(c->model_filename, sizeof(c->model_filename), "%s", f);
 	}
@@ -292,14 +348,14 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 		int64_t *d[SRV_MAX_IO];
 
 		if (m->n_input > SRV_MAX_IO || m->n_output > SRV_MAX_IO)
-			return fail(err, errlen, "more than %d inputs or outputs", SRV_MAX_IO);
+			return at(w, "input", -1, "more than %d inputs or outputs", SRV_MAX_IO);
 		for (size_t i = 0; i < m->n_input; i++) {
 			n[i] = m->input[i]->name;
 			t[i] = m->input[i]->data_type;
 			nd[i] = m->input[i]->n_dims;
 			d[i] = m->input[i]->dims;
 		}
-		if (tensors("input", m->n_input, n, t, nd, d, c->inputs, &c->num_inputs, err, errlen))
+		if (tensors(w, "input", m->n_input, n, t, nd, d, c->inputs, &c->num_inputs))
 			return -1;
 		for (size_t i = 0; i < m->n_output; i++) {
 			n[i] = m->output[i]->name;
@@ -307,7 +363,7 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 			nd[i] = m->output[i]->n_dims;
 			d[i] = m->output[i]->dims;
 		}
-		if (tensors("output", m->n_output, n, t, nd, d, c->outputs, &c->num_outputs, err, errlen))
+		if (tensors(w, "output", m->n_output, n, t, nd, d, c->outputs, &c->num_outputs))
 			return -1;
 	}
 	if (m->scheduling_choice_case == INFERENCE__MODEL_CONFIG__SCHEDULING_CHOICE_DYNAMIC_BATCHING) {
@@ -315,21 +371,25 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 
 		c->dynamic_batching = 1;
 		if (db->n_preferred_batch_size > SRV_MAX_PREFERRED)
-			return fail(err, errlen, "more than %d preferred_batch_size values", SRV_MAX_PREFERRED);
+			return at(w, "dynamic_batching.preferred_batch_size", -1,
+				    "more than %d preferred_batch_size values", SRV_MAX_PREFERRED);
 		for (size_t i = 0; i < db->n_preferred_batch_size; i++) {
 			if (db->preferred_batch_size[i] < 1 || db->preferred_batch_size[i] > (1 << 30))
-				return fail(err, errlen, "preferred_batch_size %d: must be 1 to %d",
+				return at(w, "dynamic_batching.preferred_batch_size", -1,
+					    "preferred_batch_size %d: must be 1 to %d",
 					    db->preferred_batch_size[i], 1 << 30);
 			c->preferred[i] = (uint64_t)db->preferred_batch_size[i];
 		}
 		c->num_preferred = (uint32_t)db->n_preferred_batch_size;
 		if (db->max_queue_delay_microseconds > 60000000)
-			return fail(err, errlen, "max_queue_delay_microseconds %llu: at most 60000000",
+			return at(w, "dynamic_batching.max_queue_delay_microseconds", -1,
+				    "max_queue_delay_microseconds %llu: at most 60000000",
 				    (unsigned long long)db->max_queue_delay_microseconds);
 		c->max_queue_delay_us = db->max_queue_delay_microseconds;
 		if (db->default_queue_policy) {
 			if (db->default_queue_policy->max_queue_size > (1u << 24))
-				return fail(err, errlen, "max_queue_size %u: at most %u",
+				return at(w, "dynamic_batching.default_queue_policy.max_queue_size", -1,
+					    "max_queue_size %u: at most %u",
 					    db->default_queue_policy->max_queue_size, 1u << 24);
 			c->max_queue_size = db->default_queue_policy->max_queue_size;
 			c->has_max_queue_size = 1;
@@ -349,13 +409,16 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 		if (g->kind != INFERENCE__MODEL_INSTANCE_GROUP__KIND__KIND_AUTO &&
 		    g->kind != INFERENCE__MODEL_INSTANCE_GROUP__KIND__KIND_CPU &&
 		    g->kind != INFERENCE__MODEL_INSTANCE_GROUP__KIND__KIND_GPU)
-			return fail(err, errlen, "instance_group[%zu] kind %d: KIND_AUTO, KIND_CPU or "
+			return at(w, "instance_group.kind", (int)i,
+				    "instance_group[%zu] kind %d: KIND_AUTO, KIND_CPU or "
 				    "KIND_GPU (each instance runs on an IPU)", i, (int)g->kind);
 		if (count < 1 || count > 64)
-			return fail(err, errlen, "instance_group[%zu] count %d: must be 1 to 64", i, count);
+			return at(w, "instance_group.count", (int)i,
+				    "instance_group[%zu] count %d: must be 1 to 64", i, count);
 		total += (uint32_t)count;
 		if (total > 64)
-			return fail(err, errlen, "instance_group: %u instances in all, at most 64", total);
+			return at(w, "instance_group", -1,
+				    "instance_group: %u instances in all, at most 64", total);
 	}
 	if (total)
 		c->instance_count = total;
@@ -369,12 +432,15 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 		case INFERENCE__MODEL_VERSION_POLICY__POLICY_CHOICE_SPECIFIC:
 			c->policy = SRV_POLICY_SPECIFIC;
 			if (!p->specific->n_versions)
-				return fail(err, errlen, "version_policy specific needs versions: [N, ...]");
+				return at(w, "version_policy.specific", -1,
+					    "version_policy specific needs versions: [N, ...]");
 			if (p->specific->n_versions > SRV_MAX_VERSIONS)
-				return fail(err, errlen, "more than %d versions", SRV_MAX_VERSIONS);
+				return at(w, "version_policy.specific.versions", -1,
+					    "more than %d versions", SRV_MAX_VERSIONS);
 			for (size_t i = 0; i < p->specific->n_versions; i++) {
 				if (p->specific->versions[i] < 0)
-					return fail(err, errlen, "version_policy specific: version %lld is "
+					return at(w, "version_policy.specific.versions", -1,
+						    "version_policy specific: version %lld is "
 						    "negative", (long long)p->specific->versions[i]);
 				c->versions[i] = p->specific->versions[i];
 			}
@@ -385,19 +451,21 @@ static int fill(const Inference__ModelConfig *m, const char *model, struct srv_m
 			/* Triton: num_versions left out (0) is 1 */
 			c->latest_n = p->latest->num_versions ? p->latest->num_versions : 1;
 			if (c->latest_n > SRV_MAX_VERSIONS)
-				return fail(err, errlen, "version_policy latest num_versions %u: at most %d",
+				return at(w, "version_policy.latest.num_versions", -1,
+					    "version_policy latest num_versions %u: at most %d",
 					    c->latest_n, SRV_MAX_VERSIONS);
 			break;
 		default:
 			break;
 		}
 	}
-	return parameters(m, c, err, errlen);
+	return parameters(w, m, c);
 }
 
 int srv_model_config_parse_pbtxt(const char *text, size_t len, const char *model,
 				 struct srv_model_config *c, char *err, size_t errlen)
 {
+	struct where w = { text, len, err, errlen };
 	Inference__ModelConfig *m;
 	uint8_t *bin;
 	size_t binlen;
@@ -410,7 +478,7 @@ int srv_model_config_parse_pbtxt(const char *text, size_t len, const char *model
 	free(bin);
 	if (!m)
 		return fail(err, errlen, "the configuration could not be decoded (out of memory?)");
-	rc = fill(m, model, c, err, errlen);
+	rc = fill(&w, m, model, c);
 	inference__model_config__free_unpacked(m, NULL);
 	if (rc)
 		srv_model_config_init(c);

@@ -134,6 +134,51 @@ int encode(const char *text, size_t len, const char *const *acted, uint8_t **out
 	return 0;
 }
 
+int line_of(const char *text, size_t len, const char *path, int index)
+{
+	inference::ModelConfig cfg;
+	TextFormat::Parser parser;
+	TextFormat::ParseInfoTree tree;
+	FirstError errors;
+	const std::string p(path);
+	const TextFormat::ParseInfoTree *t = &tree;
+	const Descriptor *d = cfg.GetDescriptor();
+	size_t from = 0;
+	bool indexed = false;
+	int line = -1;
+
+	parser.RecordErrorsTo(&errors);
+	parser.WriteLocationsTo(&tree);
+	if (!parser.ParseFromString(std::string(text, len), &cfg))
+		return 0;
+	while (t && d) {
+		const size_t dot = p.find('.', from);
+		const FieldDescriptor *f =
+			d->FindFieldByName(p.substr(from, dot == std::string::npos ? dot : dot - from));
+		int k = -1;
+
+		if (!f)
+			break;
+		if (f->is_repeated()) {
+			k = indexed || index < 0 ? 0 : index;
+			indexed = true;
+		}
+		TextFormat::ParseLocation at = t->GetLocation(f, k);
+		/* a list "[a, b]" has one place for all its elements */
+		if (at.line < 0 && k > 0)
+			at = t->GetLocation(f, 0);
+		if (at.line < 0)
+			break;
+		line = at.line;
+		if (dot == std::string::npos || f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE)
+			break;
+		t = t->GetTreeForNested(f, k);
+		d = f->message_type();
+		from = dot + 1;
+	}
+	return line + 1;
+}
+
 } // namespace
 
 extern "C" int srv_pbtxt_encode(const char *text, size_t len, const char *const *acted,
@@ -151,4 +196,13 @@ extern "C" int srv_pbtxt_encode(const char *text, size_t len, const char *const 
 	free(*out);
 	*out = nullptr;
 	return -1;
+}
+
+extern "C" int srv_pbtxt_line(const char *text, size_t len, const char *path, int index)
+{
+	try {
+		return line_of(text, len, path, index);
+	} catch (...) {
+		return 0;
+	}
 }

@@ -32,6 +32,14 @@ extern "C" {
 int srv_pbtxt_encode(const char *text, size_t len, const char *const *acted, uint8_t **out,
 		     size_t *outlen, char *err, size_t errlen);
 
+/*
+ * The line (from 1) where the field at `path` ("instance_group.count") is
+ * written in text, taking element `index` of the first repeated field on
+ * the path (-1: its first); 0 if the text does not parse or has no such
+ * field.  For the messages of values the caller refuses.
+ */
+int srv_pbtxt_line(const char *text, size_t len, const char *path, int index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -159,7 +159,14 @@ TEST(pbtxt_refusals)
 	CHECK(refused("dynamic_batching { default_queue_policy { timeout_action: DELAY } }\n",
 		      "dynamic_batching.default_queue_policy.timeout_action", NULL));
 	CHECK(refused("response_cache { enable: true }\n", "response_cache", NULL));
-	/* values */
+	/* values, with the line of the field refused */
+	CHECK(refused("name: \"m\"\ninstance_group [\n  { count: 1 },\n  { count: 65 }\n]\n",
+		      "line 4: instance_group[1] count 65", NULL));
+	CHECK(refused("input [\n  { name: \"X\" data_type: TYPE_FP32 dims: 3 },\n  { name: \"Z\"\n    "
+		      "data_type: TYPE_FP32\n    dims: [ 1, -7 ] }\n]\n", "line 5: input 'Z': dims[1] is -7", NULL));
+	CHECK(refused("\n\nmax_batch_size: -1\n", "line 3: max_batch_size -1", NULL));
+	CHECK(refused("dynamic_batching {\n  max_queue_delay_microseconds: 60000001\n}\n",
+		      "line 2: max_queue_delay_microseconds 60000001", NULL));
 	CHECK(refused("name: \"other\"\n", "differs from the model's folder 'm'", NULL));
 	CHECK(refused("backend: \"tensorrt\"\n", "backend 'tensorrt'", NULL));
 	CHECK(refused("platform: \"tensorflow_savedmodel\"\n", "platform 'tensorflow_savedmodel'", NULL));
