@@ -8,7 +8,6 @@
  * (grpc_stats.c, grpc_config.c).
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +15,7 @@
 
 #include <grpc/status.h>
 
-#include "batch.h"
-#include "cli.h"
+#include "cli.h"		/* IPU_STACK_VERSION */
 #include "kserve/grpc_predict_v2.pb-c.h"
 #include "grpc_server.h"
 #include "grpc_infer.h"
