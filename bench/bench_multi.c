@@ -7,7 +7,8 @@
  * cut into micro-batches that pipeline through two IPUs against the same
  * request unpipelined.  The model is the multi-IPU tests' MLP
  * (tests/multi/mlp_model.c: rows x 256 through 256 x 256 fp32 layers) on
- * in-process IPUs of 32 (two IPUs) or 16 (four IPUs) tiles x 64 KiB, split
+ * in-process IPUs of 32 (two IPUs; 64 for the micro-batches) or 16 (four
+ * IPUs) tiles x 64 KiB, split
  * automatically; modelled cycles at 1.33 GHz.
  *
  * Usage: bench_multi [requests]   (default 64)
@@ -106,20 +107,20 @@ static int requests_row(int layers, int ipus, uint32_t tiles, int requests)
 	return 0;
 }
 
-/* One request of `rows` rows on two IPUs: whole (no pipelining) against
- * cut into micro-batches that pipeline. */
-static int micro_rows(int layers, int rows)
+/* One request of `rows` rows on two IPUs of `tiles` tiles: whole (no
+ * pipelining) against cut into micro-batches that pipeline. */
+static int micro_rows(int layers, int rows, uint32_t tiles)
 {
 	struct result whole, mb;
 	int r = 0;
 
-	if (measure(layers, 2, 32, rows, 1, &whole))
+	if (measure(layers, 2, tiles, rows, 1, &whole))
 		return 1;
 	printf("| %d rows, %d layers | 1 (no pipelining) | %llu | %.0f | 1.00x | %llu / %llu |\n", rows,
 	       layers, (unsigned long long)whole.serial, rows / (whole.serial / CLOCK_HZ),
 	       (unsigned long long)whole.stage[0], (unsigned long long)whole.stage[1]);
-	for (int m = 2; m <= rows / 2; m *= 2) {
-		if (measure(layers, 2, 32, rows / m, m, &mb)) {
+	for (int m = 2; m <= rows / 2 && rows / m >= 4; m *= 2) {
+		if (measure(layers, 2, tiles, rows / m, m, &mb)) {
 			r = 1;
 			continue;
 		}
@@ -145,9 +146,10 @@ int main(int argc, char **argv)
 	r |= requests_row(8, 2, 32, requests);
 	r |= requests_row(4, 2, 32, requests);
 	r |= requests_row(8, 4, 16, requests);
-	printf("\nOne request cut into micro-batches, two IPUs of 32 x 64 KiB:\n\n");
+	printf("\nOne request cut into micro-batches, two IPUs of 64 x 64 KiB:\n\n");
 	printf("| request | micro-batches | modelled cycles | rows/s (modelled) | speed-up | stage cycles a micro-batch (IPU 0 / IPU 1) |\n");
 	printf("|---|---|---|---|---|---|\n");
-	r |= micro_rows(4, 64);
+	r |= micro_rows(4, 64, 64);
+	r |= micro_rows(4, 256, 64);
 	return r;
 }

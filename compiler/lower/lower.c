@@ -239,8 +239,10 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		}
 		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
 		tt = ipu_graph_add_tensor(gb, sname, dt, 1, &cnt);
-		if (tt == IPU_GRAPH_INVALID || lw_spread(&l, tt, cnt, ipux_dtype_size(dt),
-							 (uint32_t)((cnt * ipux_dtype_size(dt) + 8191) / 8192)) < 0)
+		if (tt == IPU_GRAPH_INVALID ||
+		    lw_spread(&l, tt, cnt, ipux_dtype_size(dt),
+			      lw_matmul_a_tiles(&l, g->inputs[i], v->rank > 1 ? (int64_t)cnt / v->dims[v->rank - 1] : 1,
+						cnt * ipux_dtype_size(dt))) < 0)
 			goto builder;
 		if (is_state[i]) {
 			/* filled and drained by the state programs, never by Main */
@@ -577,9 +579,11 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 
 	if (!r || !added)
 		return r;
-	/* the tokens-only program is a second program over Main's steps: a
-	 * decoder that does not fit with it goes without it (its steps
-	 * stream the logits) rather than without next_token */
+	/* the tokens-only program runs Main's steps too, and the builder
+	 * keeps every value two programs touch for the whole run (programs
+	 * run in any order): a decoder that fits only with memory reuse goes
+	 * without it (its steps stream the logits) rather than without
+	 * next_token */
 	if (t->progress)
 		fprintf(t->progress, "ipu-compile: no %s program (%s); every step streams the logits\n",
 			IPUEF_PROGRAM_TOKENS, e->msg);

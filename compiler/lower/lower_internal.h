@@ -219,6 +219,11 @@ int lw_blocked_slices(struct lw *l, int v, struct ipu_slice **out, uint32_t *n);
  * absorbed nodes and elementwise ops, as the A operand of a
  * MatMul (whose every column block reads all its rows). */
 int lw_read_as_matmul_a(struct lw *l, const struct ir_node *n, int v, int depth);
+/* The tiles to spread value v of `bytes` over: one per 8 KiB, and when a
+ * product reads it as its A (lw_read_as_matmul_a), at least one per row:
+ * every block of the product reads the rows it needs from these tiles, and
+ * a tile holding many rows would send them to every block in turn. */
+uint32_t lw_matmul_a_tiles(struct lw *l, int v, int64_t rows, uint64_t bytes);
 /* The width of the column blocks of blocked v seen as [rows x cols]
  * when its first [rows x width] block is one piece of the store (a
  * product's output in column blocks of all its rows), else 0. */

@@ -369,7 +369,8 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 	 * spread once over the tiles */
 	if (first && m.pn > 1 && !blocked &&
 	    lw_spread(l, out, (uint64_t)(m.batch * m.Mall * m.N), ipux_dtype_size(odt),
-		      (uint32_t)((uint64_t)(m.batch * m.Mall * m.N) * ipux_dtype_size(odt) / 8192 + 1)) < 0)
+		      lw_matmul_a_tiles(l, n->out[0], m.batch * m.Mall,
+					(uint64_t)(m.batch * m.Mall * m.N) * ipux_dtype_size(odt))) < 0)
 		return -1;
 	if (m.pk > 1) {
 		cs2 = ipu_graph_add_compute_set(l->gb, "sum");
@@ -625,6 +626,28 @@ static int chunked(struct lw *l, const struct ir_node *n, struct mm *m, uint64_t
 			return -1;
 	}
 	return 1;
+}
+
+uint32_t lw_matmul_a_tiles(struct lw *l, int v, int64_t rows, uint64_t bytes)
+{
+	uint64_t want = bytes / 8192 + 1;
+	const struct ir_graph *g = l->g;
+	int reads_a = 0;
+
+	/* does a product read v as its A (through elementwise ops too)? */
+	for (int j = 0; j < g->nnodes && !reads_a; j++) {
+		const struct ir_node *r = &g->nodes[j];
+		int reads = 0;
+
+		for (int k = 0; k < r->nin && !r->dead; k++)
+			reads |= r->in[k] == v;
+		if (reads)
+			reads_a = !strcmp(r->op, "MatMul") ? r->in[0] == v
+				  : r->nout >= 1 && r->out[0] >= 0 && lw_read_as_matmul_a(l, r, r->out[0], 1);
+	}
+	if (reads_a && rows > 0 && (uint64_t)rows > want)
+		want = (uint64_t)rows;
+	return want < l->tiles ? (uint32_t)want : l->tiles;
 }
 
 int lw_matmul(struct lw *l, const struct ir_node *n)

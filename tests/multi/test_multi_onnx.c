@@ -3,7 +3,7 @@
  * test_multi_onnx.c - a BERT-shaped encoder exported by torch
  * (tiny_encoder.py) split over IPUs: on IPUs of 64 tiles x 64 KiB, where
  * it fits one, split over 2 and 4 the output is bit-identical to one IPU's;
- * on IPUs of 16 tiles x 64 KiB, which refuse it whole, it runs split over 4
+ * on IPUs of 16 tiles x 56 KiB, which refuse it whole, it runs split over 4
  * (stages one by one and pipelined on a group) within 1e-5 of torch's
  * output scale.  A manual split inside the layers, where the residual
  * connections cross the boundaries beside the layer's values, gives the
@@ -164,7 +164,7 @@ TEST(split_bit_identical_where_one_ipu_fits)
 TEST(four_small_ipus_run_what_one_refuses)
 {
 	struct ir_graph *g = load();
-	struct ipu_target t = { "ipu2", 16, 64 * 1024 };
+	struct ipu_target t = { "ipu2", 16, 56 * 1024 };
 	struct ipu_partition whole = { 1, { 0 } }, p;
 	struct mlp_group mg;
 	struct ir_error e = { "" };
@@ -176,10 +176,10 @@ TEST(four_small_ipus_run_what_one_refuses)
 	whole.first[1] = g->nnodes;
 	CHECK(run(g, &whole, &t, y, msg, sizeof(msg)) < 0);
 	CHECK_MSG(strstr(msg, "model does not fit one IPU"), "%s", msg);
-	printf("# one IPU of 16 x 64 KiB: %.200s...\n", msg);
+	printf("# one IPU of 16 x 56 KiB: %.200s...\n", msg);
 	REQUIRE(ipu_partition_auto(g, 4, &t, &p, &e) == 0);
 	CHECK_MSG(run(g, &p, &t, y, msg, sizeof(msg)) == 0, "%s", msg);
-	printf("# 4 IPUs of 16 x 64 KiB: %.3g of torch's output scale\n", err_of(y));
+	printf("# 4 IPUs of 16 x 56 KiB: %.3g of torch's output scale\n", err_of(y));
 	CHECK(err_of(y) < 1e-5);
 
 	/* the same stages as a group, three requests pipelined */
