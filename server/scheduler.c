@@ -647,7 +647,9 @@ int srv_model_create_from(const char *name, int64_t version, const char *path,
 	rc_cfg.validate_io_params = !m->fused; /* a fused model's request is one subgraph */
 	rc_cfg.timeout_ns = o->exec_timeout_ns;
 	rc_cfg.device = o->device;
-	rc_cfg.dm = o->dm;
+	/* a model split over IPUs opens its own group of --device's spec
+	 * (the shared devices are one IPU each) */
+	rc_cfg.dm = ipuef_num_ipus(m->file) > 1 ? NULL : o->dm;
 	m->num_instances = cfg->instance_count ? cfg->instance_count : 1;
 	m->inst = calloc(m->num_instances, sizeof(*m->inst));
 	if (!m->inst) {

@@ -143,3 +143,11 @@ check-multi-large: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	    $(MULTI_LARGE)/y$$n.npy $(MULTI_LARGE)/y.npy $$n $(MULTI_LARGE)/compile$$n.log || exit 1; \
 	  rm -f $(MULTI_LARGE)/bert$$n.ipuef; pass=$$((pass + 1)); done; \
 	echo "check-multi-large: $$pass passed, 0 failed"
+
+# ipu-serve on the tests/models MLP split over 2 IPUs of 64 x 64 KiB:
+# HTTP answers bit for bit ipu-run's, with and without --device, several
+# clients at once and two instances (tests/multi/test_multi_serve.py).
+.PHONY: check-multi-serve
+check-multi-serve: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipu-serve
+	BUILD=$(BUILD) /usr/bin/python3 tests/multi/test_multi_serve.py
+CHECKS += ;make -s check-multi-serve;
