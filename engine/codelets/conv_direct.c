@@ -40,6 +40,7 @@
 #define CD_BP 16384	/* floats of phase planes */
 #define CD_CS 16384	/* floats of accumulators */
 #define CD_KT 1024	/* taps (input channels x kH x kW) per chunk */
+#define CD_STORE_CHUNK 256	/* floats of an f16 row's sums before rounding */
 
 /* How one vertex is blocked. */
 struct cd_plan {

@@ -41,6 +41,56 @@ CD_TARGET static void CD_FN(h2f)(float *dst, const uint16_t *src, size_t n)
 }
 
 /*
+ * n f32 to f16, bit-identical to cl_f2h: F16C rounds every number the
+ * same way (to nearest even, overflow to inf, subnormals exact) but keeps
+ * NaN payloads differently, so a vector holding a NaN is done by cl_f2h.
+ */
+CD_TARGET static void CD_FN(f2h)(uint16_t *dst, const float *src, size_t n)
+{
+	size_t i = 0;
+
+#if CD_F16C
+	for (; i + 8 <= n; i += 8) {
+		__m256 x = _mm256_loadu_ps(src + i);
+		size_t j;
+
+		if (!_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) {
+			_mm_storeu_si128((__m128i *)(dst + i),
+					 _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+			continue;
+		}
+		for (j = i; j < i + 8; j++)
+			dst[j] = cl_f2h(src[j]);
+	}
+#endif
+	for (; i < n; i++)
+		dst[i] = cl_f2h(src[i]);
+}
+
+/*
+ * n f16 at src stride st to f32: F16C converts 8 gathered values at a
+ * time (the same conversion as CD_FN(h2f): every f16 is an f32).
+ */
+CD_TARGET static void CD_FN(h2f_strided)(float *dst, const uint16_t *src, size_t n,
+					 size_t st)
+{
+	size_t i = 0;
+
+#if CD_F16C
+	for (; i + 8 <= n; i += 8) {
+		const uint16_t *p = src + i * st;
+		__m128i h = _mm_setr_epi16((short)p[0], (short)p[st], (short)p[2 * st],
+					   (short)p[3 * st], (short)p[4 * st], (short)p[5 * st],
+					   (short)p[6 * st], (short)p[7 * st]);
+
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+	}
+#endif
+	for (; i < n; i++)
+		dst[i] = cl_h2f(src[i * st]);
+}
+
+/*
  * c[i][0..nv*VL) (+)= sum_k a[i*lda + k] * b[koff[k] + 0..nv*VL) for
  * i < mr.  Inlined with constant mr and nv, so the accumulators are
  * registers.  An always_inline body takes its caller's options: every
@@ -288,8 +338,7 @@ CD_TARGET CD_NO_LIBCALLS static void CD_FN(fill)(const struct conv_args *c,
 							if (sW == 1)
 								CD_FN(h2f)(d + jlo, s, jhi - jlo);
 							else
-								for (j = jlo; j < jhi; j++)
-									d[j] = cl_h2f(s[(j - jlo) * sW]);
+								CD_FN(h2f_strided)(d + jlo, s, jhi - jlo, sW);
 						} else {
 							const float *s = (const float *)c->in + s0;
 
@@ -347,12 +396,31 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 	size_t ow;
 
 	if (c->out_f16) {
+		/*
+		 * The f32 path's sums in a buffer, then one conversion loop:
+		 * separate passes vectorise (the f16 rounding is branchless),
+		 * one loop with the per-element choices did not.
+		 */
 		uint16_t *d = (uint16_t *)c->out + o;
+		float t[CD_STORE_CHUNK], lo = c->act.lo, hi = c->act.hi;
+		size_t i, n;
 
-		for (ow = 0; ow < c->OW; ow++) {
-			float x = c->accumulate ? cl_h2f(d[ow]) + b : b;
-
-			d[ow] = cl_f2h(cl_act1(&c->act, base ? x + s[ow] : s[ow]));
+		for (ow = 0; ow < c->OW; ow += n) {
+			n = c->OW - ow < CD_STORE_CHUNK ? c->OW - ow : CD_STORE_CHUNK;
+			if (c->accumulate) {
+				CD_FN(h2f)(t, d + ow, n);
+				for (i = 0; i < n; i++)
+					t[i] = (t[i] + b) + s[ow + i];
+			} else if (base) {
+				for (i = 0; i < n; i++)
+					t[i] = b + s[ow + i];
+			} else {
+				memcpy(t, s + ow, n * sizeof(float));
+			}
+			if (c->act.kind)
+				for (i = 0; i < n; i++)
+					t[i] = cl_clamp(t[i], lo, hi);
+			CD_FN(f2h)(d + ow, t, n);
 		}
 	} else if (!c->act.kind) {
 		float *d = (float *)c->out + o;
@@ -473,8 +541,7 @@ CD_FN(dw)(const struct conv_args *c)
 							if (sW == 1)
 								CD_FN(h2f)(d + jlo, s, jhi - jlo);
 							else
-								for (j = jlo; j < jhi; j++)
-									d[j] = cl_h2f(s[(j - jlo) * sW]);
+								CD_FN(h2f_strided)(d + jlo, s, jhi - jlo, sW);
 						} else {
 							const float *s = (const float *)c->in + src +
 									 jlo * sW + px - c->pl;
