@@ -13,7 +13,12 @@ Outputs: `hidden` [B, SEQ, D] per token, and `pooled` [B, SEGS, D], the
 mean of each segment's hidden states (segment k at index k-1; zeros for
 segments the row does not have).
 
-  packed_bert.py OUT.onnx [--batch B] [--layers L] [--d D] [--seq T] [--segs S]
+With --additive the model takes the block-diagonal mask itself instead:
+attention_mask FP32 [B, 1, SEQ, SEQ], 0 where query and key share a
+sequence, -10000 elsewhere, added to the scores; its only output is
+`hidden` (segments cannot be told apart from an additive mask).
+
+  packed_bert.py OUT.onnx [--batch B] [--layers L] [--d D] [--seq T] [--segs S] [--additive]
 
 Weights are seeded; torch 1.13's exporter, opset 13.
 """
@@ -49,9 +54,10 @@ class Layer(torch.nn.Module):
 
 
 class PackedBert(torch.nn.Module):
-    def __init__(self, layers, d, seq, segs):
+    def __init__(self, layers, d, seq, segs, additive=False):
         super().__init__()
         self.segs = segs
+        self.additive = additive
         # embeddings as one-hot matmuls: a Gather is not split over tiles
         self.word = torch.nn.Parameter(torch.zeros(VOCAB, d))
         self.pos = torch.nn.Parameter(torch.zeros(seq, d))
@@ -63,6 +69,10 @@ class PackedBert(torch.nn.Module):
             rng = torch.arange(table.shape[0], dtype=ids.dtype)
             return torch.matmul((ids.unsqueeze(-1) == rng).float(), table)
         x = self.ln(embed(input_ids, self.word) + embed(position_ids, self.pos))
+        if self.additive:
+            for layer in self.layers:
+                x = layer(x, attention_mask)
+            return x
         # [B, 1, T, T]: 0 where query and key share a segment, else -10000
         same = (attention_mask.unsqueeze(2) == attention_mask.unsqueeze(1)).float()
         bias = ((same - 1.0) * 10000.0).unsqueeze(1)
@@ -75,9 +85,9 @@ class PackedBert(torch.nn.Module):
         return x, pooled
 
 
-def build(layers, d, seq, segs):
+def build(layers, d, seq, segs, additive=False):
     torch.manual_seed(5)
-    model = PackedBert(layers, d, seq, segs).eval()
+    model = PackedBert(layers, d, seq, segs, additive).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.startswith(("word", "pos")):
@@ -97,12 +107,15 @@ def main():
     ap.add_argument("--d", type=int, default=256)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--segs", type=int, default=8)
+    ap.add_argument("--additive", action="store_true")
     a = ap.parse_args()
-    model = build(a.layers, a.d, a.seq, a.segs)
+    model = build(a.layers, a.d, a.seq, a.segs, a.additive)
     ids = torch.zeros((a.batch, a.seq), dtype=torch.int32)
-    torch.onnx.export(model, (ids, ids, ids), a.out,
+    mask = torch.zeros((a.batch, 1, a.seq, a.seq)) if a.additive else ids
+    torch.onnx.export(model, (ids, mask, ids), a.out,
                       input_names=["input_ids", "attention_mask", "position_ids"],
-                      output_names=["hidden", "pooled"], opset_version=13)
+                      output_names=["hidden"] if a.additive else ["hidden", "pooled"],
+                      opset_version=13)
 
 
 if __name__ == "__main__":

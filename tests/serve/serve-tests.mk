@@ -59,8 +59,10 @@ TESTS += $(BUILD)/tests/serve/test_serve_pbtxt
 # Packing of variable-length requests (tests/serve/test_serve_pack.py): a
 # BERT-shaped encoder in PopRT's packed form, 16 seeded requests of 8..128
 # tokens packed into rows of 128, each answer bit-identical to the same
-# request padded and alone and within 1e-3 of torch's; bad requests and
-# packing configs refused.  Again with the ASan+UBSan server.
+# request padded and alone and within 1e-3 of torch's, with segment ids
+# and with the additive block-diagonal mask; config.yaml and config.pbtxt;
+# bad requests and packing configs refused.  Again with the ASan+UBSan
+# server.
 .PHONY: check-serve-pack
 check-serve-pack: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-compile
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pack.py
@@ -195,6 +197,8 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pbtxt.py
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pack.py
 CHECKS += ;make -s check-serve-tsan;
 
 # The attacks of an outside trial replayed with raw sockets against a live
