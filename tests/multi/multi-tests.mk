@@ -151,3 +151,27 @@ check-multi-large: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 check-multi-serve: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipu-serve
 	BUILD=$(BUILD) /usr/bin/python3 tests/multi/test_multi_serve.py
 CHECKS += ;make -s check-multi-serve;
+
+# Micro-batches through the tools: a 4-layer 256-wide MLP exported at 32
+# rows (tests/multi/mlp_wide.py), ipu-compile --num-ipus 2
+# --enable-pipelining for IPUs of 64 x 64 KiB, ipu-run on a request of 256
+# rows: the runner cuts it into 8 runs of 32 that pipeline through the two
+# IPUs; the group's modelled clock at least 1.6x the same runs one stage
+# after the other (modelled cycles: the same on every machine), a link
+# transfer a run, torch's output within 1e-5 of its scale.
+MULTI_PIPE := $(BUILD)/tests/multi/pipeline
+.PHONY: check-multi-pipeline
+check-multi-pipeline: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@rm -rf $(MULTI_PIPE) && mkdir -p $(MULTI_PIPE)
+	/usr/bin/python3 tests/multi/mlp_wide.py $(MULTI_PIPE) 32 256
+	$(IPU_COMPILE) --input-model $(MULTI_PIPE)/mlp.onnx --target tiles=64,tile-mem=64KiB --num-ipus 2 \
+	  --enable-pipelining -o $(MULTI_PIPE)/mlp2.ipuef >/dev/null
+	$(BUILD)/bin/ipu-run $(MULTI_PIPE)/mlp2.ipuef --input x=$(MULTI_PIPE)/x.npy --output y=$(MULTI_PIPE)/y2.npy \
+	  --warmup 0 --iterations 1 --inflight 1 --json >$(MULTI_PIPE)/run.json
+	/usr/bin/python3 -c 'import json, sys, numpy as np; d = sys.argv[1]; g = json.load(open(d + "/run.json"))["group"]; \
+	  n, p, s = g["requests"], g["modelled_cycles_pipelined"], g["modelled_cycles_sequential"]; \
+	  y, r = np.load(d + "/y2.npy"), np.load(d + "/y.npy"); e = float(np.abs(y - r).max() / np.abs(r).max()); \
+	  ok = [n % 8 == 0 and n > 0, g["link_transfers"] == n, s >= 1.6 * p, y.shape == (256, 256) and e < 1e-5]; \
+	  print("check-multi-pipeline: %d runs of 32 rows (%d requests of 256), modelled %d cycles pipelined vs %d one stage after the other (%.2fx), %d link transfers, %.2g of torch'"'"'s output scale" % (n, n // 8, p, s, s / p, g["link_transfers"], e)); \
+	  print("check-multi-pipeline: %d passed, %d failed" % (sum(ok), len(ok) - sum(ok))); sys.exit(not all(ok))' $(MULTI_PIPE)
+CHECKS += ;make -s check-multi-pipeline;

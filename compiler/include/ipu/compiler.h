@@ -135,7 +135,8 @@ struct ipu_compile_options {
 	 * num_ipus); NULL: the split that balances the modelled work. */
 	const char *manual_sharding_config;
 	/* Recorded in the group table: the IPUs run requests overlapped
-	 * (they always do in the runtime; no micro-batches yet). */
+	 * (they always do in the runtime, and a request larger than the
+	 * compiled batch runs as micro-batches of it, pipelined). */
 	int enable_pipelining;
 };
 
