@@ -4,7 +4,10 @@
 #   1. compile time (wall, best of --repeat) and peak memory (max RSS from
 #      /usr/bin/time -v) of ipu-compile, fp32 and fp16, for the models of
 #      tests/models (MLP, ResNet-style CNN, transformer encoder) and for
-#      ResNet-50 (25.6M random weights, 1x3x224x224);
+#      ResNet-50 (25.6M random weights, 1x3x224x224) and a BERT-base-shaped
+#      encoder (12 layers, d 768, 12 heads, ff 3072, 128 tokens, batch 1
+#      and 8; a model that does not fit the default target is compiled and
+#      run with 1 MiB tiles, and said so);
 #   2. inference throughput of each model on the in-process device (ipu-run:
 #      one request at a time, and --inflight requests in flight) against
 #      onnxruntime-node on the CPU (sequential session.run, same thread
@@ -16,7 +19,7 @@
 #
 # Usage: bench_models.py [--bin build/bin] [--work build/bench-models]
 #                        [--seconds S] [--rounds R] [--threads N] [--no-resnet50]
-#                        [--no-resnet18] [--no-mobilenet]
+#                        [--no-resnet18] [--no-mobilenet] [--no-bert]
 #                        [--json FILE]
 # make bench-models BENCH_MODELS_ARGS='--threads 1' passes options.
 # Models and inputs come from tests/models/make_models.py (fixed seeds).
@@ -40,7 +43,17 @@ import make_models  # noqa: E402
 
 
 # The models the geometric mean is taken over (the others are printed too).
-SCORED = ("mlp_b64", "resnet18", "resnet50", "mobilenet_v2", "transformer")
+SCORED = ("mlp_b64", "resnet18", "resnet50", "mobilenet_v2", "bert_b1", "bert_b8")
+
+# BERT-base's shape (tests/models/make_models.py's encoder: post-LN layers,
+# Gelu, token embedding + positions), random weights; 108.6M parameters.
+BERT = dict(seed=12, seq=128, vocab=30522, d=768, heads=12, ff=3072, layers=12)
+BIG = ("resnet50", "bert_b1", "bert_b8")
+
+# The target a model too large for the default one is compiled for, and
+# the in-process device it then runs on.
+WIDE_TARGET = ["--target", "tiles=1472,tile-mem=1MiB"]
+WIDE_DEVICE = "tiles=1472,tile_mem=1MiB,"
 
 
 def make_torchvision(arch, seed):
@@ -114,6 +127,8 @@ def main():
                     help="skip torchvision's ResNet-18 (batch 1, 224 x 224)")
     ap.add_argument("--no-mobilenet", action="store_true",
                     help="skip torchvision's MobileNetV2 (batch 1, 224 x 224)")
+    ap.add_argument("--no-bert", action="store_true",
+                    help="skip the BERT-base-shaped encoder (batch 1 and 8)")
     ap.add_argument("--threads", type=int, default=0,
                     help="onnxruntime intra-op threads = device workers (default: CPUs)")
     ap.add_argument("--json", default=None)
@@ -122,7 +137,8 @@ def main():
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
     threads = a.threads or os.cpu_count() or 1
-    device = ["--device", f"model:workers={threads}"]
+    def device(wide):
+        return ["--device", f"model:{WIDE_DEVICE if wide else ''}workers={threads}"]
     node = shutil.which("node")
     ort_ver = ort_ok(node)
 
@@ -146,37 +162,44 @@ def main():
         else:
             make_models.save(work, arch, m, ins, meta)
             names.append(arch)
+    big = []
     if not a.no_resnet50:
-        # ResNet-50's 100 MB is only written again when the generator changed
-        with open(make_models.__file__, "rb") as f:
-            gen = hashlib.sha256(f.read()).hexdigest()
-        jpath = os.path.join(work, "resnet50.json")
+        big.append(("resnet50", make_models.make_resnet50))
+    if not a.no_bert:
+        for b in (1, 8):
+            big.append((f"bert_b{b}", lambda b=b: make_models.make_transformer(batch=b, **BERT)))
+    with open(make_models.__file__, "rb") as f:
+        gen = hashlib.sha256(f.read() + repr(BERT).encode()).hexdigest()
+    for name, maker in big:
+        # the large models (100 to 430 MB) are only written again when
+        # their generator changed
+        jpath = os.path.join(work, name + ".json")
         cached = None
-        if os.path.exists(os.path.join(work, "resnet50.onnx")) and os.path.exists(jpath):
+        if os.path.exists(os.path.join(work, name + ".onnx")) and os.path.exists(jpath):
             with open(jpath) as f:
                 cached = json.load(f)
         if cached and cached.get("generator") == gen:
-            meta["resnet50"] = cached
+            meta[name] = cached
         else:
-            m, ins = make_models.make_resnet50()
-            make_models.save(work, "resnet50", m, ins, meta)
+            m, ins = maker()
+            make_models.save(work, name, m, ins, meta)
             del m
-            meta["resnet50"]["generator"] = gen
+            meta[name]["generator"] = gen
             with open(jpath, "w") as f:
-                json.dump(meta["resnet50"], f)
-        names.append("resnet50")
+                json.dump(meta[name], f)
+        names.append(name)
 
     load0 = os.getloadavg()[0]
     print(f"# bench-models: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, "
           f"{threads} CPUs, load average {load0:.1f}")
     print("# compile: ipu-compile for the default target (ipu2: 1472 tiles x 624 KiB); "
-          f"wall time best of {a.repeat} (ResNet-50: 1), peak RSS from /usr/bin/time -v")
+          f"wall time best of {a.repeat} (ResNet-50, BERT: 1), peak RSS from /usr/bin/time -v")
     print(f"{'model':<12} {'nodes':>5} {'params':>9} {'prec':<5} {'wall s':>7} {'cpu s':>7} "
           f"{'RSS MiB':>8}  result")
     out = {"compile": [], "throughput": [], "threads": threads, "ort": ort_ver}
     for name in names:
         for prec in ("fp32", "fp16"):
-            reps = 1 if name == "resnet50" else a.repeat
+            reps = 1 if name in BIG else a.repeat
             best = None
             for _ in range(reps):
                 if os.path.exists(os.path.join(work, f"{name}.{prec}.ipuef")):
@@ -198,11 +221,11 @@ def main():
             out["compile"].append({"model": name, "precision": prec, "ok": ok, "wall_s": wall,
                                    "cpu_s": cpu, "max_rss_kib": rss, "message": msg,
                                    "command": cmd})
-            if not ok and name == "resnet50":
-                # how far it is from fitting: the same model with 1 MiB tiles
-                tgt = ["--target", "tiles=1472,tile-mem=1MiB"]
+            if not ok and name in BIG:
+                # how far it is from fitting: the same model with 1 MiB
+                # tiles, which the throughput part then runs
                 ok2, wall2, cpu2, rss2, msg2, cmd2 = timed_compile(
-                    bin_dir, work, name + ".onnx", prec, f"{name}.{prec}.1mib.ipuef", tgt)
+                    bin_dir, work, name + ".onnx", prec, f"{name}.{prec}.1mib.ipuef", WIDE_TARGET)
                 mt2 = re.search(r"\): (.*)$", msg2)
                 summ2 = mt2.group(1) if ok2 and mt2 else msg2
                 print(f"{name + '*':<12} {mm['nodes']:>5} {mm['params']:>9} {prec:<5} "
@@ -225,12 +248,19 @@ def main():
         batch = int(mm["input_shapes"][0].split("=")[1].split(",")[0])
         for prec in ("fp32", "fp16"):
             exe = os.path.join(work, f"{name}.{prec}.ipuef")
+            wide = False
             if not any(c["ok"] for c in out["compile"]
                        if c["model"] == name and c["precision"] == prec and "target" not in c):
-                print(f"{name:<12} {prec:<5} {batch:>5}  (not compiled)")
-                continue
-            secs = a.seconds if name != "resnet50" else max(a.seconds, 3.0)
-            rounds = a.rounds if name != "resnet50" else 1
+                if not any(c["ok"] for c in out["compile"]
+                           if c["model"] == name and c["precision"] == prec):
+                    print(f"{name:<12} {prec:<5} {batch:>5}  (not compiled)")
+                    continue
+                exe = os.path.join(work, f"{name}.{prec}.1mib.ipuef")
+                wide = True
+            secs = a.seconds if name not in BIG else max(a.seconds, 3.0)
+            rounds = a.rounds if name not in BIG else 1
+            # the large models' requests take 0.1 to 10 s: one warm-up
+            warm = ["--warmup", "1"] if name in BIG else []
             ins = []
             for k in mm["inputs"]:
                 ins += ["--input", f"{k}={name}.{'in16' if prec == 'fp16' else 'in'}.{k}.npy"]
@@ -256,7 +286,7 @@ def main():
                 # the device: calibrate the number of requests on a short run
                 if rnd == 0:
                     cmd = [os.path.join(bin_dir, "ipu-run"), exe, "--iterations", "2",
-                           "--inflight", "2", "--json"] + device + ins
+                           "--inflight", "2", "--json"] + warm + device(wide) + ins
                     rc, _, so, se = sh(cmd, work)
                     if rc:
                         print(f"{name:<12} {prec:<5} {batch:>5}  ipu-run FAILED: {shlex.join(cmd)}: "
@@ -266,7 +296,8 @@ def main():
                     per = max(json.loads(so)["latency_p50_us"] / 1e6, 1e-5)
                     n = int(max(3, min(5000, secs / per)))
                 cmd = [os.path.join(bin_dir, "ipu-run"), exe, "--iterations", str(n), "--inflight",
-                       "16", "--json", "--output", f"y={name}.{prec}.ipu.y.npy"] + device + ins
+                       "16", "--json", "--output", f"y={name}.{prec}.ipu.y.npy"] + warm + \
+                    device(wide) + ins
                 rc, _, so, se = sh(cmd, work)
                 if rc:
                     print(f"{name:<12} {prec:<5} {batch:>5}  ipu-run FAILED: {shlex.join(cmd)}: "
@@ -298,6 +329,7 @@ def main():
             ipu1 = r["requests_per_s_1"] * batch
             ipu16 = r["requests_per_s_inflight"] * batch
             row = {"model": name, "precision": prec, "batch": batch, "ipu_requests": n,
+                   "target": "1 MiB tiles" if wide else "default",
                    "ipu_samples_per_s_1": ipu1, "ipu_samples_per_s_16": ipu16,
                    "ipu_p50_us": r["latency_p50_us"], "norm_err_vs_ort": err}
             if ort:
@@ -306,7 +338,7 @@ def main():
                            ratio_16=ipu16 / o)
                 print(f"{name:<12} {prec:<5} {batch:>5} {o:>10.1f} {ipu1:>10.1f} {ipu16:>10.1f} "
                       f"{ipu1 / o:>8.3f} {ipu16 / o:>8.3f} {errs}  {r['latency_p50_us'] / 1e3:.2f} ms / "
-                      f"{ort['p50_us'] / 1e3:.2f} ms", flush=True)
+                      f"{ort['p50_us'] / 1e3:.2f} ms{' (1 MiB tiles)' if wide else ''}", flush=True)
             else:
                 print(f"{name:<12} {prec:<5} {batch:>5} {'-':>10} {ipu1:>10.1f} {ipu16:>10.1f} "
                       f"{'-':>8} {'-':>8} {errs}", flush=True)
@@ -319,8 +351,21 @@ def main():
                 continue
             gm = float(np.exp(np.mean(np.log([t["ratio_1"] for t in sel]))))
             out[f"geomean_ratio_1_{prec}{key}"] = gm
+            missing = [m for m in SCORED if m in names and not any(t["model"] == m for t in sel)]
             print(f"# geometric mean of the ratios (1 request at a time), {prec}, {label}: "
-                  f"{gm:.3f} over {len(sel)} ({', '.join(t['model'] for t in sel)})")
+                  f"{gm:.3f} over {len(sel)} ({', '.join(t['model'] for t in sel)})"
+                  + (f"; without {', '.join(missing)} (no figure)" if key == "" and missing else ""))
+    # fp16 moves half the bytes of fp32: it should be at least as fast
+    sp = []
+    for t16 in out["throughput"]:
+        t32 = [t for t in out["throughput"]
+               if t["model"] == t16["model"] and t["precision"] == "fp32"]
+        if t16["precision"] == "fp16" and t32:
+            r = t16["ipu_samples_per_s_1"] / t32[0]["ipu_samples_per_s_1"]
+            out.setdefault("fp16_over_fp32_1", {})[t16["model"]] = r
+            sp.append(f"{t16['model']} {r:.2f}")
+    if sp:
+        print(f"# device fp16 / fp32 samples/s (1 request at a time): {', '.join(sp)}")
     # onnxruntime's threads meet at a barrier per operator and lose far
     # more than the device's workers when other jobs hold the CPUs: on a
     # loaded machine the ratios come out inflated (0.91 at load 5 against
