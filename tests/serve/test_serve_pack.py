@@ -120,7 +120,10 @@ def main():
             (repo / name / "1").mkdir(parents=True)
             (repo / name / "1" / "model.ipuef").symlink_to(tmp / "bert.ipuef")
             (repo / name / "config.pbtxt").write_text(PBTXT + extra)
-        with Server(repo, "--model-control-mode", "explicit", "--load-model", "bert",
+        import grpc
+        import grpc_util
+        pb, pbg = grpc_util.load(tmp / "pb")
+        with Server(repo, "--grpc-port", 0, "--model-control-mode", "explicit", "--load-model", "bert",
                     "--load-model", "bert_pad", "--load-model", "bert_pbtxt", "--load-model", "bert_add") as s:
             ref = []
             for ids in seqs:
@@ -199,6 +202,35 @@ def main():
                 assert same == N and execs <= (N + 1) // 2, (same, hd, execs)
             t.check("mask_kind additive: the server's block-diagonal mask gives the same answers",
                     additive)
+
+            def over_grpc():
+                stub = pbg.GRPCInferenceServiceStub(grpc.insecure_channel(s.grpc_target))
+                res, errs_g = [None] * 4, []
+
+                def call(i):
+                    try:
+                        q = grpc_util.infer_request(pb, "bert", {"input_ids": seqs[i].reshape(1, -1)})
+                        res[i] = grpc_util.outputs_of(stub.ModelInfer(q, timeout=300))[0]
+                    except Exception as e:  # reported below
+                        errs_g.append(e)
+                threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join()
+                assert not errs_g, errs_g
+                for i in range(4):
+                    assert np.array_equal(res[i]["hidden"], ref[i][0]), i
+                    assert np.array_equal(res[i]["pooled"], ref[i][1]), i
+                q = grpc_util.infer_request(pb, "bert", {"input_ids": np.ones((1, T + 1), np.int32)})
+                try:
+                    stub.ModelInfer(q, timeout=60)
+                    raise AssertionError("a 129-token sequence was answered")
+                except grpc.RpcError as e:
+                    assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e.code()
+                    assert "longer than max_sequence_length 128" in e.details(), e.details()
+            t.check("gRPC ModelInfer packs alike (4 at once, bit-identical); 129 tokens: "
+                    "INVALID_ARGUMENT", over_grpc)
 
             def refused(inputs, needle):
                 st, _, raw = infer(s.url, "bert", inputs)
