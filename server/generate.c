@@ -2,9 +2,9 @@
 /*
  * generate.c - the generate extension's bodies (Triton's
  * extension_generate, with token ids instead of text: there is no
- * tokenizer): the request parsed and checked against the decoder, the
- * generation run on an instance's runner through ipurt_generate, and the
- * answers, whole or as server-sent events.
+ * tokenizer): the request parsed and checked against the decoder, its
+ * tokens as the scheduler's generation loop (gen_batch.c) makes them, and
+ * the answers, whole or as server-sent events.
  *
  * A request is {"input_ids": [ints], "parameters": {...}, "id": "..."}.
  * Everything a request could get wrong is refused here with a 400 before
@@ -279,16 +279,13 @@ void srv_gen_free(struct srv_gen *g)
 }
 
 /* Each token as it comes: kept for the answer, handed to a waiting stream. */
-static int on_token(void *ctx, uint32_t index, int64_t token, const float *logits, uint64_t vocab)
+int srv_gen_token(struct srv_request *req, uint32_t index, int64_t token)
 {
-	struct srv_request *req = ctx;
 	struct srv_gen *g = req->gen;
 	int stop;
 
-	(void)logits;
-	(void)vocab;
 	pthread_mutex_lock(&req->lock);
-	if (index < g->opts.max_new_tokens)
+	if (index < g->opts.max_new_tokens && g->ntokens < g->opts.max_new_tokens)
 		g->tokens[g->ntokens++] = token;
 	stop = g->cancel;
 	pthread_cond_broadcast(&req->cond);
@@ -296,24 +293,25 @@ static int on_token(void *ctx, uint32_t index, int64_t token, const float *logit
 	return stop;
 }
 
-int srv_gen_run(struct ipurt_runner *r, struct srv_request *req, char *err, size_t errlen)
+void srv_gen_end(struct srv_request *req, uint32_t stopped)
 {
 	struct srv_gen *g = req->gen;
-	struct ipurt_generate_stats st;
-	int rc, cancel;
 
 	pthread_mutex_lock(&req->lock);
-	cancel = g->cancel;
+	g->st.prompt_tokens = g->nprompt;
+	g->st.new_tokens = g->ntokens;
+	g->st.stopped = stopped;
 	pthread_mutex_unlock(&req->lock);
-	if (cancel) {
-		snprintf(err, errlen, "the client went away before the generation started");
-		return IPURT_E_CANCELLED;
-	}
-	rc = ipurt_generate(r, g->prompt, g->nprompt, &g->opts, on_token, req, &st, err, errlen);
+}
+
+int srv_gen_cancelled(struct srv_request *req)
+{
+	int cancel;
+
 	pthread_mutex_lock(&req->lock);
-	g->st = st;
+	cancel = req->gen->cancel;
 	pthread_mutex_unlock(&req->lock);
-	return rc;
+	return cancel;
 }
 
 void srv_gen_cancel(struct srv_request *req)

@@ -20,13 +20,11 @@
  * waiting would not make room for it).
  *
  * A generation (the generate extension) waits in the same queue, in
- * arrival order with the infer requests, and runs whole on the instance
- * whose worker takes it: ipurt_generate needs the runner to itself, and
- * the runtime keeps one sequence per device (no cache slots), so a model
- * generates as many sequences at once as it has instances.  This worker
- * is the one place that decides what runs next on an instance: cache
- * slots would let it add a queued generation to the running ones at the
- * next step instead.
+ * arrival order with the infer requests.  The worker that takes one runs
+ * the generation loop (gen_batch.c) on its instance: the decoder's cache
+ * slots step together, and the generations that reach the head of the
+ * queue meanwhile join the running ones at the next step (continuous
+ * batching) until no slot holds a sequence.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -241,33 +239,30 @@ static void account(struct srv_model *m, struct srv_request **batch, uint32_t n,
 	}
 }
 
-/* One generation on the instance, called and returning with m->lock held. */
-static void run_generation(struct srv_instance *in, struct srv_request *q)
+struct srv_request *srv_model_take_gen(struct srv_model *m)
 {
-	struct srv_model *m = in->m;
-	char err[SRV_ERR];
-	uint64_t t0, t1;
-	int rc;
+	struct srv_request *q = m->head;
 
-	m->executing++;
-	t0 = q->t_start_ns = srv_now_ns();
-	pthread_mutex_unlock(&m->lock);
-	err[0] = 0;
-	rc = srv_gen_run(in->r, q, err, sizeof(err));
-	t1 = srv_now_ns();
-	if (m->log_verbose > 1) {
-		char sn[1024], se[SRV_ERR * 4];
+	if (!q || !q->gen)
+		return NULL;
+	m->head = q->next;
+	if (!m->head)
+		m->tail = NULL;
+	q->next = NULL;
+	m->queued--;
+	return q;
+}
 
-		fprintf(stderr, "ipu-serve: %s v%lld instance %u: generation of %u tokens: %s\n",
-			cli_safe(m->name, sn, sizeof(sn)), (long long)m->version, in->index,
-			q->gen->st.new_tokens, rc ? cli_safe(err, se, sizeof(se)) : "ok");
-	}
+void srv_model_gen_done(struct srv_model *m, struct srv_request *q, uint64_t t0, int rc,
+			const char *err)
+{
+	uint64_t t1 = srv_now_ns();
+
 	pthread_mutex_lock(&m->lock);
 	account(m, &q, 1, 1, t0, t0, t1, t1, 0, rc);
-	m->met.gen_tokens += q->gen->st.new_tokens;
+	m->met.gen_tokens += q->gen->ntokens;
 	pthread_mutex_unlock(&m->lock);
 	complete(q, rc, err);
-	pthread_mutex_lock(&m->lock);
 }
 
 static void *worker(void *arg)
@@ -300,7 +295,7 @@ static void *worker(void *arg)
 		m->queued--;
 		rows = batch[0]->rows;
 		if (batch[0]->gen) {
-			run_generation(in, batch[0]);
+			srv_gen_batch(m, in->r, in->index, batch[0]);
 			continue;
 		}
 		if (packing) {

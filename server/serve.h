@@ -15,8 +15,10 @@
  *                  the results back
  *   pack.c         packing variable-length sequences into the rows of one
  *                  device batch along the sequence axis, and back (pack.h)
- *   generate.c     the generate extension: a decoder's request, its run
- *                  through ipurt_generate, the answer and its stream events
+ *   generate.c     the generate extension: a decoder's request, its
+ *                  tokens, the answer and its stream events
+ *   gen_batch.c    continuous batching: an instance's generation loop over
+ *                  the decoder's cache slots (ipurt_gen_slots_*)
  *   infer_request.c / infer_response.c  the v2 protocol's infer bodies
  *                  (JSON and the binary tensor data extension) via jansson
  *   infer_core.c   the request path HTTP and gRPC share: decoded tensors
@@ -272,8 +274,14 @@ struct srv_json_budget;
 int srv_gen_parse(struct srv_model *m, const char *body, size_t len, struct srv_json_budget *b,
 		  struct srv_request *req, char *err, size_t errlen);
 void srv_gen_free(struct srv_gen *g);
-/* Run the generation on r (the scheduler's worker, which owns r meanwhile). */
-int srv_gen_run(struct ipurt_runner *r, struct srv_request *req, char *err, size_t errlen);
+/*
+ * The generation loop's side (gen_batch.c): new token index made (kept
+ * and handed to a waiting stream; returns non-zero once the client is
+ * gone), the sequence ended (enum ipurt_gen_stop), the client gone.
+ */
+int srv_gen_token(struct srv_request *req, uint32_t index, int64_t token);
+void srv_gen_end(struct srv_request *req, uint32_t stopped);
+int srv_gen_cancelled(struct srv_request *req);
 /* Stop it at its next token (the client went away). */
 void srv_gen_cancel(struct srv_request *req);
 /* The /generate answer of a finished generation (malloc'd JSON). */
@@ -381,6 +389,21 @@ void srv_model_wait(struct srv_model *m, struct srv_request *req);
  * cancelled (IPURT_E_CANCELLED); a running one is left to finish.
  */
 void srv_model_withdraw(struct srv_model *m, struct srv_request *req);
+/*
+ * For the generation loop (gen_batch.c).  srv_model_take_gen, with
+ * m->lock held: the request at the head of the queue, taken out, if it is
+ * a generation, else NULL (the queue stays in arrival order).
+ * srv_model_gen_done, without the lock: a generation started at t0 is
+ * over (accounted as one execution, then completed with rc and err).
+ * srv_gen_batch, called and returning with m->lock held: first and the
+ * generations queued behind it run on r, instance index, in its cache
+ * slots, until no slot holds a sequence.
+ */
+struct srv_request *srv_model_take_gen(struct srv_model *m);
+void srv_model_gen_done(struct srv_model *m, struct srv_request *q, uint64_t t0, int rc,
+			const char *err);
+void srv_gen_batch(struct srv_model *m, struct ipurt_runner *r, uint32_t index,
+		   struct srv_request *first);
 /* Copy of the metrics and gauges under the lock. */
 void srv_model_metrics(struct srv_model *m, struct srv_metrics *out, uint32_t *queued,
 		       uint32_t *executing);
