@@ -192,6 +192,8 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_generate.py
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_contbatch.py
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_stats.py
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
@@ -221,6 +223,18 @@ check-serve-generate: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/i
 	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_generate.py
 CHECKS += ;make -s check-serve-generate;
 CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-generate;
+
+# Continuous batching of generations (tests/serve/test_serve_contbatch.py):
+# the tiny GPT with 2 cache slots and 1024 positions; a short request joins
+# a long one mid-generation and ends first, 8 requests over the 2 slots,
+# a client gone mid-stream frees its slot for a queued request, a full
+# queue answers 503; every sequence gives the tokens of its run alone
+# (ipu-run --generate, torch's greedy tokens); again under ASan+UBSan.
+.PHONY: check-serve-contbatch
+check-serve-contbatch: $(BUILD)/bin/ipu-serve $(BUILD)/bin/ipu-run $(BUILD)/bin/ipu-compile
+	BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_contbatch.py
+CHECKS += ;make -s check-serve-contbatch;
+CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve-contbatch;
 
 # KServe v2 gRPC (tests/serve/test_serve_grpc.py): a client generated from
 # server/grpc/grpc_predict_v2.proto by python3-grpc-tools; health, metadata
