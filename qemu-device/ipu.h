@@ -25,6 +25,9 @@
 #define HW_MISC_IPU_H
 
 #include "hw/pci/pci.h"
+#if QEMU_VERSION_MAJOR >= 8
+#include "hw/pci/pci_device.h"      /* PCIDevice, since 8.0 */
+#endif
 #include "qemu/atomic.h"
 #include "qemu/thread.h"
 #include "qom/object.h"

@@ -19,7 +19,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
-#include "sysemu/dma.h"
+#include "ipu_compat.h"
 
 #include "ipu.h"
 #include "trace.h"
@@ -248,14 +248,40 @@ void ipu_finish_reset(IpuState *s)
     qemu_cond_broadcast(&s->cond);
 }
 
-static void ipu_qdev_reset(DeviceState *dev)
+/*
+ * A reset from outside the device (machine reset, PCIe FLR, the PCI core's
+ * bus reset), in Resettable's three phases.  enter: every guest-visible
+ * register back to its default at once (ipu_reset_locked), which tells the
+ * executor to drop its work.  hold: wait until the executor has done so
+ * (its engine reset finished, RESETTING cleared), so that no DMA of work
+ * from before the reset happens once the reset returns.  exit: the
+ * interrupt line low.  A guest's own CONTROL.RESET stays asynchronous: the
+ * guest polls RESETTING (pci.md, "Reset").
+ */
+static void ipu_reset_enter(Object *obj, ResetType type)
 {
-    IpuState *s = IPU_PCI(dev);
+    IpuState *s = IPU_PCI(obj);
 
     qemu_mutex_lock(&s->lock);
     ipu_reset_locked(s);
     qemu_mutex_unlock(&s->lock);
-    pci_set_irq(PCI_DEVICE(s), 0);
+}
+
+static void ipu_reset_hold(IPU_RESET_PHASE_ARGS)
+{
+    IpuState *s = IPU_PCI(obj);
+
+    qemu_mutex_lock(&s->lock);
+    while (s->reset_pending && !s->stopping) {
+        qemu_cond_wait(&s->cond, &s->lock);
+    }
+    qemu_mutex_unlock(&s->lock);
+    trace_ipu_reset_quiesced();
+}
+
+static void ipu_reset_exit(IPU_RESET_PHASE_ARGS)
+{
+    pci_set_irq(PCI_DEVICE(obj), 0);
 }
 
 /* ---------------------------------------------------------------- BAR0 */
@@ -681,7 +707,8 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
 
 /*
  * Writing DEVCTL.BCR_FLR resets the function: the device as on any PCI
- * reset (ipu_qdev_reset) and its config space (BARs, command, MSI-X).
+ * reset (ipu_reset_enter/hold/exit) and its config space (BARs, command,
+ * MSI-X).
  */
 static void ipu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
                              int len)
@@ -724,19 +751,22 @@ static const VMStateDescription vmstate_ipu = {
     .unmigratable = 1,
 };
 
-static Property ipu_properties[] = {
+static IPU_PROPERTY ipu_properties[] = {
     DEFINE_PROP_UINT32("tiles", IpuState, tiles, 1472),
     DEFINE_PROP_UINT32("tile-mem", IpuState, tile_mem, 624 * KiB),
     DEFINE_PROP_UINT32("version", IpuState, hw_version, 2),
     DEFINE_PROP_UINT64("serial", IpuState, serial, 0),
     DEFINE_PROP_UINT32("workers", IpuState, workers, 0),
     DEFINE_PROP_STRING("fault", IpuState, fault_spec),
-    DEFINE_PROP_END_OF_LIST(),
+#ifdef DEFINE_PROP_END_OF_LIST
+    DEFINE_PROP_END_OF_LIST(),  /* 7.2; 10.0 counts the array itself */
+#endif
 };
 
 static void ipu_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
     k->realize = ipu_realize;
@@ -749,7 +779,9 @@ static void ipu_class_init(ObjectClass *klass, void *data)
     k->subsystem_vendor_id = PCI_SUBVENDOR_ID_REDHAT_QUMRANET;
     k->subsystem_id = PCI_SUBDEVICE_ID_QEMU;
     dc->desc = "Emulated IPU (tile accelerator)";
-    dc->reset = ipu_qdev_reset;
+    rc->phases.enter = ipu_reset_enter;
+    rc->phases.hold = ipu_reset_hold;
+    rc->phases.exit = ipu_reset_exit;
     dc->vmsd = &vmstate_ipu;
     device_class_set_props(dc, ipu_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);

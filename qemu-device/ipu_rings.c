@@ -15,7 +15,7 @@
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "hw/pci/pci.h"
-#include "sysemu/dma.h"
+#include "ipu_compat.h"
 
 #include "ipu.h"
 #include "trace.h"

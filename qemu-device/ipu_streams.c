@@ -17,7 +17,7 @@
 #include "qemu/log.h"
 #include "qemu/host-utils.h"
 #include "hw/pci/pci.h"
-#include "sysemu/dma.h"
+#include "ipu_compat.h"
 
 #include "ipu.h"
 #include "trace.h"

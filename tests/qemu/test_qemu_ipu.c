@@ -1492,6 +1492,62 @@ TEST(reset_while_waiting_on_stream)
 	fx_stop(&f);
 }
 
+/*
+ * A function-level reset (DEVCTL.BCR_FLR) while a run waits for a stream
+ * buffer: QEMU's reset phases run inside the config write, and the hold
+ * phase waits for the executor to drop the run, so by the time the write
+ * returns the device is idle (no RESETTING to wait for) and posts nothing
+ * for the killed run; then it is set up again (the FLR cleared BARs,
+ * command register and MSI-X) and runs with the engine's results.
+ */
+TEST(flr_while_waiting_on_stream)
+{
+	struct fixture f;
+	struct sring sin, sout;
+	struct ipu_cpl c;
+	float in[1000], out[1000], ref[1000];
+	uint64_t out_list;
+	uint32_t resets;
+	int cap;
+
+	REQUIRE(fx_start(&f) == 0);
+	struct dev *d = &f.d;
+
+	REQUIRE(load_exe(d, f.x.img, f.x.len, &c) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sin, 0) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sout, 1) == IPU_ST_OK);
+	run_async(d, 0, 0xf1);
+	CHECK(wait_status(d, IPU_STS_STALLED, IPU_STS_STALLED) == 0);
+	cap = find_cap(d->q, d->slot, 0x10);	/* PCI Express */
+	REQUIRE(cap != 0);
+	CHECK(cfg_read32(d->q, d->slot, cap + 4) & (1u << 28));	/* DEVCAP.FLR */
+	resets = R(d, IPU_REG_CNT_RESETS);
+	cfg_write16(d->q, d->slot, cap + 8, 0x8000);	/* DEVCTL.BCR_FLR */
+	cfg_write32(d->q, d->slot, 0x10, (uint32_t)d->bar0);
+	cfg_write16(d->q, d->slot, 0x04, 0x6);
+	CHECK_EQ_INT(R(d, IPU_REG_STATUS), 0);	/* quiesced already: idle, nothing loaded */
+	CHECK_EQ_INT(R(d, IPU_REG_CNT_RESETS), resets + 1);
+	CHECK_EQ_INT(R(d, IPU_REG_STALL_STREAM), UINT32_MAX);
+	CHECK(no_cpl(d, 50));
+	/* set up again from scratch, as a driver's reset_done does */
+	REQUIRE(dev_setup(d, &f.q, 4, 0) == 0);
+	REQUIRE(load_exe(d, f.x.img, f.x.len, &c) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sin, 0) == IPU_ST_OK);
+	REQUIRE(sring_create(d, &sout, 1) == IPU_ST_OK);
+	fill_input(in, 1000, 11);
+	queue_io(d, &sin, &sout, in, 1000, 2, &out_list, 0x900);
+	run_async(d, 0, 0x902);
+	REQUIRE(wait_cpl(d, &c) == 0);
+	CHECK_EQ_INT(c.status, IPU_ST_OK);
+	REQUIRE(wait_scpl(d, &c) == 0);
+	REQUIRE(wait_scpl(d, &c) == 0);
+	read_sg(d, out_list, 3, out);
+	REQUIRE(ref_run(&f.x, in, ref) == 0);
+	CHECK(memcmp(out, ref, sizeof(out)) == 0);
+	CHECK(qt_alive(d->q));
+	fx_stop(&f);
+}
+
 /* Two devices in one VM, both running at once. */
 TEST(two_devices)
 {
@@ -2404,6 +2460,7 @@ int main(int argc, char **argv)
 	RUN(malformed_stream_descriptors);
 	RUN(abort_while_waiting_on_stream);
 	RUN(reset_while_waiting_on_stream);
+	RUN(flr_while_waiting_on_stream);
 	RUN(two_devices);
 	RUN(interrupt_mask);
 	RUN(intx_fallback);
