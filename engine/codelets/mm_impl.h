@@ -25,8 +25,13 @@
 
 typedef float MM_FN(vf) __attribute__((vector_size(MM_VL * 4)));
 
-/* Convert n f16 to f32. */
-MM_TARGET static void MM_FN(h2f)(float *dst, const uint16_t *src, size_t n)
+/*
+ * Convert n f16 to f32.  Inlined: the packing loops call it per row of
+ * a panel (16 to 32 values), where a call cost as much as the work; a
+ * short tail goes through a zero-padded F16C vector.
+ */
+MM_TARGET static inline __attribute__((always_inline)) void
+MM_FN(h2f)(float *dst, const uint16_t *src, size_t n)
 {
 	size_t i = 0;
 
@@ -34,9 +39,18 @@ MM_TARGET static void MM_FN(h2f)(float *dst, const uint16_t *src, size_t n)
 	for (; i + 8 <= n; i += 8)
 		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
 						  (const __m128i *)(src + i))));
-#endif
+	if (i < n) {
+		uint16_t h[8] = { 0 };
+		float t[8];
+
+		memcpy(h, src + i, (n - i) * sizeof(uint16_t));
+		_mm256_storeu_ps(t, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h)));
+		memcpy(dst + i, t, (n - i) * sizeof(float));
+	}
+#else
 	for (; i < n; i++)
 		dst[i] = cl_h2f(src[i]);
+#endif
 }
 
 /* Convert n f16 at src stride st (8 gathered at a time with F16C). */
