@@ -8,6 +8,7 @@
  * queued until the whole request is valid, so HTTP and gRPC clients get
  * the same answers and the same messages for the same request.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,25 +243,33 @@ int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_
 	return 0;
 }
 
-int srv_status_of_runtime(int rc)
+int srv_status_of_class(int cls)
 {
-	switch (rc) {
-	case IPURT_E_NAME:
-	case IPURT_E_DTYPE:
-	case IPURT_E_SHAPE:
-	case IPURT_E_MISSING:
-	case IPURT_E_BATCH:
-	case IPURT_E_INVAL:
+	switch (cls) {
+	case -EINVAL:
+	case -EPROTO:
+	case -EOVERFLOW:
 		return 400;
-	case IPURT_E_BUSY:
-	case IPURT_E_CLOSED:
+	case -ENOENT:
+		return 404;
+	/* the server is short of something now: a retry later may succeed */
+	case -EBUSY:
+	case -EAGAIN:
+	case -ENOMEM:
+	case -ENODEV:
+	case -ESHUTDOWN:
 		return 503;
-	case IPURT_E_TIMEOUT:
-	case IPURT_E_CANCELLED:
+	case -ETIMEDOUT:
+	case -ECANCELED:
 		return 504;
 	default:
 		return 500;
 	}
+}
+
+int srv_status_of_runtime(int rc)
+{
+	return srv_status_of_class(ipu_err_errno(rc));
 }
 
 int srv_request_run(struct srv_model *m, struct srv_request *req, uint64_t t0, char *err,

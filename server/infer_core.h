@@ -85,7 +85,16 @@ int srv_input_put(struct srv_request *req, int idx, const struct srv_input *x, c
 int srv_request_run(struct srv_model *m, struct srv_request *req, uint64_t t0, char *err,
 		    size_t errlen);
 
-/* The status of a runtime error code (enum ipu_error). */
+/*
+ * The HTTP status of an error class (a negative errno, ipu_err_errno):
+ * 400 for a bad request (-EINVAL, -EPROTO, -EOVERFLOW), 404 -ENOENT,
+ * 503 for what a later retry may get (-EBUSY, -EAGAIN, -ENOMEM, -ENODEV,
+ * -ESHUTDOWN), 504 -ETIMEDOUT and -ECANCELED, else 500.  gRPC follows
+ * the status (srv_grpc_code).
+ */
+int srv_status_of_class(int cls);
+
+/* The status of any library error code (enum ipu_err) or -errno, by its class. */
 int srv_status_of_runtime(int rc);
 
 #endif

@@ -91,8 +91,9 @@ class RuntimeConfig:
             raise ValueError("check_package_hash=False: .ipuef files are always verified "
                              "before they are loaded")
         mult = int(self.ring_buffer_size_multiplier)
-        if mult < 1 or mult > 8192:
-            raise ValueError(f"ring_buffer_size_multiplier {mult}: must be 1 to 8192")
+        # the ring's own range (2 .. 2^20) is the runtime's to check and report
+        if mult < 1:
+            raise ValueError(f"ring_buffer_size_multiplier {mult}: must be 1 or more")
         ring = 1
         while ring < 8 * mult:
             ring *= 2

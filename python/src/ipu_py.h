@@ -41,10 +41,16 @@ struct ipupy_state *ipupy_state_of(PyObject *module);
 struct ipupy_state *ipupy_state_of_type(PyTypeObject *tp);
 
 /*
- * Raise the exception class that fits a C library code (shape/dtype/name
- * problems are also ValueErrors, timeouts also TimeoutErrors), carrying
- * .code (int), .code_name ("IPURT_E_SHAPE") and the message.  Returns NULL.
+ * The exception that fits a C library code, by its class (ipu_err_errno):
+ * MemoryError for every layer's NOMEM, IpuTimeoutError (a TimeoutError)
+ * for every timeout, IpuValueError (a ValueError) for bad arguments and
+ * tensors, IpuefError for a malformed .ipuef, RunnerClosedError for a
+ * closing runner, else Error; it carries .code (int), .code_name
+ * ("IPURT_E_SHAPE") and the message (the code's name when msg is empty).
+ * A new reference, or NULL with an exception set.
  */
+PyObject *ipupy_error_for(struct ipupy_state *st, int code, const char *msg);
+/* Raise ipupy_error_for(st, code, msg).  Returns NULL. */
 PyObject *ipupy_raise(struct ipupy_state *st, int code, const char *msg);
 /* The same with a printf-style message. */
 PyObject *ipupy_raisef(struct ipupy_state *st, int code, const char *fmt, ...)

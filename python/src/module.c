@@ -5,6 +5,7 @@
  */
 #include "ipu_py.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -38,50 +39,70 @@ const char *ipupy_dtype_numpy(uint32_t dt)
 	}
 }
 
-static int is_value_code(int code)
+/*
+ * The one mapping from a code's class (ipu_err_errno) to a Python
+ * exception class: every layer's NOMEM is a MemoryError, every timeout an
+ * IpuTimeoutError, every bad argument or malformed tensor an IpuValueError.
+ */
+static PyObject *class_of(struct ipupy_state *st, int code)
 {
-	switch (code) {
-	case IPURT_E_INVAL:
-	case IPURT_E_NAME:
-	case IPURT_E_DTYPE:
-	case IPURT_E_SHAPE:
-	case IPURT_E_MISSING:
-	case IPURT_E_BATCH:
-		return 1;
-	default:
-		return 0;
-	}
+	int cls = ipu_err_errno(code);
+
+	if (cls == -ENOMEM)
+		return PyExc_MemoryError;
+	if (cls == -ETIMEDOUT)
+		return st->timeout_error;
+	if (cls == -ESHUTDOWN)
+		return st->closed_error;
+	/* an .ipuef file's own codes keep their class, a ValueError too */
+	if (code <= IPUEF_E_IO && code > IPUEF_E_IO - 60)
+		return st->file_error;
+	if (cls == -EINVAL || cls == -EPROTO || cls == -EOVERFLOW)
+		return st->value_error;
+	return st->error;
 }
 
-PyObject *ipupy_raise(struct ipupy_state *st, int code, const char *msg)
+PyObject *ipupy_error_for(struct ipupy_state *st, int code, const char *msg)
 {
-	PyObject *cls, *exc, *v;
+	PyObject *exc, *v;
 
-	if (code == IPURT_E_NOMEM || code == IPUEF_E_NOMEM)
-		return PyErr_NoMemory();
-	if (code == IPURT_E_TIMEOUT)
-		cls = st->timeout_error;
-	else if (is_value_code(code))
-		cls = st->value_error;
-	else if (code <= IPUEF_E_IO && code > IPUEF_E_IO - 60)
-		cls = st->file_error;
-	else
-		cls = st->error;
-	exc = PyObject_CallFunction(cls, "s", msg && msg[0] ? msg : ipu_err_name(code));
+	exc = PyObject_CallFunction(class_of(st, code), "s", msg && msg[0] ? msg : ipu_err_name(code));
 	if (!exc)
 		return NULL;
 	v = PyLong_FromLong(code);
 	if (!v || PyObject_SetAttrString(exc, "code", v))
-		goto out;
+		goto fail;
 	Py_DECREF(v);
 	v = PyUnicode_FromString(ipu_err_name(code));
 	if (!v || PyObject_SetAttrString(exc, "code_name", v))
-		goto out;
-	PyErr_SetObject(cls, exc);
-out:
+		goto fail;
+	Py_DECREF(v);
+	return exc;
+fail:
 	Py_XDECREF(v);
 	Py_DECREF(exc);
 	return NULL;
+}
+
+PyObject *ipupy_raise(struct ipupy_state *st, int code, const char *msg)
+{
+	PyObject *exc = ipupy_error_for(st, code, msg);
+
+	if (exc) {
+		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+		Py_DECREF(exc);
+	}
+	return NULL;
+}
+
+static PyObject *error_for_code(PyObject *module, PyObject *args)
+{
+	const char *msg = "";
+	int code;
+
+	if (!PyArg_ParseTuple(args, "i|s", &code, &msg))
+		return NULL;
+	return ipupy_error_for(ipupy_state_of(module), code, msg);
 }
 
 PyObject *ipupy_raisef(struct ipupy_state *st, int code, const char *fmt, ...)
@@ -197,6 +218,11 @@ static void module_free(void *m)
 }
 
 static PyMethodDef module_methods[] = {
+	{ "error_for_code", error_for_code, METH_VARARGS,
+	  "error_for_code(code, message='') -> exception\n\n"
+	  "The exception the package raises for a C library code (ipu/error.h), by\n"
+	  "its class: MemoryError for every NOMEM, IpuTimeoutError, IpuValueError,\n"
+	  "IpuefError, RunnerClosedError or Error, with .code and .code_name." },
 	{ "read_ipuef", ipupy_read_ipuef, METH_VARARGS,
 	  "read_ipuef(path_or_bytes) -> dict\n\n"
 	  "Read and check an .ipuef file; return its metadata, anchors, programs,\n"

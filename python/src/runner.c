@@ -136,11 +136,6 @@ static int runner_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 			     batching_dim, IPUEF_MAX_RANK);
 		return -1;
 	}
-	if (!ring || (ring & (ring - 1)) || ring > 65536) {
-		ipupy_raisef(st, IPURT_E_INVAL,
-			     "ring_buffer_size %u: must be a power of two from 1 to 65536", ring);
-		return -1;
-	}
 	if (policy < IPURT_WAIT_NONE || policy > IPURT_WAIT_FOREVER || wait_ns < 0) {
 		ipupy_raisef(st, IPURT_E_INVAL, "device wait: policy %d, timeout %lld ns out of range",
 			     policy, wait_ns);

@@ -2,9 +2,12 @@
 /*
  * test_error.c - the one error table (ipu/error.h): every code of every
  * layer has one unique name and a description, the verifier's findings
- * belong to the IPU_E_VERIFY class, and the formatting helper truncates
+ * belong to the IPU_E_VERIFY class, every code has an errno class (one
+ * per kind of failure, whatever the layer), a plain -errno passes through,
+ * and the formatting helper truncates
  * safely and returns the code it was given.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "harness.h"
@@ -68,6 +71,64 @@ TEST(verifier_findings_are_details_of_one_class)
 	CHECK_EQ_INT(ipu_err_class(0), 0);
 }
 
+/* The classes a caller may see: each maps to one HTTP status and one Python exception. */
+static int known_class(int c)
+{
+	switch (c) {
+	case -ENOMEM: case -EINVAL: case -EBUSY: case -ETIMEDOUT: case -ECANCELED:
+	case -ESHUTDOWN: case -ENODEV: case -EIO: case -ENOEXEC: case -EPROTO: case -EOVERFLOW:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+TEST(every_code_has_an_errno_class)
+{
+	int codes[256], n = all_codes(codes), i;
+
+	CHECK_EQ_INT(ipu_err_errno(IPU_OK), 0);
+	for (i = 1; i < n; i++)
+		CHECK_MSG(known_class(ipu_err_errno(codes[i])), "%s has class %d",
+			  ipu_err_name(codes[i]), ipu_err_errno(codes[i]));
+	/* one class per kind, whatever the layer */
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_NOMEM), -ENOMEM);
+	CHECK_EQ_INT(ipu_err_errno(IPUEF_E_NOMEM), -ENOMEM);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_NPY_E_NOMEM), -ENOMEM);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_E_NOMEM), -ENOMEM);
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_INVAL), -EINVAL);
+	CHECK_EQ_INT(ipu_err_errno(IPUEF_E_INVAL), -EINVAL);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_NPY_E_INVAL), -EINVAL);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_E_SHAPE), -EINVAL);
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_TIMEOUT), -ETIMEDOUT);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_E_TIMEOUT), -ETIMEDOUT);
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_BUSY), -EBUSY);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_E_BUSY), -EBUSY);
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_CANCELLED), -ECANCELED);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_E_CANCELLED), -ECANCELED);
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_IO), -EIO);
+	CHECK_EQ_INT(ipu_err_errno(IPUEF_E_IO), -EIO);
+	CHECK_EQ_INT(ipu_err_errno(IPURT_E_CLOSED), -ESHUTDOWN);
+	/* a verifier finding is an unusable executable, like its class IPU_E_VERIFY */
+	for (i = IPUX_E_TRUNCATED; i >= IPUX_E_SIZE_OVERFLOW; i--)
+		CHECK_EQ_INT(ipu_err_errno(i), ipu_err_errno(IPU_E_VERIFY));
+	CHECK_EQ_INT(ipu_err_errno(IPU_E_VERIFY), -ENOEXEC);
+	/* -12 is IPUX_E_SECTION_ALIGN in the table, not -ENOMEM */
+	CHECK_EQ_INT(ipu_err_errno(IPUX_E_SECTION_ALIGN), -ENOEXEC);
+	/*
+	 * a plain -errno outside the table (the kernel backend's) passes
+	 * through: the gaps -47..-59 and -71..-99, and past -132
+	 */
+	CHECK_EQ_INT(ipu_err_errno(-EBADE), -EBADE);
+	CHECK_EQ_INT(ipu_err_errno(-EPROTO), -EPROTO);
+	CHECK_EQ_INT(ipu_err_errno(-EADDRINUSE), -EADDRINUSE);
+	CHECK_EQ_INT(ipu_err_errno(-EHWPOISON), -EHWPOISON);
+	CHECK_EQ_INT(ipu_err_errno(-IPU_ERRNO_MAX), -IPU_ERRNO_MAX);
+	/* neither a code nor an errno */
+	CHECK_EQ_INT(ipu_err_errno(-IPU_ERRNO_MAX - 1), -EIO);
+	CHECK_EQ_INT(ipu_err_errno(7), -EINVAL);
+}
+
 TEST(formatting_helper)
 {
 	struct ipu_error e;
@@ -93,6 +154,7 @@ int main(int argc, char **argv)
 	TH_INIT(argc, argv);
 	RUN(every_code_named_once);
 	RUN(verifier_findings_are_details_of_one_class);
+	RUN(every_code_has_an_errno_class);
 	RUN(formatting_helper);
 	return TH_DONE();
 }

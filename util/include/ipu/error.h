@@ -15,7 +15,10 @@
  *   -300 .. -399  IPURT_E_*    the Model Runtime
  *
  * ipu_err_name() is the one name table for all of them, ipu_strerror() the
- * one table of descriptions, and ipu_errorf() the one helper that formats a
+ * one table of descriptions, ipu_err_errno() the one table of classes (the
+ * kind of failure as a negative errno, the same for every layer's spelling
+ * of it: IPU_E_NOMEM, IPUEF_E_NOMEM, IPURT_NPY_E_NOMEM and IPURT_E_NOMEM
+ * are all -ENOMEM), and ipu_errorf() the one helper that formats a
  * caller's message buffer.  Functions that can fail for reasons a user must
  * read take `char *err, size_t errlen` and write one line there; where a
  * failure has a precise cause below its class (the verifier's finding in a
@@ -171,6 +174,34 @@ const char *ipu_strerror(int err);
 
 /* The class of a code: IPU_E_VERIFY for a verifier finding, else err itself. */
 int ipu_err_class(int err);
+
+/* The largest errno a plain -errno can carry (the kernel's MAX_ERRNO). */
+#define IPU_ERRNO_MAX 4095
+
+/*
+ * The kind of failure of any code as a negative errno, for callers that
+ * answer by kind rather than by code (an HTTP status, a Python exception):
+ *
+ *   -ENOMEM     out of memory (every layer's NOMEM)
+ *   -EINVAL     a bad argument or a tensor that does not fit its anchor
+ *   -EBUSY      device or devices in use
+ *   -ETIMEDOUT  a run or a wait timed out
+ *   -ECANCELED  aborted, reset or dropped by a recovery
+ *   -ESHUTDOWN  the runner is closing
+ *   -ENODEV     no device satisfies the model
+ *   -EIO        device, transport or file I/O failure, a codelet fault
+ *   -ENOEXEC    an executable or model file that cannot be used
+ *               (every verifier finding, every malformed .ipuef)
+ *   -EPROTO     a malformed .npy file
+ *   -EOVERFLOW  a count or shape over a format limit
+ *
+ * 0 gives 0.  A code outside the table in -1 .. -IPU_ERRNO_MAX is taken
+ * as a plain -errno (what the kernel backend returns) and given back
+ * unchanged; any other code gives -EIO (negative) or -EINVAL (positive).
+ * The codes -1 .. -132 of the table overlap -errno values: they are read
+ * as the table's codes, so a library returns its own codes there.
+ */
+int ipu_err_errno(int err);
 
 /*
  * Write a one-line message (printf format) into err when err and errlen
