@@ -17,7 +17,8 @@
  * in arrival order), so it runs once the running sequences are done.
  *
  * Accounting is per generation as before: one request, one execution,
- * its tokens counted in ipu_generate_tokens.
+ * its tokens counted in ipu_generate_tokens; the loop's device steps in
+ * ipu_generate_steps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,8 +105,11 @@ static void fail_all(struct srv_model *m, uint32_t index, struct ipurt_gen_slots
 	}
 }
 
-/* One device step for every slot and its tokens handed out (without m->lock). */
-static void step(struct srv_model *m, uint32_t index, struct ipurt_gen_slots *g,
+/*
+ * One device step for every slot and its tokens handed out (without
+ * m->lock); 1 if a step ran.
+ */
+static int step(struct srv_model *m, uint32_t index, struct ipurt_gen_slots *g,
 		 struct gen_slot *sl, struct ipurt_gen_event *ev)
 {
 	char err[SRV_ERR];
@@ -120,12 +124,12 @@ static void step(struct srv_model *m, uint32_t index, struct ipurt_gen_slots *g,
 		       "the client went away during the generation");
 	}
 	if (!ipurt_gen_slots_active(g))
-		return;
+		return 0;
 	err[0] = 0;
 	rc = ipurt_gen_slots_step(g, ev, &nev, err, sizeof(err));
 	if (rc) {
 		fail_all(m, index, g, sl, rc, err);
-		return;
+		return 1;
 	}
 	for (i = 0; i < nev; i++) {
 		s = ev[i].slot;
@@ -135,6 +139,7 @@ static void step(struct srv_model *m, uint32_t index, struct ipurt_gen_slots *g,
 		if (ev[i].done)
 			finish(m, index, sl, s, ev[i].stopped, 0, NULL);
 	}
+	return 1;
 }
 
 void srv_gen_batch(struct srv_model *m, struct ipurt_runner *r, uint32_t index,
@@ -172,9 +177,12 @@ void srv_gen_batch(struct srv_model *m, struct ipurt_runner *r, uint32_t index,
 	pthread_mutex_lock(&m->lock);
 	admit(m, g, sl, first, index);
 	while (ipurt_gen_slots_active(g)) {
+		int ran;
+
 		pthread_mutex_unlock(&m->lock);
-		step(m, index, g, sl, ev);
+		ran = step(m, index, g, sl, ev);
 		pthread_mutex_lock(&m->lock);
+		m->met.gen_steps += (uint64_t)ran;
 		admit(m, g, sl, NULL, index);
 	}
 	pthread_mutex_unlock(&m->lock);

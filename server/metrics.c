@@ -146,6 +146,7 @@ static const struct series counters[] = {
 	{ "ipu_inference_inflight_request_count", "gauge", "Requests executing on a device" },
 	{ "ipu_inference_max_batch_rows", "gauge", "The largest batch formed so far, in rows" },
 	{ "ipu_generate_tokens", "counter", "Tokens made by the generate endpoints (prompts not counted)" },
+	{ "ipu_generate_steps", "counter", "Device steps of the generation loops, each for every cache slot at once" },
 };
 
 char *srv_metrics_page(struct srv_repo *r, size_t *len)
@@ -177,7 +178,7 @@ char *srv_metrics_page(struct srv_repo *r, size_t *len)
 				mt->success, mt->failure, mt->inferences, mt->executions,
 				mt->request_ns / 1000, mt->queue_ns / 1000, mt->compute_ns / 1000,
 				mt->modelled_cycles, q[i], ex[i], mt->batch_rows_max,
-				mt->gen_tokens,
+				mt->gen_tokens, mt->gen_steps,
 			};
 
 			snprintf(ver, sizeof(ver), "%lld", (long long)ms[i]->version);

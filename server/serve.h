@@ -313,6 +313,7 @@ struct srv_metrics {
 	double hist_sum_s;
 	uint64_t batch_rows_max;	/* the largest batch formed */
 	uint64_t gen_tokens;		/* tokens made by generations */
+	uint64_t gen_steps;		/* device steps of the generation loops */
 };
 
 extern const double srv_hist_bounds[SRV_HIST_BUCKETS];

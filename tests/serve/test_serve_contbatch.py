@@ -74,6 +74,7 @@ def check_join(s, ref_long, ref_short):
     """A long stream is mid-generation; a short one starts, joins it,
     finishes first (the long one is still running then), and both carry
     the tokens of a run alone."""
+    m0 = metrics(s.metrics_url)
     a = SSE(s.port, {"input_ids": PROMPT, "parameters": {"max_tokens": LONG}})
     first = [a.next()["output_ids"][0], a.next()["output_ids"][0]]
     assert first == ref_long[:2], first
@@ -87,6 +88,11 @@ def check_join(s, ref_long, ref_short):
     assert running == 1, f"{running} generations in flight when the short one ended (want the long one)"
     assert first + ids_a == ref_long and fin_a["completion_tokens"] == LONG, fin_a
     assert inflight(s) == 0
+    # the short one's 7 steps were the long one's: its 3 prompt steps and 999 after
+    m1 = metrics(s.metrics_url)
+    steps = metric(m1, "ipu_generate_steps", "gpt") - metric(m0, "ipu_generate_steps", "gpt")
+    tokens = metric(m1, "ipu_generate_tokens", "gpt") - metric(m0, "ipu_generate_tokens", "gpt")
+    assert (steps, tokens) == (len(PROMPT) + LONG - 1, LONG + SHORT), (steps, tokens)
 
 
 def check_many(s, n=8):
