@@ -162,9 +162,11 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.vt = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.vt));
 	l.last_use = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.last_use));
 	l.optemp = calloc(t->tiles ? t->tiles : 1, sizeof(*l.optemp));
+	l.hi = calloc(t->tiles ? t->tiles : 1, sizeof(*l.hi));
+	l.base = calloc(t->tiles ? t->tiles : 1, sizeof(*l.base));
 	l.absorbed = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
 	l.blk = calloc((size_t)(g->nvals ? g->nvals : 1), sizeof(*l.blk));
-	if (!l.vt || !l.last_use || !l.optemp || !l.absorbed || !l.blk || !in_of_out || !is_state) {
+	if (!l.vt || !l.last_use || !l.optemp || !l.hi || !l.base || !l.absorbed || !l.blk || !in_of_out || !is_state) {
 		ir_err(e, "out of memory");
 		goto out;
 	}
@@ -369,6 +371,8 @@ out:
 	free(l.vt);
 	free(l.last_use);
 	free(l.optemp);
+	free(l.hi);
+	free(l.base);
 	free(l.absorbed);
 	lw_blocked_free_all(&l, g->nvals);
 	free(in_of_out);

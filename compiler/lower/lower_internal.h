@@ -51,6 +51,12 @@ struct lw {
 	uint64_t *used;
 	uint64_t *kept;		/* frozen constants per tile (whole program) */
 	uint64_t *optemp;	/* the current op's temporaries per tile */
+	/* per tile: the most bytes besides its frozen constants live at
+	 * the end of any op so far.  A constant placed later is kept over
+	 * the whole program, those earlier times included: its tile is
+	 * chosen by kept + hi, not by what is live now */
+	uint64_t *hi;
+	uint64_t *base;		/* used[] when the current op began */
 	uint64_t keep_limit;	/* frozen bytes a tile may hold before
 				 * constants are exchanged in per run */
 	int reuse;		/* memory reuse by liveness is on */
@@ -87,6 +93,9 @@ int lw_check(struct lw *l);
 ipu_tensor lw_tensor(struct lw *l, const char *what, uint32_t dtype, uint64_t n);
 /* The tile with the least estimated use (ties: lowest index after cursor). */
 uint32_t lw_pick_tile(struct lw *l);
+/* The tile whose peak over the program (frozen constants and the most
+ * live at once so far) is lowest: for blocks kept the whole program. */
+uint32_t lw_pick_tile_kept(struct lw *l);
 void lw_account(struct lw *l, uint32_t tile, uint64_t bytes);
 /* Maps t (n elements of esize bytes) over up to `want` tiles starting at the
  * cursor; returns the number of tiles. */

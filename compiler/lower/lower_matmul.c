@@ -420,8 +420,11 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 						  k0, k1 - k0, n0, nb, &bt) &&
 			    room(l, &m, bt, mb, k1 - k0, nb))
 				tile = bt;
+			/* a constant operand's block (kept once or frozen
+			 * beside the block) stays for the whole program: on
+			 * the tile with the lowest peak so far */
 			if (tile == IPU_GRAPH_INVALID)
-				tile = lw_pick_tile(l);
+				tile = ct || m.a_const || m.b_const ? lw_pick_tile_kept(l) : lw_pick_tile(l);
 			struct ipu_slice ops[3];
 			uint32_t params[5] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), 0 };
 

@@ -115,6 +115,34 @@ uint32_t lw_pick_tile(struct lw *l)
 	return best;
 }
 
+/* What the current op adds to a tile is live on top of the tile's peak
+ * so far, the conservative guess when the op's blocks are chosen. */
+static uint64_t whole_peak(const struct lw *l, uint32_t t)
+{
+	uint64_t p = l->kept[t] + l->hi[t];
+
+	if (p < l->base[t])
+		p = l->base[t];
+	return l->used[t] > l->base[t] ? p + l->used[t] - l->base[t] : p;
+}
+
+uint32_t lw_pick_tile_kept(struct lw *l)
+{
+	uint32_t best;
+
+	if (!l->hi || !l->base || !l->kept || !l->reuse)
+		return lw_pick_tile(l);
+	best = l->cursor % l->tiles;
+	for (uint32_t k = 0; k < l->tiles; k++) {
+		uint32_t t = (l->cursor + k) % l->tiles;
+
+		if (whole_peak(l, t) < whole_peak(l, best))
+			best = t;
+	}
+	l->cursor = (best + 1) % l->tiles;
+	return best;
+}
+
 /* The first tile of the `want` consecutive tiles with the least of a[]. */
 static uint32_t least_window(const struct lw *l, const uint64_t *a, uint32_t want)
 {
@@ -409,8 +437,15 @@ void lw_temp_reset(struct lw *l)
 	 * the next op's (the builder's liveness gives it back) */
 	if (l->reuse && l->optemp)
 		for (uint32_t k = 0; k < l->tiles; k++) {
+			uint64_t kk = l->kept ? l->kept[k] : 0;
+			uint64_t live = l->used[k] > kk ? l->used[k] - kk : 0;
+
+			if (l->hi && live > l->hi[k])
+				l->hi[k] = live;
 			l->used[k] -= l->optemp[k] < l->used[k] ? l->optemp[k] : l->used[k];
 			l->optemp[k] = 0;
+			if (l->base)
+				l->base[k] = l->used[k];
 		}
 	if (l->scr)
 		memset(l->scr->top, 0, (size_t)l->tiles * IPUX_DT_COUNT * sizeof(uint64_t));
