@@ -11,7 +11,7 @@ COMPILER_PB_H := $(COMPILER_GEN)/onnx/onnx.pb-c.h
 COMPILER_PB_O := $(COMPILER_GEN)/onnx/onnx.pb-c.o
 
 COMPILER_DIRS := compiler/ops compiler/ir compiler/onnx compiler/eval compiler/passes compiler/lower compiler/api compiler/cli \
-	compiler/report compiler/calib compiler/partition
+	compiler/report compiler/calib compiler/partition compiler/custom
 COMPILER_SRCS := $(filter-out compiler/cli/main.c, \
 	$(sort $(wildcard $(addsuffix /*.c,$(COMPILER_DIRS)))))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/%.o)
@@ -39,6 +39,7 @@ CFLAGS_compiler_lower_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_report_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_calib_ := $(COMPILER_CPPFLAGS)
 CFLAGS_compiler_partition_ := $(COMPILER_CPPFLAGS)
+CFLAGS_compiler_custom_ := $(COMPILER_CPPFLAGS)
 
 # The --report page (HTML, CSS, JavaScript in one file) as C strings.
 COMPILER_PAGE_C := $(COMPILER_GEN)/report/report_page.c

@@ -227,7 +227,7 @@ int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
 	int rc;
 
 	unload(e);
-	rc = ipu_exe_parse(image, len, e->cfg.num_tiles, e->cfg.tile_mem, &e->exe,
+	rc = ipu_exe_parse(image, len, e->cfg.num_tiles, e->cfg.tile_mem, e->custom, &e->exe,
 			   err, errlen);
 	if (rc) {
 		atomic_fetch_add_explicit(&e->ctr[C_ERRORS], 1, memory_order_relaxed);
@@ -240,6 +240,11 @@ int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
 		unload(e);
 	}
 	return rc;
+}
+
+void ipu_engine_set_custom(struct ipu_engine *e, const struct ipu_custom_table *t)
+{
+	e->custom = t;
 }
 
 int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info)

@@ -93,6 +93,9 @@ struct ipu_exe {
 	const uint32_t *programs;
 	const struct ipux_init *inits;
 	const uint8_t *data;
+	const struct ipux_custom *customs;
+	uint32_t ncustom;
+	const struct ipu_codelet **custom_cl;	/* per CUSTOM record, bound at load */
 
 	uint32_t nstreams, nvertices, noperands, nparams, ncss, nxchs;
 	uint32_t ncopies, nscs, nregions, nsteps, nchildren, nprograms;
@@ -112,10 +115,15 @@ struct ipu_exe {
 	uint32_t nfplans;
 };
 
-/* Parse + verify `image` against a device; on success *out owns a copy. */
+/* Parse + verify `image` against a device whose custom codelets are
+ * `custom` (NULL: none); on success *out owns a copy. */
+struct ipu_custom_table;
 int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
-		  uint32_t dev_tile_mem, struct ipu_exe **out, char *err,
-		  size_t errlen);
+		  uint32_t dev_tile_mem, const struct ipu_custom_table *custom,
+		  struct ipu_exe **out, char *err, size_t errlen);
+/* custom.c: binds the CUSTOM records to the table's codelets. */
+int ipu_exe_bind_custom(struct ipu_exe *x, const struct ipu_custom_table *t, char *err,
+			size_t errlen);
 void ipu_exe_free(struct ipu_exe *x);
 
 /* A byte range [start, end) on a tile, of one of two kinds (0 or 1). */
@@ -186,6 +194,7 @@ struct ipu_engine {
 	ipu_engine_trace_fn trace;		/* NULL: no per-step events */
 	void *trace_ctx;
 	uint32_t trace_prog;		/* program being run, for its events */
+	const struct ipu_custom_table *custom;	/* the host's, or NULL */
 };
 
 /* Interpreter entry (exec.c). */

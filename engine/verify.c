@@ -36,6 +36,7 @@ static const struct sec_desc sec_descs[IPUX_SEC_MAX + 1] = {
 	[IPUX_SEC_PROGRAMS] = { sizeof(uint32_t), 1, "PROGRAMS" },
 	[IPUX_SEC_INITS] = { sizeof(struct ipux_init), 0, "INITS" },
 	[IPUX_SEC_DATA] = { 1, 0, "DATA" },
+	[IPUX_SEC_CUSTOM] = { sizeof(struct ipux_custom), 0, "CUSTOM" },
 };
 
 _Static_assert(sizeof(struct ipux_header) == 64, "header layout");
@@ -137,6 +138,12 @@ static int parse_sections(struct ipu_exe *x, char *err, size_t errlen)
 	x->ninits = counts[IPUX_SEC_INITS];
 	x->data = payload[IPUX_SEC_DATA];
 	x->ndata = counts[IPUX_SEC_DATA];
+	x->customs = payload[IPUX_SEC_CUSTOM];
+	x->ncustom = counts[IPUX_SEC_CUSTOM];
+	if (x->ncustom && h->version_minor < 1)
+		return ipu_errorf(err, errlen, IPUX_E_SECTION_UNKNOWN,
+				  "a CUSTOM section in a format 1.%u image (custom codelets need 1.1)",
+				  h->version_minor);
 	return 0;
 }
 
@@ -244,7 +251,11 @@ static int check_vertex(struct ipu_exe *x, uint32_t vi, char *err, size_t errlen
 	if (v->reserved) {
 		return ipu_errorf(err, errlen, IPUX_E_RESERVED, "vertex %u: reserved field 0x%x, must be 0", vi, v->reserved);
 	}
-	cl = ipu_codelet_get(v->codelet);
+	if (v->codelet >= IPUX_CL_CUSTOM_BASE)
+		cl = (uint32_t)v->codelet - IPUX_CL_CUSTOM_BASE < x->ncustom ?
+		     x->custom_cl[v->codelet - IPUX_CL_CUSTOM_BASE] : NULL;
+	else
+		cl = ipu_codelet_get(v->codelet);
 	if (!cl) {
 		return ipu_errorf(err, errlen, IPUX_E_CODELET_UNKNOWN, "vertex %u: unknown codelet %u", vi, v->codelet);
 	}
@@ -858,6 +869,7 @@ void ipu_exe_free(struct ipu_exe *x)
 	free(x->csplan);
 	free(x->xchplan);
 	free(x->vcodelet);
+	free(x->custom_cl);
 	free(x->vcost);
 	free(x->sc_seg_first);
 	free(x->sc_cycles);
@@ -866,8 +878,8 @@ void ipu_exe_free(struct ipu_exe *x)
 }
 
 int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
-		  uint32_t dev_tile_mem, struct ipu_exe **out, char *err,
-		  size_t errlen)
+		  uint32_t dev_tile_mem, const struct ipu_custom_table *custom,
+		  struct ipu_exe **out, char *err, size_t errlen)
 {
 	struct ipu_exe *x;
 	uint32_t i;
@@ -897,6 +909,8 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 		rc = parse_sections(x, err, errlen);
 	if (!rc)
 		rc = check_streams(x, err, errlen);
+	if (!rc)
+		rc = ipu_exe_bind_custom(x, custom, err, errlen);
 	if (!rc) {
 		x->vcodelet = calloc(x->nvertices ? x->nvertices : 1, sizeof(*x->vcodelet));
 		x->vcost = calloc(x->nvertices ? x->nvertices : 1, sizeof(*x->vcost));
@@ -930,8 +944,15 @@ int ipu_exe_parse(const void *image, size_t len, uint32_t dev_tiles,
 int ipu_exe_verify(const void *image, size_t len, uint32_t dev_tiles,
 		   uint32_t dev_tile_mem, char *err, size_t errlen)
 {
+	return ipu_exe_verify_custom(image, len, dev_tiles, dev_tile_mem, NULL, err, errlen);
+}
+
+int ipu_exe_verify_custom(const void *image, size_t len, uint32_t dev_tiles,
+			  uint32_t dev_tile_mem, const struct ipu_custom_table *custom,
+			  char *err, size_t errlen)
+{
 	struct ipu_exe *x;
-	int rc = ipu_exe_parse(image, len, dev_tiles, dev_tile_mem, &x, err, errlen);
+	int rc = ipu_exe_parse(image, len, dev_tiles, dev_tile_mem, custom, &x, err, errlen);
 
 	ipu_exe_free(x);
 	return rc;

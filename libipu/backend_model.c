@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipu/custom_ops.h"
 #include "ipu/engine.h"
 #include "ipu/thread.h"
 #include "backend.h"
@@ -54,6 +55,8 @@ struct model_dev {
 	struct ipu_engine_config cfg;
 	uint32_t version;
 	char serial[32];
+	char *custom_paths;		/* spec's custom-ops=, or NULL */
+	struct ipu_custom_set *custom;	/* their plugins, given to the engine */
 
 	pthread_mutex_t lock;
 	pthread_cond_t work;	/* device thread: runs, buffers, abort, stop */
@@ -119,7 +122,7 @@ static int parse_size(const char *s, uint64_t *out)
 
 static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t errlen)
 {
-	char buf[256], *save = NULL, *tok;
+	char buf[4096], *save = NULL, *tok;
 
 	m->cfg.num_tiles = 1472;
 	m->cfg.tile_mem = 624 * 1024;
@@ -157,6 +160,19 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 			snprintf(m->serial, sizeof(m->serial), "%s", eq);
 			continue;
 		}
+		if (!strcmp(tok, "custom-ops") || !strcmp(tok, "custom_ops")) {
+			/* repeatable: one library each, kept ':'-joined */
+			size_t old = m->custom_paths ? strlen(m->custom_paths) : 0;
+			char *p = realloc(m->custom_paths, old + strlen(eq) + 2);
+
+			if (!p)
+				return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
+			if (old)
+				p[old++] = ':';
+			strcpy(p + old, eq);
+			m->custom_paths = p;
+			continue;
+		}
 		if (parse_size(eq, &v) || v > UINT32_MAX) {
 			return ipu_errorf(err, errlen, IPU_E_INVAL,
 				 "device option %s: '%s' is not a number below 2^32 (suffixes k, M, G, KiB, MiB, GiB)",
@@ -170,7 +186,7 @@ static int parse_spec(struct model_dev *m, const char *spec, char *err, size_t e
 			m->cfg.workers = (uint32_t)v;
 		else {
 			return ipu_errorf(err, errlen, IPU_E_INVAL,
-				 "unknown device option '%s' (tiles, tile_mem, workers, version, serial)",
+				 "unknown device option '%s' (tiles, tile_mem, workers, version, serial, custom-ops)",
 				 tok);
 		}
 	}
@@ -371,12 +387,17 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 	}
 	m->dev = d;
 	rc = parse_spec(m, spec, err, errlen);
+	if (!rc && m->custom_paths)
+		rc = ipu_custom_set_open(m->custom_paths, &m->custom, err, errlen);
 	if (rc) {
+		free(m->custom_paths);
 		free(m);
 		return rc;
 	}
 	m->status = calloc(STATUS_RING, sizeof(*m->status));
 	if (!m->status) {
+		ipu_custom_set_close(m->custom);
+		free(m->custom_paths);
 		free(m);
 		return ipu_errorf(err, errlen, IPU_E_NOMEM, "out of memory");
 	}
@@ -385,9 +406,12 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 	rc = ipu_engine_create(&m->cfg, &sops, &m->eng, err, errlen);
 	if (rc) {
 		free(m->status);
+		ipu_custom_set_close(m->custom);
+		free(m->custom_paths);
 		free(m);
 		return rc;
 	}
+	ipu_engine_set_custom(m->eng, ipu_custom_set_table(m->custom));
 	m->cfg.workers = 0;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -399,6 +423,8 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 	if (ipu_thread_create(&m->thread, device_thread, m)) {
 		ipu_engine_destroy(m->eng);
 		free(m->status);
+		ipu_custom_set_close(m->custom);
+		free(m->custom_paths);
 		free(m);
 		d->priv = NULL;
 		return ipu_errorf(err, errlen, IPU_E_NOMEM, "cannot start the device thread");
@@ -436,6 +462,9 @@ static void model_close(struct ipu_device *d)
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->work);
 	pthread_cond_destroy(&m->done);
+	/* after the engine: its executable ran the plugins' code */
+	ipu_custom_set_close(m->custom);
+	free(m->custom_paths);
 	free(m);
 }
 

@@ -95,6 +95,10 @@ struct IpuState {
     uint32_t workers;
     uint64_t serial;
     char *fault_spec;       /* `fault` property, see ipu_fault_parse() */
+    char *custom_ops;       /* `custom-ops` property: plugin paths, ':'-separated */
+    struct ipu_custom_table *custom;    /* their codelets (ipu_custom.c) */
+    void **custom_handles;
+    unsigned ncustom_handles;
 
     QemuThread fetch_thread;
     QemuThread exec_thread;
@@ -164,6 +168,10 @@ uint8_t ipu_fault_match_locked(IpuState *s, const struct ipu_cmd *cmd);
 bool ipu_fault_wait_hung_locked(IpuState *s, uint32_t gen);
 void ipu_fault_step(void *ctx, const struct ipu_engine_step_event *ev);
 bool ipu_fault_take_dma(IpuState *s);
+
+/* ipu_custom.c */
+bool ipu_custom_load(IpuState *s, Error **errp);
+void ipu_custom_unload(IpuState *s);
 
 /* ipu_rings.c */
 void *ipu_fetch_thread(void *opaque);

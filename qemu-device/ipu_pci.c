@@ -651,6 +651,9 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
         !ipu_fault_parse(s, s->fault_spec, errp)) {
         return;
     }
+    if (!ipu_custom_load(s, errp)) {
+        return;
+    }
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     pci_config_set_revision(pdev->config, IPU_IF_VERSION_MAJOR);
@@ -660,6 +663,7 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, IPU_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
     if (msix_init_exclusive_bar(pdev, IPU_NUM_VECTORS, IPU_BAR_MSIX, errp)) {
+        ipu_custom_unload(s);
         return;
     }
     for (i = 0; i < IPU_NUM_VECTORS; i++) {
@@ -668,6 +672,7 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     if (pcie_endpoint_cap_init(pdev, 0x80) < 0) {
         error_setg(errp, "ipu: cannot add the PCIe capability");
         msix_uninit_exclusive_bar(pdev);
+        ipu_custom_unload(s);
         return;
     }
     /* DEVCAP.FLR: a function-level reset is a device reset (ipu_config_write) */
@@ -693,6 +698,7 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
         qemu_mutex_destroy(&s->post_lock[1]);
         qemu_mutex_destroy(&s->lock);
         msix_uninit_exclusive_bar(pdev);
+        ipu_custom_unload(s);
         return;
     }
 
@@ -735,6 +741,7 @@ static void ipu_exit(PCIDevice *pdev)
     qemu_thread_join(&s->exec_thread);
     ipu_engine_destroy(s->engine);
     s->engine = NULL;
+    ipu_custom_unload(s);   /* after the engine that ran the plugins */
     qemu_bh_delete(s->irq_bh);
     g_free(s->streams);
     g_free(s->queue);
@@ -758,6 +765,7 @@ static IPU_PROPERTY ipu_properties[] = {
     DEFINE_PROP_UINT64("serial", IpuState, serial, 0),
     DEFINE_PROP_UINT32("workers", IpuState, workers, 0),
     DEFINE_PROP_STRING("fault", IpuState, fault_spec),
+    DEFINE_PROP_STRING("custom-ops", IpuState, custom_ops),
 #ifdef DEFINE_PROP_END_OF_LIST
     DEFINE_PROP_END_OF_LIST(),  /* 7.2; 10.0 counts the array itself */
 #endif

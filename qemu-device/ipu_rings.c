@@ -38,6 +38,7 @@ int ipu_engine_new(IpuState *s, struct ipu_engine **out)
     if (rc == 0) {
         /* PROGRESS and the hang/slow faults live in the step hook */
         ipu_engine_set_trace(*out, ipu_fault_step, s);
+        ipu_engine_set_custom(*out, s->custom);
     }
     return rc;
 }

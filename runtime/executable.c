@@ -110,6 +110,14 @@ static int upload(struct ipu_device *dev, const struct ipuef_file *f, char *err,
 	img = ipuef_executable(f, &len);
 	rc = ipu_load(dev, img, len, &le);
 	if (rc) {
+		char need[1024];
+
+		/* a device behind the driver says only the code: name what it lacked */
+		if (le.detail == IPUX_E_CODELET_UNKNOWN && !strstr(le.msg, "custom codelet") &&
+		    rt_custom_codelets(img, len, need, sizeof(need)))
+			return ipu_errorf(err, errlen, rc,
+					  "the device refused the model's executable: %s (%s): it needs custom codelet %s; is that plugin loaded on the device (QEMU: -device ipu,custom-ops=PATH)?",
+					  le.msg, ipu_err_name(le.detail), need);
 		return ipu_errorf(err, errlen, rc, "the device refused the model's executable: %s (%s)",
 				le.msg, ipu_err_name(le.detail ? le.detail : rc));
 	}

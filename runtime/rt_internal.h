@@ -8,6 +8,14 @@
 #include "ipu/runtime.h"
 
 /* "f32[16,784]" */
+/*
+ * custom_spec.c: the custom codelets an executable image names (its
+ * CUSTOM section: "domain::name (library sha256 HEX)", comma-separated)
+ * into buf; 0 when it has none or the image is malformed.  A device behind
+ * the driver reports only the error code: this names what it lacked.
+ */
+int rt_custom_codelets(const void *image, size_t len, char *buf, size_t buflen);
+
 void rt_shape_str(uint32_t dtype, uint32_t rank, const uint64_t *dims, char *buf, size_t len);
 
 /*

@@ -34,6 +34,7 @@ struct opts {
 	int shm_off;
 	const char *load[MAX_LOAD];
 	unsigned nload;
+	char custom_ops[4096];		/* --custom-ops, ':'-joined */
 };
 
 static void usage(FILE *f)
@@ -65,6 +66,9 @@ static void usage(FILE *f)
 		"  --device DEV             libipu device(s) for every instance: model[:tiles=N,...],\n"
 		"                           /dev/accel/accelN, or a list separated by ';' (default: an\n"
 		"                           in-process device sized to each model per instance)\n"
+		"  --custom-ops LIB.so      a custom-operator plugin the models were compiled with\n"
+		"                           (repeatable): every in-process device loads it\n"
+		"                           (native code run in this server's process)\n"
 		"  --model-control-mode M   none (default): load every model at start, refuse\n"
 		"                           load/unload; explicit: load the --load-model ones and\n"
 		"                           allow POST /v2/repository/models/M/load and unload;\n"
@@ -134,6 +138,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "model-control-mode", required_argument, NULL, 'c' },
 		{ "load-model", required_argument, NULL, 'l' },
 		{ "repository-poll-secs", required_argument, NULL, 'o' },
+		{ "custom-ops", required_argument, NULL, 'O' },
 		{ "max-body-size", required_argument, NULL, 'b' },
 		{ "max-queue-size", required_argument, NULL, 'q' },
 		{ "exec-timeout-ms", required_argument, NULL, 't' },
@@ -174,6 +179,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'r': o->repo = optarg; break;
 		case 'a': o->addr = optarg; break;
 		case 'd': o->device = optarg; break;
+		case 'O': {
+			size_t have = strlen(o->custom_ops);
+
+			if (!*optarg || strchr(optarg, ':') ||
+			    have + strlen(optarg) + 2 > sizeof(o->custom_ops)) {
+				fprintf(stderr, "ipu-serve: --custom-ops '%s': one path without ':' (repeat the option)\n",
+					optarg);
+				return -1;
+			}
+			snprintf(o->custom_ops + have, sizeof(o->custom_ops) - have, "%s%s",
+				 have ? ":" : "", optarg);
+			break;
+		}
 		case 'p':
 			if (cli_parse_u64("ipu-serve", "http-port", optarg, 0, 65535, &o->http_port))
 				return -1;
@@ -377,7 +395,7 @@ int main(int argc, char **argv)
 	struct srv_grpc *grpc = NULL;
 	uint64_t t_drain;
 	int grpc_port = 0;
-	char err[SRV_ERR], se[SRV_ERR + 64];
+	char err[SRV_ERR], se[SRV_ERR + 64], *spec = NULL;
 	int api_port = 0, metrics_port = 0, sig = 0, rc = CLI_EXIT_FAILURE;
 	sigset_t set;
 
@@ -408,11 +426,17 @@ int main(int argc, char **argv)
 		free(h);
 		return CLI_EXIT_FAILURE;
 	}
-	if (o.device && ipurt_dm_create(o.device, &dm, err, sizeof(err))) {
+	if (o.device && o.custom_ops[0] &&
+	    ipurt_custom_ops_spec(o.device, NULL, o.custom_ops, &spec, err, sizeof(err))) {
+		fprintf(stderr, "ipu-serve: --custom-ops: %s\n", cli_safe(err, se, sizeof(se)));
+		goto out;
+	}
+	if (o.device && ipurt_dm_create(spec ? spec : o.device, &dm, err, sizeof(err))) {
 		fprintf(stderr, "ipu-serve: --device: %s\n", cli_safe(err, se, sizeof(se)));
 		goto out;
 	}
-	lo.device = o.device;
+	lo.device = spec ? spec : o.device;
+	lo.custom_ops = o.custom_ops[0] ? o.custom_ops : NULL;
 	lo.dm = dm;
 	lo.exec_timeout_ns = o.exec_timeout_ms * 1000000ull;
 	lo.default_max_queue = o.max_queue;
@@ -499,6 +523,7 @@ out:
 	srv_poll_destroy(watch);
 	srv_repo_destroy(repo);
 	ipurt_dm_destroy(dm);
+	free(spec);
 	free(h);
 	return rc;
 }

@@ -580,7 +580,7 @@ int srv_model_create_from(const char *name, int64_t version, const char *path,
 {
 	struct srv_model *m = calloc(1, sizeof(*m));
 	struct ipurt_config rc_cfg;
-	char msg[SRV_ERR];
+	char msg[SRV_ERR], *spec = NULL;
 	uint32_t i;
 	int rc;
 
@@ -645,6 +645,15 @@ int srv_model_create_from(const char *name, int64_t version, const char *path,
 	/* a model split over IPUs opens its own group of --device's spec
 	 * (the shared devices are one IPU each) */
 	rc_cfg.dm = ipuef_num_ipus(m->file) > 1 ? NULL : o->dm;
+	if (!o->device && o->custom_ops) {
+		/* a device sized to the model, with the plugins */
+		rc = ipurt_custom_ops_spec(NULL, m->file, o->custom_ops, &spec, msg, sizeof(msg));
+		if (rc) {
+			snprintf(err, errlen, "%s: --custom-ops: %s", path, msg);
+			goto fail;
+		}
+		rc_cfg.device = spec;
+	}
 	m->num_instances = cfg->instance_count ? cfg->instance_count : 1;
 	m->inst = calloc(m->num_instances, sizeof(*m->inst));
 	if (!m->inst) {
@@ -661,6 +670,8 @@ int srv_model_create_from(const char *name, int64_t version, const char *path,
 			goto fail;
 		}
 	}
+	free(spec);
+	spec = NULL;
 	if (cfg->packing.enabled && check_packing(m, msg, sizeof(msg))) {
 		snprintf(err, errlen, "%s: %s", path, msg);
 		goto fail;
@@ -675,6 +686,7 @@ int srv_model_create_from(const char *name, int64_t version, const char *path,
 	*out = m;
 	return 0;
 fail:
+	free(spec);
 	srv_model_destroy(m);
 	return -1;
 fail_early:

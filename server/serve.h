@@ -355,6 +355,8 @@ struct srv_model {
 struct srv_load_opts {
 	const char *device;		/* NULL: in-process, sized to the model */
 	struct ipurt_device_manager *dm;/* shared when a device list is given */
+	const char *custom_ops;		/* plugins of the in-process devices
+					 * (':'-joined paths), or NULL */
 	uint64_t exec_timeout_ns;
 	uint64_t default_max_queue;
 	int log_verbose;

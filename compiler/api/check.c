@@ -86,7 +86,7 @@ static int compare(const struct ir_tensor *got, const struct ir_tensor *ref,
 int ipuc_check(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
 	       FILE *report, struct ir_error *e)
 {
-	return ipuc_check_refs(graphs, NULL, n, t, report, e);
+	return ipuc_check_refs(graphs, NULL, n, t, NULL, report, e);
 }
 
 /* The reference model's result on the same (converted) inputs. */
@@ -116,14 +116,14 @@ out:
 }
 
 int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs,
-		    int n, const struct ipu_target *t, FILE *report,
+		    int n, const struct ipu_target *t, const char *custom_libs, FILE *report,
 		    struct ir_error *e)
 {
 	struct ipu_lower_info info;
 	void *image = NULL;
 	size_t len = 0;
 	struct ipu_device *d = NULL;
-	char spec[128], err[512] = "";
+	char spec[4200], err[512] = "";
 	struct ipu_error le;
 	const struct ipuef_anchor *an;
 	uint32_t na;
@@ -133,7 +133,16 @@ int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs
 	if (ipu_lower_image(graphs, n, t, &image, &len, &info, e))
 		return -1;
 	an = ipu_lower_anchors(&info, &na);
+	if (custom_libs && strlen(custom_libs) > 3000)
+		return ir_err(e, "--check: custom-op library paths longer than 3000 bytes");
 	snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u", t->tiles, t->tile_mem);
+	/* the device loads the compiler's plugins: one custom-ops= each */
+	for (const char *p = custom_libs; p && *p;) {
+		size_t l = strcspn(p, ":"), at = strlen(spec);
+
+		snprintf(spec + at, sizeof(spec) - at, ",custom-ops=%.*s", (int)l, p);
+		p += l + (p[l] == ':');
+	}
 	le.msg[0] = 0;
 	if (ipu_open(spec, &d, err, sizeof(err)) || ipu_attach(d) ||
 	    ipu_load(d, image, len, &le)) {

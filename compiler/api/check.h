@@ -12,11 +12,12 @@
  * -1 on error (message in e).  Writes one line per output to `report`. */
 int ipuc_check(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
 	       FILE *report, struct ir_error *e);
-/* Also compares against refs[k] (may be NULL entries: the float32 models
+/* Also compares against refs[k]; the device loads custom_libs (':'-
+ * separated plugins, NULL: none) like the compiler did. (may be NULL entries: the float32 models
  * before precision conversion), reported but with a float16-vs-float32
  * tolerance (5e-2 + 5e-2 * |ref|). */
 int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs,
-		    int n, const struct ipu_target *t, FILE *report,
+		    int n, const struct ipu_target *t, const char *custom_libs, FILE *report,
 		    struct ir_error *e);
 
 #endif

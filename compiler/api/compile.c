@@ -10,6 +10,7 @@
 #include "calib_cli.h"
 #include "check.h"
 #include "cli.h"
+#include "ipu/custom_ops.h"
 #include "ipu/file_atomic.h"
 #include "ipu/lower.h"
 #include "ipu/onnx_io.h"
@@ -26,6 +27,7 @@ struct job {
 	FILE *note;			/* NOTE messages */
 	int model;			/* being compiled, for progress */
 	struct ir_qdq_stats qdq;	/* of the model just compiled */
+	struct ipu_custom_set *custom;	/* --custom_library_so_paths */
 };
 
 static void progress(struct job *j, const char *pass, int rewrites, int nodes)
@@ -121,6 +123,7 @@ static int compile_model(struct job *j, const struct ipuc_model *m, const char *
 	g = ipuc_model_load(m, path, e);
 	if (!g)
 		return -1;
+	g->custom = ipu_custom_set_table(j->custom);
 	progress(j, "load", -1, -1);
 	warn_wide_anchors(j, g, path);
 	if (ipuc_batch_inputs(g, m, o->batch_size, o->batch_axis, e) ||
@@ -364,7 +367,7 @@ static int run(struct job *j)
 		tc.num_state_pairs = 0;
 		tc.no_auto_state = 1;
 		progress(j, "check", -1, -1);
-		c = ipuc_check_refs(graphs, refs, n, &tc, j->log, &e);
+		c = ipuc_check_refs(graphs, refs, n, &tc, o->custom_libs, j->log, &e);
 		if (c < 0) {
 			rc = fail(j, IPU_COMPILE_STAGE_CHECK, -1, e.msg);
 			goto out;
@@ -470,10 +473,19 @@ int ipu_compile(const struct ipu_compile_options *po, struct ipu_compile_result 
 	j.log = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_LOG, r, &j.model);
 	j.table = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_TABLE, NULL, NULL);
 	j.note = ipuc_sink_open(j.po, IPU_COMPILE_MESSAGE_NOTE, NULL, NULL);
-	if (!j.log || !j.table || !j.note)
+	if (!j.log || !j.table || !j.note) {
 		rc = fail(&j, IPU_COMPILE_STAGE_OPTIONS, -1, "out of memory");
-	else
+	} else if (j.o.custom_libs &&
+		   ipu_custom_set_open(j.o.custom_libs, &j.custom, e.msg, sizeof(e.msg))) {
+		char m[IR_ERROR_LEN];
+
+		snprintf(m, sizeof(m), "--custom_library_so_paths: %s", e.msg);
+		rc = fail(&j, IPU_COMPILE_STAGE_OPTIONS, -1, m);
+	} else {
 		rc = run(&j);
+	}
+	/* after every graph and engine using its table */
+	ipu_custom_set_close(j.custom);
 	if (j.log)
 		fclose(j.log);
 	if (j.table)

@@ -33,6 +33,7 @@ static void model_free(struct ipuc_model *m)
 void ipuc_options_free(struct ipuc_options *o)
 {
 	free(o->sharding_config);
+	free(o->custom_libs);
 	model_free(&o->model);
 	for (int i = 0; i < o->nfusion; i++)
 		model_free(&o->fusion[i]);

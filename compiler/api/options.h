@@ -72,9 +72,12 @@ struct ipuc_options {
 	uint32_t num_ipus;		/* --num-ipus, 0: one IPU */
 	char *sharding_config;		/* --manual-sharding-config */
 	int pipelining;			/* --enable-pipelining */
+	char *custom_libs;		/* --custom_library_so_paths, ':'-joined */
 };
 
 void ipuc_options_init(struct ipuc_options *o);
+/* --custom-library-so-paths: appends (':' or ',' separated). */
+int ipuc_add_custom_libs(struct ipuc_options *o, const char *v, struct ir_error *e);
 void ipuc_options_free(struct ipuc_options *o);
 /* The model's graph: from its bytes, or the file at path. */
 struct ir_graph *ipuc_model_load(const struct ipuc_model *m, const char *path,

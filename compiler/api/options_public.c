@@ -176,6 +176,9 @@ int ipuc_options_from_public(const struct ipu_compile_options *given, struct ipu
 	if (po.manual_sharding_config && ipuc_setstr(&o->sharding_config, po.manual_sharding_config, e))
 		return -1;
 	o->pipelining = !!po.enable_pipelining;
+	if (po.custom_library_so_paths && po.custom_library_so_paths[0] &&
+	    ipuc_setstr(&o->custom_libs, po.custom_library_so_paths, e))
+		return -1;
 	if (!po.executable && (po.output || po.report || po.check))
 		return ir_err(e, "output, report and check need the executable (options.executable 1)");
 	return 0;

@@ -313,6 +313,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	po.fp8_params = o->fp8_params;
 	po.num_of_layers_keep_fp16 = o->keep_fp16;
 	po.state = o->state;
+	po.custom_library_so_paths = o->custom_libs;
 	po.check = o->check;
 	po.no_fusion = o->no_fusion;
 	po.no_memory_reuse = o->no_memory_reuse;

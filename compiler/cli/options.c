@@ -84,6 +84,10 @@ const char *ipuc_usage(void)
 "                             IPUs always overlap runs: a request larger\n"
 "                             than the compiled batch runs as micro-batches\n"
 "                             of it, pipelined)\n"
+"  --custom-library-so-paths LIB.so[:LIB2.so]   custom-operator plugins\n"
+"                             (repeatable): nodes of their ONNX domains are\n"
+"                             compiled to their codelets; native code run in\n"
+"                             this process (Documentation/compiler/custom-ops.md)\n"
 "  -v, --verbose              per-pass statistics on stderr\n"
 "  --output-dir DIR           PopRT: folder for the outputs (created)\n"
 "  --output-model FILE        PopRT: write the converted ONNX model (in DIR)\n"
@@ -97,6 +101,27 @@ const char *ipuc_usage(void)
 "supported\" with exit status 2.\n"
 "Exit status: 0 done, 1 failed (model, unsupported op or shape, lowering,\n"
 "--check mismatch, write), 2 bad command line or config (nothing done).\n";
+}
+
+/* Appends plugin paths (':' or ',' separated) to o->custom_libs, ':'-joined. */
+int ipuc_add_custom_libs(struct ipuc_options *o, const char *v, struct ir_error *e)
+{
+	size_t old = o->custom_libs ? strlen(o->custom_libs) : 0;
+	char *n;
+
+	if (!v[0])
+		return ir_err(e, "--custom-library-so-paths: empty path");
+	n = realloc(o->custom_libs, old + strlen(v) + 2);
+	if (!n)
+		return ir_err(e, "out of memory");
+	if (old)
+		n[old++] = ':';
+	strcpy(n + old, v);
+	for (char *c = n + old; *c; c++)
+		if (*c == ',')
+			*c = ':';
+	o->custom_libs = n;
+	return 0;
 }
 
 static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int64_t *out,
@@ -118,7 +143,7 @@ static int parse_int(const char *opt, const char *v, int64_t lo, int64_t hi, int
  * "unknown" (Documentation/compiler/guide.md lists them). */
 static const char *const poprt_unsupported[] = {
 	"available_memory_proportion", "batches_per_step", "checkpoints", "compiler_options",
-	"custom_library_so_paths", "custom_pass_config", "custom_shape_inference",
+	"custom_pass_config", "custom_shape_inference",
 	"data_preprocess", "disable_compilation_progress_bar", "disable_fast_norm",
 	"eightbitsio", "merge_if_with_same_cond", "enable_compress_pattern", "enable_erf_gelu",
 	"enable_insert_remap", "fold_periodic_initializer", "enable_avoid_overflow_patterns",
@@ -139,6 +164,7 @@ enum {
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
 	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16, O_STATE, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
+	O_CUSTOM_LIBS,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -180,6 +206,7 @@ static const struct option long_opts[] = {
 	OPT2("num-ipus", "num_ipus", required_argument, O_NUM_IPUS),
 	OPT2("manual-sharding-config", "manual_sharding_config", required_argument, O_SHARDING),
 	OPT2("enable-pipelining", "enable_pipelining", no_argument, O_PIPELINING),
+	OPT2("custom-library-so-paths", "custom_library_so_paths", required_argument, O_CUSTOM_LIBS),
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -272,6 +299,10 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 				return -1;
 			break;
 		case O_PIPELINING: o->pipelining = 1; break;
+		case O_CUSTOM_LIBS:
+			if (ipuc_add_custom_libs(o, v, e))
+				return -1;
+			break;
 		case O_EXPORT_POPEF: o->export_popef = 1; break;
 		case 'i':
 		case O_INPUT_MODEL:

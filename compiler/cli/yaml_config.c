@@ -90,6 +90,21 @@ static int wrap(struct ctx *c, const yaml_node_t *n)
 	return ir_err(c->e, "%s:%zu: %s", c->what, n->start_mark.line + 1, m);
 }
 
+/* One custom-op plugin: native code, so a config names it by an absolute
+ * path only (never relative to a file someone else may have written). */
+static int custom_lib(struct ctx *c, const yaml_node_t *n, const char *key, struct ipuc_options *o)
+{
+	const char *s = scalar(c, n, key);
+
+	if (!s)
+		return -1;
+	if (s[0] != '/')
+		return nerr(c, n, "custom_library_so_paths: give absolute paths in a config file", NULL);
+	if (ipuc_add_custom_libs(o, s, c->e))
+		return wrap(c, n);
+	return 0;
+}
+
 static int shapes(struct ctx *c, const yaml_node_t *n, struct ipuc_model *m)
 {
 	if (n->type == YAML_SCALAR_NODE) {
@@ -276,6 +291,17 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 			if (x > 64)
 				return nerr(c, v, "num_ipus is from 1 to 64", NULL);
 			o->num_ipus = (uint32_t)x;
+		} else if (IS("custom_library_so_paths")) {
+			if (v->type == YAML_SCALAR_NODE) {
+				if (custom_lib(c, v, key, o))
+					return -1;
+			} else if (v->type == YAML_SEQUENCE_NODE) {
+				for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
+					if (custom_lib(c, yaml_document_get_node(c->doc, *it), key, o))
+						return -1;
+			} else {
+				return nerr(c, v, "custom_library_so_paths must be a path or a list of paths", NULL);
+			}
 		} else if (IS("manual_sharding_config")) {
 			if (!(s = scalar(c, v, key)) || set(&o->sharding_config, s, c->e))
 				return -1;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "custom/custom.h"
 #include "eval_internal.h"
 
 static ir_eval_fn find(const char *op)
@@ -14,14 +15,15 @@ static ir_eval_fn find(const char *op)
 
 int ir_eval_supported(const char *op)
 {
-	return find(op) != NULL;
+	/* a custom operator's plugin brings its reference */
+	return find(op) != NULL || ir_custom_is(op);
 }
 
 int ir_eval_node(const struct ir_graph *g, const struct ir_node *n,
 		 const struct ir_tensor *const *in, struct ir_tensor *out,
 		 struct ir_error *e)
 {
-	ir_eval_fn fn = find(n->op);
+	ir_eval_fn fn = ir_custom_is(n->op) ? ir_custom_eval : find(n->op);
 
 	if (!fn)
 		return ir_node_err(e, g, n, "the reference evaluator has no implementation of %s", n->op);

@@ -97,6 +97,7 @@ void ipu_graph_destroy(struct ipu_graph *g)
 	}
 	free(g->origins);
 	free(g->cs_origin);
+	free(g->customs);
 	free(g->tensors);
 	free(g->cs_names);
 	free(g->vertices);

@@ -282,6 +282,8 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 		}
 	}
 
+	if (buf_add(g, &sec[IPUX_SEC_CUSTOM], g->customs, (size_t)g->n_customs * sizeof(*g->customs)))
+		goto out;
 	/* assemble: header, section table, payloads (4-aligned) */
 	{
 		static const uint32_t recsize[NSEC + 1] = {
@@ -299,6 +301,7 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 			[IPUX_SEC_PROGRAMS] = 4,
 			[IPUX_SEC_INITS] = sizeof(struct ipux_init),
 			[IPUX_SEC_DATA] = 1,
+			[IPUX_SEC_CUSTOM] = sizeof(struct ipux_custom),
 		};
 		struct ipux_header h = { 0 };
 		struct ipux_section tab[NSEC];
@@ -329,7 +332,9 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 			tile_mem = 64;
 		h.magic = IPUX_MAGIC;
 		h.version_major = IPUX_VERSION_MAJOR;
-		h.version_minor = IPUX_VERSION_MINOR;
+		/* 1.0 unless the image needs 1.1's CUSTOM section: devices of
+		 * 1.0 keep running what they can */
+		h.version_minor = g->n_customs ? 1 : 0;
 		h.header_size = sizeof(h);
 		h.total_size = (uint32_t)off;
 		h.num_tiles = max_tile + 1;
@@ -350,7 +355,8 @@ int ipu_graph_compile(struct ipu_graph *g, void **image, size_t *len,
 	}
 	{
 		char err[512];
-		int vr = ipu_exe_verify(img.p, img.n, g->num_tiles, g->tile_mem, err, sizeof(err));
+		int vr = ipu_exe_verify_custom(img.p, img.n, g->num_tiles, g->tile_mem, g->custom,
+					       err, sizeof(err));
 
 		if (vr) {
 			g_fail(g, "the built executable does not verify: %s: %s",

@@ -95,6 +95,10 @@ struct ipu_graph {
 	G_ARRAY(struct g_origin, origins);
 	G_ARRAY(uint32_t, cs_origin);	/* per compute set */
 	uint32_t origin;		/* of new supersteps, or IPU_GRAPH_INVALID */
+	/* custom codelets (graph_custom.c): the CUSTOM section's records and
+	 * the table the built image is verified against */
+	G_ARRAY(struct ipux_custom, customs);
+	const struct ipu_custom_table *custom;
 };
 
 /* Grow a G_ARRAY to hold one more element; 0 or -1 (error recorded). */

@@ -385,6 +385,9 @@ struct ir_graph *ir_graph_clone(const struct ir_graph *g, struct ir_error *e)
 		return NULL;
 	c->opset = g->opset;
 	c->ir_version = g->ir_version;
+	c->custom = g->custom;
+	memcpy(c->domains, g->domains, sizeof(c->domains));
+	c->ndomains = g->ndomains;
 	if (g->name && !(c->name = dupstr(g->name)))
 		goto oom;
 	for (int i = 0; i < g->nvals; i++) {

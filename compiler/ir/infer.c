@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "custom/custom.h"
 #include "eval/eval.h"
 #include "infer_internal.h"
 
@@ -102,14 +103,17 @@ int ir_infer_node(struct ir_graph *g, int idx, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[idx];
 	const struct ir_op_desc *op = ir_op_lookup(n->op);
+	int custom = ir_custom_is(n->op);
 
-	if (!op)
+	if (!op && !custom)
 		return ir_node_err(e, g, n, "operator %s is not supported by ipu-compile (see ipu-compile --list-ops)",
 				   n->op);
-	if (n->nin < op->min_in || n->nin > op->max_in)
+	if (custom) {
+		/* the plugin checks arity and attributes (compiler/custom/) */
+	} else if (n->nin < op->min_in || n->nin > op->max_in)
 		return ir_node_err(e, g, n, "has %d inputs; %s takes %d to %d",
 				   n->nin, n->op, op->min_in, op->max_in);
-	for (int k = 0; k < op->min_in; k++)
+	for (int k = 0; !custom && k < op->min_in; k++)
 		if (!ir_in(g, n, k))
 			return ir_node_err(e, g, n, "input %d is required", k);
 	if (n->nout < 1)
@@ -126,7 +130,7 @@ int ir_infer_node(struct ir_graph *g, int idx, struct ir_error *e)
 		if (v && v->dtype == IR_STRING)
 			return ir_node_err(e, g, n, "string tensors are not supported");
 	}
-	if (op->infer(g, n, e))
+	if (custom ? ir_custom_infer(g, n, e) : op->infer(g, n, e))
 		return -1;
 	for (int k = 0; k < n->nout; k++) {
 		struct ir_value *v = &g->vals[n->out[k]];

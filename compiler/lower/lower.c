@@ -20,6 +20,7 @@
 #include "ipu/file_atomic.h"
 #include "ipu/ipuef.h"
 #include "ipu/passes.h"
+#include "custom/custom.h"
 #include "lower_internal.h"
 
 int ipu_lower_available(void)
@@ -123,6 +124,8 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 		if (n->out[k] >= 0 && ir_value_numel(&l->g->vals[n->out[k]]) == 0)
 			return lw_fail(l, "output '%s' is empty; empty tensors are not supported on the device",
 				       l->g->vals[n->out[k]].name);
+	if (ir_custom_is(n->op))
+		return lw_custom(l, n) < 0 ? -1 : 0;
 	h = lw_op_hooks(n->op);
 	if (h && h->lower && (r = h->lower(l, n)) != 0)
 		return r < 0 ? -1 : 0;
@@ -642,7 +645,9 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 		*stats = info.stats;
 	memset(&md, 0, sizeof(md));
 	md.exe_format_major = IPUX_VERSION_MAJOR;
-	md.exe_format_minor = IPUX_VERSION_MINOR;
+	/* the image's own: 1.0 unless it has custom codelets, so that
+	 * runtimes of 1.0 still run it */
+	md.exe_format_minor = ((const struct ipux_header *)image)->version_minor;
 	md.ipu_version = t->ipu_version ? t->ipu_version : "ipu2";
 	md.num_tiles = t->tiles;
 	md.tile_mem = t->tile_mem;

@@ -286,6 +286,10 @@ int lw_fp8_input(struct lw *l, const struct ir_node *n, int k, struct ipu_slice 
 int lw_strided_gather(struct lw *l, const struct ir_node *n, int rank,
 		      const int64_t *shape, int64_t off, const int64_t *st);
 
+/* lower_custom.c: a custom operator's node (compiler/custom/), split over
+ * tiles as its plugin says; 1 if lowered or -1. */
+int lw_custom(struct lw *l, const struct ir_node *n);
+
 /* The lowering's hooks of one operator (its line in ops/ops.def). */
 struct lw_op_hooks {
 	/* prepare.c: the first rewrite, once per node; decompose

@@ -184,6 +184,24 @@ static int write_model(const struct ir_graph *g, const char *path, int opset,
 	m.producer_name = "ipu-compile";
 	m.n_opset_import = 1;
 	m.opset_import = &opsp;
+	/* the custom operators' domains, at the model's versions */
+	if (g->ndomains) {
+		Onnx__OperatorSetIdProto *ids = pcalloc(&pl, (size_t)g->ndomains, sizeof(*ids));
+		Onnx__OperatorSetIdProto **list = pcalloc(&pl, (size_t)g->ndomains + 1, sizeof(*list));
+
+		if (pl.failed)
+			goto oom;
+		list[0] = &ops;
+		for (int d = 0; d < g->ndomains; d++) {
+			onnx__operator_set_id_proto__init(&ids[d]);
+			ids[d].domain = (char *)g->domains[d].name;
+			ids[d].has_version = 1;
+			ids[d].version = g->domains[d].version;
+			list[d + 1] = &ids[d];
+		}
+		m.n_opset_import = (size_t)g->ndomains + 1;
+		m.opset_import = list;
+	}
 	m.graph = &gp;
 	gp.name = g->name ? g->name : "graph";
 
@@ -223,6 +241,20 @@ static int write_model(const struct ir_graph *g, const char *path, int opset,
 		np->name = n->name;
 		np->op_type = n->op;
 		np->domain = "";
+		{
+			const char *sep = strstr(n->op, "::");
+			char *dom;
+
+			if (sep) {
+				/* "domain::op_type" (compiler/custom/) */
+				dom = pcalloc(&pl, (size_t)(sep - n->op) + 1, 1);
+				if (!dom)
+					goto oom;
+				memcpy(dom, n->op, (size_t)(sep - n->op));
+				np->domain = dom;
+				np->op_type = (char *)sep + 2;
+			}
+		}
 		np->n_input = (size_t)n->nin;
 		np->input = pcalloc(&pl, (size_t)n->nin, sizeof(char *));
 		np->n_output = (size_t)n->nout;

@@ -197,14 +197,21 @@ static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
 	char name[64];
 	const char *op = np->op_type ? np->op_type : "";
 	const char *nm = np->name;
+	char cop[96];
 
 	if (!nm || !nm[0]) {
 		snprintf(name, sizeof(name), "%s_%d", op, idx);
 		nm = name;
 	}
-	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
-		return ir_err(e, "node '%s' (%s, #%d): domain '%s' is not supported; only the default ONNX domain (opsets %d to %d) is",
-			      nm, op, idx, np->domain, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+	/* another domain: a custom operator, "domain::op_type", resolved
+	 * against the plugins at shape inference (compiler/custom/) */
+	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx")) {
+		if (strlen(np->domain) + strlen(op) + 3 > sizeof(cop) || strstr(op, "::"))
+			return ir_err(e, "node '%s' (%s, #%d): domain '%s' and op_type too long or malformed for a custom operator",
+				      nm, op, idx, np->domain);
+		snprintf(cop, sizeof(cop), "%s::%s", np->domain, op);
+		op = cop;
+	}
 	if (np->n_input > 64 || np->n_output > 64)
 		return ir_err(e, "node '%s' (%s, #%d): more than 64 inputs or outputs",
 			      nm, op, idx);
@@ -305,8 +312,13 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 	for (size_t i = 0; i < m->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *o = m->opset_import[i];
 
-		if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx"))
+		if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) {
 			opset = (int)o->version;
+		} else if (strlen(o->domain) < sizeof(g->domains[0].name) &&
+			   g->ndomains < IR_MAX_CUSTOM_DOMAINS) {
+			snprintf(g->domains[g->ndomains].name, sizeof(g->domains[0].name), "%s", o->domain);
+			g->domains[g->ndomains++].version = (int)o->version;
+		}
 	}
 	if (opset < 0)
 		opset = m->n_opset_import ? -1 : 1;

@@ -59,7 +59,7 @@ int ipu_shard_write_mem(const struct ipu_shard *s, const struct ipu_target *t, i
 	grp.micro_batches = micro_batches ? micro_batches : 1;
 	memset(&md, 0, sizeof(md));
 	md.exe_format_major = IPUX_VERSION_MAJOR;
-	md.exe_format_minor = IPUX_VERSION_MINOR;
+	md.exe_format_minor = 0;	/* custom codelets (1.1) are not sharded */
 	md.ipu_version = t->ipu_version ? t->ipu_version : "ipu2";
 	md.num_tiles = t->tiles;
 	md.tile_mem = t->tile_mem;

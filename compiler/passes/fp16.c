@@ -20,11 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "custom/custom.h"
 #include "ipu/passes.h"
 #include "ops/registry.h"
 
-static int skipped(const struct ir_node *n, const struct ir_fp16_opts *o)
+static int skipped(const struct ir_graph *g, const struct ir_node *n,
+		   const struct ir_fp16_opts *o)
 {
+	/* a custom operator whose codelet computes f32 only stays in f32 */
+	if (ir_custom_is(n->op)) {
+		struct ir_error e;
+		const struct ipu_custom_op *op = ir_custom_op(g, n, NULL, &e);
+
+		if (!op || !(op->flags & IPU_CUSTOM_F16))
+			return 1;
+	}
 	for (int i = 0; o && i < o->nskip; i++)
 		if (!strcmp(o->skip_ops[i], n->op))
 			return 1;
@@ -115,7 +125,7 @@ int ir_pass_fp16(struct ir_graph *g, const struct ir_fp16_opts *o,
 
 		if (n->dead)
 			continue;
-		if (!skipped(n, o)) {
+		if (!skipped(g, n, o)) {
 			if (!strcmp(n->op, "Cast") && ir_attr_int(n, "to", 0) == IR_F32 &&
 			    ir_attr_set_int(n, "to", IR_F16, e))
 				goto fail;

@@ -164,8 +164,11 @@ char *ipuc_report_data(const struct ipuc_report *r, struct ipu_graph *gb, const 
 	cfg.num_tiles = ntiles;
 	cfg.tile_mem = tmem;
 	cfg.workers = 1;
-	if (ipu_engine_create(&cfg, NULL, &eng, msg, sizeof(msg)) ||
-	    ipu_engine_load(eng, image, len, msg, sizeof(msg)) || ipu_engine_exe_info(eng, &xi)) {
+	if (!ipu_engine_create(&cfg, NULL, &eng, msg, sizeof(msg)))
+		/* the compiler's plugins: the report costs their codelets too */
+		ipu_engine_set_custom(eng, ipu_graph_custom_table(gb));
+	if (!eng || ipu_engine_load(eng, image, len, msg, sizeof(msg)) ||
+	    ipu_engine_exe_info(eng, &xi)) {
 		ir_err(e, "report: the device refuses the executable: %s", msg);
 		goto out;
 	}

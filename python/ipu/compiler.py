@@ -91,6 +91,19 @@ def _path(p: Optional[Union[str, "os.PathLike[str]"]]) -> Optional[str]:
     return None if p is None else os.fspath(p)
 
 
+def _join_paths(paths: Iterable[Union[str, "os.PathLike[str]"]], what: str) -> str:
+    """Plugin paths as the C layer takes them: one string, ':'-separated."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    out = []
+    for p in paths:
+        s = os.fspath(p)
+        if not isinstance(s, str) or not s or ":" in s:
+            raise ValueError(f"{what}: {s!r} is not a path without ':'")
+        out.append(s)
+    return ":".join(out)
+
+
 def compile_args(args: Iterable[str]) -> tuple:
     """Run the compiler with ipu-compile's command-line arguments.
 
@@ -121,7 +134,9 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             calibration_loss_type: Optional[str] = None,
             precision_compare: bool = False,
             precision_compare_json: Optional[Union[str, "os.PathLike[str]"]] = None,
-            progress: Optional[Callable[[int, str, int, int], Any]] = None) -> CompileResult:
+            progress: Optional[Callable[[int, str, int, int], Any]] = None,
+            custom_library_so_paths: Optional[Iterable[Union[str, "os.PathLike[str]"]]] = None
+            ) -> CompileResult:
     """Compile an ONNX model (onnx.ModelProto, its bytes, or a path).
 
     output              write the executable there (atomically); None:
@@ -154,6 +169,9 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
     precision_compare   per-layer error against float32 (the table is in
                         CompileResult.messages)
     precision_compare_json  also write that report as JSON there
+    custom_library_so_paths  custom-operator plugins (paths of shared
+                        libraries, Documentation/compiler/custom-ops.md):
+                        native code loaded into this process
     progress            called as progress(model, pass, rewrites, nodes)
                         after each pass ("load", the front end's passes,
                         "check", "lower", "write": rewrites and nodes -1)
@@ -191,6 +209,9 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
         opts["tile_mem"] = _size(tile_mem)
     if max_tensor_size is not None:
         opts["max_tensor_size"] = int(max_tensor_size)
+    if custom_library_so_paths:
+        opts["custom_library_so_paths"] = _join_paths(custom_library_so_paths,
+                                                      "custom_library_so_paths")
     executable, path, summary, messages, diagnostics = _ipu.compile(src, _path(output), **opts)
     return CompileResult(executable=executable, path=path, summary=summary,
                          messages=messages, diagnostics=diagnostics)

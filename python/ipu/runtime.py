@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _ipu
 from ._ipu import Future
@@ -130,10 +130,13 @@ class TensorInfo:
 
 
 class Runner(_ipu.Runner):
-    """Runner(model, config=None): load a compiled model onto a device.
+    """Runner(model, config=None, custom_ops=None): load a compiled model onto a device.
 
-    model   path of an .ipuef file (str or os.PathLike), or its bytes
-    config  RuntimeConfig (None: the defaults)
+    model       path of an .ipuef file (str or os.PathLike), or its bytes
+    config      RuntimeConfig (None: the defaults)
+    custom_ops  paths of the custom-operator plugins the model was compiled
+                with: the in-process devices load them (native code run
+                in this process; a VM's /dev/accel/accelN has its QEMU's)
 
     execute(inputs, outputs)        run one request and wait for it
     execute_async(inputs, outputs)  start one; returns a Future to wait()
@@ -152,11 +155,21 @@ class Runner(_ipu.Runner):
     """
 
     def __init__(self, model: Union[str, bytes, "os.PathLike[str]"],
-                 config: Optional[RuntimeConfig] = None) -> None:
+                 config: Optional[RuntimeConfig] = None,
+                 custom_ops: Optional[Iterable[Union[str, "os.PathLike[str]"]]] = None) -> None:
         self.config = config if config is not None else RuntimeConfig()
         if not isinstance(self.config, RuntimeConfig):
             raise TypeError(f"config must be a RuntimeConfig, not {type(config).__name__}")
-        super().__init__(model, **self.config._runner_kwargs())
+        kwargs = self.config._runner_kwargs()
+        if custom_ops:
+            if isinstance(custom_ops, (str, bytes, os.PathLike)):
+                custom_ops = [custom_ops]
+            paths = [os.fspath(p) for p in custom_ops]
+            for p in paths:
+                if not isinstance(p, str) or not p or ":" in p:
+                    raise ValueError(f"custom_ops: {p!r} is not a path without ':'")
+            kwargs["custom_ops"] = ":".join(paths)
+        super().__init__(model, **kwargs)
 
     def get_execute_inputs(self, subgraph: int = -1, batch: int = 0) -> List[TensorInfo]:
         """The input anchors of a request (subgraph: one model of a fused

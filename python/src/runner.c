@@ -94,15 +94,15 @@ static int runner_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
 	static char *kw[] = { "model", "timeout_ns", "validate_io_params", "batching_dim",
 			      "ring_buffer_size", "wait_policy", "wait_timeout_ns", "device",
-			      "device_manager", NULL };
+			      "device_manager", "custom_ops", NULL };
 	struct ipupy_runner *self = (struct ipupy_runner *)obj;
 	struct ipupy_state *st = state(obj);
 	unsigned long long timeout_ns = 0, batching_dim = IPURT_NO_BATCHING_DIM;
 	unsigned int ring = 16;
 	int validate = 1, policy = IPURT_WAIT_NONE, rc;
 	long long wait_ns = 0;
-	const char *device = NULL;
-	char err[IPUPY_ERRLEN] = "";
+	const char *device = NULL, *custom_ops = NULL;
+	char err[IPUPY_ERRLEN] = "", *spec = NULL;
 	struct ipurt_config cfg;
 	struct ipurt_runner *r = NULL;
 	struct ipuef_file *f = NULL;
@@ -121,9 +121,9 @@ static int runner_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 		}
 		self->sync_ready = 1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$KpKIiLzO", kw, &model, &timeout_ns,
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$KpKIiLzOz", kw, &model, &timeout_ns,
 					 &validate, &batching_dim, &ring, &policy, &wait_ns,
-					 &device, &dm))
+					 &device, &dm, &custom_ops))
 		return -1;
 	if (dm != Py_None && !PyObject_TypeCheck(dm, st->dm_type)) {
 		PyErr_Format(PyExc_TypeError, "device_manager must be an ipu.runtime.DeviceManager, not %.100s",
@@ -157,9 +157,20 @@ static int runner_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 	cfg.wait_timeout_ns = wait_ns;
 	cfg.device = device && device[0] ? device : NULL;
 	cfg.dm = dm != Py_None ? ipupy_dm_handle(dm) : NULL;
+	if (custom_ops && custom_ops[0]) {
+		/* the plugins go to the in-process devices (ipu/custom_ops.h) */
+		rc = ipurt_custom_ops_spec(cfg.device, f, custom_ops, &spec, err, sizeof(err));
+		if (rc) {
+			ipuef_close(f);
+			ipupy_raise(st, rc, err);
+			return -1;
+		}
+		cfg.device = spec;
+	}
 	Py_BEGIN_ALLOW_THREADS
 	rc = ipurt_runner_create_from(f, &cfg, &r, err, sizeof(err));
 	Py_END_ALLOW_THREADS
+	free(spec);
 	if (rc) {
 		ipuef_close(f);
 		ipupy_raise(st, rc, err);

@@ -96,8 +96,8 @@ static int run_open(struct run *x)
 	struct run_opts *o = &x->o;
 	const struct ipuef_metadata *m;
 	struct ipurt_config cfg;
-	char err[512];
-	int fused = 0, i;
+	char err[512], *spec = NULL;
+	int fused = 0, i, rc;
 	uint32_t a;
 
 	ipurt_config_init(&cfg);
@@ -136,7 +136,16 @@ static int run_open(struct run *x)
 	}
 	if (o->no_validate)
 		cfg.validate_io_params = 0;
-	if (ipurt_runner_create_from(x->file, &cfg, &x->r, err, sizeof(err))) {
+	if (o->custom_ops[0]) {
+		if (ipurt_custom_ops_spec(o->device, x->file, o->custom_ops, &spec, err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: --custom-ops: %s\n", err);
+			return -1;
+		}
+		cfg.device = spec;
+	}
+	rc = ipurt_runner_create_from(x->file, &cfg, &x->r, err, sizeof(err));
+	free(spec);
+	if (rc) {
 		fprintf(stderr, "ipu-run: %s: %s\n", o->model, err);
 		return -1;
 	}

@@ -26,6 +26,9 @@ static void usage(FILE *f)
 		"                        over them (a device that fails is taken out, its\n"
 		"                        requests move to the others); separated by ';': the\n"
 		"                        first of them that is free\n"
+		"  --custom-ops LIB.so   a custom-operator plugin the model was compiled\n"
+		"                        with (repeatable): the in-process devices load it\n"
+		"                        (a VM's /dev/accel/accelN uses its QEMU's custom-ops=)\n"
 		"  --input NAME=FILE     read input NAME from a .npy file (repeatable); inputs\n"
 		"                        not given are generated (seeded random) and said so;\n"
 		"                        another element type is converted, with a note, when\n"
@@ -78,6 +81,20 @@ static void usage(FILE *f)
 }
 
 /* "1,2,3" -> ids; -1 with a message. */
+/* --custom-ops: one more plugin path. */
+static int add_custom_ops(struct run_opts *o, const char *path)
+{
+	size_t have = strlen(o->custom_ops);
+
+	if (!*path || strchr(path, ':') || have + strlen(path) + 2 > sizeof(o->custom_ops)) {
+		fprintf(stderr, "ipu-run: --custom-ops '%s': one path without ':' (repeat the option), %zu bytes in all at most\n",
+			path, sizeof(o->custom_ops) - 1);
+		return -1;
+	}
+	snprintf(o->custom_ops + have, sizeof(o->custom_ops) - have, "%s%s", have ? ":" : "", path);
+	return 0;
+}
+
 static int parse_ids(const char *arg, const char *what, int64_t *ids, uint32_t *n)
 {
 	const char *p = arg;
@@ -129,6 +146,8 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option lo[] = {
 		{ "device", required_argument, NULL, 'd' },
+		{ "custom-ops", required_argument, NULL, 'C' },
+		{ "custom_ops", required_argument, NULL, 'C' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "iterations", required_argument, NULL, 'n' },
@@ -169,6 +188,10 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 	while ((c = getopt_long(argc, argv, ":d:i:o:n:b:s:jh", lo, &li)) != -1) {
 		switch (c) {
 		case 'd': o->device = optarg; break;
+		case 'C':
+			if (add_custom_ops(o, optarg))
+				return -1;
+			break;
 		case 'i': if (parse_named(optarg, o->in, &o->nin, "input")) return -1; break;
 		case 'o': if (parse_named(optarg, o->out, &o->nout, "output")) return -1; break;
 		case 'n':

@@ -19,6 +19,7 @@ struct run_named {
 struct run_opts {
 	const char *model;		/* a path, or "-" for standard input */
 	const char *device;		/* NULL: the in-process model device */
+	char custom_ops[4096];		/* --custom-ops, ':'-joined; "" none */
 	struct run_named in[RUN_MAX_IO], out[RUN_MAX_IO];
 	int nin, nout;
 	unsigned iterations, inflight, warmup;

@@ -27,8 +27,9 @@ PROGRAMS += $(BUILD)/tests/compiler/node_report
 # fuzzer with its instrumentation), seeded with the node tests' models.
 ONNX_FUZZ := build/fuzz/fuzz_onnx_import
 ONNX_FUZZ_SRCS = tests/compiler/fuzz_onnx_import.c runtime/file_atomic.c \
-	engine/fp8.c \
-	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c))
+	engine/fp8.c engine/custom.c util/error.c \
+	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
+		compiler/custom/*.c))
 ONNX_FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
 	-Icompiler/include -Icompiler -Iutil/include -Iengine/include -Iruntime/include
@@ -59,7 +60,7 @@ CHECKS += ;make -s fuzz-onnx-check;
 ONNX_LOWER_FUZZ := build/fuzz/fuzz_onnx_lower
 ONNX_LOWER_FUZZ_SRCS = tests/compiler/fuzz_onnx_lower.c \
 	$(sort $(wildcard compiler/ops/*.c compiler/ir/*.c compiler/onnx/*.c compiler/eval/*.c compiler/passes/*.c \
-		compiler/lower/*.c compiler/graph/*.c engine/*.c \
+		compiler/lower/*.c compiler/graph/*.c compiler/custom/*.c engine/*.c \
 		engine/codelets/*.c util/*.c runtime/ipuef_*.c)) runtime/dtype.c \
 	runtime/file_atomic.c
 

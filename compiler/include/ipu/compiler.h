@@ -138,6 +138,10 @@ struct ipu_compile_options {
 	 * (they always do in the runtime, and a request larger than the
 	 * compiled batch runs as micro-batches of it, pipelined). */
 	int enable_pipelining;
+	/* Custom-operator plugins (ipu/custom_op.h, Documentation/compiler/
+	 * custom-ops.md), paths separated by ':'; NULL: none.  Native code
+	 * run in this process: only the caller chooses it. */
+	const char *custom_library_so_paths;
 };
 
 /* One graph input or output. */

@@ -105,6 +105,18 @@ int ipu_graph_add_vertex(struct ipu_graph *g, uint32_t cs, enum ipux_codelet cod
 			 const struct ipu_slice *ops, uint32_t nops,
 			 const uint32_t *params, uint32_t nparams);
 
+/*
+ * Custom codelets (ipu/custom_table.h): the table the built image is
+ * verified against (NULL: none), and the codelet id of a vertex running
+ * operator domain::name of the library with that SHA-256 (the same id for
+ * the same three; IPU_GRAPH_INVALID after an error).
+ */
+struct ipu_custom_table;
+void ipu_graph_set_custom_table(struct ipu_graph *g, const struct ipu_custom_table *t);
+const struct ipu_custom_table *ipu_graph_custom_table(const struct ipu_graph *g);
+uint32_t ipu_graph_custom_codelet(struct ipu_graph *g, const char *domain, const char *name,
+				  const uint8_t hash[32]);
+
 /* --- streams ---------------------------------------------------------- */
 
 /* A host stream whose buffers are `buffer_bytes` long; returns its id. */

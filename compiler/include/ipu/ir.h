@@ -136,9 +136,24 @@ struct ir_decl {
 	int64_t dims[IR_MAX_RANK];	/* -1: symbolic or not given */
 };
 
+/* An ONNX domain other than the default one the model imports. */
+#define IR_MAX_CUSTOM_DOMAINS 8
+struct ir_domain {
+	char name[32];
+	int version;
+};
+
+struct ipu_custom_table;
+
 struct ir_graph {
 	char *name;
 	int opset;		/* default-domain opset of the source model */
+	/* custom operators (compiler/custom/): nodes of another domain have
+	 * op "domain::op_type"; the plugins' operators and the model's
+	 * opsets of those domains */
+	const struct ipu_custom_table *custom;
+	struct ir_domain domains[IR_MAX_CUSTOM_DOMAINS];
+	int ndomains;
 	int64_t ir_version;
 	struct ir_value *vals;
 	int nvals, capvals;

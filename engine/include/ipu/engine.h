@@ -157,6 +157,17 @@ int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
 int ipu_exe_verify(const void *image, size_t len, uint32_t dev_tiles,
 		   uint32_t dev_tile_mem, char *err, size_t errlen);
 
+/*
+ * The custom codelets (ipu/custom_table.h) executables loaded from now on
+ * may use; NULL: none.  The table must outlive the engine or the next call.
+ */
+struct ipu_custom_table;
+void ipu_engine_set_custom(struct ipu_engine *e, const struct ipu_custom_table *t);
+/* ipu_exe_verify for a device with these custom codelets (NULL: none). */
+int ipu_exe_verify_custom(const void *image, size_t len, uint32_t dev_tiles,
+			  uint32_t dev_tile_mem, const struct ipu_custom_table *custom,
+			  char *err, size_t errlen);
+
 /* Information about the loaded executable; IPU_E_NOT_LOADED if none. */
 int ipu_engine_exe_info(const struct ipu_engine *e, struct ipu_exe_info *info);
 /* Direction and buffer size of stream `s` of the loaded executable. */

@@ -26,7 +26,8 @@
 
 #define IPUX_MAGIC 0x58555049u /* "IPUX" read as a little-endian u32 */
 #define IPUX_VERSION_MAJOR 1
-#define IPUX_VERSION_MINOR 0
+#define IPUX_VERSION_MINOR 1	/* 1: the CUSTOM section; an image without
+				 * one is written as 1.0 */
 
 /* Hard limits the verifier enforces (and the builder respects). */
 #define IPUX_MAX_TILES 8192u
@@ -38,6 +39,7 @@
 #define IPUX_MAX_OPERANDS 16u		/* per vertex */
 #define IPUX_MAX_PARAMS 64u		/* per vertex */
 #define IPUX_MAX_RANK 6u		/* shapes in codelet params */
+#define IPUX_MAX_CUSTOM 4096u		/* records of the CUSTOM section */
 
 /* Element types of operand regions. */
 enum ipux_dtype {
@@ -101,7 +103,8 @@ enum ipux_section_type {
 	IPUX_SEC_PROGRAMS = 12,	/* uint32_t[]: root step of program i */
 	IPUX_SEC_INITS = 13,	/* struct ipux_init[] */
 	IPUX_SEC_DATA = 14,	/* bytes referenced by INITS */
-	IPUX_SEC_MAX = 14
+	IPUX_SEC_CUSTOM = 15,	/* struct ipux_custom[] (format 1.1) */
+	IPUX_SEC_MAX = 15
 };
 
 struct ipux_section {		/* 16 bytes */
@@ -216,6 +219,19 @@ struct ipux_init {		/* 16 bytes */
 	uint32_t data_offset;	/* into the DATA section */
 };
 
+/*
+ * A custom codelet (format 1.1): a plugin's operator, named by its ONNX
+ * domain and op_type and the SHA-256 of the plugin library file it was
+ * compiled with.  Vertex codelet IPUX_CL_CUSTOM_BASE + i runs record i;
+ * the device binds each record to a loaded plugin at load and refuses the
+ * executable when none matches (ipu/custom_table.h).
+ */
+struct ipux_custom {		/* 96 bytes */
+	char domain[32];	/* NUL-terminated, NUL-padded */
+	char name[32];
+	uint8_t lib_hash[32];
+};
+
 /* Codelet identifiers.  Operands and params: Documentation/device/codelets.md. */
 enum ipux_codelet {
 	IPUX_CL_COPY = 1,
@@ -240,7 +256,8 @@ enum ipux_codelet {
 	IPUX_CL_CAST_FP8 = 20,
 	IPUX_CL_MATMUL_FP8 = 21,
 	IPUX_CL_CONV2D_FP8 = 22,
-	IPUX_CL_COUNT
+	IPUX_CL_COUNT,
+	IPUX_CL_CUSTOM_BASE = 0x8000	/* + index into the CUSTOM section */
 };
 
 #endif /* IPUX_FORMAT_H */

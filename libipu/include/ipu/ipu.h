@@ -5,7 +5,9 @@
  * One small API over two backends:
  *   "model[:opts]"  the tile engine in-process (like Poplar's IPUModel), the
  *                   default; opts: tiles=N, tile_mem=SIZE (k/m suffix),
- *                   workers=N, version=ipu2|ipu21, serial=STR
+ *                   workers=N, version=ipu2|ipu21, serial=STR,
+ *                   custom-ops=PATH (a custom-operator plugin, repeatable;
+ *                   ipu/custom_ops.h)
  *   "/dev/accel/accelN" the kernel driver (ioctls for control, io_uring for
  *                   stream buffers)
  *

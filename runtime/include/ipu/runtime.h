@@ -275,6 +275,19 @@ struct ipurt_config {
 	uint32_t num_devices;
 };
 
+/*
+ * A device spec (for ipurt_config.device) that runs file f with the
+ * custom-operator plugins `paths` (':'-separated paths): each in-process
+ * device of `device` gets them (custom-ops=PATH, ipu/custom_ops.h);
+ * device NULL or "" gives one in-process device made to match the model
+ * (f may be NULL when a device is given).
+ * A /dev/accel/accelN device is left as it is: a VM's device loads the plugins
+ * its QEMU was started with (-device ipu,custom-ops=PATH).  *out is
+ * malloc'd; 0 or IPURT_E_INVAL / IPURT_E_NOMEM with a message.
+ */
+int ipurt_custom_ops_spec(const char *device, const struct ipuef_file *f, const char *paths,
+			  char **out, char *err, size_t errlen);
+
 /* Defaults: timeout 0, validate on, no batching dim, 16 rings, wait none. */
 void ipurt_config_init(struct ipurt_config *c);
 
