@@ -61,9 +61,8 @@ $(BUILD)/server/pbtxt.o: server/pbtxt.cc server/pbtxt.h $(SERVE_TRITON_GEN)/mode
 	$(SERVE_CXX) $(SERVE_CXXFLAGS) -Iserver -I$(SERVE_TRITON_GEN) -c -o $@ $<
 $(BUILD)/server/config_pbtxt.o: $(SERVE_TRITON_GEN)/model_config.pb-c.h
 
-$(BUILD)/bin/ipu-serve $(BUILD)/tests/serve/test_serve_units $(BUILD)/tests/serve/test_serve_pack_units: \
+$(BUILD)/bin/ipu-serve: $(SERVE_OBJS) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) \
 		$(COMPILER_LIB) $(COMPILER_DEPLIBS)
-$(BUILD)/bin/ipu-serve: $(SERVE_OBJS) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 

@@ -12,7 +12,7 @@ CHECKS += ;make -s check-serve;
 CFLAGS_tests_serve_ := -Iserver -Itools/lib -I$(SERVE_GEN) -Itests/modelrunner
 $(BUILD)/tests/serve/test_serve_units.o: $(SERVE_PB_H)
 $(BUILD)/tests/serve/test_serve_units: $(BUILD)/tests/serve/test_serve_units.o $(SERVE_LIB_OBJS) \
-		$(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+		$(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_units
@@ -20,7 +20,7 @@ TESTS += $(BUILD)/tests/serve/test_serve_units
 # Library errors to HTTP statuses and gRPC codes, by class, for every code.
 $(BUILD)/tests/serve/test_serve_status.o: $(SERVE_PB_H)
 $(BUILD)/tests/serve/test_serve_status: $(BUILD)/tests/serve/test_serve_status.o $(SERVE_LIB_OBJS) \
-		$(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+		$(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_status
@@ -28,7 +28,7 @@ TESTS += $(BUILD)/tests/serve/test_serve_status
 # Packing without a device: placement, masks, positions, the config's refusals.
 $(BUILD)/tests/serve/test_serve_pack_units.o: $(SERVE_PB_H)
 $(BUILD)/tests/serve/test_serve_pack_units: $(BUILD)/tests/serve/test_serve_pack_units.o \
-		$(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+		$(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(SERVE_LIB_OBJS) $(CLI_LIB) $(RUNTIME_LINK) $(SERVE_LIBS) $(LDLIBS_BASE)
 TESTS += $(BUILD)/tests/serve/test_serve_pack_units
