@@ -52,6 +52,16 @@ check-zoo-batch-quick: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 		--log $(BUILD)/test-logs/zoo-batch-quick-results.txt
 CHECKS += ;make -s check-zoo-batch-quick;
 
+# The BERT-base-shaped encoder of the full set at batch 8 and 16, fp32 and
+# fp16, against PyTorch (about 2 minutes on this machine; not part of make
+# check).
+.PHONY: check-zoo-bert
+check-zoo-bert: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@mkdir -p $(BUILD)/test-logs
+	nice /usr/bin/python3 tests/models/zoo.py --bin $(BUILD)/bin --work $(BUILD)/zoo-bert \
+		--set full --only encoder_bert_base --seq-batch 8,16 \
+		--log $(BUILD)/test-logs/zoo-bert-results.txt
+
 # The fp8 precisions (tests/models/zoo_fp8.py): zoo networks compiled with
 # --precision fp16, fp8_weight and fp8, against PyTorch and an independent
 # fp8 emulation, with the executables' sizes (Documentation/compiler/fp8.md).
