@@ -104,6 +104,43 @@ int srv_input_put(struct srv_request *req, int idx, const struct srv_input *x, c
 		       err, errlen);
 }
 
+int srv_request_outputs(const struct srv_model *m, struct srv_request *req,
+			const struct ipurt_tensor *io, uint32_t nin, uint32_t nio,
+			const struct srv_output_req *out, uint32_t nout_given, int binary_default,
+			char *err, size_t errlen)
+{
+	char names[1024];
+	uint32_t i, k;
+
+	for (k = 0; k < nout_given; k++) {
+		int idx = find_io(io, nin, nio, out[k].name);
+
+		if (idx < 0) {
+			list_names(io, nin, nio, names, sizeof(names));
+			return bad(err, errlen, "model '%s' has no output '%s'%s (outputs: %s)", m->name,
+				   out[k].name, m->fused ? " in this subgraph" : "", names);
+		}
+		if (req->nreq == SRV_MAX_IO)
+			return bad(err, errlen, "more than %d requested outputs", SRV_MAX_IO);
+		req->req_out[req->nreq] = (uint32_t)idx - nin;
+		req->req_binary[req->nreq++] = out[k].binary;
+	}
+	for (i = 0; !nout_given && i < req->nout; i++) {
+		req->req_out[req->nreq] = i;
+		req->req_binary[req->nreq++] = binary_default;
+	}
+	for (i = 0; i < req->nout; i++) {
+		uint64_t bytes = srv_tensor_bytes(&req->out[i]);
+
+		req->out[i].data = calloc(1, bytes ? bytes : 1);
+		if (!req->out[i].data) {
+			snprintf(err, errlen, "out of memory for output '%s'", req->out[i].name);
+			return 500;
+		}
+	}
+	return 0;
+}
+
 int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_t nin_given,
 			const struct srv_output_req *out, uint32_t nout_given, int binary_default,
 			struct srv_request *req, char *err, size_t errlen)
@@ -213,34 +250,8 @@ int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_
 		if (rc)
 			return rc;
 	}
-	/* requested outputs (default: every output of the subgraph) */
-	for (k = 0; k < nout_given; k++) {
-		int idx = find_io(io, nin, (uint32_t)nio, out[k].name);
-
-		if (idx < 0) {
-			list_names(io, nin, (uint32_t)nio, names, sizeof(names));
-			return bad(err, errlen, "model '%s' has no output '%s'%s (outputs: %s)", m->name,
-				   out[k].name, m->fused ? " in this subgraph" : "", names);
-		}
-		if (req->nreq == SRV_MAX_IO)
-			return bad(err, errlen, "more than %d requested outputs", SRV_MAX_IO);
-		req->req_out[req->nreq] = (uint32_t)idx - nin;
-		req->req_binary[req->nreq++] = out[k].binary;
-	}
-	for (i = 0; !nout_given && i < req->nout; i++) {
-		req->req_out[req->nreq] = i;
-		req->req_binary[req->nreq++] = binary_default;
-	}
-	for (i = 0; i < req->nout; i++) {
-		uint64_t bytes = srv_tensor_bytes(&req->out[i]);
-
-		req->out[i].data = calloc(1, bytes ? bytes : 1);
-		if (!req->out[i].data) {
-			snprintf(err, errlen, "out of memory for output '%s'", req->out[i].name);
-			return 500;
-		}
-	}
-	return 0;
+	return srv_request_outputs(m, req, io, nin, (uint32_t)nio, out, nout_given, binary_default,
+				   err, errlen);
 }
 
 int srv_status_of_class(int cls)

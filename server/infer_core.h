@@ -69,6 +69,17 @@ int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_
 			struct srv_request *req, char *err, size_t errlen);
 
 /*
+ * The outputs req asks for among io[nin..nio) (nout_given 0: every output,
+ * each binary_default) and their zeroed buffers: the last step of
+ * srv_request_prepare and srv_pack_prepare.  0, or 400 (500 out of memory)
+ * with err.
+ */
+int srv_request_outputs(const struct srv_model *m, struct srv_request *req,
+			const struct ipurt_tensor *io, uint32_t nin, uint32_t nio,
+			const struct srv_output_req *out, uint32_t nout_given, int binary_default,
+			char *err, size_t errlen);
+
+/*
  * One input's bytes into req->in[idx] (its shape set): raw in place, or
  * typed through its transport's fill.  0, or 400 (500) with err.
  */

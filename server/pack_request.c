@@ -128,28 +128,6 @@ int srv_pack_prepare(struct srv_model *m, const struct srv_input *in, uint32_t n
 		if (rc)
 			return rc;
 	}
-	for (k = 0; k < nout_given; k++) {
-		int idx = find(io, nin, (uint32_t)nio, out[k].name);
-
-		if (idx < 0)
-			return bad(err, errlen, "model '%s' has no output '%s'", m->name, out[k].name);
-		if (req->nreq == SRV_MAX_IO)
-			return bad(err, errlen, "more than %d requested outputs", SRV_MAX_IO);
-		req->req_out[req->nreq] = (uint32_t)idx - nin;
-		req->req_binary[req->nreq++] = out[k].binary;
-	}
-	for (i = 0; !nout_given && i < req->nout; i++) {
-		req->req_out[req->nreq] = i;
-		req->req_binary[req->nreq++] = binary_default;
-	}
-	for (i = 0; i < req->nout; i++) {
-		uint64_t bytes = srv_tensor_bytes(&req->out[i]);
-
-		req->out[i].data = calloc(1, bytes ? bytes : 1);
-		if (!req->out[i].data) {
-			snprintf(err, errlen, "out of memory for output '%s'", req->out[i].name);
-			return 500;
-		}
-	}
-	return 0;
+	return srv_request_outputs(m, req, io, nin, (uint32_t)nio, out, nout_given, binary_default,
+				   err, errlen);
 }
