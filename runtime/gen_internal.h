@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gen_internal.h - what the generation loops (generate.c: one sequence;
- * gen_slots.c: one per cache slot) share: the host sampler.
+ * gen_slots.c: one per cache slot) share: the host sampler (gen_sample.c)
+ * and the step's plumbing (gen_util.c).
  */
 #ifndef IPURT_GEN_INTERNAL_H
 #define IPURT_GEN_INTERNAL_H
 
 #include <stdint.h>
 
+#include "ipu/ipuef.h"
 #include "ipu/runtime.h"
 
 /* One candidate token of a sampling step. */
@@ -24,6 +26,18 @@ struct gen_cand {
  */
 int64_t gen_sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o,
 		   struct gen_cand *c, uint64_t *rng);
+
+/* Elements of an anchor (the product of its dims). */
+uint64_t gen_elems(const struct ipuef_anchor *a);
+/* Whether dt is an integer type a token or position may have (i32, i64). */
+int gen_is_int(uint32_t dt);
+/* Element i of an i64 or i32 buffer, written or read as int64_t. */
+void gen_put_int(void *p, uint32_t dt, uint32_t i, int64_t v);
+int64_t gen_get_int(const void *p, uint32_t dt, uint32_t i);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t gen_now_ns(void);
+/* t describes anchor a's tensor held in data. */
+void gen_tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor *t);
 
 /* ipurt_generate on a decoder of several cache slots: the sequence in
  * one slot through the step API, the same callbacks and stats. */

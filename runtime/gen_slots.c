@@ -45,44 +45,6 @@ struct ipurt_gen_slots {
 	uint64_t bytes;		/* the last step's stream bytes */
 };
 
-static uint64_t elems(const struct ipuef_anchor *a)
-{
-	uint64_t n = 1;
-
-	for (uint32_t d = 0; d < a->rank; d++)
-		n *= a->dims[d];
-	return n;
-}
-
-static int is_int(uint32_t dt)
-{
-	return dt == IPURT_DT_I64 || dt == IPURT_DT_I32;
-}
-
-static void put_int(uint8_t *p, uint32_t dt, uint32_t i, int64_t v)
-{
-	if (dt == IPURT_DT_I64) {
-		memcpy(p + 8 * (size_t)i, &v, 8);
-	} else {
-		int32_t w = (int32_t)v;
-
-		memcpy(p + 4 * (size_t)i, &w, 4);
-	}
-}
-
-static int64_t get_int(const uint8_t *p, uint32_t dt, uint32_t i)
-{
-	int64_t v;
-	int32_t w;
-
-	if (dt == IPURT_DT_I64) {
-		memcpy(&v, p + 8 * (size_t)i, 8);
-		return v;
-	}
-	memcpy(&w, p + 4 * (size_t)i, 4);
-	return w;
-}
-
 static int find_io(struct ipurt_gen_slots *g, char *err, size_t errlen)
 {
 	const struct ipuef_file *f = ipurt_runner_file(g->r);
@@ -97,13 +59,13 @@ static int find_io(struct ipurt_gen_slots *g, char *err, size_t errlen)
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "the model keeps no state on the device: compile the decoder with its key/value cache as state (Documentation/compiler/generation.md)");
 	if (!g->ids || !g->pos || g->ids->direction != IPUEF_INPUT ||
-	    g->pos->direction != IPUEF_INPUT || !is_int(g->ids->dtype) ||
-	    !is_int(g->pos->dtype) || elems(g->ids) != elems(g->pos) || !elems(g->ids))
+	    g->pos->direction != IPUEF_INPUT || !gen_is_int(g->ids->dtype) ||
+	    !gen_is_int(g->pos->dtype) || gen_elems(g->ids) != gen_elems(g->pos) || !gen_elems(g->ids))
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "generation needs integer inputs 'input_ids' and 'position_ids' of one token per slot ([slots, 1])");
-	g->n = (uint32_t)elems(g->ids);
-	if (g->next && (g->next->direction != IPUEF_OUTPUT || elems(g->next) != g->n ||
-			!is_int(g->next->dtype)))
+	g->n = (uint32_t)gen_elems(g->ids);
+	if (g->next && (g->next->direction != IPUEF_OUTPUT || gen_elems(g->next) != g->n ||
+			!gen_is_int(g->next->dtype)))
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "output 'next_token' must be one integer per slot");
 	if (g->logits) {
@@ -112,10 +74,10 @@ static int find_io(struct ipurt_gen_slots *g, char *err, size_t errlen)
 			return ipu_errorf(err, errlen, IPURT_E_MODEL,
 					  "output 'logits' must be f32 or f16 with the vocabulary as its last dim");
 		g->vocab = g->logits->dims[g->logits->rank - 1];
-		if (elems(g->logits) != g->vocab * g->n)
+		if (gen_elems(g->logits) != g->vocab * g->n)
 			return ipu_errorf(err, errlen, IPURT_E_MODEL,
 					  "output 'logits' has %llu values, not one row of %llu per slot (%u)",
-					  (unsigned long long)elems(g->logits),
+					  (unsigned long long)gen_elems(g->logits),
 					  (unsigned long long)g->vocab, g->n);
 	}
 	if (!g->next && !g->logits)
@@ -276,16 +238,6 @@ int ipurt_gen_slots_finish(struct ipurt_gen_slots *g, uint32_t slot)
 	return 0;
 }
 
-static void tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->name = a->name;
-	t->dtype = a->dtype;
-	t->rank = a->rank;
-	memcpy(t->dims, a->dims, sizeof(a->dims));
-	t->data = data;
-}
-
 /* Runs one step of every slot; *logits_read: whether the rows are fresh. */
 static int run_step(struct ipurt_gen_slots *g, int *logits_read, char *err, size_t errlen)
 {
@@ -299,16 +251,16 @@ static int run_step(struct ipurt_gen_slots *g, int *logits_read, char *err, size
 
 		if (s->active && (s->o.temperature > 0 || s->o.want_logits))
 			tokens_only = 0;
-		put_int(g->idb, g->ids->dtype, i,
+		gen_put_int(g->idb, g->ids->dtype, i,
 			!s->active ? 0 : s->fed < s->nprompt ? s->prompt[s->fed] : s->last);
-		put_int(g->posb, g->pos->dtype, i, s->active ? (int64_t)s->pos : 0);
+		gen_put_int(g->posb, g->pos->dtype, i, s->active ? (int64_t)s->pos : 0);
 	}
-	tensor_of(g->ids, g->idb, &t[0]);
-	tensor_of(g->pos, g->posb, &t[1]);
+	gen_tensor_of(g->ids, g->idb, &t[0]);
+	gen_tensor_of(g->pos, g->posb, &t[1]);
 	if (g->logits && !tokens_only)
-		tensor_of(g->logits, g->half ? (void *)g->half : (void *)g->lg, &t[nt++]);
+		gen_tensor_of(g->logits, g->half ? (void *)g->half : (void *)g->lg, &t[nt++]);
 	if (g->next)
-		tensor_of(g->next, g->nextb, &t[nt++]);
+		gen_tensor_of(g->next, g->nextb, &t[nt++]);
 	counted = ipu_counters(ipurt_runner_device(g->r), &c0) == 0;
 	if (tokens_only)
 		rc = rt_runner_run_program(g->r, IPUEF_PROGRAM_TOKENS, t, nt, err, errlen);
@@ -334,7 +286,7 @@ static int64_t choose(struct ipurt_gen_slots *g, struct slot *s, uint32_t i)
 	if (s->o.temperature > 0)
 		return gen_sample(row, g->vocab, &s->o, g->cand, &s->rng);
 	if (g->next)
-		return get_int(g->nextb, g->next->dtype, i);
+		return gen_get_int(g->nextb, g->next->dtype, i);
 	for (uint64_t v = 1; v < g->vocab; v++)
 		if (row[v] > row[best])
 			best = v;
@@ -387,14 +339,6 @@ int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, 
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
 		       const struct ipurt_generate_opts *o, ipurt_token_fn fn, void *ctx,
 		       struct ipurt_generate_stats *st, char *err, size_t errlen)
@@ -423,11 +367,11 @@ int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t n
 	rc = ipurt_gen_slots_start(g, prompt, nprompt, &oo, &slot, err, errlen);
 	s.prompt_tokens = nprompt;
 	s.device_argmax = g->next && !(oo.temperature > 0);
-	t0 = now_ns();
+	t0 = gen_now_ns();
 	while (!rc && ipurt_gen_slots_active(g)) {
 		rc = ipurt_gen_slots_step(g, ev, &nev, err, errlen);
 		for (uint32_t i = 0; !rc && i < nev; i++) {
-			now = now_ns();
+			now = gen_now_ns();
 			if (!s.new_tokens)
 				s.prompt_ns = now - t0, t1 = now;
 			else

@@ -28,20 +28,6 @@ struct gen_io {
 	int tokens_only;	/* run IPUEF_PROGRAM_TOKENS, not Main */
 };
 
-static uint64_t elems(const struct ipuef_anchor *a)
-{
-	uint64_t n = 1;
-
-	for (uint32_t d = 0; d < a->rank; d++)
-		n *= a->dims[d];
-	return n;
-}
-
-static int is_int(uint32_t dt)
-{
-	return dt == IPURT_DT_I64 || dt == IPURT_DT_I32;
-}
-
 static int find_io(const struct ipuef_file *f, struct gen_io *io, char *err, size_t errlen)
 {
 	const struct ipuef_metadata *m = ipuef_metadata(f);
@@ -55,12 +41,12 @@ static int find_io(const struct ipuef_file *f, struct gen_io *io, char *err, siz
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "the model keeps no state on the device: compile the decoder with its key/value cache as state (Documentation/compiler/generation.md)");
 	if (!io->ids || !io->pos || io->ids->direction != IPUEF_INPUT ||
-	    io->pos->direction != IPUEF_INPUT || elems(io->ids) != 1 || elems(io->pos) != 1 ||
-	    !is_int(io->ids->dtype) || !is_int(io->pos->dtype))
+	    io->pos->direction != IPUEF_INPUT || gen_elems(io->ids) != 1 || gen_elems(io->pos) != 1 ||
+	    !gen_is_int(io->ids->dtype) || !gen_is_int(io->pos->dtype))
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "generation needs inputs 'input_ids' and 'position_ids' of one integer each (one token per step)");
-	if (io->next && (io->next->direction != IPUEF_OUTPUT || elems(io->next) != 1 ||
-			 !is_int(io->next->dtype)))
+	if (io->next && (io->next->direction != IPUEF_OUTPUT || gen_elems(io->next) != 1 ||
+			 !gen_is_int(io->next->dtype)))
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "output 'next_token' must be one integer");
 	if (io->logits) {
@@ -70,10 +56,10 @@ static int find_io(const struct ipuef_file *f, struct gen_io *io, char *err, siz
 			return ipu_errorf(err, errlen, IPURT_E_MODEL,
 					  "output 'logits' must be f32 or f16 with the vocabulary as its last dim");
 		io->vocab = io->logits->dims[io->logits->rank - 1];
-		if (elems(io->logits) != io->vocab)
+		if (gen_elems(io->logits) != io->vocab)
 			return ipu_errorf(err, errlen, IPURT_E_MODEL,
 					  "output 'logits' has %llu values, not one row of %llu: one sequence, one token per step",
-					  (unsigned long long)elems(io->logits),
+					  (unsigned long long)gen_elems(io->logits),
 					  (unsigned long long)io->vocab);
 	}
 	if (!io->next && !io->logits)
@@ -90,48 +76,6 @@ static uint64_t cache_positions(const struct ipuef_metadata *m)
 	return s->rank >= 2 ? s->dims[s->rank - 2] : UINT64_MAX;
 }
 
-static void put_int(void *p, uint32_t dt, int64_t v)
-{
-	if (dt == IPURT_DT_I64) {
-		memcpy(p, &v, 8);
-	} else {
-		int32_t w = (int32_t)v;
-
-		memcpy(p, &w, 4);
-	}
-}
-
-static int64_t get_int(const void *p, uint32_t dt)
-{
-	int64_t v;
-	int32_t w;
-
-	if (dt == IPURT_DT_I64) {
-		memcpy(&v, p, 8);
-		return v;
-	}
-	memcpy(&w, p, 4);
-	return w;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->name = a->name;
-	t->dtype = a->dtype;
-	t->rank = a->rank;
-	memcpy(t->dims, a->dims, sizeof(a->dims));
-	t->data = data;
-}
-
 /* One step: token at position pos; *next the greedy choice.  logits has
  * room for the vocabulary in f32 and, for f16 logits (a model compiled
  * with --precision fp16), as many halves after it, converted to f32. */
@@ -146,14 +90,14 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 	uint32_t nout = 0;
 	int rc, counted;
 
-	put_int(idb, io->ids->dtype, token);
-	put_int(posb, io->pos->dtype, pos);
-	tensor_of(io->ids, idb, &in[0]);
-	tensor_of(io->pos, posb, &in[1]);
+	gen_put_int(idb, io->ids->dtype, 0, token);
+	gen_put_int(posb, io->pos->dtype, 0, pos);
+	gen_tensor_of(io->ids, idb, &in[0]);
+	gen_tensor_of(io->pos, posb, &in[1]);
 	if (io->logits && !io->tokens_only)
-		tensor_of(io->logits, half ? (void *)half : (void *)logits, &out[nout++]);
+		gen_tensor_of(io->logits, half ? (void *)half : (void *)logits, &out[nout++]);
 	if (io->next)
-		tensor_of(io->next, nb, &out[nout++]);
+		gen_tensor_of(io->next, nb, &out[nout++]);
 	counted = ipu_counters(ipurt_runner_device(r), &c0) == 0;
 	if (io->tokens_only) {
 		struct ipurt_tensor all[3] = { in[0], in[1], out[0] };
@@ -171,7 +115,7 @@ static int step(struct ipurt_runner *r, const struct gen_io *io, int64_t token, 
 		for (uint64_t v = 0; v < io->vocab; v++)
 			logits[v] = ipu_f16_to_f32(half[v]);
 	if (io->next) {
-		*next = get_int(nb, io->next->dtype);
+		*next = gen_get_int(nb, io->next->dtype, 0);
 	} else {
 		uint64_t best = 0;
 
@@ -208,7 +152,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	if (st)
 		memset(st, 0, sizeof(*st));
 	io.ids = ipuef_find_anchor(f, "input_ids");
-	if (io.ids && elems(io.ids) > 1)	/* a decoder of several cache slots */
+	if (io.ids && gen_elems(io.ids) > 1)	/* a decoder of several cache slots */
 		return gen_slots_generate(r, prompt, nprompt, o, fn, ctx, st, err, errlen);
 	rc = find_io(f, &io, err, errlen);
 	if (rc)
@@ -253,14 +197,14 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 			 ipuef_find_program(f, IPUEF_PROGRAM_TOKENS) != NULL;
 	s.prompt_tokens = nprompt;
 	rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
-	t0 = now_ns();
+	t0 = gen_now_ns();
 	for (uint32_t i = 0; !rc && i < nprompt; i++)
 		rc = step(r, &io, prompt[i], pos++, logits, &next, &bytes, err, errlen);
 	if (!rc && cands)
 		next = gen_sample(logits, io.vocab, o, cands, &rng);
 	/* next is new token 0; each further one costs a step */
 	while (!rc) {
-		uint64_t now = now_ns();
+		uint64_t now = gen_now_ns();
 
 		if (s.new_tokens == 0)
 			s.prompt_ns = now - t0;
