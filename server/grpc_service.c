@@ -113,10 +113,10 @@ static int model_metadata(struct srv_http *h, const uint8_t *msg, size_t len, ui
 	Inference__ModelMetadataResponse a = INFERENCE__MODEL_METADATA_RESPONSE__INIT;
 	Inference__ModelMetadataResponse__TensorMetadata tm[SRV_MAX_IO], *tp[SRV_MAX_IO];
 	struct srv_model *vers[SRV_MAX_VERSIONS], *m = NULL;
-	struct ipurt_tensor io[SRV_MAX_IO];
-	int64_t shapes[SRV_MAX_IO][IPUEF_MAX_RANK], v;
+	struct srv_tensor_meta t[SRV_MAX_IO];
+	int64_t v;
 	char vs[SRV_MAX_VERSIONS][24], *vp[SRV_MAX_VERSIONS];
-	uint32_t bdim[SRV_MAX_IO], nin = 0, i, d, nv = 0;
+	uint32_t nin = 0, i, nv = 0;
 	int nio, rc;
 
 	if (!q)
@@ -129,7 +129,7 @@ static int model_metadata(struct srv_http *h, const uint8_t *msg, size_t len, ui
 		rc = 404;
 		goto out;
 	}
-	nio = ipurt_runner_io(srv_model_runner(m), -1, 0, io, bdim, SRV_MAX_IO, &nin);
+	nio = srv_model_tensors(m, 1, t, SRV_MAX_IO, &nin);
 	if (nio < 0) {
 		rc = fail(500, err, errlen, "the model has more than %d inputs and outputs", SRV_MAX_IO);
 		goto out;
@@ -140,15 +140,11 @@ static int model_metadata(struct srv_http *h, const uint8_t *msg, size_t len, ui
 		vp[i] = vs[i];
 	}
 	for (i = 0; i < (uint32_t)nio; i++) {
-		int batched = m->max_batch && bdim[i] != IPUEF_NO_BATCH_DIM;
-
 		inference__model_metadata_response__tensor_metadata__init(&tm[i]);
-		tm[i].name = (char *)io[i].name;
-		tm[i].datatype = (char *)srv_dtype_to_v2(io[i].dtype);
-		tm[i].n_shape = io[i].rank;
-		tm[i].shape = shapes[i];
-		for (d = 0; d < io[i].rank; d++)
-			shapes[i][d] = batched && d == bdim[i] ? -1 : (int64_t)io[i].dims[d];
+		tm[i].name = (char *)t[i].name;
+		tm[i].datatype = (char *)srv_dtype_to_v2(t[i].dtype);
+		tm[i].n_shape = t[i].rank;
+		tm[i].shape = t[i].shape;
 		tp[i] = &tm[i];
 	}
 	a.name = m->name;

@@ -240,13 +240,13 @@ static int parse_model_path(const char *p, struct route *rt, char *err, size_t e
 	return 0;
 }
 
-static json_t *tensor_meta(const struct ipurt_tensor *t, uint32_t bdim, int batched)
+static json_t *tensor_json(const struct srv_tensor_meta *t)
 {
 	json_t *shape = json_array();
 	uint32_t d;
 
 	for (d = 0; shape && d < t->rank; d++)
-		json_array_append_new(shape, json_integer(batched && d == bdim ? -1 : (json_int_t)t->dims[d]));
+		json_array_append_new(shape, json_integer((json_int_t)t->shape[d]));
 	return json_pack("{s:s,s:s,s:o}", "name", t->name, "datatype", srv_dtype_to_v2(t->dtype),
 			 "shape", shape);
 }
@@ -255,8 +255,8 @@ static enum MHD_Result model_metadata(struct srv_http *h, struct MHD_Connection 
 				      const struct route *rt, int config)
 {
 	struct srv_model *vers[SRV_MAX_VERSIONS], *m;
-	struct ipurt_tensor io[SRV_MAX_IO];
-	uint32_t bdim[SRV_MAX_IO], nin, i, nv;
+	struct srv_tensor_meta t[SRV_MAX_IO];
+	uint32_t nin = 0, i, nv;
 	char err[SRV_ERR], v[32];
 	json_t *j, *versions, *ins, *outs;
 	int nio;
@@ -264,7 +264,6 @@ static enum MHD_Result model_metadata(struct srv_http *h, struct MHD_Connection 
 	m = srv_repo_get(h->repo, rt->model, rt->version, err, sizeof(err));
 	if (!m)
 		return send_error(h, c, 404, err);
-	nio = ipurt_runner_io(srv_model_runner(m), -1, 0, io, bdim, SRV_MAX_IO, &nin);
 	versions = json_array();
 	nv = srv_repo_versions(h->repo, rt->model, vers, SRV_MAX_VERSIONS);
 	for (i = 0; i < nv; i++) {
@@ -274,9 +273,11 @@ static enum MHD_Result model_metadata(struct srv_http *h, struct MHD_Connection 
 	}
 	ins = json_array();
 	outs = json_array();
+	/* metadata: what a request names (for a packing model one sequence's
+	 * view); config: the model's own tensors */
+	nio = srv_model_tensors(m, !config, t, SRV_MAX_IO, &nin);
 	for (i = 0; nio > 0 && i < (uint32_t)nio; i++)
-		json_array_append_new(i < nin ? ins : outs,
-				      tensor_meta(&io[i], bdim[i], m->max_batch && bdim[i] != IPUEF_NO_BATCH_DIM));
+		json_array_append_new(i < nin ? ins : outs, tensor_json(&t[i]));
 	if (!config) {
 		j = json_pack("{s:s,s:o,s:s,s:o,s:o}", "name", m->name, "versions", versions, "platform",
 			      "ipu_ipuef", "inputs", ins, "outputs", outs);

@@ -68,6 +68,25 @@ int srv_request_prepare(struct srv_model *m, const struct srv_input *in, uint32_
 			const struct srv_output_req *out, uint32_t nout, int binary_default,
 			struct srv_request *req, char *err, size_t errlen);
 
+/* One tensor as a client sees it: -1 for a dimension the request chooses. */
+struct srv_tensor_meta {
+	const char *name;	/* the model's, valid while m is held */
+	uint32_t dtype;		/* IPURT_DT_* */
+	uint32_t rank;
+	int64_t shape[IPUEF_MAX_RANK];
+};
+
+/*
+ * m's tensors, inputs first (*nin of them): the model's own with -1 for
+ * a batched dimension; with request_view, for a packing model, what a
+ * request names instead: each sequence input [1, -1, ...], no mask or
+ * position input (the server makes them), per-token outputs [1, -1, ...]
+ * and per-sequence outputs [1, ...] (the metadata answers of both
+ * transports).  The count (at most cap), or -1 with more than cap.
+ */
+int srv_model_tensors(struct srv_model *m, int request_view, struct srv_tensor_meta *t,
+		      uint32_t cap, uint32_t *nin);
+
 /*
  * The outputs req asks for among io[nin..nio) (nout_given 0: every output,
  * each binary_default) and their zeroed buffers: the last step of

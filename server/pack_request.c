@@ -131,3 +131,45 @@ int srv_pack_prepare(struct srv_model *m, const struct srv_input *in, uint32_t n
 	return srv_request_outputs(m, req, io, nin, (uint32_t)nio, out, nout_given, binary_default,
 				   err, errlen);
 }
+
+int srv_model_tensors(struct srv_model *m, int request_view, struct srv_tensor_meta *t,
+		      uint32_t cap, uint32_t *nin)
+{
+	const struct srv_pack_config *c = &m->cfg.packing;
+	struct ipurt_tensor io[SRV_MAX_IO];
+	uint32_t bdim[SRV_MAX_IO], n_in, i, d, n = 0;
+	int nio;
+
+	nio = ipurt_runner_io(srv_model_runner(m), -1, 0, io, bdim, SRV_MAX_IO, &n_in);
+	if (nio < 0 || (uint32_t)nio > cap)
+		return -1;
+	*nin = 0;
+	for (i = 0; i < (uint32_t)nio; i++) {
+		int is_in = i < n_in, batched = m->max_batch && bdim[i] != IPUEF_NO_BATCH_DIM;
+		enum srv_pack_role role = request_view && c->enabled ?
+					 srv_pack_role(c, io[i].name, is_in) : SRV_PACK_NONE;
+		struct srv_tensor_meta *x = &t[n];
+
+		if (role == SRV_PACK_MASK || role == SRV_PACK_POS)
+			continue;
+		x->name = io[i].name;
+		x->dtype = io[i].dtype;
+		x->rank = io[i].rank;
+		for (d = 0; d < io[i].rank; d++)
+			x->shape[d] = batched && d == bdim[i] ? -1 : (int64_t)io[i].dims[d];
+		if (role == SRV_PACK_SEQ || role == SRV_PACK_TOKEN_OUT) {
+			x->shape[0] = 1;
+			x->shape[1] = -1;
+		} else if (role == SRV_PACK_SEGMENT_OUT) {
+			/* [rows, segments, ...] gives one sequence's [1, ...] */
+			for (d = 1; d + 1 < x->rank; d++)
+				x->shape[d] = x->shape[d + 1];
+			x->rank--;
+			x->shape[0] = 1;
+		}
+		n++;
+		if (is_in)
+			(*nin)++;
+	}
+	return (int)n;
+}

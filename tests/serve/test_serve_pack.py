@@ -232,6 +232,24 @@ def main():
             t.check("gRPC ModelInfer packs alike (4 at once, bit-identical); 129 tokens: "
                     "INVALID_ARGUMENT", over_grpc)
 
+            def metadata():
+                st, _, raw = http("GET", s.url + "/v2/models/bert")
+                assert st == 200, (st, raw)
+                meta = json.loads(raw)
+                ins = {x["name"]: x["shape"] for x in meta["inputs"]}
+                outs = {x["name"]: x["shape"] for x in meta["outputs"]}
+                assert ins == {"input_ids": [1, -1]}, ins
+                assert outs == {"hidden": [1, -1, D], "pooled": [1, D]}, outs
+                st, _, raw = http("GET", s.url + "/v2/models/bert/config")
+                assert st == 200 and b"attention_mask" in raw, (st, raw)
+                stub = pbg.GRPCInferenceServiceStub(grpc.insecure_channel(s.grpc_target))
+                m = stub.ModelMetadata(pb.ModelMetadataRequest(name="bert"), timeout=30)
+                assert {x.name: list(x.shape) for x in m.inputs} == ins, m.inputs
+                assert {x.name: list(x.shape) for x in m.outputs} == outs, m.outputs
+            t.check("metadata (HTTP and gRPC) gives a request's view: input_ids [1, -1], no mask "
+                    "or positions, hidden [1, -1, 256], pooled [1, 256]; config the model's own",
+                    metadata)
+
             def refused(inputs, needle):
                 st, _, raw = infer(s.url, "bert", inputs)
                 assert st == 400 and needle in raw, (st, raw)
