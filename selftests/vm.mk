@@ -13,7 +13,7 @@ VM_DIR := $(BUILD)/vm
 VM_IMAGE := $(VM_DIR)/initramfs.cpio.gz
 KSFT_INC := $(KSRC_DIR)/tools/testing/selftests
 NL_CFLAGS := -I/usr/include/libnl3
-VM_LDLIBS := -luring -ldrm -lnettle -lnl-genl-3 -lnl-3 -lm -lpthread
+VM_LDLIBS := $(LIBIPU_LDLIBS) -lnl-genl-3 -lnl-3 -lm -lpthread
 
 VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_gem $(VM_DIR)/bin/ipu_e2e \
 	$(VM_DIR)/bin/ipu_fault $(VM_DIR)/bin/ipu_replication

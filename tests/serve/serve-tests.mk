@@ -100,7 +100,7 @@ $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNT
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 -std=c11 \
 		-D_GNU_SOURCE -Wall -Wextra -Werror -Iutil/include -Iruntime/include -Ilibipu/include \
 		-Iengine/include -Iserver -Itools/lib -Itests/modelrunner -pthread -o $@ $(SERVE_FUZZ_SRCS) \
-		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -ldrm -lnettle -lm
+		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml $(LIBIPU_LDLIBS) -lm
 
 .PHONY: fuzz-serve-check fuzz-serve
 fuzz-serve-check: $(SERVE_FUZZ)
@@ -124,7 +124,7 @@ $(SERVE_GRPC_FUZZ): $(SERVE_GRPC_FUZZ_SRCS) $(wildcard server/*.h) $(BUILD)/gen/
 		-D_GNU_SOURCE -Wall -Wextra -Werror -Iutil/include -Iruntime/include -Ilibipu/include \
 		-Iengine/include -Iserver -Itools/lib -Itests/modelrunner -I$(BUILD)/gen/server -pthread -o $@ \
 		$(SERVE_GRPC_FUZZ_SRCS) $(BUILD)/gen/server/kserve/grpc_predict_v2.pb-c.c \
-		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -luring -lprotobuf-c -lm
+		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -lprotobuf-c $(LIBIPU_LDLIBS) -lm
 
 .PHONY: fuzz-serve-grpc-check fuzz-serve-grpc
 fuzz-serve-grpc-check: $(SERVE_GRPC_FUZZ)
@@ -156,7 +156,7 @@ $(SERVE_PBTXT_FUZZ): $(SERVE_PBTXT_FUZZ_SRCS) server/pbtxt.cc $(wildcard server/
 		-Iengine/include -Iserver -I$(SERVE_TRITON_GEN) -Itools/lib -Itests/modelrunner -pthread -o $@ \
 		$(SERVE_PBTXT_FUZZ_SRCS) $(SERVE_TRITON_GEN)/model_config.pb-c.c $@-pbtxt.o $@-pb.o \
 		-Wl,--start-group $(MR_LINK) -Wl,--end-group -ljansson -lyaml -lprotobuf-c -lprotobuf \
-		-lstdc++ -luring -ldrm -lnettle -lm
+		-lstdc++ $(LIBIPU_LDLIBS) -lm
 
 .PHONY: fuzz-serve-pbtxt-check fuzz-serve-pbtxt
 fuzz-serve-pbtxt-check: $(SERVE_PBTXT_FUZZ)
