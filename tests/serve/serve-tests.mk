@@ -207,7 +207,7 @@ check-serve-tsan: $(BUILD)/bin/ipu-run $(BUILD)/bin/mlp-example $(BUILD)/bin/ipu
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_shm.py
 	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pbtxt.py
-	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve \
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" SERVE_BIN=build/tsan/bin/ipu-serve SERVE_NO_GRPC=1 \
 		BUILD=$(BUILD) /usr/bin/python3 tests/serve/test_serve_pack.py
 CHECKS += ;make -s check-serve-tsan;
 

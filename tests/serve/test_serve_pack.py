@@ -11,6 +11,7 @@ run on the sequence alone; bad requests and packing configs are refused
 with messages that say what to fix."""
 
 import json
+import os
 import pathlib
 import sys
 import tempfile
@@ -120,10 +121,15 @@ def main():
             (repo / name / "1").mkdir(parents=True)
             (repo / name / "1" / "model.ipuef").symlink_to(tmp / "bert.ipuef")
             (repo / name / "config.pbtxt").write_text(PBTXT + extra)
-        import grpc
-        import grpc_util
-        pb, pbg = grpc_util.load(tmp / "pb")
-        with Server(repo, "--grpc-port", 0, "--model-control-mode", "explicit", "--load-model", "bert",
+        # SERVE_NO_GRPC: a server built with ThreadSanitizer, whose reports
+        # inside Debian's uninstrumented libgrpc say nothing of ours
+        # (Documentation/serve/grpc.md): the HTTP checks only
+        use_grpc = not os.environ.get("SERVE_NO_GRPC")
+        if use_grpc:
+            import grpc
+            import grpc_util
+            pb, pbg = grpc_util.load(tmp / "pb")
+        with Server(repo, *(("--grpc-port", 0) if use_grpc else ()), "--model-control-mode", "explicit", "--load-model", "bert",
                     "--load-model", "bert_pad", "--load-model", "bert_pbtxt", "--load-model", "bert_add") as s:
             ref = []
             for ids in seqs:
@@ -229,8 +235,9 @@ def main():
                 except grpc.RpcError as e:
                     assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e.code()
                     assert "longer than max_sequence_length 128" in e.details(), e.details()
-            t.check("gRPC ModelInfer packs alike (4 at once, bit-identical); 129 tokens: "
-                    "INVALID_ARGUMENT", over_grpc)
+            if use_grpc:
+                t.check("gRPC ModelInfer packs alike (4 at once, bit-identical); 129 tokens: "
+                        "INVALID_ARGUMENT", over_grpc)
 
             def metadata():
                 st, _, raw = http("GET", s.url + "/v2/models/bert")
@@ -242,10 +249,11 @@ def main():
                 assert outs == {"hidden": [1, -1, D], "pooled": [1, D]}, outs
                 st, _, raw = http("GET", s.url + "/v2/models/bert/config")
                 assert st == 200 and b"attention_mask" in raw, (st, raw)
-                stub = pbg.GRPCInferenceServiceStub(grpc.insecure_channel(s.grpc_target))
-                m = stub.ModelMetadata(pb.ModelMetadataRequest(name="bert"), timeout=30)
-                assert {x.name: list(x.shape) for x in m.inputs} == ins, m.inputs
-                assert {x.name: list(x.shape) for x in m.outputs} == outs, m.outputs
+                if use_grpc:
+                    stub = pbg.GRPCInferenceServiceStub(grpc.insecure_channel(s.grpc_target))
+                    m = stub.ModelMetadata(pb.ModelMetadataRequest(name="bert"), timeout=30)
+                    assert {x.name: list(x.shape) for x in m.inputs} == ins, m.inputs
+                    assert {x.name: list(x.shape) for x in m.outputs} == outs, m.outputs
             t.check("metadata (HTTP and gRPC) gives a request's view: input_ids [1, -1], no mask "
                     "or positions, hidden [1, -1, 256], pooled [1, 256]; config the model's own",
                     metadata)
