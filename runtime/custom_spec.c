@@ -11,27 +11,6 @@
 #include "ipu/ipux.h"
 #include "rt_internal.h"
 
-/* The first spec of a list, as the device manager splits it. */
-static size_t first_spec(const char *p)
-{
-	size_t len = 0;
-
-	for (;;) {
-		len += strcspn(p + len, ",;");
-		if (p[len] != ',' || strncmp(p, "model:", 6))
-			return len;
-		{
-			const char *next = p + len + 1;
-			size_t tok = strcspn(next, ",;");
-			const char *eq = memchr(next, '=', tok);
-
-			if (!eq || memchr(next, ':', tok) || memchr(next, '/', (size_t)(eq - next)))
-				return len;
-		}
-		len++;
-	}
-}
-
 int ipurt_custom_ops_spec(const char *device, const struct ipuef_file *f, const char *paths,
 			  char **out, char *err, size_t errlen)
 {
@@ -85,7 +64,7 @@ int ipurt_custom_ops_spec(const char *device, const struct ipuef_file *f, const 
 		res = malloc(cap);
 		d = res;
 		for (p = device; res && *p;) {
-			size_t l = first_spec(p);
+			size_t l = rt_spec_len(p);
 
 			memcpy(d, p, l);
 			d += l;

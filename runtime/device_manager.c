@@ -50,7 +50,7 @@ static int add_spec(struct ipurt_device_manager *dm, const char *spec, size_t le
  * ("model:tiles=16,tile_mem=64KiB,/dev/accel/accel0"), so a ',' ends the spec
  * only when what follows is not a key=value setting of it.
  */
-static size_t spec_len(const char *p)
+size_t rt_spec_len(const char *p)
 {
 	size_t len = 0;
 
@@ -156,7 +156,7 @@ int ipurt_dm_create(const char *specs, struct ipurt_device_manager **out, char *
 	if (!specs || !*specs)
 		specs = "model";
 	for (p = specs; *p && !rc;) {
-		size_t len = spec_len(p);
+		size_t len = rt_spec_len(p);
 
 		if (len)
 			rc = add_spec(dm, p, len);
@@ -240,7 +240,7 @@ static int listed(const struct ipurt_device_manager *dm, uint32_t i, const char 
 	const char *p;
 
 	for (p = only; *p;) {
-		size_t len = spec_len(p);
+		size_t len = rt_spec_len(p);
 
 		if (len && strlen(dm->devs[i].spec) == len && !strncmp(dm->devs[i].spec, p, len))
 			return 1;
@@ -258,7 +258,7 @@ static uint32_t count_specs(const char *only)
 	const char *p;
 
 	for (p = only; *p;) {
-		size_t len = spec_len(p);
+		size_t len = rt_spec_len(p);
 
 		n += len != 0;
 		p += len;

@@ -60,4 +60,11 @@ int rt_qm_reload(struct ipurt_queue_manager *qm, struct ipurt_session *s, char *
 int rt_runner_run_program(struct ipurt_runner *r, const char *program,
 			  const struct ipurt_tensor *tensors, uint32_t n, char *err, size_t errlen);
 
+/*
+ * Length of the first device spec of a list ("model:tiles=16,tile_mem=64KiB,
+ * /dev/accel/accel0;model:"): a ',' ends a model spec only when what
+ * follows is not a key=value setting of it (device_manager.c).
+ */
+size_t rt_spec_len(const char *p);
+
 #endif /* IPU_RT_INTERNAL_H */
