@@ -18,10 +18,10 @@
 #include "batch.h"
 #include "grpc_infer.h"
 #include "kserve/grpc_predict_v2.pb-c.h"
-#include "rt_models.h"
+#include "fuzz_models.h"
 #include "serve.h"
 
-#define NMODELS 3
+#define NMODELS FUZZ_NMODELS
 
 static struct srv_model *models[NMODELS];
 
@@ -30,31 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *cfgs[NMODELS] = {
-		"max_batch_size: 8\n", "max_batch_size: 6\n", "",
-	};
-	int (*make[NMODELS])(const char *) = { rt_make_affine, rt_make_scale_dim1, rt_make_fused };
-	struct srv_load_opts o = { 0 };
-	char dir[] = "/tmp/fuzz-serve-grpc-XXXXXX", path[256], err[SRV_ERR];
-	int i;
-
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
-		abort();
-	o.default_max_queue = 16;
-	for (i = 0; i < NMODELS; i++) {
-		struct srv_model_config c;
-
-		snprintf(path, sizeof(path), "%s/m%d.ipuef", dir, i);
-		if (make[i](path) || srv_model_config_parse(cfgs[i], strlen(cfgs[i]), "m", &c, err, sizeof(err)) ||
-		    srv_model_create("m", 1, path, &c, &o, &models[i], err, sizeof(err))) {
-			fprintf(stderr, "fuzz_serve_grpc: model %d: %s\n", i, err);
-			abort();
-		}
-		unlink(path);
-	}
-	rmdir(dir);
+	fuzz_serve_models(models, "fuzz_serve_grpc");
 	return 0;
 }
 

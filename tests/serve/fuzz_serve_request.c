@@ -25,11 +25,11 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "rt_models.h"
+#include "fuzz_models.h"
 #include "serve.h"
 #include "shm.h"
 
-#define NMODELS 3
+#define NMODELS FUZZ_NMODELS
 
 static struct srv_model *models[NMODELS];
 static struct srv_shm *shm;
@@ -39,31 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *cfgs[NMODELS] = {
-		"max_batch_size: 8\n", "max_batch_size: 6\n", "",
-	};
-	int (*make[NMODELS])(const char *) = { rt_make_affine, rt_make_scale_dim1, rt_make_fused };
-	struct srv_load_opts o = { 0 };
-	char dir[] = "/tmp/fuzz-serve-XXXXXX", path[256], err[SRV_ERR];
+	char path[256], err[SRV_ERR];
 	int i;
 
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
-		abort();
-	o.default_max_queue = 16;
-	for (i = 0; i < NMODELS; i++) {
-		struct srv_model_config c;
-
-		snprintf(path, sizeof(path), "%s/m%d.ipuef", dir, i);
-		if (make[i](path) || srv_model_config_parse(cfgs[i], strlen(cfgs[i]), "m", &c, err, sizeof(err)) ||
-		    srv_model_create("m", 1, path, &c, &o, &models[i], err, sizeof(err))) {
-			fprintf(stderr, "fuzz_serve_request: model %d: %s\n", i, err);
-			abort();
-		}
-		unlink(path);
-	}
-	rmdir(dir);
+	fuzz_serve_models(models, "fuzz_serve_request");
 	/* the registry keeps the descriptor: the object's name can go at once */
 	snprintf(path, sizeof(path), "/fuzz-serve-%d", (int)getpid());
 	i = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);

@@ -91,7 +91,7 @@ CHECKS += ;make -s BUILD=build/san SANITIZE=1 check-serve;
 # reader (clang; the server's parsing sources instrumented, the runtime's
 # libraries linked as built), seeded by tests/serve/fuzz-corpus.
 SERVE_FUZZ := build/fuzz/fuzz_serve_request
-SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c server/infer_request.c server/infer_core.c server/infer_response.c \
+SERVE_FUZZ_SRCS := tests/serve/fuzz_serve_request.c tests/serve/fuzz_models.c server/infer_request.c server/infer_core.c server/infer_response.c \
 	server/json_budget.c server/batch.c server/scheduler.c server/generate.c server/gen_batch.c server/model_config.c \
 	server/stats.c server/shm.c server/pack.c server/pack_request.c tools/lib/cli.c
 $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNTIME_LIB) $(LIBIPU_LIB) \
