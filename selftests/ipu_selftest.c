@@ -999,6 +999,36 @@ TEST(two_devices_at_once)
  * rescan brings the device back.  Runs last: it re-creates /dev/accel/accel1.
  */
 /*
+ * After a reset: fd loads img (the affine model) again and one run with
+ * input v gives the right result through the io_uring stream path.
+ */
+static void runs_again(struct __test_metadata *_metadata, struct io_uring *ring, int fd,
+		       const void *img, size_t len, float v)
+{
+	static float x[N], z[N];
+	struct io_uring_cqe *cqe;
+	uint64_t seq;
+	uint32_t st;
+	int i;
+
+	ASSERT_EQ(0, ipu_t_load(fd, img, len));
+	fill(x, N, v);
+	memset(z, 0, sizeof(z));
+	ASSERT_EQ(0, ipu_t_prep(ring, fd, IPU_URING_CMD_SEND, 0, x, N * 4, 10, -1));
+	ASSERT_EQ(0, ipu_t_prep(ring, fd, IPU_URING_CMD_RECV, 1, z, N * 4, 11, -1));
+	ASSERT_EQ(2, io_uring_submit(ring));
+	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
+	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd, seq, 10000000000ll, &st));
+	EXPECT_EQ(0u, st);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+		EXPECT_EQ(N * 4, cqe->res);
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_TRUE(check_affine(x, z, N));
+}
+
+/*
  * A function-level reset through the PCI core (sysfs "reset": the device
  * offers FLR) while a run waits for buffers: the driver's reset_prepare
  * and reset_done hooks cancel the buffers, unpin every page, report a
@@ -1010,7 +1040,7 @@ TEST(flr_through_sysfs_reset)
 	size_t len, len1;
 	void *img = ipu_t_affine_image(N, 4, 0, &len);
 	void *img1 = ipu_t_affine_image(N, 1, 0, &len1);
-	static float y[4][N], x[N], z[N];
+	static float y[4][N];
 	struct ipu_info_args info = { 0 };
 	struct ipu_event ev[16];
 	struct ipu_events_args ea = { .events = (uintptr_t)ev, .max = 16 };
@@ -1019,7 +1049,7 @@ TEST(flr_through_sysfs_reset)
 	char path[128], methods[128] = "";
 	int64_t pins;
 	uint64_t seq, resets;
-	uint32_t st, i, n_pci = 0;
+	uint32_t i, n_pci = 0;
 	int fd = ipu_t_open(0);
 	FILE *f;
 
@@ -1070,21 +1100,7 @@ TEST(flr_through_sysfs_reset)
 	EXPECT_EQ(1u, n_pci);
 
 	/* recovered: the same file loads and runs again, with the right result */
-	ASSERT_EQ(0, ipu_t_load(fd, img1, len1));
-	fill(x, N, 1.5f);
-	memset(z, 0, sizeof(z));
-	ASSERT_EQ(0, ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x, N * 4, 10, -1));
-	ASSERT_EQ(0, ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, z, N * 4, 11, -1));
-	ASSERT_EQ(2, io_uring_submit(&ring));
-	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
-	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd, seq, 10000000000ll, &st));
-	EXPECT_EQ(0u, st);
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
-		EXPECT_EQ(N * 4, cqe->res);
-		io_uring_cqe_seen(&ring, cqe);
-	}
-	EXPECT_TRUE(check_affine(x, z, N));
+	runs_again(_metadata, &ring, fd, img1, len1, 1.5f);
 	io_uring_queue_exit(&ring);
 	close(fd);
 	free(img);
@@ -1104,13 +1120,13 @@ TEST(aer_recovery_through_handlers)
 	size_t len, len1;
 	void *img = ipu_t_affine_image(N, 4, 0, &len);
 	void *img1 = ipu_t_affine_image(N, 1, 0, &len1);
-	static float y[4][N], x[N], z[N];
+	static float y[4][N];
 	struct ipu_event ev[16];
 	struct ipu_events_args ea = { .events = (uintptr_t)ev, .max = 16 };
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
 	uint64_t seq, resets;
-	uint32_t st, i, n_pci = 0;
+	uint32_t i, n_pci = 0;
 	int fd = ipu_t_open(0);
 
 	ASSERT_NE(NULL, img);
@@ -1146,21 +1162,7 @@ TEST(aer_recovery_through_handlers)
 	EXPECT_EQ(1u, n_pci);
 
 	/* recovered: the same file loads and runs again, with the right result */
-	ASSERT_EQ(0, ipu_t_load(fd, img1, len1));
-	fill(x, N, 2.5f);
-	memset(z, 0, sizeof(z));
-	ASSERT_EQ(0, ipu_t_prep(&ring, fd, IPU_URING_CMD_SEND, 0, x, N * 4, 10, -1));
-	ASSERT_EQ(0, ipu_t_prep(&ring, fd, IPU_URING_CMD_RECV, 1, z, N * 4, 11, -1));
-	ASSERT_EQ(2, io_uring_submit(&ring));
-	ASSERT_EQ(0, ipu_t_run(fd, 0, &seq));
-	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd, seq, 10000000000ll, &st));
-	EXPECT_EQ(0u, st);
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
-		EXPECT_EQ(N * 4, cqe->res);
-		io_uring_cqe_seen(&ring, cqe);
-	}
-	EXPECT_TRUE(check_affine(x, z, N));
+	runs_again(_metadata, &ring, fd, img1, len1, 2.5f);
 	io_uring_queue_exit(&ring);
 	close(fd);
 	free(img);
