@@ -91,10 +91,10 @@ INSTALL_PROGRAMS += $(IPU_COMPILE)
 COMPILER_SO := $(BUILD)/libipucompiler.so.$(LIBVERSION)
 COMPILER_SO_OBJS = $(filter-out $(BUILD)/compiler/cli/%,$(COMPILER_OBJS)) $(COMPILER_PB_O) \
 	$(COMPILER_SCHEMA_O) $(COMPILER_PAGE_O) $(GRAPH_SRCS:%.c=$(BUILD)/%.o) $(CLI_OBJS)
-$(COMPILER_SO): $$(COMPILER_SO_OBJS) $$(RUNTIME_SO) $$(LIBIPU_SO) compiler/libipucompiler.map compiler/compiler.mk
+$(COMPILER_SO): $$(COMPILER_SO_OBJS) $$(RUNTIME_SO) $$(LIBIPU_SO) $$(ENGINE_LIB) compiler/libipucompiler.map compiler/compiler.mk
 	$(CC) -shared -Wl,-soname,libipucompiler.so.$(SOVERSION) -Wl,--version-script=compiler/libipucompiler.map \
 		-Wl,--no-undefined -Wl,-rpath,'$$ORIGIN' -o $@ $(COMPILER_SO_OBJS) $(RUNTIME_SO) $(LIBIPU_SO) \
-		$(LDFLAGS_BASE) $(COMPILER_LDLIBS)
+		$(ENGINE_LIB) $(LDFLAGS_BASE) $(COMPILER_LDLIBS)
 INSTALL_SHLIBS += $(COMPILER_SO)
 INSTALL_HEADERS += compiler/include/ipu/compiler.h
 INSTALL_PC += compiler/libipucompiler.pc.in

@@ -15,6 +15,10 @@ $(ENGINE_LIB): $(ENGINE_OBJS) $$(UTIL_OBJS)
 LIBS += $(ENGINE_LIB)
 
 INSTALL_ARCHIVES += $(ENGINE_LIB)
-# ipu/thread.h is the libraries' own helper (threads that take no signals),
-# not an interface: it stays out of the installed headers.
-INSTALL_HEADERS += $(filter-out %/thread.h,$(wildcard engine/include/ipu/*.h))
+# Installed: what the custom-operator plugin ABI (ipu/custom_op.h) and
+# libipu's custom-op sets need (the codelet interface, the executable
+# format's records, the table, fp8 formats).  The engine's own API
+# (ipu/engine.h) and the libraries' thread helper (ipu/thread.h) are
+# internals: libipu.so does not export them, a library of the stack that
+# needs the engine links libipuengine.a.
+INSTALL_HEADERS += $(addprefix engine/include/ipu/,codelet.h custom_op.h custom_table.h fp8.h ipux.h)

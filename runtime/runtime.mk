@@ -36,10 +36,12 @@ PROGRAMS += $(RUNTIME_PROGRAMS)
 # own folder ($ORIGIN): a program linked with --as-needed (the default of
 # several distributions) that calls only ipurt_* records libipurt.so.0
 # alone, and its rpath, if any, is not searched for libipurt's needs.
+# The verifier it checks a group's executables with (ipu_exe_verify) is
+# the engine's, not libipu.so's API: linked in from libipuengine.a, local.
 RUNTIME_SO := $(BUILD)/libipurt.so.$(LIBVERSION)
-$(RUNTIME_SO): $(RUNTIME_OBJS) $(LIBIPU_SO) runtime/libipurt.map runtime/runtime.mk
+$(RUNTIME_SO): $(RUNTIME_OBJS) $(LIBIPU_SO) $$(ENGINE_LIB) runtime/libipurt.map runtime/runtime.mk
 	$(CC) -shared -Wl,-soname,libipurt.so.$(SOVERSION) -Wl,--version-script=runtime/libipurt.map \
-		-Wl,--no-undefined -Wl,-rpath,'$$ORIGIN' -o $@ $(RUNTIME_OBJS) $(LIBIPU_SO) $(LDFLAGS_BASE) -lm
+		-Wl,--no-undefined -Wl,-rpath,'$$ORIGIN' -o $@ $(RUNTIME_OBJS) $(LIBIPU_SO) $(ENGINE_LIB) $(LDFLAGS_BASE) -lm
 INSTALL_SHLIBS += $(RUNTIME_SO)
 INSTALL_ARCHIVES += $(RUNTIME_LIB)
 INSTALL_HEADERS += $(wildcard runtime/include/ipu/*.h)

@@ -81,6 +81,20 @@ for h in "$prefix"/include/ipu/*.h; do
 done
 [ -z "$hbad" ] && ok "every installed header ($(ls "$prefix"/include/ipu/*.h | wc -l)) compiles alone with -std=c11" ||
 	ko "installed headers that do not compile alone:$hbad"
+# a header that says extern "C" is meant for C++ too: it compiles alone there
+hbad= hcxx=0
+for h in $(grep -l 'extern "C"' "$prefix"/include/ipu/*.h); do
+	hcxx=$((hcxx + 1))
+	echo "#include <ipu/${h##*/}>" | c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ \
+		-I"$prefix/include" - 2>"$prefix/cc.log" || hbad="$hbad ${h##*/}: $(grep -m1 error "$prefix/cc.log")"
+done
+[ "$hcxx" -gt 0 ] && [ -z "$hbad" ] && ok "every installed header saying extern \"C\" ($hcxx) compiles alone as C++11" ||
+	ko "C++: $hcxx headers say extern \"C\";$hbad"
+# only the public API is installed: the engine's own interface and the
+# libraries' thread helper stay in the tree
+leaked=$(cd "$prefix/include/ipu" && ls engine.h thread.h 2>/dev/null | tr '\n' ' ')
+[ -z "$leaked" ] && ok "installed headers: $(cd "$prefix/include/ipu" && ls | tr '\n' ' ')" ||
+	ko "internal headers installed: $leaked"
 for h in "$prefix"/include/ipu/*.h; do echo "#include <ipu/${h##*/}>"; done |
 	cc -std=c11 -E -P -x c -I"$prefix/include" - | grep -o '\bipu[a-z]*_[A-Za-z0-9_]*[[:space:]]*(' |
 	sed 's/[[:space:]]*($//' | sort -u >"$prefix/declared"
