@@ -22,11 +22,14 @@ $(RUNTIME_LIB): $(RUNTIME_OBJS)
 # ipu-run writes its --json report with jansson.
 # A tool's other files: TOOL_OBJS_<name>.
 CFLAGS_runtime_tools_ := -Itools/lib
-TOOL_OBJS_ipu-run := $(addprefix $(BUILD)/runtime/tools/,ipu_run_opts.o ipu_run_io.o ipu_run_report.o ipu_run_trace.o ipu_run_trace_group.o ipu_run_bench.o ipu_run_stats.o ipu_run_convert.o ipu_run_generate.o ipu_run_group.o)
-$(BUILD)/bin/ipu-run: $(TOOL_OBJS_ipu-run)
+TOOL_OBJS_ipu-run := $(addprefix $(BUILD)/runtime/tools/,ipu_run_opts.o ipu_run_io.o ipu_run_report.o ipu_run_trace.o ipu_run_trace_group.o ipu_run_bench.o ipu_run_stats.o ipu_run_convert.o ipu_run_generate.o ipu_run_group.o ipu_run_pb.o)
+# ipu-run reads and writes ONNX TensorProto (.pb) tensors with the
+# compiler's decoder (compiler.mk is read before this fragment).
+$(BUILD)/bin/ipu-run: $(TOOL_OBJS_ipu-run) $(COMPILER_LIB) $(COMPILER_DEPLIBS)
+TOOL_LINK_ipu-run = $(COMPILER_LINK)
 $(RUNTIME_PROGRAMS): $(BUILD)/bin/%: $(BUILD)/runtime/tools/%.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(TOOL_OBJS_$*) $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(LDLIBS_BASE)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(TOOL_OBJS_$*) $(CLI_LIB) $(TOOL_LINK_$*) $(RUNTIME_LINK) -ljansson $(LDLIBS_BASE)
 
 LIBS += $(RUNTIME_LIB)
 PROGRAMS += $(RUNTIME_PROGRAMS)

@@ -52,6 +52,8 @@ void ipuc_options_free(struct ipuc_options *o)
 		free(o->fp8_skip[i]);
 	free(o->fp8_params);
 	free(o->state);
+	for (int i = 0; i < o->nfreeze; i++)
+		free(o->freeze[i]);
 	memset(o, 0, sizeof(*o));
 }
 

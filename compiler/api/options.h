@@ -73,6 +73,10 @@ struct ipuc_options {
 	char *sharding_config;		/* --manual-sharding-config */
 	int pipelining;			/* --enable-pipelining */
 	char *custom_libs;		/* --custom_library_so_paths, ':'-joined */
+	/* --freeze NAME=FILE.pb as given: graph inputs made constants
+	 * (compiler/cli/freeze.h) */
+	char *freeze[IPUC_MAX_SHAPES];
+	int nfreeze;
 };
 
 void ipuc_options_init(struct ipuc_options *o);

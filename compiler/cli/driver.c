@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "ipu/compiler.h"
 #include "json_summary.h"
+#include "freeze.h"
 #include "list_ops.h"
 
 /* dir/name unless name is absolute or dir is NULL/empty. */
@@ -234,6 +235,8 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	struct sinks sinks = { err, o->json ? err : out, o->verbose || !o->json };
 	int n = 0, rc = IPUC_EXIT_ERROR, want_exe;
 	char *cfgdir = NULL, *outdir = NULL, *exe = NULL, *calib = NULL, *cmpjson = NULL, *shard = NULL;
+	char *frozen_dir = NULL;
+	void *frozen = NULL;
 
 	memset(pm, 0, sizeof(pm));
 	if (o->help) {
@@ -296,6 +299,32 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	for (int i = 0; i < n; i++)
 		if (public_model(o, &models[i], n, i, cfgdir, outdir, &pm[i], shapes[i]))
 			goto oom;
+	if (o->nfreeze) {
+		struct ir_error fe = { "" };
+		char *dir;
+
+		if (n > 1) {
+			fprintf(err, "ipu-compile: --freeze names inputs of one model, not of a model fusion\n");
+			rc = IPUC_EXIT_USAGE;
+			goto out;
+		}
+		if (ipuc_freeze_model(pm[0].path, o->freeze, o->nfreeze, &frozen, &pm[0].size, &fe)) {
+			fprintf(err, "ipu-compile: error: %s: %s\n", pm[0].path, fe.msg);
+			goto out;
+		}
+		/* the frozen model is handed over as bytes; its external data
+		 * files stay beside the file */
+		dir = dirname_of(pm[0].path);
+		frozen_dir = dir && !dir[0] ? strdup(pm[0].path[0] == '/' ? "/" : ".") : dir;
+		if (dir && !dir[0])
+			free(dir);
+		if (!frozen_dir)
+			goto oom;
+		pm[0].data = frozen;
+		pm[0].base_dir = frozen_dir;
+		pm[0].name = pm[0].path;
+		pm[0].path = NULL;
+	}
 	ipu_compile_options_init(&po);
 	po.models = pm;
 	po.num_models = (size_t)n;
@@ -393,8 +422,11 @@ out:
 	ipu_compile_result_free(r);
 	for (int i = 0; i < n; i++) {
 		free((char *)pm[i].path);
+		free((char *)pm[i].name);
 		free((char *)pm[i].export_onnx);
 	}
+	free(frozen);
+	free(frozen_dir);
 	free(shapes);
 	free(calib);
 	free(cmpjson);

@@ -20,6 +20,11 @@ const char *ipuc_usage(void)
 "  -o, --output FILE          executable to write (default <model>.ipuef)\n"
 "  --input-shape N=d0,d1,...  static shape of input N (repeatable, or several\n"
 "                             space-separated after one flag)\n"
+"  --freeze NAME=FILE.pb      make graph input NAME a constant holding the\n"
+"                             tensor of FILE.pb (an ONNX TensorProto, as in\n"
+"                             ONNX test sets; repeatable): for inputs a\n"
+"                             static-shape compile needs as values (Reshape's\n"
+"                             shape, TopK's K, Resize's scales)\n"
 "  --batch-size N             the batch of every input whose batch dimension\n"
 "                             is symbolic or a static 1 (as PopRT's); a model\n"
 "                             whose outputs do not follow is refused\n"
@@ -165,6 +170,7 @@ enum {
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
 	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16, O_STATE, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
 	O_CUSTOM_LIBS,
+	O_FREEZE,
 };
 
 /* Each option in our spelling and in PopRT's (underscores). */
@@ -207,6 +213,7 @@ static const struct option long_opts[] = {
 	OPT2("manual-sharding-config", "manual_sharding_config", required_argument, O_SHARDING),
 	OPT2("enable-pipelining", "enable_pipelining", no_argument, O_PIPELINING),
 	OPT2("custom-library-so-paths", "custom_library_so_paths", required_argument, O_CUSTOM_LIBS),
+	{ "freeze", required_argument, NULL, O_FREEZE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -299,6 +306,15 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 				return -1;
 			break;
 		case O_PIPELINING: o->pipelining = 1; break;
+		case O_FREEZE:
+			if (!strchr(v, '=') || *v == '=' || !strchr(v, '=')[1])
+				return ir_err(e, "--freeze %s: give NAME=FILE.pb (a graph input and a TensorProto file)", v);
+			if (o->nfreeze == IPUC_MAX_SHAPES)
+				return ir_err(e, "more than %d --freeze inputs", IPUC_MAX_SHAPES);
+			if (ipuc_setstr(&o->freeze[o->nfreeze], v, e))
+				return -1;
+			o->nfreeze++;
+			break;
 		case O_CUSTOM_LIBS:
 			if (ipuc_add_custom_libs(o, v, e))
 				return -1;

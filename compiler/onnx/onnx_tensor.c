@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ipu/file_atomic.h"
 #include "ipu/onnx_io.h"
 #include "onnx_internal.h"
 
@@ -316,4 +317,24 @@ int onnx_load_tensor_file(const char *path, struct ir_tensor *t, char **name,
 	onnx__tensor_proto__free_unpacked(tp, NULL);
 	free(buf);
 	return r;
+}
+
+int onnx_save_tensor_file(const char *path, const struct ir_tensor *t, const char *name,
+			  struct ir_error *e)
+{
+	Onnx__TensorProto tp;
+	char err[512];
+	size_t len;
+	void *buf;
+	int r;
+
+	onnx_tensor_encode(t, name, &tp);
+	len = onnx__tensor_proto__get_packed_size(&tp);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return ir_err(e, "out of memory writing %s", path);
+	onnx__tensor_proto__pack(&tp, buf);
+	r = ipurt_write_file_atomic(path, buf, len, err, sizeof(err));
+	free(buf);
+	return r ? ir_err(e, "%s", err) : 0;
 }

@@ -10,6 +10,7 @@
 #include "ipu/half.h"
 #include "ipu_run_convert.h"
 #include "ipu_run_io.h"
+#include "ipu_run_pb.h"
 
 static uint64_t rng(uint64_t *s)
 {
@@ -81,7 +82,14 @@ static int read_input(struct ipurt_npy *a, const char *path, const struct ipurt_
 	char err[512], note[768];
 	int cv;
 
-	if (ipurt_npy_read(path, a, err, sizeof(err))) {
+	if (run_pb_path(path)) {
+		if (run_pb_read(path, a, note, sizeof(note), err, sizeof(err))) {
+			fprintf(stderr, "ipu-run: %s\n", err);
+			return -1;
+		}
+		if (note[0])
+			fprintf(stderr, "ipu-run: note: %s\n", note);
+	} else if (ipurt_npy_read(path, a, err, sizeof(err))) {
 		/* the reader names the file in some messages, not all */
 		if (strncmp(err, path, strlen(path)))
 			fprintf(stderr, "ipu-run: %s: %s\n", path, err);
@@ -210,7 +218,9 @@ int run_io_write_outputs(const struct run_io *io, const struct run_opts *o)
 			if (strcmp(o->out[j].name, io->out[i].name))
 				continue;
 			view = run_io_view(&io->out[i]);
-			if (ipurt_npy_write(o->out[j].path, &view, err, sizeof(err))) {
+			if (run_pb_path(o->out[j].path) ?
+				    run_pb_write(o->out[j].path, &view, io->out[i].name, err, sizeof(err)) :
+				    ipurt_npy_write(o->out[j].path, &view, err, sizeof(err))) {
 				fprintf(stderr, "ipu-run: %s\n", cli_safe(err, sp, sizeof(sp)));
 				return -1;
 			}

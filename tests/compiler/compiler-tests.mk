@@ -80,6 +80,20 @@ CHECKS += ;make -s fuzz-onnx-lower-check;
 # the property test: random graphs, tiny to larger than the device
 include tests/compiler/property/property.mk
 
+# ONNX's node, pytorch-converted and pytorch-operator suites through the
+# command-line tools (ipu-compile, then ipu-run on each case's input_N.pb):
+# the record of each suite after the colon.
+ONNX_CLI_CASE := $(BUILD)/tests/compiler/onnx_cli_case
+$(ONNX_CLI_CASE): $(BUILD)/tests/compiler/onnx_cli_case.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $< $(COMPILER_LINK) $(LDLIBS_BASE)
+$(BUILD)/tests/compiler/onnx_cli_case.o: $(COMPILER_PB_H)
+PROGRAMS += $(ONNX_CLI_CASE)
+.PHONY: check-onnx-cli
+check-onnx-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(ONNX_CLI_CASE)
+	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:782 pytorch-converted:68 pytorch-operator:29
+CHECKS += ;make -s check-onnx-cli;
+
 # --batch-size on models torch exported at a static batch 1: applied, or
 # refused naming the input or output (tests/compiler/batch_size.py)
 .PHONY: check-batch-size

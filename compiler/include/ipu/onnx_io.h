@@ -30,6 +30,10 @@ struct ir_graph *onnx_load_buffer(const void *buf, size_t len,
  * (may be NULL) receives a malloc'ed copy of the tensor's name. */
 int onnx_load_tensor_file(const char *path, struct ir_tensor *t, char **name,
 			  struct ir_error *e);
+/* Writes t as a serialized TensorProto named `name` (may be NULL), its
+ * data in raw_data; the file is replaced atomically. */
+int onnx_save_tensor_file(const char *path, const struct ir_tensor *t, const char *name,
+			  struct ir_error *e);
 /* Writes the graph as an ONNX model (opset 17, default domain; an op newer
  * than python3-onnx's schemas, such as Gelu, is written as it is). */
 int onnx_save_file(const struct ir_graph *g, const char *path,
