@@ -4,9 +4,13 @@
  * description and class (a negative errno) of every code in ipu/error.h,
  * and the one helper that formats a caller's message buffer.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* strerrorname_np, strerrordesc_np */
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ipu/error.h"
 
@@ -146,18 +150,33 @@ static const struct err_entry *err_find(int err)
 	return NULL;
 }
 
+/* A plain -errno: no code of the table lies in its range. */
+static int is_errno(int err)
+{
+	return err < 0 && err >= -IPU_ERRNO_MAX;
+}
+
 const char *ipu_err_name(int err)
 {
 	const struct err_entry *e = err_find(err);
+	const char *n;
 
-	return e ? e->name : "IPU_E_UNKNOWN";
+	if (e)
+		return e->name;
+	n = is_errno(err) ? strerrorname_np(-err) : NULL;
+	return n ? n : "IPU_E_UNKNOWN";
 }
 
 const char *ipu_strerror(int err)
 {
 	const struct err_entry *e = err_find(err);
+	const char *d;
 
-	return e ? e->what : "unknown error";
+	if (e)
+		return e->what;
+	/* strerrordesc_np, unlike strerror, is thread-safe: a constant string */
+	d = is_errno(err) ? strerrordesc_np(-err) : NULL;
+	return d ? d : "unknown error";
 }
 
 int ipu_err_class(int err)
@@ -172,7 +191,7 @@ int ipu_err_errno(int err)
 	if (e)
 		return e->errno_class;
 	/* the kernel backend hands the driver's -errno up unchanged */
-	if (err < 0 && err >= -IPU_ERRNO_MAX)
+	if (is_errno(err))
 		return err;
 	return err > 0 ? -EINVAL : -EIO;
 }

@@ -55,7 +55,7 @@ if [ -x "$qemu" ]; then
 	timeout 120 "$qemu" -L /usr/share/seabios -L /usr/share/qemu -machine q35 -accel tcg -nographic \
 		-nodefaults -S -device "ipu,custom-ops=$tmp/abi/librmsnorm.so" -qmp stdio </dev/null \
 		>"$tmp/q.log" 2>&1
-	grep -q "plugin built for custom-op ABI version 99, this stack speaks version 1" "$tmp/q.log" &&
+	grep -q "plugin built for custom-op ABI version 99, this stack speaks version 2" "$tmp/q.log" &&
 		ok "QEMU refuses a plugin of another ABI version: $(grep -o 'ipu: .*' "$tmp/q.log" | head -1)" ||
 		ko "QEMU with an ABI 99 plugin: $(head -5 "$tmp/q.log")"
 else

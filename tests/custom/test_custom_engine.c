@@ -152,7 +152,7 @@ TEST(table_checks_the_plugin)
 	CHECK_MSG(strstr(err, "test::Scale is already loaded"), "%s", err);
 	bad.abi_version = IPU_CUSTOM_OP_ABI_VERSION + 1;
 	CHECK(ipu_custom_table_add(t, &bad, hash_b, "new.so", err, sizeof(err)) == IPU_E_INVAL);
-	CHECK_MSG(strstr(err, "new.so: plugin built for custom-op ABI version 2, this stack speaks version 1"),
+	CHECK_MSG(strstr(err, "new.so: plugin built for custom-op ABI version 3, this stack speaks version 2"),
 		  "%s", err);
 	bad = lib;
 	bad.struct_size -= 8;

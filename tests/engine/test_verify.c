@@ -282,7 +282,8 @@ TEST(malformed_images_refused)
 		CHECK_MSG(rc == expect, "case %d (%s): got %s (%s), want %s", k, name,
 			  ipu_err_name(rc), err, ipu_err_name(expect));
 		CHECK_MSG(rc == 0 || err[0], "case %d (%s): no message", k, name);
-		if (rc < 0 && -rc < 128 && !seen[-rc]++)
+		/* IPUX_E_* count down from IPU_ERR_BASE: the finding's number */
+		if (rc < 0 && IPU_ERR_BASE - rc < 128 && !seen[IPU_ERR_BASE - rc]++)
 			distinct_codes++;
 		free(img);
 	}

@@ -4,6 +4,8 @@ their class (ipu_err_errno): every layer's NOMEM is a MemoryError, every
 timeout a TimeoutError, every bad argument a ValueError; and the ring's
 range is the runtime's to check, with its own message."""
 
+import errno
+
 import pytest
 
 import ipu
@@ -11,10 +13,14 @@ import ipu.runtime as rt
 from ipu import _ipu
 
 
+# ipu/error.h's IPU_ERR_BASE: the codes count down from it, below every -errno
+ERR_BASE = -4096
+
+
 def all_codes():
     """Every code of ipu/error.h, as (code, exception), by the C name table."""
     out = []
-    for code in range(-1, -400, -1):
+    for code in range(ERR_BASE - 1, ERR_BASE - 400, -1):
         e = _ipu.error_for_code(code)
         if e.code_name != "IPU_E_UNKNOWN":
             out.append((code, e))
@@ -28,7 +34,7 @@ def test_every_code_has_an_exception_with_its_code():
         assert isinstance(e, Exception)
         assert e.code == code
         assert str(e) == e.code_name        # no message: the code's name
-    e = _ipu.error_for_code(-303, "all 4 devices in use")
+    e = _ipu.error_for_code(ERR_BASE - 303, "all 4 devices in use")
     assert str(e) == "all 4 devices in use" and e.code_name == "IPURT_E_BUSY"
 
 
@@ -56,8 +62,18 @@ def test_classes_across_layers():
         e = by_name[name]
         assert type(e) is ipu.Error, name
     # a code outside the table keeps its number and reads as unknown
-    e = _ipu.error_for_code(-98)
-    assert type(e) is ipu.Error and e.code == -98 and e.code_name == "IPU_E_UNKNOWN"
+    e = _ipu.error_for_code(ERR_BASE - 98)
+    assert type(e) is ipu.Error and e.code == ERR_BASE - 98 and e.code_name == "IPU_E_UNKNOWN"
+
+
+def test_a_plain_errno_is_its_own_class():
+    """No code is a -errno value: the kernel backend's -errno keeps its meaning."""
+    e = _ipu.error_for_code(-errno.ENOMEM)
+    assert type(e) is MemoryError and e.code == -errno.ENOMEM and e.code_name == "ENOMEM"
+    e = _ipu.error_for_code(-errno.ETIMEDOUT)
+    assert isinstance(e, ipu.IpuTimeoutError) and e.code_name == "ETIMEDOUT"
+    assert isinstance(_ipu.error_for_code(-errno.EINVAL), ipu.IpuValueError)
+    assert type(_ipu.error_for_code(-errno.EIO)) is ipu.Error
 
 
 def test_ring_buffer_size_is_the_runtimes_to_check(mlp):

@@ -21,7 +21,7 @@ TEST(status_by_error_class)
 {
 	int c, n = 0;
 
-	for (c = -1; c >= -400; c--) {
+	for (c = IPU_ERR_BASE - 1; c >= IPU_ERR_BASE - 400; c--) {
 		int st;
 
 		if (!strcmp(ipu_err_name(c), "IPU_E_UNKNOWN"))
@@ -51,8 +51,12 @@ TEST(status_by_error_class)
 	CHECK_EQ_INT(srv_status_of_runtime(IPU_E_FAULT), 500);
 	CHECK_EQ_INT(srv_status_of_runtime(IPURT_E_DEVICE), 500);
 	CHECK_EQ_INT(srv_status_of_runtime(IPUX_E_CHECKSUM), 500);
-	/* a plain -errno outside the table keeps its own class */
+	/* a plain -errno (no code is one) keeps its own class */
 	CHECK_EQ_INT(srv_status_of_runtime(-EADDRINUSE), 500);
+	CHECK_EQ_INT(srv_status_of_runtime(-ETIMEDOUT), 504);
+	CHECK_EQ_INT(srv_status_of_runtime(-ENOMEM), 503);
+	CHECK_EQ_INT(srv_status_of_runtime(-EBUSY), 503);
+	CHECK_EQ_INT(srv_status_of_runtime(-EINVAL), 400);
 	CHECK_EQ_INT(srv_status_of_class(-EAGAIN), 503);
 }
 

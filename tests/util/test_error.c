@@ -3,8 +3,9 @@
  * test_error.c - the one error table (ipu/error.h): every code of every
  * layer has one unique name and a description, the verifier's findings
  * belong to the IPU_E_VERIFY class, every code has an errno class (one
- * per kind of failure, whatever the layer), a plain -errno passes through,
- * and the formatting helper truncates
+ * per kind of failure, whatever the layer), no code is a -errno value and
+ * a plain -errno passes through with its C library name, and the
+ * formatting helper truncates
  * safely and returns the code it was given.
  */
 #include <errno.h>
@@ -53,10 +54,31 @@ TEST(every_code_named_once)
 	CHECK(!strcmp(ipu_err_name(IPURT_E_SHAPE), "IPURT_E_SHAPE"));
 	CHECK(!strcmp(ipu_err_name(IPU_E_VERIFY), "IPU_E_VERIFY"));
 	/* gaps between the layers and beyond them are unknown, never NULL */
-	CHECK(!strcmp(ipu_err_name(-47), "IPU_E_UNKNOWN"));
-	CHECK(!strcmp(ipu_err_name(-200), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_err_name(IPU_ERR_BASE - 47), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_err_name(IPU_ERR_BASE - 200), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_err_name(IPU_ERR_BASE), "IPU_E_UNKNOWN"));
 	CHECK(!strcmp(ipu_err_name(12345), "IPU_E_UNKNOWN"));
-	CHECK(!strcmp(ipu_strerror(-1000), "unknown error"));
+	CHECK(!strcmp(ipu_strerror(IPU_ERR_BASE - 1000), "unknown error"));
+	/* a plain -errno has the C library's name and description */
+	CHECK(!strcmp(ipu_err_name(-ENOMEM), "ENOMEM"));
+	CHECK(!strcmp(ipu_err_name(-ETIMEDOUT), "ETIMEDOUT"));
+	CHECK(!strcmp(ipu_strerror(-ETIMEDOUT), "Connection timed out"));
+	CHECK(!strcmp(ipu_err_name(-4000), "IPU_E_UNKNOWN"));
+	CHECK(!strcmp(ipu_strerror(-4000), "unknown error"));
+}
+
+TEST(codes_never_overlap_errno)
+{
+	int codes[256], n = all_codes(codes), i;
+
+	/* every code lies below the -errno range, so neither is read as the other */
+	for (i = 1; i < n; i++)
+		CHECK_MSG(codes[i] < -IPU_ERRNO_MAX, "%s is %d, a -errno value",
+			  ipu_err_name(codes[i]), codes[i]);
+	CHECK_EQ_INT(IPU_ERR_BASE, -IPU_ERRNO_MAX - 1);
+	/* every -errno is its own class: -12 is -ENOMEM, -110 -ETIMEDOUT */
+	for (i = 1; i <= IPU_ERRNO_MAX; i++)
+		CHECK_MSG(ipu_err_errno(-i) == -i, "-%d has class %d", i, ipu_err_errno(-i));
 }
 
 TEST(verifier_findings_are_details_of_one_class)
@@ -113,12 +135,10 @@ TEST(every_code_has_an_errno_class)
 	for (i = IPUX_E_TRUNCATED; i >= IPUX_E_SIZE_OVERFLOW; i--)
 		CHECK_EQ_INT(ipu_err_errno(i), ipu_err_errno(IPU_E_VERIFY));
 	CHECK_EQ_INT(ipu_err_errno(IPU_E_VERIFY), -ENOEXEC);
-	/* -12 is IPUX_E_SECTION_ALIGN in the table, not -ENOMEM */
 	CHECK_EQ_INT(ipu_err_errno(IPUX_E_SECTION_ALIGN), -ENOEXEC);
-	/*
-	 * a plain -errno outside the table (the kernel backend's) passes
-	 * through: the gaps -47..-59 and -71..-99, and past -132
-	 */
+	/* a plain -errno (the kernel backend's) passes through */
+	CHECK_EQ_INT(ipu_err_errno(-ENOMEM), -ENOMEM);
+	CHECK_EQ_INT(ipu_err_errno(-ETIMEDOUT), -ETIMEDOUT);
 	CHECK_EQ_INT(ipu_err_errno(-EBADE), -EBADE);
 	CHECK_EQ_INT(ipu_err_errno(-EPROTO), -EPROTO);
 	CHECK_EQ_INT(ipu_err_errno(-EADDRINUSE), -EADDRINUSE);
@@ -155,6 +175,7 @@ int main(int argc, char **argv)
 	RUN(every_code_named_once);
 	RUN(verifier_findings_are_details_of_one_class);
 	RUN(every_code_has_an_errno_class);
+	RUN(codes_never_overlap_errno);
 	RUN(formatting_helper);
 	return TH_DONE();
 }

@@ -52,8 +52,12 @@
 #include "ipu/codelet.h"
 #include "ipu/error.h"	/* IPUX_E_* for check() */
 
-/* Bumped on any change of the structs below; hosts accept only their own. */
-#define IPU_CUSTOM_OP_ABI_VERSION 1u
+/*
+ * Bumped on any change of the structs below or of the values check()
+ * returns (2: the IPUX_E_* codes moved below every -errno); hosts accept
+ * only their own.
+ */
+#define IPU_CUSTOM_OP_ABI_VERSION 2u
 
 /* The symbol a plugin exports, and its type. */
 #define IPU_CUSTOM_OP_ENTRY "ipu_custom_op_library"
