@@ -62,6 +62,18 @@ check-zoo-bert: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 		--set full --only encoder_bert_base --seq-batch 8,16 \
 		--log $(BUILD)/test-logs/zoo-bert-results.txt
 
+# Segmentation and window attention from the full set at batch 1 and 2,
+# fp32 and fp16, against PyTorch: LRASPP and DeepLabV3 on MobileNetV3-Large
+# (bilinear Resize, the "out" map at 224 x 224) and Swin-T (shifted
+# windows: rolls, window partition reshapes, attention masks), 15 minutes
+# of wall clock on this loaded machine (2 of CPU); not part of make check.
+.PHONY: check-zoo-seg
+check-zoo-seg: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	@mkdir -p $(BUILD)/test-logs
+	nice /usr/bin/python3 tests/models/zoo.py --bin $(BUILD)/bin --work $(BUILD)/zoo-seg \
+		--set full --only lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,swin_t \
+		--batch 1,2 --log $(BUILD)/test-logs/zoo-seg-results.txt
+
 # The fp8 precisions (tests/models/zoo_fp8.py): zoo networks compiled with
 # --precision fp16, fp8_weight and fp8, against PyTorch and an independent
 # fp8 emulation, with the executables' sizes (Documentation/compiler/fp8.md).

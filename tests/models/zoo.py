@@ -111,6 +111,18 @@ class Recurrent(torch.nn.Module):
         return self.head(y)
 
 
+class Segmentation(torch.nn.Module):
+    """A torchvision segmentation network's "out" map (its forward returns
+    a dict, one entry per head)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
 FULL = [
     ("resnet18", lambda: torchvision.models.resnet18(), (1, 3, 224, 224)),
     ("resnet50", lambda: torchvision.models.resnet50(), (1, 3, 224, 224)),
@@ -130,6 +142,11 @@ FULL = [
     ("regnet_x_400mf", lambda: torchvision.models.regnet_x_400mf(), (1, 3, 224, 224)),
     ("convnext_tiny", lambda: torchvision.models.convnext_tiny(), (1, 3, 224, 224)),
     ("vit_b_16", lambda: torchvision.models.vit_b_16(), (1, 3, 224, 224)),
+    ("lraspp_mobilenet_v3_large", lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), (1, 3, 224, 224)),
+    ("deeplabv3_mobilenet_v3_large", lambda: Segmentation(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+        weights=None, weights_backbone=None, aux_loss=False)), (1, 3, 224, 224)),
+    ("swin_t", lambda: torchvision.models.swin_t(), (1, 3, 224, 224)),
     ("encoder_d256_seq128", lambda: Encoder(256, 4, 4), (1, 128, 256)),
     ("encoder_bert_base", lambda: Encoder(768, 12, 12), (1, 128, 768)),
     ("lstm", lambda: Recurrent("LSTM", 128, 256, 2, False), (1, 32, 128)),
@@ -235,6 +252,9 @@ def case(a, name, path, prec, ref, bound):
     r["peak_tile_bytes"] = int(mem.group(1)) if mem else None
     mem = re.search(r"without: max (\d+)", log)
     r["peak_tile_bytes_no_reuse"] = int(mem.group(1)) if mem else None
+    mem = re.search(r"(\d+) vertices, (\d+) exchanges moving (\d+) bytes", log)
+    if mem:
+        r["vertices"], r["exchange_bytes"] = int(mem.group(1)), int(mem.group(3))
     rc, log = run([os.path.join(a.bin, "ipu-run"), exe, "--input", "x=" + x, "--output",
                    "y=" + out, "--iterations", "0"], a.timeout)
     if rc:
@@ -320,10 +340,11 @@ def main():
                 ok = r["status"] == "pass" or (r["status"] == "refused" and model in allowed)
                 npass += ok
                 nfail += not ok
-                detail = ("err %.2e (tolerance %g%s), compile %.2f s, peak tile %s bytes (%s without reuse)%s" %
+                detail = ("err %.2e (tolerance %g%s), compile %.2f s, peak tile %s bytes (%s without reuse), %s vertices, %s bytes exchanged%s" %
                           (r["err"], TOL[prec],
                            "; fp16 storage in torch: %.2e" % r["fp16_bound"] if "fp16_bound" in r else "",
                            r["compile_s"], r["peak_tile_bytes"], r["peak_tile_bytes_no_reuse"],
+                           r.get("vertices", "?"), r.get("exchange_bytes", "?"),
                            ", bit-identical without reuse" if r.get("same_without_reuse") is True else
                            (", without reuse: %s" % r["same_without_reuse"]) if "same_without_reuse" in r else "")
                           if "err" in r else r.get("message", ""))
@@ -334,12 +355,14 @@ def main():
             f.write("# model zoo (%s set, batch %s, sequence models batch %s): ipu-compile + ipu-run vs PyTorch %s, torchvision %s\n"
                     % (a.set, ",".join(map(str, a.batch)), ",".join(map(str, seq_batch)),
                        torch.__version__, torchvision.__version__))
-            f.write("# %-26s %-5s %-8s %10s %12s %12s %10s %10s\n" % (
-                "model", "prec", "status", "compile s", "peak tile B", "no reuse B", "err", "fp16 emu"))
+            f.write("# %-26s %-5s %-8s %10s %12s %12s %9s %13s %10s %10s\n" % (
+                "model", "prec", "status", "compile s", "peak tile B", "no reuse B", "vertices",
+                "exchange B", "err", "fp16 emu"))
             for r in results:
-                f.write("%-28s %-5s %-8s %10s %12s %12s %10s %10s %s\n" % (
+                f.write("%-28s %-5s %-8s %10s %12s %12s %9s %13s %10s %10s %s\n" % (
                     r["model"], r["precision"], r["status"], r["compile_s"],
                     r.get("peak_tile_bytes") or "-", r.get("peak_tile_bytes_no_reuse") or "-",
+                    r.get("vertices", "-"), r.get("exchange_bytes", "-"),
                     "%.2e" % r["err"] if "err" in r else "-",
                     "%.2e" % r["fp16_bound"] if "fp16_bound" in r else "-",
                     r.get("message", "") if r["status"] != "pass" else ""))
