@@ -324,6 +324,13 @@ enum ir_op_id lw_op_id(const struct ir_node *n);
  * data along the gathered axis). */
 int lw_gather_const(struct lw *l, const struct ir_node *n, int64_t outer, int64_t len, int64_t inner);
 
+/* lower_gather_split.c: a Gather at run-time indices (data [outer x len
+ * x inner]) too large for one tile, in blocks of outer rows, indices and
+ * columns over tiles, each reading the [len x columns] data its block
+ * covers. */
+int lw_gather_split(struct lw *l, const struct ir_node *n, int64_t outer, int64_t len,
+		    int64_t inner, int64_t ni);
+
 /* prepare.c: rewrites the IR into what the lowering handles (the prepare
  * and decompose hooks) and refolds constants (fold_limit as
  * ir_infer_opts). */
@@ -365,6 +372,19 @@ int lw_tokens_present(const struct ipuef_anchor *a, uint32_t n);
  * shapes re-inferred (fold_limit as ir_infer_opts). */
 int lw_split_wide_argmax(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
 			 struct ir_error *e);
+/* prepare_gather.c: every Gather at run-time indices along an axis
+ * longer than a tile's op budget holds rewritten into Gathers of chunks
+ * of the axis at clamped indices and a Where per chunk choosing the one
+ * each index falls in; shapes re-inferred (fold_limit as ir_infer_opts). */
+int lw_split_long_gather(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
+			 struct ir_error *e);
+/* prepare_rows.c: every ReduceSum/Mean/Max/Min over trailing axes,
+ * Softmax, LogSoftmax, LayerNormalization, CumSum and TopK (along their
+ * last axis) whose one row the row
+ * lowering could not place on a tile rewritten into two-stage chunked
+ * reductions and elementwise ops; shapes re-inferred. */
+int lw_split_long_rows(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
+		       struct ir_error *e);
 /* prepare_decompose.c: the node's decompose hook, if it has one. */
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
 

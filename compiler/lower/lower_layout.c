@@ -2,8 +2,9 @@
 /*
  * lower_layout.c - data movement and window ops: reshape-like ops alias
  * their input's tensor; concat/split are exchange copies; transpose, slice,
- * expand, tile and pad run on one tile (their whole operands must fit);
- * gather is split over its indices, pooling over N*C (convolutions are in
+ * expand, tile and pad are strided copies split over output rows; gather
+ * runs on one tile when its operands fit one, else is split over indices
+ * and columns (lower_gather_split.c, lower_gather_const.c), pooling over N*C (convolutions are in
  * lower_conv.c).
  */
 #include <stdlib.h>
@@ -492,10 +493,15 @@ int lw_gather(struct lw *l, const struct ir_node *n)
 	if (idx->dtype != IR_I32 && idx->dtype != IR_I64)
 		return lw_fail(l, "indices must be int32 or int64");
 	if (x->data && outer == 1 && inner > 1 &&
-	    (uint64_t)(ir_value_numel(x) * (int64_t)ir_dtype_size(x->dtype)) > l->budget / 2)
+	    (uint64_t)(ir_value_numel(x) * (int64_t)ir_dtype_size(x->dtype)) > l->budget / 2 &&
+	    (uint64_t)(len + 2 * ni) * ir_dtype_size(x->dtype) <= l->budget)
 		return gather_columns(l, n, len, inner, ni);
 	if (!x->data && idx->data)
 		return lw_gather_const(l, n, outer, len, inner);
+	if ((uint64_t)(ir_value_numel(x) * (int64_t)ir_dtype_size(x->dtype)) +
+	    (uint64_t)ni * ir_dtype_size(idx->dtype) +
+	    (uint64_t)(outer * ni * inner) * ir_dtype_size(x->dtype) > l->budget)
+		return lw_gather_split(l, n, outer, len, inner, ni);
 	return one_tile(l, n, n->in, 2, IPUX_CL_GATHER, p, 4);
 }
 

@@ -74,3 +74,20 @@ int lp_rw_become(struct lp_rw *r, const char *op, const int *in, int nin)
 		ir_attr_remove(n, n->attrs[k].name);
 	return ir_node_set_op(n, op, r->e);
 }
+
+/* The bytes one op may use on a tile as the lowering will give them
+ * (op_budget in lower.c): half a tile, less what the model's constants
+ * keep on an average tile and an eighth for the live values. */
+uint64_t lp_op_budget(const struct ir_graph *g, const struct ipu_target *t)
+{
+	uint64_t consts = 0, room, half = t->tile_mem / 2, others;
+
+	for (int i = 0; i < g->nvals; i++)
+		if (g->vals[i].data)
+			consts += (uint64_t)ir_value_numel(&g->vals[i]) * ir_dtype_size(g->vals[i].dtype);
+	others = consts / (t->tiles ? t->tiles : 1);
+	room = others + t->tile_mem / 8 < t->tile_mem ? t->tile_mem - others - t->tile_mem / 8 : 0;
+	if (room < t->tile_mem / 8)
+		room = t->tile_mem / 8;
+	return room < half ? room : half;
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* prepare_rw.h - a rewrite in progress of the node at `pos` into several
  * nodes inserted before it (the prepare hooks of prepare_loss.c and
- * prepare_quant.c); every function returns -1 with e set on failure. */
+ * prepare_quant.c, the splits of prepare_gather.c and prepare_rows.c);
+ * every function returns -1 with e set on failure. */
 #ifndef IPU_PREPARE_RW_H
 #define IPU_PREPARE_RW_H
 
@@ -34,5 +35,10 @@ int lp_rw_scalar(struct lp_rw *r, int dt, double v);
 /* The rewritten node computes op(in...) into its first output from now on,
  * without attributes; its other outputs are dropped. */
 int lp_rw_become(struct lp_rw *r, const char *op, const int *in, int nin);
+/* The bytes one op may use on a tile of target t, as the lowering will
+ * give them (op_budget in lower.c, with every constant of g counted):
+ * the rewrites that split what a tile cannot hold use it to leave alone
+ * every op the lowering takes whole. */
+uint64_t lp_op_budget(const struct ir_graph *g, const struct ipu_target *t);
 
 #endif /* IPU_PREPARE_RW_H */

@@ -94,6 +94,15 @@ check-onnx-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(ONNX_CLI_CASE)
 	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:782 pytorch-converted:68 pytorch-operator:29
 CHECKS += ;make -s check-onnx-cli;
 
+# Ops too large for one tile, split over tiles (tests/compiler/split_ops.py):
+# Gather at run-time indices beyond a tile, Softmax/LogSoftmax/LayerNorm/
+# Reduce*/CumSum/TopK over rows longer than a tile, fp32 and fp16, against
+# numpy in float64 (about 30 s).
+.PHONY: check-split-ops
+check-split-ops: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	nice /usr/bin/python3 tests/compiler/split_ops.py $(BUILD)/bin $(BUILD)/split-ops
+CHECKS += ;make -s check-split-ops;
+
 # --batch-size on models torch exported at a static batch 1: applied, or
 # refused naming the input or output (tests/compiler/batch_size.py)
 .PHONY: check-batch-size

@@ -7,7 +7,9 @@
 # strides, pads, dilations, with and without bias), MatMul and Gemm,
 # elementwise Add/Mul (with broadcast constants or another branch),
 # Relu/Sigmoid, MaxPool/AveragePool/GlobalAveragePool, Concat,
-# Reshape/Transpose and Softmax, in fp32 or fp16.
+# Reshape/Transpose, Softmax, ReduceSum/Mean/Max over trailing axes and
+# Gather at run-time indices (of the running tensor or of a constant
+# table), in fp32 or fp16.
 #
 # Sizes: each size class draws the elements of the graph's first tensor
 # log-uniformly from its range; the ops keep the tensors near that size.
@@ -295,7 +297,7 @@ def op_reshape(g, x):
 def op_softmax(g, x):
     shape = g.shape[x]
     ax = int(g.rng.randint(-len(shape), len(shape)))
-    g.reduce(shape[ax], shape[ax] * 2)
+    g.reduce(shape[ax], 2)   # long rows are reduced in chunks: no row need fit a tile
     return g.node("Softmax", [x], shape, axis=ax)
 
 
@@ -330,11 +332,70 @@ def op_matmul(g, x):
     return g.node("MatMul", [x, g.const(_weights(g, (k, m), k))], shape[:-1] + [m])
 
 
+def op_reduce(g, x):
+    """ReduceSum/Mean/Max over the trailing axes (keepdims): rows of any
+    length, those longer than a tile reduced in chunks."""
+    rng = g.rng
+    shape = g.shape[x]
+    a = int(rng.randint(len(shape)))
+    op = str(rng.choice(["ReduceSum", "ReduceMean", "ReduceMax"]))
+    axes = list(range(a, len(shape)))
+    out = shape[:a] + [1] * (len(shape) - a)
+    L = int(np.prod(shape[a:]))
+    g.reduce(L, 2)
+    if op == "ReduceSum":   # opset 13: axes are an input
+        return g.node(op, [x, g.int_const(axes)], out, keepdims=1)
+    return g.node(op, [x], out, axes=axes, keepdims=1)
+
+
+def _runtime_indices(g, d):
+    """Up to 2d int64 indices in [0, d), known only at run time: ArgMax
+    over rows of d elements of the graph's input (the same values in both
+    precisions, so both pick the same first maximum).  None when the
+    input has fewer than d elements."""
+    rng = g.rng
+    src = g.inputs[0]
+    n0 = int(np.prod(g.shape[src]))
+    r = min(max(1, int(round(d * rng.choice([0.25, 0.5, 1, 2])))), n0 // d if d else 0)
+    if r < 1:
+        return None
+    flat = g.node("Reshape", [src, g.int_const([-1])], [n0])
+    if r * d < n0:
+        flat = g.node("Slice", [flat, g.int_const([0]), g.int_const([r * d]), g.int_const([0])],
+                      [r * d])
+    rows = g.node("Reshape", [flat, g.int_const([r, d])], [r, d])
+    return g.node("ArgMax", [rows], [r], axis=1, keepdims=0)
+
+
+def op_gather(g, x):
+    """Gather at run-time indices: from the running tensor along any axis
+    (run-time data), or an embedding lookup in a constant table [d x
+    inner].  Large outputs, tables and axes are split over tiles."""
+    rng = g.rng
+    shape = g.shape[x]
+    if rng.rand() < 0.6:
+        a = int(rng.randint(len(shape)))
+        idx = _runtime_indices(g, shape[a])
+        if idx is None:
+            return op_unary(g, x)
+        out = shape[:a] + g.shape[idx] + shape[a + 1:]
+        return g.node("Gather", [x, idx], out, axis=a if rng.rand() < 0.7 else a - len(shape))
+    d = max(2, min(shape[-1], MAX_WEIGHT // 2))
+    inner = max(1, min(MAX_WEIGHT // d, int(rng.choice([1, 16, 64, 256, 1024]))))
+    idx = _runtime_indices(g, d)
+    if idx is None:
+        return op_unary(g, x)
+    table = g.const(rng.standard_normal((d, inner)))
+    return g.node("Gather", [table, idx], g.shape[idx] + [inner], axis=0)
+
+
 # what may follow a tensor of each rank, with weights
 OPS4 = [(op_conv, 5), (op_pool, 2), (op_global_pool, 0.5), (op_binary_const, 2), (op_unary, 2),
-        (op_branch_merge, 2), (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 0.7)]
+        (op_branch_merge, 2), (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 0.7),
+        (op_gather, 0.7), (op_reduce, 0.5)]
 OPSN = [(op_matmul, 4), (op_binary_const, 2), (op_unary, 2), (op_branch_merge, 1.5),
-        (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 1)]
+        (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 1), (op_gather, 0.7),
+        (op_reduce, 0.5)]
 
 
 def _pick(rng, table):
