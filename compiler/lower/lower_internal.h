@@ -385,6 +385,9 @@ int lw_split_long_gather(struct ir_graph *g, const struct ipu_target *t, int64_t
  * reductions and elementwise ops; shapes re-inferred. */
 int lw_split_long_rows(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
 		       struct ir_error *e);
+/* prepare_conv3d.c: a rank-5 Conv as 2-D convolutions over the depth
+ * taps (its decompose hook's share; pooling has its own, lp_dec_pool3d). */
+int lp_dec_conv3d(struct ir_graph *g, int *pi, struct ir_error *e);
 /* prepare_decompose.c: the node's decompose hook, if it has one. */
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
 

@@ -1285,6 +1285,8 @@ int lp_dec_reduce(struct ir_graph *g, int *pi, struct ir_error *e)
 
 int lp_dec_conv(struct ir_graph *g, int *pi, struct ir_error *e)
 {
+	if (g->vals[g->nodes[*pi].in[0]].rank == 5)
+		return lp_dec_conv3d(g, pi, e);
 	return is_conv1x1(g, &g->nodes[*pi]) ? conv1x1(g, pi, e) : 0;
 }
 
