@@ -232,6 +232,34 @@ int lw_expand(struct lw *l, const struct ir_node *n)
 	return strided(l, n, o->rank, o->dims, 0, st);
 }
 
+/* The same strided read in fewer dims: dims of size 1 dropped, and a dim
+ * merged into the next when it steps over exactly that dim's span (a
+ * Tile of a rank-4 input is a rank-8 read, more than a copy vertex takes,
+ * but its repeats of 1 and its untiled trailing dims fold away).  Returns
+ * the new rank. */
+static int merge_dims(int rank, int64_t *shape, int64_t *st)
+{
+	int k = 0;
+
+	for (int i = 0; i < rank; i++) {
+		if (shape[i] == 1)
+			continue;
+		if (k > 0 && st[k - 1] == st[i] * shape[i]) {
+			shape[k - 1] *= shape[i];
+			st[k - 1] = st[i];
+			continue;
+		}
+		shape[k] = shape[i];
+		st[k++] = st[i];
+	}
+	if (k == 0) {
+		shape[0] = 1;
+		st[0] = 0;
+		k = 1;
+	}
+	return k;
+}
+
 int lw_tile_op(struct lw *l, const struct ir_node *n)
 {
 	const struct ir_value *x = &l->g->vals[n->in[0]], *o = &l->g->vals[n->out[0]];
@@ -244,7 +272,7 @@ int lw_tile_op(struct lw *l, const struct ir_node *n)
 		shape[2 * i + 1] = x->dims[i];
 		st[2 * i + 1] = xs[i];
 	}
-	return strided(l, n, 2 * x->rank, shape, 0, st);
+	return strided(l, n, merge_dims(2 * x->rank, shape, st), shape, 0, st);
 }
 
 /* Pad: the leading dims without padding merge into one outer dim whose
