@@ -78,6 +78,34 @@ static void strides(const struct ir_value *v, int64_t *s)
 	}
 }
 
+/* The same strided read in fewer dims: dims of size 1 dropped, and a dim
+ * merged into the next when it steps over exactly that dim's span (a
+ * Tile of a rank-4 input is a rank-8 read, more than a copy vertex takes,
+ * but its repeats of 1 and its untiled trailing dims fold away).  Returns
+ * the new rank. */
+static int merge_dims(int rank, int64_t *shape, int64_t *st)
+{
+	int k = 0;
+
+	for (int i = 0; i < rank; i++) {
+		if (shape[i] == 1)
+			continue;
+		if (k > 0 && st[k - 1] == st[i] * shape[i]) {
+			shape[k - 1] *= shape[i];
+			st[k - 1] = st[i];
+			continue;
+		}
+		shape[k] = shape[i];
+		st[k++] = st[i];
+	}
+	if (k == 0) {
+		shape[0] = 1;
+		st[0] = 0;
+		k = 1;
+	}
+	return k;
+}
+
 /* Dense output [shape] from in[off + sum idx_k * st_k]: blocks of the
  * output's first dim over the tiles, each reading the input range its
  * strides touch (one piece per block). */
@@ -91,8 +119,17 @@ static int strided(struct lw *l, const struct ir_node *n, int rank,
 	ipu_step xch = IPU_GRAPH_INVALID;
 	ipu_tensor out;
 
-	if (rank > (int)IPUX_MAX_RANK)
-		return lw_fail(l, "rank %d copy is more than the device's %u", rank, IPUX_MAX_RANK);
+	if (rank > (int)IPUX_MAX_RANK) {
+		int64_t sh[2 * R], stc[2 * R];
+		int merged;
+
+		memcpy(sh, shape, (size_t)rank * sizeof(*sh));
+		memcpy(stc, st, (size_t)rank * sizeof(*stc));
+		merged = merge_dims(rank, sh, stc);
+		if (merged > (int)IPUX_MAX_RANK)
+			return lw_fail(l, "rank %d copy is more than the device's %u", merged, IPUX_MAX_RANK);
+		return strided(l, n, merged, sh, off, stc);
+	}
 	if (rank == 0) {
 		static const int64_t one = 1, zero = 0;
 
@@ -230,34 +267,6 @@ int lw_expand(struct lw *l, const struct ir_node *n)
 			s *= x->dims[j];
 	}
 	return strided(l, n, o->rank, o->dims, 0, st);
-}
-
-/* The same strided read in fewer dims: dims of size 1 dropped, and a dim
- * merged into the next when it steps over exactly that dim's span (a
- * Tile of a rank-4 input is a rank-8 read, more than a copy vertex takes,
- * but its repeats of 1 and its untiled trailing dims fold away).  Returns
- * the new rank. */
-static int merge_dims(int rank, int64_t *shape, int64_t *st)
-{
-	int k = 0;
-
-	for (int i = 0; i < rank; i++) {
-		if (shape[i] == 1)
-			continue;
-		if (k > 0 && st[k - 1] == st[i] * shape[i]) {
-			shape[k - 1] *= shape[i];
-			st[k - 1] = st[i];
-			continue;
-		}
-		shape[k] = shape[i];
-		st[k++] = st[i];
-	}
-	if (k == 0) {
-		shape[0] = 1;
-		st[0] = 0;
-		k = 1;
-	}
-	return k;
 }
 
 int lw_tile_op(struct lw *l, const struct ir_node *n)

@@ -2,7 +2,8 @@
 /*
  * prepare_conv3d.c - 3-D convolution and pooling rewritten into the 2-D
  * ones the lowering has (the decompose hooks of Conv, MaxPool and
- * AveragePool on rank-5 inputs):
+ * AveragePool on rank-5 inputs; MaxPool of 8-bit integers goes through
+ * float32 here too):
  *
  *   Conv  x [N,C,D,H,W], W [M,C/g,kd,kh,kw] (constant):
  *         depth padded, moved next to the batch (Transpose), then for each
@@ -179,6 +180,29 @@ fail:
 	return -1;
 }
 
+/* MaxPool of 8-bit integers (the pooling codelets take floats): in
+ * float32, every such value exact, cast back after. */
+static int maxpool_int8(struct ir_graph *g, int *pi, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[*pi];
+	int pos = *pi, x = n->in[0], out = n->out[0], dt = g->vals[x].dtype, f, y;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s", n->name);
+	if ((f = lp_add_node(g, &pos, name, "Cast", &x, 1, e)) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos - 1], "to", IR_F32, e) ||
+	    (y = ir_value_add_unique(g, "pool_f32", e)) < 0)
+		return -1;
+	n = &g->nodes[pos];
+	n->in[0] = f;
+	n->out[0] = y;
+	if (ir_node_insert(g, pos + 1, name, "Cast", &y, 1, &out, 1, e) < 0 ||
+	    ir_attr_set_int(&g->nodes[pos + 1], "to", dt, e))
+		return -1;
+	*pi = pos;
+	return 0;
+}
+
 int lp_dec_pool3d(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -188,7 +212,11 @@ int lp_dec_pool3d(struct ir_graph *g, int *pi, struct ir_error *e)
 	struct ir_window w;
 	char name[256], op[32];
 
-	if (xv->rank != 5 || (n->nout > 1 && n->out[1] >= 0))
+	if ((n->nout > 1 && n->out[1] >= 0))
+		return 0;
+	if (!strcmp(n->op, "MaxPool") && (xv->dtype == IR_U8 || xv->dtype == IR_I8))
+		return maxpool_int8(g, pi, e);
+	if (xv->rank != 5)
 		return 0;
 	N = xv->dims[0];
 	C = xv->dims[1];
