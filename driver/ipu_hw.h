@@ -29,6 +29,7 @@
 #define IPU_REG_MAX_SG		0x028
 #define IPU_REG_MAX_IMAGE	0x02c
 #define IPU_REG_NUM_VECTORS	0x030
+#define IPU_REG_LINK_INDEX	0x038
 
 #define IPU_REG_CONTROL		0x040
 #define IPU_REG_STATUS		0x044
@@ -71,6 +72,9 @@
 #define IPU_REG_CNT_COMMANDS	0x248
 #define IPU_REG_CNT_DESCS	0x250
 #define IPU_REG_CNT_RESETS	0x258
+#define IPU_REG_CNT_LINK_OUT	0x260
+#define IPU_REG_CNT_LINK_IN	0x268
+#define IPU_REG_CNT_LINK_CYC	0x270
 
 #define IPU_REG_FAULT_CTRL	0x300
 #define IPU_REG_FAULT_COUNT	0x304
@@ -81,6 +85,7 @@
 
 #define IPU_CAP_PROGRESS	BIT(5)
 #define IPU_CAP_FAULT		BIT(6)
+#define IPU_CAP_LINK		BIT(7)
 
 #define IPU_FAULT_KIND_MASK	0xfu
 #define IPU_FAULT_NONE		0u
@@ -129,6 +134,7 @@ enum ipu_hw_opcode {
 	IPU_CMD_RESET_ENGINE = 0x06,
 	IPU_CMD_CREATE_STREAM = 0x07,
 	IPU_CMD_DELETE_STREAM = 0x08,
+	IPU_CMD_LINK_STREAM = 0x09,
 };
 
 #define IPU_F_DIRECT		BIT(0)
@@ -195,8 +201,21 @@ enum ipu_hw_status {
 	IPU_ST_LENGTH = 16,
 	IPU_ST_NO_MEMORY = 17,
 	IPU_ST_ENGINE = 18,
+	IPU_ST_LINK = 19,
 	IPU_ST_COUNT
 };
+
+/* IPU_ST_LINK: the completion's result */
+enum ipu_link_error {
+	IPU_LKE_NO_LINK = 1,
+	IPU_LKE_PEER = 2,
+	IPU_LKE_STREAM = 3,
+	IPU_LKE_SIZE = 4,
+	IPU_LKE_BUSY = 5,
+};
+
+#define IPU_LINK_MAX_PAIRS	64u
+#define IPU_LINK_MAX_MEMBERS	16u
 
 static inline void ipu_hw_check_layout(void)
 {

@@ -34,6 +34,7 @@ static const char * const ipu_status_names[IPU_ST_COUNT] = {
 	[IPU_ST_LENGTH] = "LENGTH",
 	[IPU_ST_NO_MEMORY] = "NO_MEMORY",
 	[IPU_ST_ENGINE] = "ENGINE",
+	[IPU_ST_LINK] = "LINK",
 };
 
 /**
@@ -71,6 +72,8 @@ int ipu_status_errno(u32 st)
 		return -EIO;
 	case IPU_ST_NOT_LOADED:
 		return -ENOEXEC;
+	case IPU_ST_LINK:
+		return -ENOLINK;
 	default:
 		return -EINVAL;
 	}

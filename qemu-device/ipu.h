@@ -79,6 +79,9 @@ enum IpuCounter {
     IPU_CNT_COMMANDS,
     IPU_CNT_DESCS,
     IPU_CNT_RESETS,
+    IPU_CNT_LINK_OUT,
+    IPU_CNT_LINK_IN,
+    IPU_CNT_LINK_CYC,
     IPU_CNT_NUM
 };
 
@@ -97,6 +100,8 @@ struct IpuState {
     char *fault_spec;       /* `fault` property, see ipu_fault_parse() */
     char *custom_ops;       /* `custom-ops` property: plugin paths, ':'-separated */
     struct ipu_custom_table *custom;    /* their codelets (ipu_custom.c) */
+    struct IpuLink *link;   /* `link` property: the ipu-link it is a member of */
+    uint32_t link_index;    /* `link-index` property: its index on the link */
     void **custom_handles;
     unsigned ncustom_handles;
 
@@ -172,6 +177,8 @@ bool ipu_fault_take_dma(IpuState *s);
 /* ipu_custom.c */
 bool ipu_custom_load(IpuState *s, Error **errp);
 void ipu_custom_unload(IpuState *s);
+
+/* ipu_link.c: see ipu_link.h */
 
 /* ipu_rings.c */
 void *ipu_fetch_thread(void *opaque);

@@ -22,6 +22,7 @@
 #include "ipu_compat.h"
 
 #include "ipu.h"
+#include "ipu_link.h"
 #include "trace.h"
 
 static uint32_t ipu_instances;
@@ -165,6 +166,8 @@ static void ipu_reset_locked(IpuState *s)
     }
     s->abort_pending = true;
     s->reset_pending = true;
+    /* the peers' transfers with this member end too (ipu_link.c) */
+    ipu_link_cancel_locked(s, true);
     s->control = 0;
     s->status = IPU_STS_RESETTING;
     s->err_code = 0;
@@ -362,7 +365,8 @@ static uint32_t ipu_read32(IpuState *s, hwaddr addr)
         return s->hw_version;
     case IPU_REG_CAPS:
         return IPU_CAP_MSIX | IPU_CAP_INTX | IPU_CAP_SG | IPU_CAP_DIRECT |
-               IPU_CAP_READ_TENSOR | IPU_CAP_PROGRESS | IPU_CAP_FAULT;
+               IPU_CAP_READ_TENSOR | IPU_CAP_PROGRESS | IPU_CAP_FAULT |
+               (s->link ? IPU_CAP_LINK : 0);
     case IPU_REG_SERIAL_LO:
         return (uint32_t)s->serial;
     case IPU_REG_SERIAL_HI:
@@ -383,6 +387,8 @@ static uint32_t ipu_read32(IpuState *s, hwaddr addr)
         return IPU_NUM_VECTORS;
     case IPU_REG_WORKERS:
         return s->workers;
+    case IPU_REG_LINK_INDEX:
+        return s->link ? s->link_index : UINT32_MAX;
     case IPU_REG_CONTROL:
         return s->control;
     case IPU_REG_STATUS:
@@ -654,6 +660,10 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     if (!ipu_custom_load(s, errp)) {
         return;
     }
+    if (!ipu_link_attach(s, errp)) {
+        ipu_custom_unload(s);
+        return;
+    }
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     pci_config_set_revision(pdev->config, IPU_IF_VERSION_MAJOR);
@@ -663,6 +673,7 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, IPU_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
     if (msix_init_exclusive_bar(pdev, IPU_NUM_VECTORS, IPU_BAR_MSIX, errp)) {
+        ipu_link_detach(s);
         ipu_custom_unload(s);
         return;
     }
@@ -672,6 +683,7 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
     if (pcie_endpoint_cap_init(pdev, 0x80) < 0) {
         error_setg(errp, "ipu: cannot add the PCIe capability");
         msix_uninit_exclusive_bar(pdev);
+        ipu_link_detach(s);
         ipu_custom_unload(s);
         return;
     }
@@ -698,6 +710,7 @@ static void ipu_realize(PCIDevice *pdev, Error **errp)
         qemu_mutex_destroy(&s->post_lock[1]);
         qemu_mutex_destroy(&s->lock);
         msix_uninit_exclusive_bar(pdev);
+        ipu_link_detach(s);
         ipu_custom_unload(s);
         return;
     }
@@ -734,6 +747,7 @@ static void ipu_exit(PCIDevice *pdev)
     if (s->run_active && s->engine) {
         ipu_engine_abort(s->engine);
     }
+    ipu_link_cancel_locked(s, true);
     qemu_cond_broadcast(&s->cond);
     qemu_mutex_unlock(&s->lock);
 
@@ -742,6 +756,7 @@ static void ipu_exit(PCIDevice *pdev)
     ipu_engine_destroy(s->engine);
     s->engine = NULL;
     ipu_custom_unload(s);   /* after the engine that ran the plugins */
+    ipu_link_detach(s);
     qemu_bh_delete(s->irq_bh);
     g_free(s->streams);
     g_free(s->queue);
@@ -766,6 +781,8 @@ static IPU_PROPERTY ipu_properties[] = {
     DEFINE_PROP_UINT32("workers", IpuState, workers, 0),
     DEFINE_PROP_STRING("fault", IpuState, fault_spec),
     DEFINE_PROP_STRING("custom-ops", IpuState, custom_ops),
+    DEFINE_PROP_LINK("link", IpuState, link, TYPE_IPU_LINK, IpuLink *),
+    DEFINE_PROP_UINT32("link-index", IpuState, link_index, 0),
 #ifdef DEFINE_PROP_END_OF_LIST
     DEFINE_PROP_END_OF_LIST(),  /* 7.2; 10.0 counts the array itself */
 #endif

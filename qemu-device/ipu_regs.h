@@ -29,7 +29,7 @@
 #define IPU_ID_MAGIC		0x31555049u
 /* Interface (register/ring ABI) version: major << 16 | minor. */
 #define IPU_IF_VERSION_MAJOR	1
-#define IPU_IF_VERSION_MINOR	1
+#define IPU_IF_VERSION_MINOR	2
 #define IPU_IF_VERSION		((IPU_IF_VERSION_MAJOR << 16) | IPU_IF_VERSION_MINOR)
 
 /*
@@ -53,6 +53,7 @@
 #define IPU_REG_MAX_IMAGE	0x02c	/* IPU_MAX_IMAGE_BYTES */
 #define IPU_REG_NUM_VECTORS	0x030	/* IPU_NUM_VECTORS */
 #define IPU_REG_WORKERS		0x034	/* `workers` property (0 = host CPUs) */
+#define IPU_REG_LINK_INDEX	0x038	/* `link-index` property; ~0: on no link */
 
 /* control and status */
 #define IPU_REG_CONTROL		0x040	/* RW: IPU_CTRL_* */
@@ -99,8 +100,12 @@
 #define IPU_REG_CNT_COMMANDS	0x248	/* commands completed */
 #define IPU_REG_CNT_DESCS	0x250	/* stream descriptors completed */
 #define IPU_REG_CNT_RESETS	0x258	/* device resets (survives resets) */
+#define IPU_REG_CNT_LINK_OUT	0x260	/* bytes sent over IPU-Links (IPU_CAP_LINK) */
+#define IPU_REG_CNT_LINK_IN	0x268	/* bytes received over IPU-Links */
+#define IPU_REG_CNT_LINK_CYC	0x270	/* modelled cycles of the link sends:
+					 * 2000 + bytes / 240 each */
 #define IPU_REG_CNT_FIRST	IPU_REG_CNT_PROGRAMS
-#define IPU_REG_CNT_LAST	IPU_REG_CNT_RESETS
+#define IPU_REG_CNT_LAST	IPU_REG_CNT_LINK_CYC
 
 /*
  * Liveness and fault injection (IPU_CAP_PROGRESS, IPU_CAP_FAULT).  PROGRESS
@@ -142,6 +147,8 @@
 #define IPU_CAP_READ_TENSOR	(1u << 4)	/* IPU_CMD_READ_TENSOR */
 #define IPU_CAP_PROGRESS	(1u << 5)	/* IPU_REG_PROGRESS_LO/HI */
 #define IPU_CAP_FAULT		(1u << 6)	/* IPU_REG_FAULT_* */
+#define IPU_CAP_LINK		(1u << 7)	/* a member of an ipu-link:
+						 * IPU_CMD_LINK_STREAM, IPU_REG_LINK_* */
 
 /* IPU_REG_CONTROL bits */
 #define IPU_CTRL_ENABLE		(1u << 0)	/* 1: validate rings, start; 1->0: reset */
@@ -188,7 +195,9 @@ enum ipu_opcode {
 	IPU_CMD_RESET_ENGINE = 0x06,	/* abort + unload executable, clear tiles */
 	IPU_CMD_CREATE_STREAM = 0x07,	/* arg0 stream, addr ring base, len entries */
 	IPU_CMD_DELETE_STREAM = 0x08,	/* arg0 stream */
-	IPU_CMD_MAX = 0x08
+	IPU_CMD_LINK_STREAM = 0x09,	/* arg0 own D2H stream, arg1 peer link-index
+					 * << 16 | peer H2D stream, len bytes */
+	IPU_CMD_MAX = 0x09
 };
 
 /* flags of commands and of stream descriptors */
@@ -264,6 +273,7 @@ enum ipu_status {
 	IPU_ST_LENGTH = 16,		/* descriptor len does not fit the stream */
 	IPU_ST_NO_MEMORY = 17,		/* the device could not allocate */
 	IPU_ST_ENGINE = 18,		/* other engine error: result = ipu_err */
+	IPU_ST_LINK = 19,		/* a linked stream refused: result = IPU_LKE_* */
 	IPU_ST_COUNT
 };
 
@@ -285,6 +295,20 @@ enum ipu_ring_id {
 	IPU_RING_SCQ = 3,
 	IPU_RING_STREAM = 4,		/* ERR_ADDR_LO holds the stream id */
 };
+
+/* IPU_REG_ERR_DETAIL for IPU_ST_LINK (also the completion's result) */
+enum ipu_link_error {
+	IPU_LKE_NO_LINK = 1,		/* the device is on no ipu-link */
+	IPU_LKE_PEER = 2,		/* no other member has the peer's link-index */
+	IPU_LKE_STREAM = 3,		/* not a D2H stream of the loaded executable,
+					 * or the peer's stream is out of range */
+	IPU_LKE_SIZE = 4,		/* len (or the peer's transfer) differs from
+					 * the stream's buffer size */
+	IPU_LKE_BUSY = 5,		/* the peer's stream receives another link,
+					 * or the link holds IPU_LINK_MAX_PAIRS */
+};
+#define IPU_LINK_MAX_PAIRS	64u	/* linked stream pairs on one link */
+#define IPU_LINK_MAX_MEMBERS	16u	/* link-index 0..15 */
 
 #ifndef __cplusplus
 _Static_assert(sizeof(struct ipu_cmd) == 64, "ipu_cmd");

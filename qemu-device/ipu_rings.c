@@ -18,6 +18,7 @@
 #include "ipu_compat.h"
 
 #include "ipu.h"
+#include "ipu_link.h"
 #include "trace.h"
 
 int ipu_engine_new(IpuState *s, struct ipu_engine **out)
@@ -224,6 +225,7 @@ static void ipu_abort_locked(IpuState *s)
         ipu_engine_abort(s->engine);
     }
     s->abort_pending = true;
+    ipu_link_cancel_locked(s, false);
     qemu_cond_broadcast(&s->cond);
 }
 
@@ -374,6 +376,10 @@ static void ipu_exec_load(IpuState *s, IpuQueued *e, uint32_t gen)
         ipu_fail(s, e, st, detail, fault, gen);
         return;
     }
+    /* the pairs this member sends on named the streams of the last one */
+    qemu_mutex_lock(&s->lock);
+    ipu_link_cancel_locked(s, true);
+    qemu_mutex_unlock(&s->lock);
     rc = ipu_engine_load(s->engine, img, c->len, err, sizeof(err));
     trace_ipu_load(c->len, rc);
     if (rc) {
@@ -488,12 +494,30 @@ static void ipu_exec_run(IpuState *s, IpuQueued *e, uint32_t gen)
     }
 }
 
+static void ipu_exec_link(IpuState *s, IpuQueued *e, uint32_t gen)
+{
+    const struct ipu_cmd *c = &e->cmd;
+    uint32_t detail, st;
+
+    st = ipu_link_stream(s, c->arg0, c->arg1 >> 16, c->arg1 & 0xffff, c->len,
+                         &detail);
+    if (st == IPU_ST_OK) {
+        ipu_complete(s, e, IPU_ST_OK, c->len, 0, gen);
+    } else {
+        ipu_fail(s, e, st, detail, c->arg1, gen);
+    }
+}
+
 static void ipu_exec_engine_reset(IpuState *s)
 {
     struct ipu_engine *ne = NULL;
 
     ipu_engine_destroy(s->engine);
     s->engine = NULL;
+    /* the pairs this member sends on named streams of that executable */
+    qemu_mutex_lock(&s->lock);
+    ipu_link_cancel_locked(s, true);
+    qemu_mutex_unlock(&s->lock);
     if (ipu_engine_new(s, &ne) == 0) {
         s->engine = ne;
     }
@@ -544,6 +568,9 @@ static void ipu_exec_one(IpuState *s, IpuQueued *e, uint32_t gen)
         break;
     case IPU_CMD_RUN:
         ipu_exec_run(s, e, gen);
+        break;
+    case IPU_CMD_LINK_STREAM:
+        ipu_exec_link(s, e, gen);
         break;
     default:
         ipu_fail(s, e, IPU_ST_INVALID_OPCODE, 0, 0, gen);

@@ -20,6 +20,7 @@
 #include "ipu_compat.h"
 
 #include "ipu.h"
+#include "ipu_link.h"
 #include "trace.h"
 
 bool ipu_ring_config_ok(IpuState *s, const IpuRing *r, uint32_t entry_size,
@@ -279,8 +280,14 @@ int ipu_stream_transfer(void *ctx, uint32_t stream, uint32_t dir,
     uint64_t desc_addr, fault = 0;
     int64_t t0 = 0;
     bool waited = false;
+    int rc;
 
     trace_ipu_stream_transfer(stream, dir, total_bytes);
+    /* a linked stream: to or from a peer device, no descriptor */
+    if (ipu_link_transfer(s, stream, dir, segs, nsegs, total_bytes, stalled,
+                          &rc)) {
+        return rc;
+    }
     if (stream >= IPU_MAX_STREAMS) {
         ipu_error(s, IPU_ST_BAD_STREAM, IPU_RING_STREAM,
                   (uint64_t)stream << 32);

@@ -63,7 +63,7 @@ TEST(info_fields)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ipu_x(fd, DRM_IOCTL_IPU_INFO, &a));
-	EXPECT_EQ(0x10001u, a.if_version);
+	EXPECT_EQ(0x10002u, a.if_version);
 	EXPECT_EQ(2u, a.hw_version);
 	EXPECT_EQ(16u, a.tiles);
 	EXPECT_EQ(256u * 1024, a.tile_mem);
