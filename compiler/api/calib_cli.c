@@ -286,7 +286,10 @@ int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model
 			continue;
 		if (ipu_calib_rank_graph(st[i].calib, st[i].g32,
 					 cf->f8.mode == IR_FP8_FULL ? &act : NULL, &weight,
-					 cf->f8.weight_scale_auto, &cf->rank[cf->nrank], e)) {
+					 !cf->f8.weight_scale_auto ? IPU_CALIB_WEIGHT_LOSS
+					 : cf->f8.per_channel ? IPU_CALIB_WEIGHT_ABSMAX_CHANNEL
+					 : IPU_CALIB_WEIGHT_ABSMAX,
+					 &cf->rank[cf->nrank], e)) {
 			ipuc_calib_fp8_free(cf);
 			return -1;
 		}

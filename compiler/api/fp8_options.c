@@ -117,6 +117,18 @@ int ipuc_set_fp8_params(struct ipuc_options *o, const char *v,
 	return 0;
 }
 
+int ipuc_set_fp8_scale(struct ipuc_options *o, const char *v,
+		       struct ir_error *e)
+{
+	if (!strcmp(v, "per-channel") || !strcmp(v, "per_channel"))
+		o->fp8_per_tensor = 0;
+	else if (!strcmp(v, "per-tensor") || !strcmp(v, "per_tensor"))
+		o->fp8_per_tensor = 1;
+	else
+		return ir_err(e, "--fp8-scale '%s': expected per-channel or per-tensor", v);
+	return 0;
+}
+
 int ipuc_fp8_opts(const struct ipuc_options *o, const char *precision,
 		  struct ir_fp8_opts *out, struct ir_error *e)
 {
@@ -124,6 +136,7 @@ int ipuc_fp8_opts(const struct ipuc_options *o, const char *precision,
 	out->input_format = IPU_FP8_143;
 	out->weight_format = IPU_FP8_143;
 	out->weight_scale_auto = 1;
+	out->per_channel = !o->fp8_per_tensor;
 	if (!ipuc_is_fp8(precision))
 		return 0;
 	out->mode = !strcmp(precision, "fp8") ? IR_FP8_FULL : IR_FP8_WEIGHT;

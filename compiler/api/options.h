@@ -67,6 +67,7 @@ struct ipuc_options {
 	char *fp8_skip[IPUC_MAX_SKIP];	/* --fp8_skip_op_names */
 	int nfp8_skip;
 	char *fp8_params;		/* --fp8_params as given */
+	int fp8_per_tensor;		/* --fp8-scale per-tensor */
 	int keep_fp16;			/* --num_of_layers_keep_fp16 */
 	/* a model split over IPUs (sharding.md) */
 	uint32_t num_ipus;		/* --num-ipus, 0: one IPU */
@@ -108,6 +109,9 @@ int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
  * --fp8_params, and the pass options they make. */
 int ipuc_add_fp8_skip(struct ipuc_options *o, const char *list,
 		      struct ir_error *e);
+/* --fp8-scale per-channel|per-tensor. */
+int ipuc_set_fp8_scale(struct ipuc_options *o, const char *v,
+		       struct ir_error *e);
 int ipuc_set_fp8_params(struct ipuc_options *o, const char *v,
 			struct ir_error *e);
 struct ir_fp8_opts;

@@ -148,6 +148,8 @@ int ipuc_options_from_public(const struct ipu_compile_options *given, struct ipu
 	}
 	if (po.fp8_params && ipuc_set_fp8_params(o, po.fp8_params, e))
 		return -1;
+	if (po.fp8_scale && ipuc_set_fp8_scale(o, po.fp8_scale, e))
+		return -1;
 	if (po.num_of_layers_keep_fp16 < 0)
 		return ir_err(e, "num_of_layers_keep_fp16 %d is negative", po.num_of_layers_keep_fp16);
 	o->keep_fp16 = po.num_of_layers_keep_fp16;

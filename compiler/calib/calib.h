@@ -218,15 +218,23 @@ int ipu_calib_layer_input_scale(const struct ipu_calib *c, const struct ir_graph
  * convert), on every sample, its float inputs are stored in the format
  * (constant inputs in `weight` with the scale their own values choose by
  * the calibration loss, or the smallest scale that holds their largest
- * magnitude when weight_absmax is set, as scales from weights alone are
- * chosen; computed inputs in `act` with the calibrated scale, or not at
- * all when act is NULL)
+ * magnitude when weight_absmax is IPU_CALIB_WEIGHT_ABSMAX, or that of each
+ * output channel (a Conv's axis 0, a MatMul's or Gemm's output features)
+ * when it is IPU_CALIB_WEIGHT_ABSMAX_CHANNEL, as the fp8 pass chooses them;
+ * computed inputs in `act` with the calibrated scale, or not at all when
+ * act is NULL)
  * and the node is evaluated again; its sensitivity is the noise-to-signal
  * power ratio of its first output against the float32 result, summed over
  * the samples.  order[0..n) receives indices into nodes[], most sensitive
  * first; score[i] (if not NULL) node i's ratio.  The n most sensitive are
  * what --num_of_layers_keep_fp16 keeps in float16.
  */
+enum {
+	IPU_CALIB_WEIGHT_LOSS = 0,		/* by the calibration loss */
+	IPU_CALIB_WEIGHT_ABSMAX = 1,		/* one scale a weight */
+	IPU_CALIB_WEIGHT_ABSMAX_CHANNEL = 2	/* one an output channel */
+};
+
 int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
 			  const int *nodes, int n, const struct ipu_calib_format *act,
 			  const struct ipu_calib_format *weight, int weight_absmax,

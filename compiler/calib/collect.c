@@ -255,6 +255,54 @@ static int input_scale(struct rank_ctx *rc, int ci, const struct ir_graph *g,
 	return 0;
 }
 
+/*
+ * The output-channel axis of weight input k of layer n (the fp8 pass's
+ * channels: a Conv's Cout, a MatMul's or Gemm's output features), or -1.
+ */
+static int channel_axis(const struct ir_node *n, int k, const struct ir_tensor *t)
+{
+	if (!strcmp(n->op, "Conv"))
+		return k == 1 ? 0 : -1;
+	if (t->rank != 2)
+		return -1;
+	if (!strcmp(n->op, "Gemm"))
+		return k == 1 ? (ir_attr_int(n, "transB", 0) ? 0 : 1)
+			      : (ir_attr_int(n, "transA", 0) ? 1 : 0);
+	if (!strcmp(n->op, "MatMul"))
+		return k == 1 ? 1 : 0;
+	return -1;
+}
+
+/* q = t stored in f, each output channel at the scale of its absmax. */
+static int quantize_channels(const struct ipu_calib_format *f, int axis,
+			     const struct ir_tensor *t, struct ir_tensor *q,
+			     struct ir_error *e)
+{
+	int64_t nch = t->dims[axis], inner = 1, cnt = ir_numel(t->rank, t->dims);
+	double *m;
+
+	for (int d = axis + 1; d < t->rank; d++)
+		inner *= t->dims[d];
+	if (!(m = calloc((size_t)(nch > 0 ? nch : 1), sizeof(*m))))
+		return ir_err(e, "out of memory");
+	for (int64_t i = 0; i < cnt; i++) {
+		double a = fabs(ir_get_f(t->data, t->dtype, (size_t)i));
+		int64_t c = (i / inner) % nch;
+
+		if (a > m[c])
+			m[c] = a;
+	}
+	for (int64_t i = 0; i < cnt; i++) {
+		int64_t c = (i / inner) % nch;
+
+		ir_set_f(q->data, q->dtype, (size_t)i,
+			 f->quantize(f->ctx, f->scale_for_absmax(f->ctx, m[c]),
+				     ir_get_f(t->data, t->dtype, (size_t)i)));
+	}
+	free(m);
+	return 0;
+}
+
 static int rank_visit(void *ctx, const struct ir_graph *g, int node,
 		      const struct ir_tensor *const *in, struct ir_tensor *out,
 		      struct ir_error *e)
@@ -281,6 +329,14 @@ static int rank_visit(void *ctx, const struct ir_graph *g, int node,
 		f = v->data ? rc->weight : rc->act;
 		if (!f)
 			continue;
+		if (v->data && rc->weight_absmax == IPU_CALIB_WEIGHT_ABSMAX_CHANNEL &&
+		    f->scale_for_absmax && channel_axis(n, k, in[k]) >= 0) {
+			if (ir_tensor_alloc(&qt[k], in[k]->dtype, in[k]->rank, in[k]->dims, e) ||
+			    quantize_channels(f, channel_axis(n, k, in[k]), in[k], &qt[k], e))
+				goto out;
+			qin[k] = &qt[k];
+			continue;
+		}
 		if (input_scale(rc, ci, g, n, k, in[k], &s, e) ||
 		    ir_tensor_alloc(&qt[k], in[k]->dtype, in[k]->rank, in[k]->dims, e))
 			goto out;

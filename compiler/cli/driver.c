@@ -340,6 +340,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	po.fp8_skip_op_names = (const char *const *)o->fp8_skip;
 	po.num_fp8_skip_op_names = (size_t)o->nfp8_skip;
 	po.fp8_params = o->fp8_params;
+	po.fp8_scale = o->fp8_per_tensor ? "per-tensor" : "per-channel";
 	po.num_of_layers_keep_fp16 = o->keep_fp16;
 	po.state = o->state;
 	po.custom_library_so_paths = o->custom_libs;

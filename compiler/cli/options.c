@@ -36,8 +36,11 @@ const char *ipuc_usage(void)
 "  --fp8-skip-op-names A,B    layers (node names) kept in fp16 under fp8\n"
 "  --fp8-params IN,W,INSCALE,WSCALE   formats F143|F152 of activations and\n"
 "                             weights, their power-of-two scales (WSCALE\n"
-"                             auto: per weight from its largest value;\n"
-"                             default F143,F143,0,auto)\n"
+"                             auto: from the largest values, see\n"
+"                             --fp8-scale; default F143,F143,0,auto)\n"
+"  --fp8-scale per-channel|per-tensor  auto weight scales: one a weight's\n"
+"                             output channel (default) or one a weight\n"
+"                             (PopRT's mode)\n"
 "  --num-of-layers-keep-fp16 N  keep the N layers most sensitive to fp8 in fp16\n"
 "  --ipu-version ipu2|ipu21   target: 1472 tiles x 624 KiB\n"
 "  --target tiles=N,tile-mem=SIZE   custom target (SIZE: 65536, 256KiB, 1MiB)\n"
@@ -168,7 +171,7 @@ enum {
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
-	O_FP8_SKIP, O_FP8_PARAMS, O_KEEP_FP16, O_STATE, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
+	O_FP8_SKIP, O_FP8_PARAMS, O_FP8_SCALE, O_KEEP_FP16, O_STATE, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
 	O_CUSTOM_LIBS,
 	O_FREEZE,
 };
@@ -196,6 +199,7 @@ static const struct option long_opts[] = {
 	OPT2("fp16-skip-op-types", "fp16_skip_op_types", required_argument, O_SKIP),
 	OPT2("fp8-skip-op-names", "fp8_skip_op_names", required_argument, O_FP8_SKIP),
 	OPT2("fp8-params", "fp8_params", required_argument, O_FP8_PARAMS),
+	OPT2("fp8-scale", "fp8_scale", required_argument, O_FP8_SCALE),
 	OPT2("num-of-layers-keep-fp16", "num_of_layers_keep_fp16", required_argument, O_KEEP_FP16),
 	OPT2("ipu-version", "ipu_version", required_argument, O_IPU_VERSION),
 	OPT2("max-tensor-size", "max_tensor_size", required_argument, O_MAX_TENSOR),
@@ -365,6 +369,10 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 			break;
 		case O_FP8_PARAMS:
 			if (ipuc_set_fp8_params(o, v, e))
+				return -1;
+			break;
+		case O_FP8_SCALE:
+			if (ipuc_set_fp8_scale(o, v, e))
 				return -1;
 			break;
 		case O_KEEP_FP16:

@@ -548,15 +548,25 @@ static int conv(struct lw *l, const struct ir_node *n)
 		if (lw_fp8_is_layer(n)) {
 			uint32_t p8[19], f8dt;
 			int sin = 0, sw = 0;
+			struct ipu_slice o8[5] = { ops[0], ops[1], ops[2], ops[3] };
+			uint32_t no = bias ? 4 : 3;
+			size_t nsc;
 
 			memcpy(p8, p, 17 * sizeof(p[0]));
 			if (!lw_fp8_weight(l, n->in[1], &f8dt, &sw))
 				return lw_fail(l, "internal: fp8 convolution without an fp8 weight");
-			if (lw_fp8_input(l, n, 0, &ops[0], tile, &cs8, &sin))
+			if (lw_fp8_input(l, n, 0, &o8[0], tile, &cs8, &sin))
 				return -1;
+			/* per-channel scales: a last operand, one an output
+			 * channel of this block */
+			if (lw_fp8_channel_scales(n, &nsc)) {
+				p8[16] |= IPUX_CONV_CHANNEL_SCALES;
+				if (lw_fp8_channel_piece(l, n, c0, cb, tile, &o8[no++]))
+					return -1;
+			}
 			p8[17] = (uint32_t)sin;
 			p8[18] = (uint32_t)sw;
-			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D_FP8, ops, bias ? 4 : 3, p8, 19))
+			if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D_FP8, o8, no, p8, 19))
 				return lw_check(l);
 		} else if (ipu_graph_add_vertex(l->gb, cs, IPUX_CL_CONV2D, ops, bias ? 4 : 3, p, np))
 			return lw_check(l);

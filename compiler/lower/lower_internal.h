@@ -267,6 +267,11 @@ int lw_ones_on(struct lw *l, uint32_t tile, uint64_t n, struct ipu_slice *out);
 
 /* lower_fp8.c: layers marked by ir_pass_fp8. */
 int lw_fp8_is_layer(const struct ir_node *n);
+/* The per-output-channel scales of fp8 layer n, or NULL (one scale). */
+const int64_t *lw_fp8_channel_scales(const struct ir_node *n, size_t *count);
+/* n's channel scales c0..c0+count as a frozen I8 tensor on tile. */
+int lw_fp8_channel_piece(struct lw *l, const struct ir_node *n, int64_t c0,
+			 int64_t count, uint32_t tile, struct ipu_slice *out);
 /* 1 (and its dtype, scale) if v is the fp8 weight of l->node. */
 int lw_fp8_weight(const struct lw *l, int v, uint32_t *dt, int *scale);
 /* Rows r0..r0+nr of columns c0..c0+nc (leading dimension ld, from element

@@ -506,17 +506,28 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			}
 			if (fp8) {
 				uint32_t p8[7] = { 1, (uint32_t)mb, (uint32_t)nb, (uint32_t)(k1 - k0), params[4], 0, 0 };
+				struct ipu_slice o8[4] = { ops[0], ops[1], ops[2] };
+				size_t nsc;
+				/* per-channel scales: a fourth operand, one a
+				 * row of A (a weight W x X) or a column of B */
+				int wk = (int)ir_attr_int(n, "fp8_weight_input", 1);
+				int scaled = lw_fp8_channel_scales(n, &nsc) != NULL;
 
+				if (scaled) {
+					p8[4] |= wk ? IPUX_MM_SCALES_B : IPUX_MM_SCALES_A;
+					if (lw_fp8_channel_piece(l, n, wk ? n0 : m0, wk ? nb : mb, tile, &o8[3]))
+						return -1;
+				}
 				for (int k = 0; k < 2; k++) {
 					uint32_t f8dt;
 					int s = 0;
 
 					if (!lw_fp8_weight(l, n->in[k], &f8dt, &s) &&
-					    lw_fp8_input(l, n, k, &ops[k], tile, &cs8, &s))
+					    lw_fp8_input(l, n, k, &o8[k], tile, &cs8, &s))
 						return -1;
 					p8[5 + k] = (uint32_t)s;
 				}
-				if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL_FP8, ops, 3, p8, 7))
+				if (ipu_graph_add_vertex(l->gb, cs1, IPUX_CL_MATMUL_FP8, o8, scaled ? 4 : 3, p8, 7))
 					return lw_check(l);
 			} else if (lw_mm_vertex(l, cs1, ops, params, m.pk == 1 ? &act : NULL))
 				return lw_check(l);

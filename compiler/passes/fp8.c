@@ -7,7 +7,10 @@
  * also their activation inputs (--precision fp8); everything else stays in
  * fp16.  A weight's scale comes from the weight alone (the smallest power
  * of two that keeps its largest magnitude finite, ipu_fp8_scale_for_absmax)
- * unless --fp8_params fixes one; activations use the --fp8_params input
+ * unless --fp8_params fixes one, or by default one such scale per output
+ * channel (a power of two applied in the codelet's f32 epilogue, so a
+ * channel of small weights keeps the binades a larger channel would take
+ * from it); activations use the --fp8_params input
  * scale (default 0: F143 then covers 2^-10 .. 240, the range of normalised
  * activations).  Rounding the weight here, in the graph, means the
  * reference evaluator sees exactly the values the device decodes.
@@ -101,6 +104,62 @@ static int weight_scale(const struct ir_value *w, const struct ir_fp8_opts *o)
 	return ipu_fp8_scale_for_absmax(absmax(w), o->weight_format);
 }
 
+int ir_fp8_weight_axis(const struct ir_graph *g, int node, int k)
+{
+	return !strcmp(g->nodes[node].op, "MatMul") && k == 1 ? 1 : 0;
+}
+
+/* Channels along axis of w, and the elements after that axis. */
+static void channel_geom(const struct ir_value *w, int axis, int64_t *nch,
+			 int64_t *inner)
+{
+	*nch = w->dims[axis];
+	*inner = 1;
+	for (int d = axis + 1; d < w->rank; d++)
+		*inner *= w->dims[d];
+}
+
+/*
+ * The weight's scales: one (*nch 1) or one per output channel; element i
+ * uses sc[(i / inner) % nch].  Returns NULL when out of memory.
+ */
+static int *weight_scales(const struct ir_graph *g, int node, int k,
+			  const struct ir_fp8_opts *o, int64_t *nch, int64_t *inner)
+{
+	const struct ir_value *w = &g->vals[g->nodes[node].in[k]];
+	int64_t n = ir_value_numel(w);
+	double *m;
+	int *sc;
+
+	if (!o->per_channel || !o->weight_scale_auto) {
+		*nch = *inner = 1;
+		*inner = n;
+		sc = malloc(sizeof(*sc));
+		if (sc)
+			sc[0] = weight_scale(w, o);
+		return sc;
+	}
+	channel_geom(w, ir_fp8_weight_axis(g, node, k), nch, inner);
+	sc = malloc((size_t)*nch * sizeof(*sc));
+	m = calloc((size_t)*nch, sizeof(*m));
+	if (!sc || !m) {
+		free(sc);
+		free(m);
+		return NULL;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		double a = fabs(ir_get_f(w->data, w->dtype, (size_t)i));
+		int64_t c = (i / *inner) % *nch;
+
+		if (a > m[c])
+			m[c] = a;
+	}
+	for (int64_t c = 0; c < *nch; c++)
+		sc[c] = ipu_fp8_scale_for_absmax(m[c], o->weight_format);
+	free(m);
+	return sc;
+}
+
 static double q(double x, uint32_t fmt, int s)
 {
 	return ipu_fp8_to_f32(ipu_fp8_from_f32((float)x, fmt, s), fmt, s);
@@ -112,22 +171,24 @@ double ir_fp8_weight_error(void *ctx, const struct ir_graph *g, int node,
 	int k = ir_fp8_weight_input(g, node);
 	const struct ir_value *w;
 	double num = 0, den = 0;
-	int64_t n;
-	int s;
+	int64_t n, nch, inner;
+	int *sc;
 
 	(void)ctx;
 	if (k < 0)
 		return 0;
 	w = &g->vals[g->nodes[node].in[k]];
-	s = weight_scale(w, o);
+	if (!(sc = weight_scales(g, node, k, o, &nch, &inner)))
+		return HUGE_VAL;	/* out of memory: rank it first, kept in fp16 */
 	n = ir_value_numel(w);
 	for (int64_t i = 0; i < n; i++) {
 		double x = ir_get_f(w->data, w->dtype, (size_t)i);
-		double d = x - q(x, o->weight_format, s);
+		double d = x - q(x, o->weight_format, sc[(i / inner) % nch]);
 
 		num += d * d;
 		den += x * x;
 	}
+	free(sc);
 	return den > 0 ? num / den : 0;
 }
 
@@ -185,13 +246,26 @@ int ir_pass_fp8(struct ir_graph *g, const struct ir_fp8_opts *o,
 		struct ir_node *n = &g->nodes[r[j].node];
 		int k = ir_fp8_weight_input(g, r[j].node);
 		struct ir_value *w = &g->vals[n->in[k]];
-		int s = weight_scale(w, o), is = o->input_scale;
-		int64_t cnt = ir_value_numel(w);
+		int is = o->input_scale;
+		int64_t cnt = ir_value_numel(w), nch, inner;
+		int *sc = weight_scales(g, r[j].node, k, o, &nch, &inner);
+		int64_t *sc64 = sc && nch > 1 ? malloc((size_t)nch * sizeof(*sc64)) : NULL;
+		int bad;
+
+		if (!sc || (nch > 1 && !sc64)) {
+			free(sc);
+			free(r);
+			return ir_err(e, "out of memory");
+		}
+		for (int64_t c = 0; sc64 && c < nch; c++)
+			sc64[c] = sc[c];
 
 		if (o->mode == IR_FP8_FULL && o->input_scale_of) {
 			int got = o->input_scale_of(o->input_scale_ctx, g, r[j].node, &is, e);
 
 			if (got < 0) {
+				free(sc);
+				free(sc64);
 				free(r);
 				return -1;
 			}
@@ -201,13 +275,20 @@ int ir_pass_fp8(struct ir_graph *g, const struct ir_fp8_opts *o,
 
 		for (int64_t i = 0; i < cnt; i++)
 			ir_set_f(w->data, w->dtype, (size_t)i,
-				 q(ir_get_f(w->data, w->dtype, (size_t)i), o->weight_format, s));
-		if (ir_attr_set_int(n, "fp8_weight_input", k, e) ||
-		    ir_attr_set_int(n, "fp8_weight_format", o->weight_format, e) ||
-		    ir_attr_set_int(n, "fp8_weight_scale", s, e) ||
-		    (o->mode == IR_FP8_FULL &&
-		     (ir_attr_set_int(n, "fp8_input_format", o->input_format, e) ||
-		      ir_attr_set_int(n, "fp8_input_scale", is, e)))) {
+				 q(ir_get_f(w->data, w->dtype, (size_t)i), o->weight_format,
+				   sc[(i / inner) % nch]));
+		bad = ir_attr_set_int(n, "fp8_weight_input", k, e) ||
+		      ir_attr_set_int(n, "fp8_weight_format", o->weight_format, e) ||
+		      ir_attr_set_int(n, "fp8_weight_scale", sc64 ? 0 : sc[0], e) ||
+		      (sc64 && (ir_attr_set_ints(n, "fp8_weight_scales", sc64, (size_t)nch, e) ||
+				ir_attr_set_int(n, "fp8_weight_axis",
+						ir_fp8_weight_axis(g, r[j].node, k), e))) ||
+		      (o->mode == IR_FP8_FULL &&
+		       (ir_attr_set_int(n, "fp8_input_format", o->input_format, e) ||
+			ir_attr_set_int(n, "fp8_input_scale", is, e)));
+		free(sc);
+		free(sc64);
+		if (bad) {
 			free(r);
 			return -1;
 		}

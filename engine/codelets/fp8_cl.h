@@ -93,4 +93,48 @@ static inline float fp8_get(const void *base, uint32_t dt, const float *tab,
 	}
 }
 
+/*
+ * 2^s as an f32 for a per-channel scale s, an I8 operand's element: check()
+ * cannot read operand values (the verifier runs before the tile memory
+ * exists), so s is clamped into the fp8 scale range here, where 2^s is a
+ * normal f32 and multiplying by it is exact.
+ */
+static inline float fp8_pow2f(int8_t s)
+{
+	int32_t e = s < IPU_FP8_SCALE_MIN ? IPU_FP8_SCALE_MIN
+		    : s > IPU_FP8_SCALE_MAX ? IPU_FP8_SCALE_MAX : s;
+	uint32_t bits = (uint32_t)(e + 127) << 23;
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/*
+ * Per-channel scales: operand op, I8 with count exponents, replacing the
+ * scale param of the fp8 weight operand w, which must then be 0.
+ */
+static inline int fp8_check_channel_scales(const struct ipu_vertex_ctx *v,
+					   uint32_t op, uint32_t w,
+					   uint32_t param, uint32_t count,
+					   const char *name, const char *dim,
+					   char *why, size_t len)
+{
+	if (!cl_is_fp8(v->ops[w].dtype) || v->params[param] != 0)
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
+			      "%s: per-channel scales need an fp8 weight with "
+			      "scale param 0 (it is %s, scale %d)", name,
+			      cl_dt_name(v->ops[w].dtype),
+			      (int32_t)v->params[param]);
+	if (v->ops[op].dtype != IPUX_DT_I8)
+		return ipu_errorf(why, len, IPUX_E_OPERAND_TYPE,
+			      "%s: channel scales are %s, expected I8", name,
+			      cl_dt_name(v->ops[op].dtype));
+	if (v->ops[op].count != count)
+		return ipu_errorf(why, len, IPUX_E_OPERAND_SHAPE,
+			      "%s: %u channel scales, expected %u (%s)", name,
+			      v->ops[op].count, count, dim);
+	return 0;
+}
+
 #endif /* IPU_FP8_CL_H */

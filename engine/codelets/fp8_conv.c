@@ -11,6 +11,11 @@
  * weight each.  Sums run over (ci, kh, kw) in increasing order, multiply
  * and add never fused (contraction off in this file), so the result does
  * not depend on the host or the build flags.
+ *
+ * With per-channel weight scales (IPUX_CONV_CHANNEL_SCALES, the last
+ * operand) the sum starts from 0 and is multiplied by its channel's power
+ * of two (exact) before the bias is added, so one decode table serves every
+ * channel.
  */
 #include "cl_opt.h"
 #include "fp8_cl.h"
@@ -79,17 +84,29 @@ static int cv8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	struct cv8_dims d;
 	uint64_t want[3];
 	uint32_t i;
-	int r = cl_check_counts(v, nm, 3, 4, P_COUNT, P_COUNT, why, len);
+	int r = cl_check_counts(v, nm, 3, 5, P_COUNT, P_COUNT, why, len);
+	uint32_t nsc;
 
 	if (r)
 		return r;
 	p = v->params;
+	nsc = !!(p[P_FLAGS] & IPUX_CONV_CHANNEL_SCALES);
+	if (v->num_ops > 4 + nsc)
+		return ipu_errorf(why, len, IPUX_E_OPERAND_COUNT,
+			      "%s: %u operands, expected 3..%u%s", nm,
+			      v->num_ops, 4 + nsc,
+			      nsc ? "" : " (5 with CHANNEL_SCALES)");
+	if (v->num_ops < 3 + nsc)
+		return ipu_errorf(why, len, IPUX_E_OPERAND_COUNT,
+			      "%s: %u operands, expected 4..5 with "
+			      "CHANNEL_SCALES (the scales last)", nm,
+			      v->num_ops);
 	r = fp8_check_readable(v, 0, nm, "in", why, len);
 	if (!r)
 		r = fp8_check_fp8(v, 1, nm, "weight", why, len);
 	if (!r)
 		r = cl_check_dtype_float(v, 2, nm, "out", why, len);
-	if (!r && v->num_ops == 4)
+	if (!r && v->num_ops == 4 + nsc)
 		r = cl_check_dtype_float(v, 3, nm, "bias", why, len);
 	if (!r)
 		r = fp8_check_scale(v, 0, P_SIN, nm, "in", why, len);
@@ -101,7 +118,7 @@ static int cv8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		if (p[nonzero[i]] == 0)
 			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 				      "%s: %s is 0", nm, cv8_pname[nonzero[i]]);
-	if (p[P_FLAGS] & ~IPUX_CONV_ACCUMULATE)
+	if (p[P_FLAGS] & ~(IPUX_CONV_ACCUMULATE | IPUX_CONV_CHANNEL_SCALES))
 		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "%s: unknown flags 0x%x", nm, p[P_FLAGS]);
 	if (p[P_CIN] % p[P_G] || p[P_COUT] % p[P_G])
@@ -125,9 +142,12 @@ static int cv8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (!r)
 		r = cl_check_count(v, 2, want[2], nm, "out", "N*Cout*OH*OW",
 				   why, len);
-	if (!r && v->num_ops == 4)
+	if (!r && v->num_ops == 4 + nsc)
 		r = cl_check_count(v, 3, p[P_COUT], nm, "bias", "Cout", why,
 				   len);
+	if (!r && nsc)
+		r = fp8_check_channel_scales(v, v->num_ops - 1, 1, P_SW8,
+					     p[P_COUT], nm, "Cout", why, len);
 	return r;
 }
 
@@ -165,11 +185,12 @@ static int cv8_run(const struct ipu_vertex_ctx *v)
 {
 	const uint32_t *p = v->params;
 	uint32_t idt = v->ops[0].dtype, odt = v->ops[2].dtype;
-	uint32_t bdt = v->num_ops == 4 ? v->ops[3].dtype : 0;
+	uint32_t nsc = !!(p[P_FLAGS] & IPUX_CONV_CHANNEL_SCALES);
+	uint32_t bdt = v->num_ops == 4 + nsc ? v->ops[3].dtype : 0;
 	const uint8_t *in = IPU_OP_PTR(v, 0, const uint8_t);
 	const uint8_t *w = IPU_OP_PTR(v, 1, const uint8_t);
 	uint8_t *out = IPU_OP_PTR(v, 2, uint8_t);
-	const uint8_t *bias = v->num_ops == 4 ? IPU_OP_PTR(v, 3, const uint8_t)
+	const uint8_t *bias = v->num_ops == 4 + nsc ? IPU_OP_PTR(v, 3, const uint8_t)
 					      : NULL;
 	size_t N = p[P_N], Cin = p[P_CIN], H = p[P_H], W = p[P_W];
 	size_t kH = p[P_KH], kW = p[P_KW], sH = p[P_SH], sW = p[P_SW];
@@ -181,6 +202,8 @@ static int cv8_run(const struct ipu_vertex_ctx *v)
 	size_t OH, OW, cig, cog, n, g, co0, oh, ow0, ci, kh, kw, c, j;
 	float tw[256], ti[256];
 	float acc[CV8_CB][CV8_OWB], x[CV8_OWB];
+	const int8_t *sc = nsc ? IPU_OP_PTR(v, v->num_ops - 1, const int8_t)
+			       : NULL;
 
 	cv8_out_dims(p, &d);
 	OH = d.OH;
@@ -205,7 +228,7 @@ static int cv8_run(const struct ipu_vertex_ctx *v)
 						: 0.0f;
 
 				for (j = 0; j < nb; j++)
-					acc[c][j] = b0;
+					acc[c][j] = sc ? 0.0f : b0;
 			}
 			for (ci = 0; ci < cig; ci++) {
 				size_t cin = g * cig + ci;
@@ -238,9 +261,12 @@ static int cv8_run(const struct ipu_vertex_ctx *v)
 			}
 			for (c = 0; c < cb; c++) {
 				size_t o = ((n * Cout + cofirst + c) * OH + oh) * OW + ow0;
+				float f = sc ? fp8_pow2f(sc[cofirst + c]) : 1.0f;
+				float b0 = sc && bias ? cl_getf(bias, bdt, cofirst + c)
+						      : 0.0f;
 
 				for (j = 0; j < nb; j++) {
-					float r = acc[c][j];
+					float r = sc ? acc[c][j] * f + b0 : acc[c][j];
 
 					if (accumulate)
 						r = cl_getf(out, odt, o + j) + r;

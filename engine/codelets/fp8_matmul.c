@@ -11,6 +11,10 @@
  * add (never fused: contraction is off in this file whatever the build's
  * language mode says, gnu11 allowing it and c11 not), which makes the result independent of the host and of the build
  * flags: the in-process and QEMU devices agree bit for bit.
+ *
+ * Per-channel weight scales (IPUX_MM_SCALES_A/B) are powers of two applied
+ * to each f32 sum once, in the epilogue: multiplying by 2^s is exact, so
+ * the weights are decoded through one table whatever their channel's scale.
  */
 #include "cl_opt.h"
 #include "fp8_cl.h"
@@ -34,7 +38,7 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	const uint32_t *p = v->params;
 	uint32_t flags, i;
 	uint64_t na, nb, nc;
-	int r = cl_check_counts(v, "MATMUL_FP8", 3, 3, MP_COUNT, MP_COUNT, why,
+	int r = cl_check_counts(v, "MATMUL_FP8", 3, 4, MP_COUNT, MP_COUNT, why,
 				len);
 
 	if (r)
@@ -58,9 +62,18 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 		return r;
 	flags = p[MP_FLAGS];
 	if (flags & ~(IPUX_MM_ACCUMULATE | IPUX_MM_TRANS_B | IPUX_MM_B_SHARED |
-		      IPUX_MM_A_SHARED))
+		      IPUX_MM_A_SHARED | IPUX_MM_SCALES_A | IPUX_MM_SCALES_B))
 		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
 			      "MATMUL_FP8: unknown flags 0x%x", flags);
+	if ((flags & IPUX_MM_SCALES_A) && (flags & IPUX_MM_SCALES_B))
+		return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
+			      "MATMUL_FP8: SCALES_A and SCALES_B both set (one "
+			      "operand is the weight)");
+	if (!!(flags & (IPUX_MM_SCALES_A | IPUX_MM_SCALES_B)) != (v->num_ops == 4))
+		return ipu_errorf(why, len, IPUX_E_OPERAND_COUNT,
+			      "MATMUL_FP8: %u operands, expected %u (4 with "
+			      "SCALES_A or SCALES_B: the channel scales last)",
+			      v->num_ops, v->num_ops == 4 ? 3 : 4);
 	for (i = 0; i < 4; i++)
 		if (p[i] == 0)
 			return ipu_errorf(why, len, IPUX_E_PARAM_VALUE,
@@ -86,6 +99,12 @@ static int mm8_check(const struct ipu_vertex_ctx *v, char *why, size_t len)
 	if (!r)
 		r = cl_check_count(v, 2, nc, "MATMUL_FP8", "C", "batch*M*N",
 				   why, len);
+	if (!r && (flags & IPUX_MM_SCALES_A))
+		r = fp8_check_channel_scales(v, 3, 0, MP_SA, p[MP_M],
+					     "MATMUL_FP8", "M", why, len);
+	if (!r && (flags & IPUX_MM_SCALES_B))
+		r = fp8_check_channel_scales(v, 3, 1, MP_SB, p[MP_N],
+					     "MATMUL_FP8", "N", why, len);
 	return r;
 }
 
@@ -129,6 +148,9 @@ static int mm8_run(const struct ipu_vertex_ctx *v)
 	size_t csz = ipux_dtype_size(cdt);
 	float tb[256], ta[256];
 	float acc[MM8_MB][MM8_NB], brow[MM8_NB], av[MM8_MB];
+	const int8_t *sc = v->num_ops == 4 ? IPU_OP_PTR(v, 3, const int8_t)
+					   : NULL;
+	int scale_rows = !!(flags & IPUX_MM_SCALES_A);
 	size_t bt, n0, m0, k, i, j;
 
 	if (cl_is_fp8(bdt))
@@ -170,6 +192,9 @@ static int mm8_run(const struct ipu_vertex_ctx *v)
 
 					for (j = 0; j < nb; j++) {
 						float x = acc[i][j];
+
+						if (sc)
+							x *= fp8_pow2f(sc[scale_rows ? m0 + i : n0 + j]);
 
 						if (accumulate)
 							x = cl_getf(cb, cdt, row + j) + x;

@@ -135,7 +135,8 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             precision_compare: bool = False,
             precision_compare_json: Optional[Union[str, "os.PathLike[str]"]] = None,
             progress: Optional[Callable[[int, str, int, int], Any]] = None,
-            custom_library_so_paths: Optional[Iterable[Union[str, "os.PathLike[str]"]]] = None
+            custom_library_so_paths: Optional[Iterable[Union[str, "os.PathLike[str]"]]] = None,
+            fp8_scale: Optional[str] = None
             ) -> CompileResult:
     """Compile an ONNX model (onnx.ModelProto, its bytes, or a path).
 
@@ -153,8 +154,10 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
     fp8_skip_op_names   layers (node names) kept in fp16 under fp8
     fp8_params          "IN,W,INSCALE,WSCALE": formats F143/F152 of the
                         activations and weights and their power-of-two
-                        scales (WSCALE "auto": per weight; default
-                        "F143,F143,0,auto")
+                        scales (WSCALE "auto": from the largest values,
+                        see fp8_scale; default "F143,F143,0,auto")
+    fp8_scale           "per-channel" (default: auto weight scales one a
+                        weight's output channel) or "per-tensor" (PopRT's)
     num_of_layers_keep_fp16  keep the N layers most sensitive to fp8 in fp16
     ipu_version         "ipu2" or "ipu21" (1472 tiles x 624 KiB)
     tiles, tile_mem     a custom target instead (tile_mem: bytes or "256KiB")
@@ -209,6 +212,8 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
         opts["tile_mem"] = _size(tile_mem)
     if max_tensor_size is not None:
         opts["max_tensor_size"] = int(max_tensor_size)
+    if fp8_scale is not None:
+        opts["fp8_scale"] = fp8_scale
     if custom_library_so_paths:
         opts["custom_library_so_paths"] = _join_paths(custom_library_so_paths,
                                                       "custom_library_so_paths")

@@ -364,6 +364,129 @@ TEST(fp8_weight_on_the_device)
 	ir_graph_free(g);
 }
 
+/*
+ * net() with each weight's output channels 2^-3 apart (channel c times
+ * 2^-3c: the conv's 8 span 2^-21, more than F143's 2^-18 below its top at
+ * one scale), as BatchNorm folded into a convolution makes them.
+ */
+static void skew_channels(struct ir_graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+		int k = ir_fp8_weight_input(g, i);
+		struct ir_value *w;
+		int64_t nch, inner = 1, axis;
+
+		if (k < 0)
+			continue;
+		w = &g->vals[n->in[k]];
+		axis = ir_fp8_weight_axis(g, i, k);
+		nch = w->dims[axis];
+		for (int d = (int)axis + 1; d < w->rank; d++)
+			inner *= w->dims[d];
+		for (int64_t j = 0; j < ir_value_numel(w); j++)
+			ir_set_f(w->data, w->dtype, (size_t)j,
+				 ir_get_f(w->data, w->dtype, (size_t)j) *
+				 ldexp(1, -3 * (int)((j / inner) % nch)));
+	}
+}
+
+TEST(per_channel_scales)
+{
+	struct ir_graph *g = net(0);
+	struct ir_fp8_opts o = fp8_opts(IR_FP8_WEIGHT), pt = o;
+	struct ir_error e = { "" };
+	int conv = -1;
+	double m[8] = { 0 };
+
+	o.per_channel = 1;
+	REQUIRE(pipeline(g) == 0);
+	skew_channels(g);
+	for (int i = 0; i < g->nnodes; i++)
+		if (!strcmp(g->nodes[i].op, "Conv"))
+			conv = i;
+	REQUIRE(conv >= 0);
+	{
+		const struct ir_value *w = &g->vals[g->nodes[conv].in[1]];
+		double num[2] = { 0, 0 }, den = 0;
+		int s[2];
+
+		for (int64_t j = 0; j < ir_value_numel(w); j++) {
+			double a = fabs(ir_get_f(w->data, w->dtype, (size_t)j));
+
+			if (a > m[j / 27])
+				m[j / 27] = a;
+		}
+		/* the smallest channel's own relative error: per tensor it
+		 * falls below the grid, per channel it keeps F143's 3 bits */
+		s[0] = ipu_fp8_scale_for_absmax(m[0], IPU_FP8_143);
+		s[1] = ipu_fp8_scale_for_absmax(m[7], IPU_FP8_143);
+		for (int64_t j = 7 * 27; j < 8 * 27; j++) {
+			double x = ir_get_f(w->data, w->dtype, (size_t)j);
+
+			for (int k = 0; k < 2; k++) {
+				double d = x - ipu_fp8_to_f32(ipu_fp8_from_f32((float)x, IPU_FP8_143, s[k]),
+							      IPU_FP8_143, s[k]);
+
+				num[k] += d * d;
+			}
+			den += x * x;
+		}
+		CHECK_MSG(num[0] / den > 0.01 && num[1] / den < 1e-3,
+			  "channel 7: per tensor %g, per channel %g", num[0] / den, num[1] / den);
+		/* the default ranking weighs the channels by their norms */
+		CHECK(ir_fp8_weight_error(NULL, g, conv, &o) <= ir_fp8_weight_error(NULL, g, conv, &pt));
+	}
+	CHECK_EQ_INT(ir_pass_fp8(g, &o, &e), 2);
+	CHECK_EQ_INT(count_attr(g, "fp8_weight_scales"), 2);
+	{
+		const struct ir_node *n = &g->nodes[conv];
+		const struct ir_value *w = &g->vals[n->in[1]];
+		size_t cnt = 0;
+		const int64_t *sc = ir_attr_ints(n, "fp8_weight_scales", &cnt);
+		int bad = 0;
+
+		REQUIRE(sc && cnt == 8);
+		CHECK_EQ_INT(ir_attr_int(n, "fp8_weight_scale", 99), 0);
+		CHECK_EQ_INT(ir_attr_int(n, "fp8_weight_axis", 99), 0);
+		for (int c = 0; c < 8; c++)
+			CHECK_EQ_INT(sc[c], ipu_fp8_scale_for_absmax(m[c], IPU_FP8_143));
+		CHECK(sc[0] - sc[7] >= 19);
+		for (int64_t j = 0; j < ir_value_numel(w); j++) {
+			double x = ir_get_f(w->data, w->dtype, (size_t)j);
+			int s = (int)sc[j / 27];
+
+			bad += ipu_fp8_to_f32(ipu_fp8_from_f32((float)x, IPU_FP8_143, s),
+					      IPU_FP8_143, s) != (float)x;
+		}
+		CHECK_EQ_INT(bad, 0);
+	}
+	ir_graph_free(g);
+}
+
+TEST(per_channel_on_the_device)
+{
+	static const int modes[] = { IR_FP8_WEIGHT, IR_FP8_FULL };
+
+	for (size_t k = 0; k < 2; k++) {
+		struct ir_graph *g = net(0);
+		struct ir_fp8_opts o = fp8_opts(modes[k]);
+		struct ir_error e = { "" };
+		struct ipu_target t = { "ipu2", 16, 64 * 1024, .fp8 = &o };
+		char rep[4096] = "";
+		FILE *f = fmemopen(rep, sizeof(rep) - 1, "w");
+
+		o.per_channel = 1;
+		REQUIRE(pipeline(g) == 0);
+		skew_channels(g);
+		/* the device's per-channel epilogue against the reference on
+		 * the weights rounded channel by channel */
+		CHECK_MSG(ipuc_check(&g, 1, &t, f, &e) == 0, "mode %d: %s %s", modes[k], rep, e.msg);
+		fclose(f);
+		ir_graph_free(g);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -373,5 +496,7 @@ int main(int argc, char **argv)
 	RUN(fp8_params_parsing);
 	RUN(fp8_yaml_keys);
 	RUN(fp8_weight_on_the_device);
+	RUN(per_channel_scales);
+	RUN(per_channel_on_the_device);
 	return TH_DONE();
 }

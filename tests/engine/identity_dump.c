@@ -21,7 +21,7 @@ uint32_t ipu_isa_host(void);
 
 struct vx {
 	uint32_t id, nops, nparams;
-	uint32_t dt[4], count[4];
+	uint32_t dt[5], count[5];
 	uint32_t params[20];
 };
 
@@ -33,11 +33,12 @@ static float rnd(void)
 	return (float)(rng_state >> 40) / (float)(1u << 24) * 2.0f - 1.0f;
 }
 
-/* Runs v with isa; writes its output (CONV2D: operand 2, else the last). */
+/* Runs v with isa; writes its output (CONV2D, *_FP8 products: operand 2,
+ * else the last). */
 static int run(const struct vx *x, uint32_t isa, uint64_t seed)
 {
 	const struct ipu_codelet *c = ipu_codelet_get(x->id);
-	struct ipux_operand ops[4];
+	struct ipux_operand ops[5];
 	struct ipu_vertex_ctx v;
 	size_t off = 0, i, j;
 	uint8_t *mem;
@@ -59,6 +60,8 @@ static int run(const struct vx *x, uint32_t isa, uint64_t seed)
 
 			if (x->dt[i] == IPUX_DT_FP8_143 || x->dt[i] == IPUX_DT_FP8_152)
 				p[j] = (uint8_t)(rnd() * 127.0f + 128.0f);
+			else if (x->dt[i] == IPUX_DT_I8) /* fp8 channel scales */
+				((int8_t *)p)[j] = (int8_t)(rnd() * 12.0f);
 			else if (x->dt[i] == IPUX_DT_F16)
 				((uint16_t *)p)[j] = ipu_f32_to_f16(rnd() * 2.0f);
 			else
@@ -72,7 +75,8 @@ static int run(const struct vx *x, uint32_t isa, uint64_t seed)
 	}
 	v.mem = mem;
 	c->run(&v);
-	i = (x->id == IPUX_CL_CONV2D || x->id == IPUX_CL_CONV2D_FP8) ? 2 : x->nops - 1;
+	i = (x->id == IPUX_CL_CONV2D || x->id == IPUX_CL_CONV2D_FP8 ||
+	     x->id == IPUX_CL_MATMUL_FP8) ? 2 : x->nops - 1;
 	fwrite(mem + ops[i].offset, ipux_dtype_size(x->dt[i]), x->count[i], stdout);
 	free(mem);
 	return 0;
@@ -129,6 +133,13 @@ int main(void)
 		  { 1, 256, 14, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, (uint32_t)-6 } },
 		{ IPUX_CL_CONV2D_FP8, 3, 19, { IPUX_DT_FP8_152, IPUX_DT_FP8_143, H }, { 2 * 12 * 99, 6 * 4 * 6, 2 * 6 * 4 * 11 },
 		  { 2, 12, 9, 11, 6, 3, 2, 2, 1, 1, 0, 1, 1, 2, 1, 3, 1, 2, (uint32_t)-4 } },
+		/* per-channel weight scales: B's columns, A's rows, a conv's channels */
+		{ IPUX_CL_MATMUL_FP8, 4, 7, { H, IPUX_DT_FP8_143, F, IPUX_DT_I8 }, { 29 * 342, 342 * 38, 29 * 38, 38 },
+		  { 1, 29, 38, 342, IPUX_MM_SCALES_B, 0, 0 } },
+		{ IPUX_CL_MATMUL_FP8, 4, 7, { IPUX_DT_FP8_143, IPUX_DT_FP8_152, H, IPUX_DT_I8 }, { 30 * 200, 2 * 300 * 200, 2 * 30 * 300, 30 },
+		  { 2, 30, 300, 200, IPUX_MM_TRANS_B | IPUX_MM_A_SHARED | IPUX_MM_SCALES_A, 0, 1 } },
+		{ IPUX_CL_CONV2D_FP8, 5, 19, { F, IPUX_DT_FP8_143, F, F, IPUX_DT_I8 }, { 256 * 196, 8 * 256 * 9, 8 * 49, 8, 8 },
+		  { 1, 256, 14, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, IPUX_CONV_CHANNEL_SCALES, 0, 0 } },
 	};
 	uint32_t isa, op, host = ipu_isa_host();
 	size_t i;

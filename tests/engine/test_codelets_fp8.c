@@ -690,6 +690,213 @@ TEST(conv_fp8_check)
 	ct_free(&t);
 }
 
+/*
+ * Per-channel weight scales: the weight (A per row, or B per column) is
+ * encoded channel by channel at its own scale and decoded at scale 0 with
+ * the channel's power of two applied to the sum; the reference decodes
+ * each weight at its channel's scale and sums in double.
+ */
+TEST(matmul_fp8_channel_scales)
+{
+	struct ct_tile t;
+	struct ct_rng rng = { 0x5ca1e8ull };
+	int iter, bad = 0;
+
+	ct_init(&t, 1 << 20);
+	for (iter = 0; iter < 60; iter++) {
+		uint32_t M = ct_size(&rng), N = iter == 5 ? 300 : ct_size(&rng);
+		uint32_t K = ct_size(&rng), batch = (uint32_t)ct_int(&rng, 1, 2);
+		int wa = (int)ct_int(&rng, 0, 1);	/* the weight is A: W x X */
+		uint32_t flags = (uint32_t)ct_int(&rng, 0, 1) |
+				 (wa ? IPUX_MM_A_SHARED | IPUX_MM_SCALES_A
+				     : IPUX_MM_B_SHARED | IPUX_MM_SCALES_B);
+		uint32_t wdt = t_fp8_dts[ct_int(&rng, 0, 1)];
+		uint32_t xdt = t_rd_dts[ct_int(&rng, 0, 3)];
+		uint32_t cdt = ct_int(&rng, 0, 1) ? IPUX_DT_F16 : IPUX_DT_F32;
+		int sx = (xdt == IPUX_DT_FP8_143 || xdt == IPUX_DT_FP8_152)
+				 ? (int)ct_int(&rng, -4, 2) : 0;
+		uint32_t nch = wa ? M : N, a, b, c, so, i, ch;
+		int sc[300];
+		double *c0;
+		size_t bt, m, n, k;
+
+		for (ch = 0; ch < nch; ch++)
+			sc[ch] = (int)ct_int(&rng, -20, 6);
+		ct_reset(&t);
+		a = ct_op(&t, wa ? wdt : xdt, (wa ? 1 : batch) * M * K);
+		b = ct_op(&t, wa ? xdt : wdt, (wa ? batch : 1) * K * N);
+		c = ct_op(&t, cdt, batch * M * N);
+		so = ct_op(&t, IPUX_DT_I8, nch);
+		ct_p(&t, batch); ct_p(&t, M); ct_p(&t, N); ct_p(&t, K);
+		ct_p(&t, flags); ct_p(&t, (uint32_t)(wa ? 0 : sx));
+		ct_p(&t, (uint32_t)(wa ? sx : 0));
+		for (ch = 0; ch < nch; ch++)
+			((int8_t *)ct_ptr(&t, so))[ch] = (int8_t)sc[ch];
+		t_fill(&t, &rng, wa ? b : a, sx);
+		for (i = 0; i < t.ops[wa ? a : b].count; i++) {
+			ch = wa ? i / K : i % N;
+			((uint8_t *)ct_ptr(&t, wa ? a : b))[i] = ipu_fp8_from_f32(
+				(float)ct_unif(&rng, -2, 2) * ldexpf(1.0f, sc[ch]),
+				t_fmt(wdt), sc[ch]);
+		}
+		t_fill(&t, &rng, c, 0);
+		c0 = ct_dalloc(batch * M * N);
+		for (m = 0; m < batch * M * N; m++)
+			c0[m] = ct_get(&t, c, m);
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, 0);
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_MATMUL_FP8), 0);
+		for (bt = 0; bt < batch; bt++)
+			for (m = 0; m < M; m++)
+				for (n = 0; n < N; n++) {
+					double s = 0, sabs = 0, got;
+					size_t ci = (bt * M + m) * N + n;
+
+					for (k = 0; k < K; k++) {
+						double x = wa
+							? t_val(&t, a, m * K + k, sc[m]) *
+							  t_val(&t, b, bt * K * N + k * N + n, sx)
+							: t_val(&t, a, bt * M * K + m * K + k, sx) *
+							  t_val(&t, b, k * N + n, sc[n]);
+
+						s += x;
+						sabs += fabs(x);
+					}
+					if (flags & IPUX_MM_ACCUMULATE) {
+						s += c0[ci];
+						sabs += fabs(c0[ci]);
+					}
+					got = ct_get(&t, c, ci);
+					if (!t_close_sum(got, s, sabs, cdt, K) && bad++ < 4)
+						fprintf(stderr, "  mm8 scales iter %d [%zu,%zu,%zu] got %.9g want %.9g\n",
+							iter, bt, m, n, got, s);
+				}
+		free(c0);
+		/* what check() refuses */
+		t.params[4] |= IPUX_MM_SCALES_A | IPUX_MM_SCALES_B;
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_PARAM_VALUE);
+		t.params[4] &= ~(wa ? IPUX_MM_SCALES_B : IPUX_MM_SCALES_A);
+		t.params[wa ? 5 : 6] = 1; /* the weight's own scale must be 0 */
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_PARAM_VALUE);
+		t.params[wa ? 5 : 6] = 0;
+		t.ops[so].count++;
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_OPERAND_SHAPE);
+		t.ops[so].count--;
+		t.ops[so].dtype = IPUX_DT_U8;
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_OPERAND_TYPE);
+		t.ops[so].dtype = IPUX_DT_I8;
+		t.params[4] &= ~(IPUX_MM_SCALES_A | IPUX_MM_SCALES_B);
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, IPUX_E_OPERAND_COUNT);
+		t.nops--;	/* no scales: the weight's param is its scale */
+		CT_EXPECT(&t, IPUX_CL_MATMUL_FP8, 0);
+	}
+	CHECK_EQ_INT(bad, 0);
+	ct_free(&t);
+}
+
+TEST(conv_fp8_channel_scales)
+{
+	struct ct_tile t;
+	struct ct_rng rng = { 0xc5ca1e8ull };
+	int iter, bad = 0;
+
+	ct_init(&t, 1 << 21);
+	for (iter = 0; iter < 40; iter++) {
+		uint32_t G = (uint32_t)ct_int(&rng, 1, 3), Nn = (uint32_t)ct_int(&rng, 1, 2);
+		uint32_t Cin = G * (uint32_t)ct_int(&rng, 1, 3);
+		uint32_t Cout = G * (uint32_t)(iter % 5 == 0 ? 11 : ct_int(&rng, 1, 4));
+		uint32_t H = (uint32_t)ct_int(&rng, 3, 9), W = (uint32_t)ct_int(&rng, 3, 9);
+		uint32_t kH = (uint32_t)ct_int(&rng, 1, 3), kW = (uint32_t)ct_int(&rng, 1, 3);
+		uint32_t flags = (uint32_t)ct_int(&rng, 0, 1) | IPUX_CONV_CHANNEL_SCALES;
+		int with_bias = (int)ct_int(&rng, 0, 1);
+		uint32_t idt = t_rd_dts[ct_int(&rng, 0, 3)];
+		uint32_t wdt = t_fp8_dts[ct_int(&rng, 0, 1)];
+		uint32_t odt = ct_int(&rng, 0, 1) ? IPUX_DT_F16 : IPUX_DT_F32;
+		int si = (idt == IPUX_DT_FP8_143 || idt == IPUX_DT_FP8_152)
+				 ? (int)ct_int(&rng, -4, 2) : 0;
+		uint32_t OH = H - kH + 1, OW = W - kW + 1, cig = Cin / G, cog = Cout / G;
+		uint32_t in, w, out, bias = 0, so, i;
+		int sc[64];
+		double *o0;
+		size_t n, co, oh, ow, ci, kh, kw, wrow = (size_t)cig * kH * kW;
+
+		for (co = 0; co < Cout; co++)
+			sc[co] = (int)ct_int(&rng, -20, 6);
+		ct_reset(&t);
+		in = ct_op(&t, idt, Nn * Cin * H * W);
+		w = ct_op(&t, wdt, Cout * cig * kH * kW);
+		out = ct_op(&t, odt, Nn * Cout * OH * OW);
+		if (with_bias)
+			bias = ct_op(&t, ct_int(&rng, 0, 1) ? IPUX_DT_F16 : IPUX_DT_F32, Cout);
+		so = ct_op(&t, IPUX_DT_I8, Cout);
+		ct_p(&t, Nn); ct_p(&t, Cin); ct_p(&t, H); ct_p(&t, W);
+		ct_p(&t, Cout); ct_p(&t, kH); ct_p(&t, kW); ct_p(&t, 1);
+		ct_p(&t, 1); ct_p(&t, 0); ct_p(&t, 0); ct_p(&t, 0);
+		ct_p(&t, 0); ct_p(&t, 1); ct_p(&t, 1); ct_p(&t, G);
+		ct_p(&t, flags); ct_p(&t, (uint32_t)si); ct_p(&t, 0);
+		for (co = 0; co < Cout; co++)
+			((int8_t *)ct_ptr(&t, so))[co] = (int8_t)sc[co];
+		t_fill(&t, &rng, in, si);
+		for (i = 0; i < t.ops[w].count; i++)
+			((uint8_t *)ct_ptr(&t, w))[i] = ipu_fp8_from_f32(
+				(float)ct_unif(&rng, -2, 2) * ldexpf(1.0f, sc[i / wrow]),
+				t_fmt(wdt), sc[i / wrow]);
+		t_fill(&t, &rng, out, 0);
+		if (with_bias)
+			t_fill(&t, &rng, bias, 0);
+		o0 = ct_dalloc(Nn * Cout * OH * OW);
+		for (n = 0; n < (size_t)Nn * Cout * OH * OW; n++)
+			o0[n] = ct_get(&t, out, n);
+		CT_EXPECT(&t, IPUX_CL_CONV2D_FP8, 0);
+		CHECK_EQ_INT(ct_run(&t, IPUX_CL_CONV2D_FP8), 0);
+		for (n = 0; n < Nn; n++)
+			for (co = 0; co < Cout; co++)
+				for (oh = 0; oh < OH; oh++)
+					for (ow = 0; ow < OW; ow++) {
+						size_t g = co / cog, oi = ((n * Cout + co) * OH + oh) * OW + ow;
+						double s = with_bias ? ct_get(&t, bias, co) : 0;
+						double sabs = fabs(s), got;
+
+						for (ci = 0; ci < cig; ci++)
+							for (kh = 0; kh < kH; kh++)
+								for (kw = 0; kw < kW; kw++) {
+									double x = t_val(&t, in, ((n * Cin + g * cig + ci) * H + oh + kh) * W + ow + kw, si) *
+										   t_val(&t, w, ((co * cig + ci) * kH + kh) * kW + kw, sc[co]);
+
+									s += x;
+									sabs += fabs(x);
+								}
+						if (flags & IPUX_CONV_ACCUMULATE) {
+							s += o0[oi];
+							sabs += fabs(o0[oi]);
+						}
+						got = ct_get(&t, out, oi);
+						if (!t_close_sum(got, s, sabs, odt, wrow + 2) && bad++ < 4)
+							fprintf(stderr, "  conv8 scales iter %d [%zu,%zu,%zu,%zu] got %.9g want %.9g\n",
+								iter, n, co, oh, ow, got, s);
+					}
+		free(o0);
+		t.params[18] = 2;	/* scaleW must be 0 with channel scales */
+		CT_EXPECT(&t, IPUX_CL_CONV2D_FP8, IPUX_E_PARAM_VALUE);
+		t.params[18] = 0;
+		t.ops[so].count--;
+		CT_EXPECT(&t, IPUX_CL_CONV2D_FP8, IPUX_E_OPERAND_SHAPE);
+		t.ops[so].count++;
+		t.ops[so].dtype = IPUX_DT_F16;
+		CT_EXPECT(&t, IPUX_CL_CONV2D_FP8, IPUX_E_OPERAND_TYPE);
+		t.ops[so].dtype = IPUX_DT_I8;
+		if (!with_bias) {
+			/* without the flag the scales would be read as a bias */
+			t.params[16] &= ~IPUX_CONV_CHANNEL_SCALES;
+			CT_EXPECT(&t, IPUX_CL_CONV2D_FP8, IPUX_E_OPERAND_TYPE);
+		} else {
+			t.params[16] &= ~IPUX_CONV_CHANNEL_SCALES;
+			CT_EXPECT(&t, IPUX_CL_CONV2D_FP8, IPUX_E_OPERAND_COUNT);
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	ct_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -704,6 +911,8 @@ int main(int argc, char **argv)
 	RUN(matmul_fp8_random);
 	RUN(conv_fp8_random);
 	RUN(conv_fp8_check);
+	RUN(matmul_fp8_channel_scales);
+	RUN(conv_fp8_channel_scales);
 	printf("# %d checks\n", th_g.checks);
 	return TH_DONE();
 }

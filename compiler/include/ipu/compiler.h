@@ -142,6 +142,9 @@ struct ipu_compile_options {
 	 * custom-ops.md), paths separated by ':'; NULL: none.  Native code
 	 * run in this process: only the caller chooses it. */
 	const char *custom_library_so_paths;
+	/* fp8 weight scales: "per-channel" (NULL: the default, one power of
+	 * two per output channel) or "per-tensor" (PopRT's one a weight). */
+	const char *fp8_scale;
 };
 
 /* One graph input or output. */

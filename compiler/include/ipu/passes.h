@@ -51,6 +51,8 @@ int ir_pass_fp16(struct ir_graph *g, const struct ir_fp16_opts *o,
  * attributes the lowering reads:
  *   fp8_weight_input  index of the weight input,
  *   fp8_weight_format IPU_FP8_143/152, fp8_weight_scale its scale,
+ *   fp8_weight_scales, fp8_weight_axis (per_channel): one scale per index
+ *     of the weight's output-channel axis (fp8_weight_scale is then 0),
  *   fp8_input_format, fp8_input_scale (mode fp8 only): the other operand is
  *     converted to fp8 on the device before the product.
  * Returns the number of layers converted.
@@ -68,6 +70,12 @@ struct ir_fp8_opts {
 	int input_scale;		/* activations' scale */
 	int weight_scale_auto;		/* 1: per tensor, from its absmax */
 	int weight_scale;		/* otherwise this one for all */
+	/*
+	 * With weight_scale_auto: 1 gives each output channel of a weight
+	 * its own scale from that channel's absmax (attribute
+	 * fp8_weight_scales), 0 one scale a tensor (PopRT's mode).
+	 */
+	int per_channel;
 	const char *const *skip_names;	/* layers kept in fp16 by name */
 	int nskip;
 	int keep_fp16;			/* the N most sensitive stay fp16 */
@@ -90,6 +98,11 @@ struct ir_fp8_opts {
  */
 double ir_fp8_weight_error(void *ctx, const struct ir_graph *g, int node,
 			   const struct ir_fp8_opts *o);
+/*
+ * The output-channel axis of eligible layer node's weight (input k): 0 for
+ * a Conv's [Cout, ...] and a MatMul's left [M, K], 1 for a right [K, N].
+ */
+int ir_fp8_weight_axis(const struct ir_graph *g, int node, int k);
 /* The weight input of an eligible layer, or -1. */
 int ir_fp8_weight_input(const struct ir_graph *g, int node);
 /* Does node n fall under a layer name (itself or a node derived from it,

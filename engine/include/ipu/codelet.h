@@ -224,9 +224,19 @@ enum ipux_reduce_op {
 /* activation epilogues; CLIP appends params [lo, hi] (f32 bits) */
 #define IPUX_MM_RELU 0x10u
 #define IPUX_MM_CLIP 0x20u
+/*
+ * MATMUL_FP8 only: a fourth operand, I8 exponents, scales the fp8 weight
+ * per output channel: per row of A ([M], SCALES_A) or per column of B
+ * ([N], SCALES_B); that operand's scale param must then be 0.
+ */
+#define IPUX_MM_SCALES_A 0x40u
+#define IPUX_MM_SCALES_B 0x80u
 #define IPUX_CONV_ACCUMULATE 0x1u
 #define IPUX_CONV_RELU 0x2u
 #define IPUX_CONV_CLIP 0x4u
+/* CONV2D_FP8 only: a last operand, I8 exponents [Cout], scales the fp8
+ * weight per output channel (scaleW must then be 0). */
+#define IPUX_CONV_CHANNEL_SCALES 0x8u
 #define IPUX_SOFTMAX_LOG 0x1u
 #define IPUX_POOL_MAX 0u
 #define IPUX_POOL_AVG 1u
