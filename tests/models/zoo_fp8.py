@@ -3,24 +3,32 @@
 
 Each network of the model zoo (zoo.py: torchvision, random weights, fixed
 seeds, BatchNorm statistics calibrated) is compiled by ipu-compile with
---precision fp16, fp8_weight and fp8, run by ipu-run on the in-process
-device on a few inputs (rounded to float16, as these executables take
-them), and compared with PyTorch on the same rounded inputs:
+--precision fp16, fp8_weight and fp8 (fp8 ones with calibration from data:
+--calibration-with-data, seeded samples; per-channel weight scales, and
+with --scales per-channel,per-tensor also PopRT's per-tensor ones, rows
+"fp8_weight/pt", "fp8/pt"), run by ipu-run on the in-process device on a
+few inputs (rounded to float16, as these executables take them), and
+compared with PyTorch on the same rounded inputs:
 
   err    max |ipu - torch| / max |torch| over all inputs;
+  vsemu  max |ipu - emulation| / max |emulation|;
   top5   mean over the inputs of |top-5 classes of ipu & of torch| / 5;
   top1   fraction of inputs whose top class agrees;
   size   the executable's bytes, and its ratio to the fp16 one.
 
-An independent emulation bounds what fp8 costs on each network: PyTorch
-with every convolution and linear weight rounded onto the fp8 grid by a
-numpy quantiser written here from the format's definition (round to
-nearest even, saturating, per-tensor power-of-two scale from the absmax),
-with fp8 also applied to the inputs of those layers for --precision fp8,
-and every parameter and module output rounded to float16 as the device's
-fp16 storage does.  What fp8 costs depends on the network (random
-depthwise networks lose their top classes even in the emulation), so the
-device is judged against the emulation, per network:
+An independent float64 emulation bounds what fp8 costs on each network:
+PyTorch in float64 on the network with BatchNorm folded into the
+convolutions (as the ONNX export folds it), every parameter rounded to
+float16 and then every convolution and linear weight rounded onto the fp8
+grid by a numpy quantiser written here from the format's definition
+(round to nearest even, saturating, power-of-two scales from the absmax of
+each output channel, or of the tensor for the per-tensor rows), with, for
+--precision fp8, the inputs of those layers rounded to fp8 at the scale
+the compiler's calibration chose for each (read from ipu-compile -v), and
+every module output rounded to float16 as the device's fp16 storage does.
+What fp8 costs depends on the network (random depthwise networks lose
+their top classes even in the emulation), so the device is judged against
+the emulation, per network:
 
   fp8_weight: err <= 1.5 * emulation + 0.02, top-5 agreement at least the
               emulation's - 0.25;
@@ -30,6 +38,7 @@ device is judged against the emulation, per network:
               weights' bytes halve; code, params and buffers do not).
 
 Usage: zoo_fp8.py --bin DIR --work DIR [--only NAME,...] [--inputs N]
+                  [--scales per-channel[,per-tensor]] [--set quick|full]
                   [--log FILE] [--md]
 Prints one line per case and ends with "zoo-fp8: N passed, N failed".
 """
@@ -37,6 +46,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -68,6 +78,15 @@ def q8(x, fmt="F143", scale=0):
     return r * 2.0 ** scale
 
 
+def q8_channels(w, fmt="F143"):
+    """w rounded per output channel (axis 0), each at its absmax scale."""
+    w = np.asarray(w, dtype=np.float64)
+    out = np.empty_like(w)
+    for c in range(w.shape[0]):
+        out[c] = q8(w[c], fmt, absmax_scale(w[c], fmt))
+    return out
+
+
 def absmax_scale(w, fmt="F143"):
     mx = FMT[fmt][2]
     m = float(np.abs(w).max())
@@ -79,11 +98,37 @@ def absmax_scale(w, fmt="F143"):
     return s
 
 
-def emulate(m, full):
-    """A copy of m as the fp8 executables compute: fp8 weights (and layer
-    inputs), fp16 storage everywhere else."""
-    e = zoo.fp16_storage(m)
+def folded(m):
+    """m with BatchNorm folded into the convolutions before it, as the ONNX
+    export folds it (so that the weights rounded are the compiler's)."""
+    try:
+        from torch.fx.experimental.optimization import fuse
+        return fuse(copy.deepcopy(m))
+    except Exception:  # not traceable (attention's control flow): no BN
+        return copy.deepcopy(m)
+
+
+def module_of(node_name):
+    """The torch module path an exported node name stands for: each scope
+    names a child of the one before, "conv.0" child 0 of "conv":
+    "/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1",
+    "/features/features.1/conv/conv.0/conv.0.0/Conv" -> "features.1.conv.0.0"."""
+    path, last = [], ""
+    for comp in node_name.strip("/").split("/")[:-1]:
+        path.append(comp[len(last) + 1:] if last and comp.startswith(last + ".") else comp)
+        last = comp
+    return ".".join(path)
+
+
+def emulate(m, full, per_channel=True, in_scales=None, in_default=0):
+    """A float64 copy of m as the fp8 executables compute: fp16
+    parameters, fp8 weights (per output channel or per tensor) and, when
+    full, fp8 layer inputs at their calibrated scales (in_scales by module
+    path, else in_default), every module output rounded to fp16."""
+    e = folded(m).double()
     with torch.no_grad():
+        for p in e.parameters():
+            p.copy_(p.half().double())
         for mod in e.modules():
             ws = []
             if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
@@ -92,14 +137,19 @@ def emulate(m, full):
                 ws.append(mod.in_proj_weight)
             for w in ws:
                 a = w.detach().numpy()
-                w.copy_(torch.from_numpy(q8(a, "F143", absmax_scale(a)).astype(np.float32)))
+                w.copy_(torch.from_numpy(q8_channels(a) if per_channel
+                                         else q8(a, "F143", absmax_scale(a))))
+    for mod in e.modules():
+        if not list(mod.children()):
+            mod.register_forward_hook(
+                lambda _m, _i, out: out.half().double() if torch.is_tensor(out) else out)
     if full:
-        def pre(_mod, inp):
-            return tuple(torch.from_numpy(q8(t.numpy()).astype(np.float32))
-                         if torch.is_tensor(t) else t for t in inp)
-        for mod in e.modules():
+        for name, mod in e.named_modules():
             if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
-                mod.register_forward_pre_hook(pre)
+                s = (in_scales or {}).get(name, in_default)
+                mod.register_forward_pre_hook(
+                    lambda _mod, inp, s=s: tuple(torch.from_numpy(q8(t.numpy(), "F143", s))
+                                                 if torch.is_tensor(t) else t for t in inp))
     return e
 
 
@@ -114,13 +164,30 @@ def build(name, ctor, shape, work, seed, n):
     xs = torch.randn((n,) + tuple(shape[1:]), generator=torch.Generator().manual_seed(seed + 3))
     x16 = xs.numpy().astype(np.float16)
     np.save(os.path.join(work, name + ".x16.npy"), x16)
+    # calibration samples: other seeded draws of the same distribution
+    cal = torch.randn((4,) + tuple(shape), generator=torch.Generator().manual_seed(seed + 4))
+    np.savez(os.path.join(work, name + ".calib.npz"), x=cal.numpy().astype(np.float32))
     xr = torch.from_numpy(x16.astype(np.float32))
     with torch.no_grad():
         ref = m(xr).numpy().astype(np.float64)
         emu = {"fp16": zoo.fp16_storage(m)(xr).numpy().astype(np.float64),
-               "fp8_weight": emulate(m, False)(xr).numpy().astype(np.float64),
-               "fp8": emulate(m, True)(xr).numpy().astype(np.float64)}
-    return path, ref, emu
+               "fp8_weight": emulate(m, False)(xr.double()).numpy(),
+               "fp8_weight/pt": emulate(m, False, False)(xr.double()).numpy()}
+    return m, xr, path, ref, emu
+
+
+SCALE_LINE = re.compile(r"calibration: fp8 input scale (-?\d+) for layer (\S+)")
+COMBINED_LINE = re.compile(r"calibration: fp8 input scale (-?\d+) \(")
+
+
+def calibrated_scales(log):
+    """The layer input scales ipu-compile -v reports: by module path, and
+    the combined one (for the layers not seen)."""
+    per = {}
+    for s, node in SCALE_LINE.findall(log):
+        per[module_of(node)] = int(s)
+    c = COMBINED_LINE.search(log)
+    return per, int(c.group(1)) if c else 0
 
 
 def rel(a, b):
@@ -135,15 +202,26 @@ def topk_agree(got, ref, k):
                           for i in range(g.shape[0])]))
 
 
-def case(a, name, path, prec, ref, emu):
-    exe = os.path.join(a.work, "%s.%s.ipuef" % (name, prec))
-    out = os.path.join(a.work, "%s.%s.y.npy" % (name, prec))
+def case(a, name, path, prec, ref, emu, model=None, xr=None):
+    tag = prec.replace("/", "_")
+    exe = os.path.join(a.work, "%s.%s.ipuef" % (name, tag))
+    out = os.path.join(a.work, "%s.%s.y.npy" % (name, tag))
     r = {"model": name, "precision": prec}
-    p = subprocess.run([os.path.join(a.bin, "ipu-compile"), path, "--precision", prec, "-o", exe],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=a.timeout)
+    base = prec.split("/")[0]
+    cmd = [os.path.join(a.bin, "ipu-compile"), path, "--precision", base, "-o", exe]
+    if base != "fp16":
+        cmd += ["--calibration-with-data", os.path.join(a.work, name + ".calib.npz"), "-v",
+                "--fp8-scale", "per-tensor" if prec.endswith("/pt") else "per-channel"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=a.timeout)
     if p.returncode:
         r.update(status="refused", message=p.stdout.strip()[-300:])
         return r
+    if base == "fp8":
+        # the emulation takes the layer input scales the calibration chose
+        per, comb = calibrated_scales(p.stdout)
+        with torch.no_grad():
+            emu[prec] = emulate(model, True, not prec.endswith("/pt"), per, comb)(xr.double()).numpy()
     r["size"] = os.path.getsize(exe)
     p = subprocess.run([os.path.join(a.bin, "ipu-run"), exe, "--input",
                         "x=" + os.path.join(a.work, name + ".x16.npy"), "--output", "y=" + out,
@@ -155,6 +233,7 @@ def case(a, name, path, prec, ref, emu):
     got = np.load(out).astype(np.float64).reshape(ref.shape)
     r["err"] = rel(got, ref)
     r["emu"] = rel(emu[prec], ref)
+    r["vsemu"] = rel(got, emu[prec])
     r["top5"] = topk_agree(got, ref, 5)
     r["emu_top5"] = topk_agree(emu[prec], ref, 5)
     r["top1"] = topk_agree(got, ref, 1)
@@ -171,18 +250,19 @@ def judge(rs):
             bad += 1
             continue
         why = []
-        if x["precision"] == "fp16":
+        base = x["precision"].split("/")[0]
+        if base == "fp16":
             lim = max(zoo.TOL["fp16"], 1.5 * x["emu"])
         else:
-            lim = 1.5 * x["emu"] + (0.02 if x["precision"] == "fp8_weight" else 0.05)
-            need = x["emu_top5"] - (0.25 if x["precision"] == "fp8_weight" else 0.3)
+            lim = 1.5 * x["emu"] + (0.02 if base == "fp8_weight" else 0.05)
+            need = x["emu_top5"] - (0.25 if base == "fp8_weight" else 0.3)
             if x["top5"] < need:
                 why.append("top-5 agreement %.2f < %.2f" % (x["top5"], need))
         if not np.isfinite(x["err"]) or x["err"] > lim:
             why.append("error %.3g > %.3g" % (x["err"], lim))
         if x["precision"] != "fp16" and "size" in by.get("fp16", {}):
             x["size_ratio"] = x["size"] / by["fp16"]["size"]
-            if x["precision"] == "fp8_weight" and x["size_ratio"] > 0.85:
+            if base == "fp8_weight" and x["size_ratio"] > 0.85:
                 why.append("executable %.2f x the fp16 one" % x["size_ratio"])
         x["status"] = "wrong" if why else "pass"
         if why:
@@ -200,10 +280,21 @@ def main():
     ap.add_argument("--log", default="")
     ap.add_argument("--md", action="store_true", help="also print a Markdown table")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--scales", default="per-channel",
+                    help="per-channel, and/or per-tensor (PopRT's): which fp8 rows")
+    ap.add_argument("--set", default="quick", choices=["quick", "full"],
+                    help="zoo.QUICK (64 x 64) or zoo.FULL (224 x 224) networks")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     names = [n for n in a.only.split(",") if n] or DEFAULT
-    table = {n: (c, s) for n, c, s in zoo.QUICK}
+    table = {n: (c, s) for n, c, s in (zoo.QUICK if a.set == "quick" else zoo.FULL)}
+    scales = [s for s in a.scales.split(",") if s]
+    if set(scales) - {"per-channel", "per-tensor"}:
+        print("# --scales: per-channel and/or per-tensor, got '%s'" % a.scales)
+        print("zoo-fp8: 0 passed, 1 failed")
+        return 1
+    precs = ["fp16"] + [p + sfx for sfx in [{"per-channel": "", "per-tensor": "/pt"}[s] for s in scales]
+                        for p in PRECS[1:]]
     unknown = [n for n in names if n not in table]
     if unknown:
         print("# unknown model(s): %s (see zoo.QUICK)" % ",".join(unknown))
@@ -212,14 +303,15 @@ def main():
     rows, passed, failed = [], 0, 0
     for i, name in enumerate(names):
         ctor, shape = table[name]
-        path, ref, emu = build(name, ctor, shape, a.work, 1000 + 17 * i, a.inputs)
-        rs = [case(a, name, path, p, ref, emu) for p in PRECS]
+        model, xr, path, ref, emu = build(name, ctor, shape, a.work, 1000 + 17 * i, a.inputs)
+        rs = [case(a, name, path, p, ref, emu, model, xr) for p in precs]
         bad = judge(rs)
         for x in rs:
-            print("%-20s %-10s %-7s err %-9s (emulation %-9s) top5 %-5s top1 %-5s size %s%s" % (
+            print("%-20s %-13s %-7s err %-9s (emulation %-9s, ipu vs emulation %-9s) top5 %-5s top1 %-5s size %s%s" % (
                 name, x["precision"], x["status"],
                 "%.2e" % x["err"] if "err" in x else "-",
                 "%.2e" % x["emu"] if "emu" in x else "-",
+                "%.2e" % x["vsemu"] if "vsemu" in x else "-",
                 "%.2f" % x["top5"] if "top5" in x else "-",
                 "%.2f" % x["top1"] if "top1" in x else "-",
                 x.get("size", "-"),
@@ -230,12 +322,13 @@ def main():
         failed += bad
         rows += rs
     if a.md:
-        print("| model | precision | err | emulation | top-5 (emulation) | top-1 | executable bytes (x fp16) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| model | precision | err | emulation | ipu vs emulation | top-5 (emulation) | top-1 | executable bytes (x fp16) |")
+        print("|---|---|---|---|---|---|---|---|")
         for x in rows:
-            print("| %s | %s | %s | %s | %s | %s | %s |" % (
+            print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 x["model"], x["precision"], "%.1e" % x["err"] if "err" in x else x["status"],
                 "%.1e" % x["emu"] if "emu" in x else "-",
+                "%.1e" % x["vsemu"] if "vsemu" in x else "-",
                 "%.2f (%.2f)" % (x["top5"], x["emu_top5"]) if "top5" in x else "-",
                 "%.2f" % x["top1"] if "top1" in x else "-",
                 "%d%s" % (x["size"], " (%.2f)" % x["size_ratio"] if "size_ratio" in x else "")
