@@ -136,9 +136,13 @@ static int compile_model(struct job *j, const struct ipuc_model *m, const char *
 		return -1;
 	}
 	j->qdq = qdq;
+	/* under fp8 the model's integer scales (absmax / 127 and the like)
+	 * are no powers of two and its int8 grid no fp8 one: the weights
+	 * dequantized here get fp8's own scales, which the note says */
 	if (qdq.q || qdq.dq)
-		fprintf(j->note, "ipu-compile: %s: QDQ model: %d of %d DequantizeLinear and %d of %d QuantizeLinear folded at compile time (the weights dequantized once; the model computes in %s); %d DequantizeLinear and %d QuantizeLinear (activations) computed on the device\n",
+		fprintf(j->note, "ipu-compile: %s: QDQ model: %d of %d DequantizeLinear and %d of %d QuantizeLinear folded at compile time (the weights dequantized once%s; the model computes in %s); %d DequantizeLinear and %d QuantizeLinear (activations) computed on the device\n",
 			path, qdq.dq - qdq.dq_left, qdq.dq, qdq.q - qdq.q_left, qdq.q,
+			ipuc_is_fp8(precision) ? ", then rounded to fp8 with fp8's own scales: the model's do not map onto them" : "",
 			po.precision_fp16 ? "float16" : "float32", qdq.dq_left, qdq.q_left);
 	*out = g;
 	return 0;

@@ -91,3 +91,14 @@ CHECKS += ;make -s check-zoo-fp8;
 check-qdq: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	/usr/bin/python3 tests/models/qdq.py --bin $(BUILD)/bin --work $(BUILD)/qdq
 CHECKS += ;make -s check-qdq;
+
+# A QDQ-quantized ResNet-18 (tests/models/qdq_resnet.py): torchvision's
+# resnet18 (random weights, BatchNorm calibrated) in onnxruntime's QDQ form
+# (int8 per-channel weights, uint8 per-tensor activations calibrated on
+# seeded data), fp32 and fp16, against onnxruntime-node (numpy without it),
+# judged in output steps as a 20-layer quantized network allows (about a
+# minute and a half on this machine).
+.PHONY: check-qdq-resnet
+check-qdq-resnet: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	nice /usr/bin/python3 tests/models/qdq_resnet.py --bin $(BUILD)/bin --work $(BUILD)/qdq-resnet
+CHECKS += ;make -s check-qdq-resnet;
