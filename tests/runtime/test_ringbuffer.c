@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_ringbuffer.c - the SPSC RingBuffer: FIFO semantics, index
- * wrap-around, timeouts, close, and a producer/consumer stress run
+ * wrap-around, timeouts, close, its statuses being plain -errno values
+ * (each its own class of the one error table), and a producer/consumer
+ * stress run
  * (10 million items by default; IPURT_RING_ITEMS overrides) checking that
  * order and the pointed-to contents are preserved.
  */
@@ -10,10 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "ipu/error.h"
 #include "ipu/ringbuffer.h"
 #include "ringbuffer_internal.h"
 
@@ -40,6 +44,35 @@ TEST(create_args)
 	CHECK_EQ_INT(ipurt_ring_capacity(r), 2);
 	ipurt_ring_destroy(r);
 	ipurt_ring_destroy(NULL);
+}
+
+/* Statuses are -errno: the error table passes them through as their class. */
+TEST(statuses_are_errno)
+{
+	static const struct {
+		int status, errno_class;
+		const char *name;
+	} st[] = {
+		{ IPURT_RING_AGAIN, -EAGAIN, "EAGAIN" },
+		{ IPURT_RING_TIMEOUT, -ETIMEDOUT, "ETIMEDOUT" },
+		{ IPURT_RING_CLOSED, -ESHUTDOWN, "ESHUTDOWN" },
+		{ IPURT_RING_INVAL, -EINVAL, "EINVAL" },
+		{ IPURT_RING_NOMEM, -ENOMEM, "ENOMEM" },
+	};
+	struct ipurt_ring *r;
+	void *p;
+
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		CHECK_EQ_INT(st[i].status, st[i].errno_class);
+		CHECK_EQ_INT(ipu_err_errno(st[i].status), st[i].errno_class);
+		CHECK_MSG(!strcmp(ipu_err_name(st[i].status), st[i].name), "%d named %s",
+			  st[i].status, ipu_err_name(st[i].status));
+	}
+	REQUIRE(ipurt_ring_create(2, &r) == 0);
+	CHECK_EQ_INT(ipurt_ring_pop(r, &p, 0), -ETIMEDOUT);
+	ipurt_ring_close(r);
+	CHECK_EQ_INT(ipurt_ring_push(r, NULL, 0), -ESHUTDOWN);
+	ipurt_ring_destroy(r);
 }
 
 static void fifo_at(uint32_t start)
@@ -312,6 +345,7 @@ int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
 	RUN(create_args);
+	RUN(statuses_are_errno);
 	RUN(fifo);
 	RUN(index_wraparound);
 	RUN(timeouts);

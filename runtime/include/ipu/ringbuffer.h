@@ -28,16 +28,20 @@
 #ifndef IPU_RINGBUFFER_H
 #define IPU_RINGBUFFER_H
 
+#include <errno.h>
 #include <stdint.h>
 
-/* Status codes, negative and outside the engine's and .ipuef's ranges. */
+/*
+ * Status: 0 or a negative errno, as liburing's calls return (each its own
+ * class for ipu_err_errno(), so a caller maps them like any library error).
+ */
 enum ipurt_ring_status {
 	IPURT_RING_OK = 0,
-	IPURT_RING_AGAIN = -150,	/* try_push: full; try_pop: empty */
-	IPURT_RING_TIMEOUT = -151,	/* nothing happened within timeout_ns */
-	IPURT_RING_CLOSED = -152,	/* push after close; pop: closed and drained */
-	IPURT_RING_INVAL = -153,	/* capacity not a power of two in range */
-	IPURT_RING_NOMEM = -154,
+	IPURT_RING_AGAIN = -EAGAIN,	/* try_push: full; try_pop: empty */
+	IPURT_RING_TIMEOUT = -ETIMEDOUT, /* nothing happened within timeout_ns */
+	IPURT_RING_CLOSED = -ESHUTDOWN,	/* push after close; pop: closed and drained */
+	IPURT_RING_INVAL = -EINVAL,	/* capacity not a power of two in range */
+	IPURT_RING_NOMEM = -ENOMEM,
 };
 
 /* Largest capacity: indices are 32-bit and wrap, so half their range. */
