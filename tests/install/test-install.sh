@@ -221,6 +221,12 @@ r.execute(ins, outs)
 assert all(np.isfinite(v).all() for v in outs.values())
 print(__import__("ipu").__file__)
 '
+# the installed extension module exports its init function alone (the
+# libraries inside it are linked in, hidden)
+ext=$(ls "$prefix/$site"/ipu/_ipu*.so 2>/dev/null | head -1)
+syms=$([ -n "$ext" ] && nm -D --defined-only "$ext" | awk '$2 != "A" { print $3 }' | tr '\n' ' ')
+[ "$syms" = "PyInit__ipu " ] && ok "${ext##*/} exports PyInit__ipu alone" ||
+	ko "the installed extension module ${ext:-(none)} exports: $syms"
 out=$(cd / && PYTHONPATH=$prefix/$site "$PYTHON" -c "$pyrun" "$prefix/affine.ipuef" 2>&1)
 case "$out" in
 "$prefix/$site/ipu/__init__.py") ok "import ipu.runtime from $prefix/$site runs a model" ;;
