@@ -39,6 +39,25 @@ uint64_t gen_now_ns(void);
 /* t describes anchor a's tensor held in data. */
 void gen_tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor *t);
 
+/* A decoder's prefill program (IPUEF_PROGRAM_PREFILL): its anchors and
+ * tokens per run (0: the model has none). */
+struct gen_prefill {
+	const struct ipuef_anchor *ids, *pos, *next;
+	uint32_t tokens;
+};
+int gen_prefill_find(const struct ipuef_file *f, struct gen_prefill *pf, char *err, size_t errlen);
+/*
+ * Feeds prompt[0..n) of a new sequence through the prefill program, T
+ * tokens a run at positions 0.., the last run padded (the pad tokens'
+ * cache rows lie after the prompt, where the next step writes before it
+ * reads), as long as a run's positions stay inside the cache of
+ * `positions`.  *done: prompt tokens taken (the caller steps the rest);
+ * when *done == n, *next is the greedy token after prompt[n - 1].
+ */
+int gen_prefill_run(struct ipurt_runner *r, const struct gen_prefill *pf, const int64_t *prompt,
+		    uint32_t n, uint64_t positions, uint32_t *done, int64_t *next, uint32_t *runs,
+		    char *err, size_t errlen);
+
 /* ipurt_generate on a decoder of several cache slots: the sequence in
  * one slot through the step API, the same callbacks and stats. */
 int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,

@@ -9,8 +9,11 @@
  * top-p) is done on the host from the logits with the caller's seed.  A
  * caller that wants neither logits nor sampling gets the model's
  * tokens-only program when it has one (IPUEF_PROGRAM_TOKENS): the same
- * step without the logits' stream, a few bytes per step.  A decoder of
- * several cache slots runs the sequence in one slot (gen_slots.c).
+ * step without the logits' stream, a few bytes per step.  A decoder
+ * compiled with a prefill program (IPUEF_PROGRAM_PREFILL) takes its prompt
+ * T tokens a run (gen_prefill.c) where it fits the cache, the rest token by
+ * token.  A decoder of several cache slots runs the sequence in one slot
+ * (gen_slots.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -142,7 +145,9 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	const struct ipuef_file *f = ipurt_runner_file(r);
 	struct ipurt_generate_stats s = { 0 };
 	struct gen_io io;
+	struct gen_prefill pf;
 	uint64_t limit, t0, t1 = 0, bytes = 0;
+	uint32_t done = 0;
 	float *logits = NULL;
 	struct gen_cand *cands = NULL;	/* sampling: the candidates of a step */
 	uint64_t rng = o ? o->seed : 0;
@@ -196,9 +201,21 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	io.tokens_only = s.device_argmax && !o->want_logits &&
 			 ipuef_find_program(f, IPUEF_PROGRAM_TOKENS) != NULL;
 	s.prompt_tokens = nprompt;
-	rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
+	rc = gen_prefill_find(f, &pf, err, errlen);
+	if (!rc)
+		rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
 	t0 = gen_now_ns();
-	for (uint32_t i = 0; !rc && i < nprompt; i++)
+	/* the prompt T tokens a run; its last token by a step when the host
+	 * needs that step's logits (sampling, want_logits) */
+	if (!rc && pf.tokens) {
+		uint32_t upto = cands || o->want_logits ? nprompt - 1 : nprompt;
+
+		rc = gen_prefill_run(r, &pf, prompt, upto, cache_positions(ipuef_metadata(f)), &done,
+				     &next, &s.prefill_runs, err, errlen);
+		pos = done;
+	}
+	s.prefill_tokens = done;
+	for (uint32_t i = done; !rc && i < nprompt; i++)
 		rc = step(r, &io, prompt[i], pos++, logits, &next, &bytes, err, errlen);
 	if (!rc && cands)
 		next = gen_sample(logits, io.vocab, o, cands, &rng);

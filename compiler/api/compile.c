@@ -258,6 +258,7 @@ static int run(struct job *j)
 	const struct ipuc_model *models = o->nfusion ? o->fusion : &o->model;
 	int n = o->nfusion ? o->nfusion : 1;
 	struct ir_graph *graphs[IPUC_MAX_MODELS] = { 0 }, *refs[IPUC_MAX_MODELS] = { 0 };
+	struct ir_graph *prefill = NULL, *prefill_ref = NULL;
 	struct ipuc_calib_state cstate[IPUC_MAX_MODELS];
 	struct ipuc_calib_fp8 calfp8;
 	struct ipu_target t = { o->ipu_version, o->tiles, o->tile_mem, o->batch_axis,
@@ -310,6 +311,41 @@ static int run(struct job *j)
 		}
 	}
 	j->model = -1;
+	if (o->prefill_model && j->po->executable) {
+		/* the decode model's options, its own file and shapes */
+		struct ipuc_model pm = models[0];
+		struct ipuc_calib_state pcs;
+
+		memset(&pcs, 0, sizeof(pcs));
+		pm.input_model = o->prefill_model;
+		pm.data = NULL;
+		pm.size = 0;
+		pm.nshapes = 0;
+		pm.export_path = NULL;
+		if (n > 1 || o->num_ipus > 1 || o->sharding_config) {
+			rc = fail(j, IPU_COMPILE_STAGE_OPTIONS, -1,
+				  "--prefill-model: the decode model must be one model on one IPU (no fusion, no --num-ipus)");
+			goto out;
+		}
+		if (ipuc_is_fp8(precision_of(o, &models[0]))) {
+			rc = fail(j, IPU_COMPILE_STAGE_OPTIONS, -1,
+				  "--prefill-model: fp8 precisions are not supported with a prefill program (fp32 or fp16)");
+			goto out;
+		}
+		if (o->verbose)
+			fprintf(j->log, "ipu-compile: prefill model: %s (%s)\n", pm.input_model,
+				precision_of(o, &models[0]));
+		rc = compile_model(j, &pm, precision_of(o, &models[0]), &prefill, &prefill_ref, &pcs, &e);
+		ipuc_calib_state_free(&pcs);
+		if (rc) {
+			char m[IR_ERROR_LEN];
+
+			snprintf(m, sizeof(m), "--prefill-model: %s", e.msg);
+			rc = fail(j, IPU_COMPILE_STAGE_MODEL, -1, m);
+			goto out;
+		}
+		t.prefill = prefill;
+	}
 	/* the fp8 pass's calibration, and the report once every model is
 	 * compiled */
 	if (ipuc_calib_fp8_prepare(o, models, n, cstate, &calfp8, o->verbose ? j->log : NULL, &e)) {
@@ -370,6 +406,7 @@ static int run(struct job *j)
 
 		tc.num_state_pairs = 0;
 		tc.no_auto_state = 1;
+		tc.prefill = NULL;
 		progress(j, "check", -1, -1);
 		c = ipuc_check_refs(graphs, refs, n, &tc, o->custom_libs, j->log, &e);
 		if (c < 0) {
@@ -436,6 +473,8 @@ out:
 	}
 	ipuc_calib_fp8_free(&calfp8);
 	ipu_state_spec_free(&sspec);
+	ir_graph_free(prefill);
+	ir_graph_free(prefill_ref);
 	free(image);
 	return rc;
 }

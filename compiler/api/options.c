@@ -54,6 +54,7 @@ void ipuc_options_free(struct ipuc_options *o)
 	free(o->state);
 	for (int i = 0; i < o->nfreeze; i++)
 		free(o->freeze[i]);
+	free(o->prefill_model);
 	memset(o, 0, sizeof(*o));
 }
 

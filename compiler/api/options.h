@@ -58,6 +58,7 @@ struct ipuc_options {
 	int list_ops, check, json, help, version, verbose, no_fusion;
 	int no_memory_reuse;
 	char *state;			/* --state as given */
+	char *prefill_model;		/* --prefill-model */
 	/* calibration and the precision report (compiler/calib/calib.h) */
 	char *calibration_data;		/* .npz of arrays named by input */
 	int calibration_loss;		/* enum ipu_calib_loss */

@@ -155,6 +155,8 @@ int ipuc_options_from_public(const struct ipu_compile_options *given, struct ipu
 	o->keep_fp16 = po.num_of_layers_keep_fp16;
 	if (po.state && ipuc_setstr(&o->state, po.state, e))
 		return -1;
+	if (po.prefill_model && ipuc_setstr(&o->prefill_model, po.prefill_model, e))
+		return -1;
 	o->check = !!po.check;
 	o->no_fusion = !!po.no_fusion;
 	o->no_memory_reuse = !!po.no_memory_reuse;

@@ -343,6 +343,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	po.fp8_scale = o->fp8_per_tensor ? "per-tensor" : "per-channel";
 	po.num_of_layers_keep_fp16 = o->keep_fp16;
 	po.state = o->state;
+	po.prefill_model = o->prefill_model;
 	po.custom_library_so_paths = o->custom_libs;
 	po.check = o->check;
 	po.no_fusion = o->no_fusion;

@@ -81,6 +81,11 @@ const char *ipuc_usage(void)
 "                             (besides past_key_values.N.key/.value ->\n"
 "                             present.N.key/.value, found by name); 'none':\n"
 "                             no state, every cache streamed from the host\n"
+"  --prefill-model FILE       the decoder's prompt step: the same module\n"
+"                             exported with T tokens a step (input_ids and\n"
+"                             position_ids [1, T], the same caches and\n"
+"                             weights), built as program 'prefill' over the\n"
+"                             decode step's state and weights (one copy)\n"
 "  --num-ipus N               split the model over N IPUs of the target (2-64):\n"
 "                             stages of consecutive nodes balancing the\n"
 "                             modelled work, each within 3/4 of an IPU, one\n"
@@ -171,7 +176,7 @@ enum {
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
-	O_FP8_SKIP, O_FP8_PARAMS, O_FP8_SCALE, O_KEEP_FP16, O_STATE, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
+	O_FP8_SKIP, O_FP8_PARAMS, O_FP8_SCALE, O_KEEP_FP16, O_STATE, O_PREFILL, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
 	O_CUSTOM_LIBS,
 	O_FREEZE,
 };
@@ -192,6 +197,7 @@ static const struct option long_opts[] = {
 	OPT2("no-fusion", "no_fusion", no_argument, O_NO_FUSION),
 	OPT2("no-memory-reuse", "no_memory_reuse", no_argument, O_NO_MEMORY_REUSE),
 	{ "state", required_argument, NULL, O_STATE },
+	OPT2("prefill-model", "prefill_model", required_argument, O_PREFILL),
 	OPT2("input-model", "input_model", required_argument, O_INPUT_MODEL),
 	OPT2("input-shape", "input_shape", required_argument, O_INPUT_SHAPE),
 	OPT2("batch-size", "batch_size", required_argument, O_BATCH_SIZE),
@@ -298,6 +304,10 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 		case O_NO_MEMORY_REUSE: o->no_memory_reuse = 1; break;
 		case O_STATE:
 			if (ipuc_setstr(&o->state, v, e))
+				return -1;
+			break;
+		case O_PREFILL:
+			if (ipuc_setstr(&o->prefill_model, v, e))
 				return -1;
 			break;
 		case O_NUM_IPUS:

@@ -135,11 +135,14 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 
 /* Streams and nodes of one graph appended to sequence `seq`.  tokens (may
  * be NULL): receives a decoder's Main without its logits (lower_tokens.c),
- * or IPU_GRAPH_INVALID. */
+ * or IPU_GRAPH_INVALID.  sh (may be NULL): constants shared with another
+ * graph (lower_share.c); with sh->key set this is the second graph, a
+ * decoder's prefill, whose caches are the states ss holds already. */
 static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
 		       uint64_t *kept, const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
 		       const char *prefix, struct ipu_lower_anchors *as,
-		       struct ipu_lower_states *ss, ipu_step *tokens, struct ir_error *e)
+		       struct ipu_lower_states *ss, ipu_step *tokens, struct lw_share *sh,
+		       struct ir_error *e)
 {
 	struct lw l;
 	struct lw_tokens tok = { .body = IPU_GRAPH_INVALID };
@@ -153,6 +156,9 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	memset(&l, 0, sizeof(l));
 	l.gb = gb;
 	l.g = g;
+	l.sh = sh;
+	if (sh)
+		l.frozen = sh->frozen;	/* handed back at the end */
 	l.used = used;
 	l.kept = kept;
 	l.reuse = !t->no_memory_reuse;
@@ -243,6 +249,16 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			goto out;
 		}
 		snprintf(sname, sizeof(sname), "%s%s", prefix, v->name);
+		if (is_state[i] && sh && sh->key) {
+			/* the prefill's cache: the decode step's state */
+			if (lw_prefill_state(ss, v, &tt, e))
+				goto out;
+			l.vt[g->inputs[i]] = tt;
+			l.last_use[g->inputs[i]] = g->nnodes;
+			if (lw_value_live(&l, g->inputs[i]))
+				goto out;
+			continue;
+		}
 		tt = ipu_graph_add_tensor(gb, sname, dt, 1, &cnt);
 		if (tt == IPU_GRAPH_INVALID ||
 		    lw_spread(&l, tt, cnt, ipux_dtype_size(dt),
@@ -327,6 +343,12 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			goto out;
 		else
 			whole = (struct ipu_slice){ tt, 0, cnt };
+		if (sh && sh->key && in_of_out[i] < 0 && !strcmp(v->name, "logits")) {
+			/* the prefill streams the next token only */
+			if (sl != &whole)
+				free(sl);
+			continue;
+		}
 		if (!rt_dtype(v->dtype) || !cnt) {
 			ir_err(e, "graph output '%s' (%s, %lld elements) cannot be an anchor", v->name,
 			       ir_dtype_name(v->dtype), (long long)cnt);
@@ -381,7 +403,10 @@ out:
 	free(in_of_out);
 	free(is_state);
 	free(l.trefs);
-	lw_frozen_free(&l.frozen);
+	if (sh)
+		sh->frozen = l.frozen;
+	else
+		lw_frozen_free(&l.frozen);
 	lw_tokens_free(&tok);
 	return r;
 }
@@ -389,15 +414,19 @@ out:
 /* One lowering of the prepared graphs into builder gb (see struct
  * lw_scratch for the two passes).  Compiles the image when image != NULL. */
 static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
-		 const struct ipu_target *t, int tokens_prog, struct lw_scratch *scr,
-		 struct ipu_lower_anchors *as, struct ipu_lower_states *ss, void **image, size_t *len,
-		 struct ipu_graph_stats *stats, struct ir_error *e)
+		 const struct ir_graph *prefill, const struct ipu_target *t, int tokens_prog,
+		 struct lw_scratch *scr, struct ipu_lower_anchors *as, struct ipu_lower_states *ss,
+		 void **image, size_t *len, struct ipu_graph_stats *stats, int *prefill_prog,
+		 struct ir_error *e)
 {
 	/* used, then kept */
 	uint64_t *used = calloc(2 * (size_t)(t->tiles ? t->tiles : 1), sizeof(uint64_t));
-	ipu_step main_seq, tokens = IPU_GRAPH_INVALID;
+	ipu_step main_seq, tokens = IPU_GRAPH_INVALID, pf = IPU_GRAPH_INVALID;
+	struct lw_share sh = { 0 };
+	uint32_t pf_first = 0;
 	int r = -1;
 
+	*prefill_prog = 0;
 	if (!used)
 		return ir_err(e, "out of memory");
 	/* values move only through streams, so tensors may share memory */
@@ -422,9 +451,31 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			}
 	}
 	if (n == 1) {
+		lw_share_first(&sh, prepared[0]);
 		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss,
-				tokens_prog ? &tokens : NULL, e))
+				tokens_prog ? &tokens : NULL, prefill ? &sh : NULL, e))
 			goto out;
+		if (prefill) {
+			pf = ipu_step_sequence(gb);
+			pf_first = as->n;
+			if (pf == IPU_GRAPH_INVALID)
+				goto builder;
+			if (lw_share_second(&sh, prefill, e) ||
+			    lower_graph(gb, prefill, used, used + t->tiles, t, scr, pf, LW_PREFILL_PREFIX,
+					as, ss, NULL, &sh, e)) {
+				char m[IR_ERROR_LEN];
+
+				snprintf(m, sizeof(m), "%s", e->msg);
+				ir_err(e, "the prefill model: %s", m);
+				goto out;
+			}
+			if (t->progress)
+				fprintf(t->progress,
+					"ipu-compile: prefill program: %llu bytes of its constants are the decode step's (kept once; %llu bytes copied in per prefill run, %llu more frozen near their use)\n",
+					(unsigned long long)sh.shared_bytes,
+					(unsigned long long)sh.copied_bytes,
+					(unsigned long long)sh.frozen_again);
+		}
 	} else {
 		/* fusion: index -> switch over the subgraphs */
 		ipu_tensor idx = ipu_graph_add_tensor(gb, "index", IPUX_DT_I32, 1, (uint64_t[]){ 1 });
@@ -449,7 +500,8 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			cases[k] = ipu_step_sequence(gb);
 			if (cases[k] == IPU_GRAPH_INVALID)
 				goto builder;
-			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, NULL, NULL, e)) {
+			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, NULL, NULL,
+					NULL, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -468,6 +520,15 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 		goto builder;
 	if (tokens != IPU_GRAPH_INVALID && ipu_graph_add_program(gb, tokens) != LW_TOKENS_PROGRAM)
 		goto builder;
+	if (pf != IPU_GRAPH_INVALID) {
+		int k = ipu_graph_add_program(gb, pf);
+
+		if (k < 0)
+			goto builder;
+		*prefill_prog = k;
+		for (uint32_t i = pf_first; i < as->n; i++)
+			as->a[i].programs = 1ull << k;
+	}
 	if (image && ipu_graph_compile(gb, image, len, stats))
 		goto builder;
 	if (image && ss->n && lw_state_regions(gb, ss, e))
@@ -481,6 +542,7 @@ builder:
 	else
 		ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
 out:
+	lw_share_free(&sh);
 	free(used);
 	return r;
 }
@@ -491,7 +553,7 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			    void **image, size_t *len, struct ipu_lower_info *info,
 			    struct ir_error *e, int with_token, int tokens_prog, int *added)
 {
-	struct ir_graph *prepared[64] = { 0 };
+	struct ir_graph *prepared[64] = { 0 }, *pf = NULL;
 	struct ipu_graph *gb = NULL;
 	size_t slots = (size_t)(t->tiles ? t->tiles : 1) * IPUX_DT_COUNT;
 	struct lw_scratch scr = { 0 };
@@ -524,6 +586,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 		if (t->fp8 && ir_pass_fp8(prepared[k], t->fp8, e) < 0)
 			goto out;
 	}
+	if (t->prefill && lw_prefill_prepare(t->prefill, n, t, &pf, e))
+		goto out;
 	if (!t->no_memory_reuse) {
 		/* every temporary is a tensor of its own: once its op has run,
 		 * the builder's reuse by liveness gives its memory to later
@@ -534,8 +598,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, tokens_prog, NULL, &info->anchors_priv, &info->states_priv, image, len,
-			  &info->stats, e);
+		r = build(gb, prepared, n, pf, t, tokens_prog, NULL, &info->anchors_priv, &info->states_priv,
+			  image, len, &info->stats, &info->prefill_program, e);
 	} else {
 		/* without reuse: pass 1 measures the temporaries' peak per
 		 * tile and dtype */
@@ -545,7 +609,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, tokens_prog, &scr, &trial, &trial_states, NULL, NULL, NULL, e);
+		r = build(gb, prepared, n, pf, t, tokens_prog, &scr, &trial, &trial_states, NULL, NULL, NULL,
+			  &info->prefill_program, e);
 		anchors_free(&trial);
 		lw_states_free(&trial_states);
 		ipu_graph_destroy(gb);
@@ -561,8 +626,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, t, tokens_prog, &scr, &info->anchors_priv, &info->states_priv, image, len,
-			  &info->stats, e);
+		r = build(gb, prepared, n, pf, t, tokens_prog, &scr, &info->anchors_priv, &info->states_priv,
+			  image, len, &info->stats, &info->prefill_program, e);
 	}
 	if (!r)
 		r = lw_debug_blob(gb, &info->stats, &info->debug, &info->debug_len, e);
@@ -571,6 +636,7 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 out:
 	for (int k = 0; k < 64; k++)
 		ir_graph_free(prepared[k]);
+	ir_graph_free(pf);
 	ipu_graph_destroy(gb);
 	free(scr.top);
 	free(scr.peak);
@@ -634,7 +700,7 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 	size_t len = 0;
 	struct ipuef_writer *w = NULL;
 	struct ipuef_metadata md;
-	struct ipuef_program prog[4] = {
+	struct ipuef_program prog[5] = {
 		{ "main", 0 }, { IPUEF_PROGRAM_STATE_WRITE, 1 }, { IPUEF_PROGRAM_STATE_READ, 2 },
 		{ IPUEF_PROGRAM_TOKENS, LW_TOKENS_PROGRAM }
 	};
@@ -662,6 +728,11 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 	md.anchors = ipu_lower_anchors(&info, &md.num_anchors);
 	md.states = ipu_lower_states(&info, &md.num_states);
 	md.num_programs = md.num_states ? 3 + lw_tokens_present(md.anchors, md.num_anchors) : 1;
+	if (info.prefill_program) {
+		prog[md.num_programs] = (struct ipuef_program){ IPUEF_PROGRAM_PREFILL,
+								 (uint32_t)info.prefill_program };
+		md.num_programs++;
+	}
 	snprintf(summary, sizeof(summary),
 		 "{\"tiles_used\": %u, \"mem_max\": %llu, \"mem_total\": %llu, \"mem_max_no_reuse\": %llu, \"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, \"exchange_bytes\": %llu}",
 		 info.stats.tiles_used, (unsigned long long)info.stats.mem_max,

@@ -40,6 +40,48 @@ struct lw_frozen {
 	size_t n, cap;
 };
 
+/* lower_share.c: the constants of a second graph (a decoder's prefill)
+ * that are the first graph's, byte for byte, kept once.  key[v]: the
+ * first graph's value for a shared constant, base + v for any other
+ * (NULL while the first graph is lowered: keys are its values). */
+struct lw_seg {			/* a run of a constant frozen contiguously */
+	int key;
+	uint64_t start, len;	/* elements of the constant */
+	ipu_tensor t;
+	uint64_t toff;		/* where the run starts in t */
+};
+struct lw_gblk {		/* an embedding table's frozen column block */
+	int key;
+	int64_t c0, cb;
+	uint32_t tile;
+	ipu_tensor t;
+};
+struct lw_share {
+	struct lw_frozen frozen;	/* both graphs' frozen pieces */
+	const struct ir_graph *g1;
+	int base;
+	int *key;
+	struct lw_seg *seg;
+	size_t nseg, capseg;
+	int sorted;
+	struct { int key; ipu_tensor t; } *whole;	/* constants kept whole */
+	size_t nwhole;
+	struct lw_gblk *gblk;
+	size_t ngblk;
+	struct lw_mmplan {	/* a product's cut of its constant B */
+		int key;
+		int64_t pn, nw, pk;
+	} *plan;
+	size_t nplan;
+	uint64_t shared_bytes;	/* the second graph's constants found shared */
+	uint64_t copied_bytes;	/* copied in per run from the first's pieces */
+	uint64_t frozen_again;	/* frozen copies of shared blocks where a tile
+				 * had room (as the first graph makes them) */
+};
+int lw_share_first(struct lw_share *sh, const struct ir_graph *g);
+int lw_share_second(struct lw_share *sh, const struct ir_graph *g, struct ir_error *e);
+void lw_share_free(struct lw_share *sh);
+
 struct lw {
 	struct ipu_graph *gb;
 	const struct ir_graph *g;
@@ -76,7 +118,32 @@ struct lw {
 	/* per value: the blocks its data stays in (lower_blocked.c), NULL:
 	 * its tensor is l->vt[v] */
 	struct lw_blocked **blk;
+	struct lw_share *sh;	/* NULL: the graph's constants are its own */
 };
+
+/* The frozen table's key of constant v (lower_share.c). */
+int lw_key(const struct lw *l, int v);
+/* 1 if constant v is a constant of the first graph too. */
+int lw_shared(const struct lw *l, int v);
+/* The first graph's piece [rows x cols] of v (leading dim ld, from
+ * element off) frozen in t: a source for the second graph. */
+int lw_share_segments(struct lw *l, int v, uint64_t off, uint64_t rows, uint64_t cols,
+		      uint64_t ld, ipu_tensor t);
+/* A [nr x nc] block (leading dim ld, from element off) of shared constant
+ * v in a temporary on tile, copied by *xch from the first graph's pieces:
+ * 1, or 0 when they do not hold all of it. */
+int lw_share_assemble(struct lw *l, int v, uint64_t off, int64_t ld, int64_t nr, int64_t nc,
+		      uint32_t tile, ipu_step *xch, struct ipu_slice *out);
+/* The first graph's whole tensor of constant v: 1 and *t, or 0. */
+int lw_share_whole(struct lw *l, int v, ipu_tensor *t);
+int lw_share_whole_add(struct lw *l, int v, ipu_tensor t);
+/* The first graph's column blocks of embedding table v: 1, or 0. */
+int lw_share_gather(struct lw *l, int v, const struct lw_gblk **blk, size_t *n);
+int lw_share_gather_add(struct lw *l, int v, int64_t c0, int64_t cb, uint32_t tile, ipu_tensor t);
+/* The first graph's cut of constant B of a product (columns pn of width
+ * nw, K in pk): recorded by the first (0), 1 and the cut for the second
+ * (0 when it has none), -1 on error. */
+int lw_share_plan(struct lw *l, int v, int64_t *pn, int64_t *nw, int64_t *pk);
 
 /* ipux dtype of an IR dtype, 0 if the device has none. */
 uint32_t lw_dtype(int ir_dtype);
@@ -116,6 +183,10 @@ int lw_piece(struct lw *l, int v, uint64_t begin, uint64_t count, uint32_t tile,
 int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		   int64_t nr, int64_t c0, int64_t nc, uint32_t tile, ipu_step *xch,
 		   struct ipu_slice *out);
+/* 1 and the tile of the home copy of that block of constant v, if one
+ * was frozen (by this graph or, for a shared constant, the first). */
+int lw_const_home_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0, int64_t nr,
+		       int64_t c0, int64_t nc, uint32_t *tile);
 /* A [nr x nc] block of row-major matrix value v (leading dim ld, base
  * offset base) on `tile`: lw_const_block for constants, else a temporary
  * filled by one exchange copy per row. */
@@ -400,6 +471,16 @@ int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
  * gb (malloc'd): each compute set's and exchange's model node. */
 int lw_debug_blob(const struct ipu_graph *gb, const struct ipu_graph_stats *st, void **out,
 		  size_t *len, struct ir_error *e);
+
+/* lower_prefill.c: a decoder's prefill graph, prepared as the decode
+ * step is (its next_token added, logits not streamed), its anchors
+ * prefixed; its caches must be states of the decode step (same name,
+ * dtype and shape): lw_prefill_state gives the state's tensor. */
+#define LW_PREFILL_PREFIX IPUEF_PREFILL_PREFIX
+int lw_prefill_prepare(const struct ir_graph *g, int n, const struct ipu_target *t,
+		       struct ir_graph **out, struct ir_error *e);
+int lw_prefill_state(const struct ipu_lower_states *ss, const struct ir_value *v, ipu_tensor *t,
+		     struct ir_error *e);
 
 /* lower_state.c: device-resident state.  in_of_out[j] (one per graph
  * output) receives the input index whose next value output j is, or -1. */

@@ -439,6 +439,8 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 	int64_t nb, colmax, colmin, spread;
 	ipu_step xch = IPU_GRAPH_INVALID, post = IPU_GRAPH_INVALID;
 	ipu_tensor out;
+	const struct lw_gblk *shared = NULL;
+	size_t nshared = 0;
 
 	/* columns per block: the table block, the indices and the result fit */
 	colmax = (int64_t)(l->budget / es) / (len + 2 * ni);
@@ -467,33 +469,52 @@ static int gather_columns(struct lw *l, const struct ir_node *n, int64_t len,
 		      (uint32_t)((uint64_t)(ni * inner) * es / 4096 + 1)) < 0)
 		return -1;
 	l->vt[n->out[0]] = out;
+	/* the table another graph of the executable froze already: its blocks */
+	if (lw_share_gather(l, n->in[0], &shared, &nshared))
+		nb = (int64_t)nshared;
 	for (int64_t b = 0; b < nb; b++) {
 		int64_t c0 = inner * b / nb, c1 = inner * (b + 1) / nb, cb = c1 - c0;
-		uint32_t tile = lw_pick_tile(l), p[4] = { 1, (uint32_t)len, (uint32_t)cb, (uint32_t)ni };
+		uint32_t tile = nshared ? shared[b].tile : lw_pick_tile(l);
+		uint32_t p[4];
 		ipu_tensor tb, ob;
 		char *buf;
 		struct ipu_slice ops[3];
 
+		if (nshared) {
+			c0 = shared[b].c0;
+			cb = shared[b].cb;
+		}
+		p[0] = 1;
+		p[1] = (uint32_t)len;
+		p[2] = (uint32_t)cb;
+		p[3] = (uint32_t)ni;
 		if (cb <= 0)
 			continue;
-		tb = lw_tensor(l, "table", dt, (uint64_t)(len * cb));
-		if (tb == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tb, tile))
-			return lw_check(l);
 		if (lw_temp(l, "cols", dt, (uint64_t)(ni * cb), tile, &ops[2]))
 			return -1;
 		ob = ops[2].t;
-		buf = malloc((size_t)(len * cb) * es);
-		if (!buf)
-			return lw_fail(l, "out of memory");
-		for (int64_t r = 0; r < len; r++)
-			memcpy(buf + (size_t)(r * cb) * es, (const char *)x->data + (size_t)(r * inner + c0) * es,
-			       (size_t)cb * es);
-		if (ipu_graph_set_init(l->gb, tb, buf, (size_t)(len * cb) * es)) {
+		if (nshared) {
+			tb = shared[b].t;
+			lw_account(l, tile, (uint64_t)(ni * cb) * es);
+		} else {
+			tb = lw_tensor(l, "table", dt, (uint64_t)(len * cb));
+			if (tb == IPU_GRAPH_INVALID || ipu_graph_map_tile(l->gb, tb, tile))
+				return lw_check(l);
+			buf = malloc((size_t)(len * cb) * es);
+			if (!buf)
+				return lw_fail(l, "out of memory");
+			for (int64_t r = 0; r < len; r++)
+				memcpy(buf + (size_t)(r * cb) * es,
+				       (const char *)x->data + (size_t)(r * inner + c0) * es, (size_t)cb * es);
+			if (ipu_graph_set_init(l->gb, tb, buf, (size_t)(len * cb) * es)) {
+				free(buf);
+				return lw_check(l);
+			}
 			free(buf);
-			return lw_check(l);
+			lw_account(l, tile, (uint64_t)((len + ni) * cb) * es);
+			if (lw_share_gather_add(l, n->in[0], c0, cb, tile, tb))
+				return -1;
 		}
-		free(buf);
-		lw_account(l, tile, (uint64_t)((len + ni) * cb) * es);
 		ops[0] = (struct ipu_slice){ tb, 0, (uint64_t)(len * cb) };
 		if (lw_piece(l, n->in[1], 0, (uint64_t)ni, tile, &xch, &ops[1]))
 			return -1;

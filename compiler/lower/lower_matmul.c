@@ -423,6 +423,10 @@ static int mm_emit(struct lw *l, const struct ir_node *n, const struct mm *mp, u
 			/* a constant operand's block (kept once or frozen
 			 * beside the block) stays for the whole program: on
 			 * the tile with the lowest peak so far */
+			if (tile == IPU_GRAPH_INVALID && m.b_const && lw_shared(l, n->in[1]) &&
+			    lw_const_home_tile(l, n->in[1], (uint64_t)((m.bb == 1 ? 0 : p) * m.K * m.N), m.N,
+					       k0, k1 - k0, n0, nb, &bt))
+				tile = bt;
 			if (tile == IPU_GRAPH_INVALID)
 				tile = ct || m.a_const || m.b_const ? lw_pick_tile_kept(l) : lw_pick_tile(l);
 			struct ipu_slice ops[3];
@@ -721,6 +725,23 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 				return chunked(l, n, &m, least);
 		} else
 			m = h;
+	}
+	if (m.b_const && m.bb == 1 && m.batch == 1) {
+		/* a prefill's product over the decode step's weight: cut B as
+		 * the step did, each block computed where the step froze it
+		 * (mm_emit), so the weight is read in place, never copied */
+		struct mm f = m;
+		int r = lw_share_plan(l, n->in[1], &f.pn, &f.nw, &f.pk);
+
+		if (r < 0)
+			return -1;
+		if (r) {
+			f.homed = 'B';
+			if (block_mem(&f) > l->budget)
+				f.pm = f.M;
+			if (block_mem(&f) <= l->budget)
+				m = f;
+		}
 	}
 	if (getenv("IPU_LOWER_TRACE"))
 		fprintf(stderr, "lower: %s: matmul batch %lld [%lld x %lld] x [%lld x %lld] -> pm %lld pn %lld%s pk %lld%s, %llu bytes per block\n",

@@ -368,6 +368,13 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 		lw_fail(l, "constant '%s' is empty; empty tensors are not supported on the device", x->name);
 		return IPU_GRAPH_INVALID;
 	}
+	if (lw_share_whole(l, v, &t)) {
+		/* the first graph's, kept for its whole program already */
+		if (tref_add(l, t, 1))
+			return IPU_GRAPH_INVALID;
+		l->vt[v] = t;
+		return t;
+	}
 	t = ipu_graph_add_tensor(l->gb, x->name, dt, 1, &n);
 	/* kept for the whole program: where the least is kept already */
 	if (l->kept) {
@@ -397,6 +404,8 @@ ipu_tensor lw_value_tensor(struct lw *l, int v)
 	}
 	(void)used;
 	l->vt[v] = t;
+	if (lw_share_whole_add(l, v, t))
+		return IPU_GRAPH_INVALID;
 	return t;
 }
 
@@ -527,7 +536,7 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 	struct lw_frozen_slot *s, *h;
 	ipu_tensor t, home;
 	uint32_t f8dt;
-	int f8s;
+	int f8s, key = lw_key(l, v);
 
 	if (lw_fp8_weight(l, v, &f8dt, &f8s))
 		return lw_fp8_const_piece(l, v, base, ld, r0, nr, c0, nc, tile, out);
@@ -543,12 +552,20 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		*out = (struct ipu_slice){ l->vt[v], off, cnt };
 		return 0;
 	}
-	s = frozen_find(&l->frozen, v, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
+	s = frozen_find(&l->frozen, key, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
 	if (s && s->v >= 0) {
 		*out = (struct ipu_slice){ s->t, 0, cnt };
 		return 0;
 	}
-	h = frozen_find(&l->frozen, v, LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
+	h = frozen_find(&l->frozen, key, LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
+	/* a block of the first graph's constant that it did not freeze
+	 * there: copied in from its pieces, so the device keeps one copy */
+	if (lw_shared(l, v)) {
+		int r = lw_share_assemble(l, v, off, ld, nr, nc, tile, xch, out);
+
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
 	if (!h || h->v < 0 || l->kept[tile] + bytes <= l->keep_limit) {
 		/* a frozen copy of just this block, where it is used */
 		char *buf = NULL;
@@ -574,8 +591,11 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 		free(buf);
 		lw_account(l, tile, bytes);
 		l->kept[tile] += (bytes + 63) & ~(uint64_t)63;
-		if (frozen_add(l, v, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t) ||
-		    (first && frozen_add(l, v, LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t)))
+		if (lw_shared(l, v))
+			l->sh->frozen_again += bytes;
+		if (frozen_add(l, key, tile, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t) ||
+		    (first && frozen_add(l, key, LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t)) ||
+		    (first && lw_share_segments(l, v, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld, t)))
 			return -1;
 		*out = (struct ipu_slice){ t, 0, cnt };
 		return 0;
@@ -590,6 +610,22 @@ int lw_const_block(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,
 	if (ipu_exchange_add(l->gb, *xch, (struct ipu_slice){ home, 0, cnt }, *out))
 		return lw_check(l);
 	return 0;
+}
+
+int lw_const_home_tile(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0, int64_t nr,
+		       int64_t c0, int64_t nc, uint32_t *tile)
+{
+	uint64_t off = base + (uint64_t)(r0 * ld + c0), cnt = (uint64_t)(nr * nc), b, en;
+	struct lw_frozen_slot *h;
+	uint32_t toff;
+
+	if (nc == ld || nr == 1) {
+		nr = 1;
+		nc = ld = (int64_t)cnt;
+	}
+	h = frozen_find(&l->frozen, lw_key(l, v), LW_HOME, off, (uint64_t)nr, (uint64_t)nc, (uint64_t)ld);
+	return h && h->v >= 0 && !ipu_graph_tensor_location(l->gb, h->t, 0, tile, &b, &en, &toff) &&
+	       *tile < l->tiles;
 }
 
 int lw_block_piece(struct lw *l, int v, uint64_t base, int64_t ld, int64_t r0,

@@ -59,6 +59,8 @@ static int print_json(const struct gen_out *g, const struct ipurt_generate_stats
 	json_object_set_new(j, "device_argmax", json_boolean(st->device_argmax));
 	json_object_set_new(j, "sampled", json_boolean(sampled));
 	json_object_set_new(j, "prompt_ms", json_real((double)st->prompt_ns / 1e6));
+	json_object_set_new(j, "prefill_runs", json_integer(st->prefill_runs));
+	json_object_set_new(j, "prefill_tokens", json_integer(st->prefill_tokens));
 	json_object_set_new(j, "decode_ms", json_real((double)st->decode_ns / 1e6));
 	json_object_set_new(j, "tokens_per_s", st->decode_steps ? json_real(tps) : json_null());
 	json_object_set_new(j, "stream_bytes_per_step", json_integer((json_int_t)st->stream_bytes_per_step));
@@ -120,8 +122,13 @@ int run_generate(const struct run_opts *o)
 	for (uint32_t i = 0; i < g.n; i++)
 		printf("%s%lld", i ? "," : "  ", (long long)g.ids[i]);
 	printf("\n");
-	printf("Prompt:   %.3f ms (%u steps, the first new token included)\n",
-	       (double)st.prompt_ns / 1e6, st.prompt_tokens);
+	if (st.prefill_runs)
+		printf("Prompt:   %.3f ms (%u tokens in %u runs of the prefill program, %u steps; the first new token included)\n",
+		       (double)st.prompt_ns / 1e6, st.prefill_tokens, st.prefill_runs,
+		       st.prompt_tokens - st.prefill_tokens);
+	else
+		printf("Prompt:   %.3f ms (%u steps, the first new token included)\n",
+		       (double)st.prompt_ns / 1e6, st.prompt_tokens);
 	if (st.decode_steps)
 		printf("Decode:   %.3f ms for %u steps, %.1f tokens/s\n", (double)st.decode_ns / 1e6,
 		       st.decode_steps, tps);

@@ -72,6 +72,59 @@ assert s["tokens"] == want and s["sampled"] and s["stream_bytes_per_step"] == 24
 print("ok - fp16: torch's greedy tokens from next_token and from the f16 logits")
 PY
 
+# the prefill program (ipu-compile --prefill-model: the same module exported
+# with 5 tokens a step, one set of weights and caches with the decode step):
+# prompts of 1 to 31 tokens take 1 to 6 runs of it (the last padded; a run
+# that would pass the cache's 32 positions leaves its tokens to steps), and
+# give torch's greedy tokens of the token-by-token loop; sampling (the last
+# prompt token by a step, for its logits) the same tokens as without prefill
+mkdir -p "$work/pre"
+$py tests/gen/tiny_gpt.py export "$work/pre/pre5.onnx" 32 --tokens 5
+"$build/bin/ipu-compile" --input-model "$work/p32/tiny_gpt.onnx" --prefill-model "$work/pre/pre5.onnx" \
+	--target tiles=16,tile-mem=256KiB -v -o "$work/pre/tiny_pre.ipuef" 2>"$work/pre/compile.log" >/dev/null
+grep -q "prefill program: .* bytes of its constants are the decode step's (kept once; .* 0 more frozen" \
+	"$work/pre/compile.log" || { grep prefill "$work/pre/compile.log"; echo "the prefill's weights are not the decode step's"; exit 1; }
+"$build/bin/ipuef-dump" --json "$work/pre/tiny_pre.ipuef" | $py -c '
+import json, sys
+m = json.load(sys.stdin)["metadata"]
+progs = {p["name"]: p["index"] for p in m["programs"]}
+assert progs.get("prefill") == 4, progs
+a = {x["name"]: x for x in m["anchors"]}
+assert a["prefill/input_ids"]["shape"] == [1, 5] and a["prefill/next_token"]["shape"] == [1, 5], a
+assert a["prefill/input_ids"]["programs"] == ["prefill"], a
+assert "prefill/logits" not in a and len(m["states"]) == 4, a
+print("ok - ipuef-dump: program prefill (4), its anchors [1, 5], the 4 states shared")
+'
+i=0
+for p in 7 1,2,3 3,1,4,1,5 $(seq -s, 1 12) $(seq -s, 2 2 60) $(seq -s, 40 70); do
+	d=$work/pre/r$i
+	mkdir -p "$d"
+	n=$(echo $p | tr , ' ' | wc -w)
+	new=$((32 - n < 8 ? 32 - n + 1 : 8))
+	$py tests/gen/tiny_gpt.py greedy "$d" 32 $new $(echo $p | tr , ' ') >"$d/torch.txt"
+	"$build/bin/ipu-run" "$work/pre/tiny_pre.ipuef" --generate --prompt-ids $p \
+		--max-new-tokens $new --json >"$d/gen.json"
+	for f in pre/tiny_pre p32/tiny_gpt; do
+		"$build/bin/ipu-run" "$work/$f.ipuef" --generate --prompt-ids $p \
+			--max-new-tokens $new --temperature 0.9 --top-k 20 --top-p 0.95 --seed 11 --json \
+			>"$d/s-${f##*/}.json"
+	done
+	$py - "$d" $n <<'PY'
+import json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+g = json.load(open(d + "/gen.json"))
+want = [int(t) for t in open(d + "/torch.txt").read().split(",")]
+runs = (n + 4) // 5 if ((n + 4) // 5) * 5 <= 32 else n // 5
+assert g["tokens"] == want and g["stream_bytes_per_step"] in (0, 24), (g, want)
+assert g["prefill_runs"] == runs and g["prefill_tokens"] == min(n, 5 * runs), (g, runs)
+a, b = json.load(open(d + "/s-tiny_pre.json")), json.load(open(d + "/s-tiny_gpt.json"))
+assert a["tokens"] == b["tokens"] and a["prefill_tokens"] == (n - 1 if n > 1 and (n + 3) // 5 * 5 <= 32 else a["prefill_tokens"]), (a, b)
+print("ok - prefill of %d tokens in %d runs: torch's %d greedy tokens; seeded sampling as without prefill"
+      % (n, runs, len(want)))
+PY
+	i=$((i + 1))
+done
+
 # 4 cache slots, 6 sequences: the step API against torch's loop of each
 # prompt alone (the same weights)
 mkdir -p "$work/slots"

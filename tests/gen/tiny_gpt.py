@@ -23,6 +23,12 @@ attends to positions <= p only.
   export OUT.onnx POSITIONS --slots S   the step of S sequences at once
                                     (inputs [S, 1], caches [S, 4, POS, 16],
                                     logits [S, 1, 96]: row s is sequence s's)
+  export OUT.onnx POSITIONS --tokens T  the prefill form of the same module:
+                                    T tokens a step (input_ids, position_ids
+                                    [1, T], logits [1, T, 96]), token t
+                                    written at position_ids[t] and seeing the
+                                    positions <= it (ipu-compile
+                                    --prefill-model)
 """
 import sys
 
@@ -33,6 +39,7 @@ VOCAB, D, HEADS, LAYERS = 96, 64, 4, 2
 POS = 32
 HD = D // HEADS
 SLOTS = 1   # sequences per step: row s of every input, output and cache
+TOKENS = 1  # tokens per step: 1 decodes, T > 1 is the prefill form
 
 
 class Block(torch.nn.Module):
@@ -47,9 +54,14 @@ class Block(torch.nn.Module):
 
     def forward(self, x, onehot, visible, past_k, past_v):
         q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
-        q = q.reshape(SLOTS, 1, HEADS, HD).transpose(1, 2)      # [S, H, 1, HD]
-        k = k.reshape(SLOTS, 1, HEADS, HD).transpose(1, 2)
-        v = v.reshape(SLOTS, 1, HEADS, HD).transpose(1, 2)
+        q = q.reshape(SLOTS, TOKENS, HEADS, HD).transpose(1, 2)  # [S, H, T, HD]
+        k = k.reshape(SLOTS, TOKENS, HEADS, HD).transpose(1, 2)
+        v = v.reshape(SLOTS, TOKENS, HEADS, HD).transpose(1, 2)
+        if TOKENS > 1:
+            # row t of k goes to slot position_ids[t]: a product with the
+            # one-hot [1, 1, POS, T] (one term per written slot: exact)
+            scatter, onehot = onehot
+            k, v = torch.matmul(scatter, k), torch.matmul(scatter, v)
         k_all = torch.where(onehot, k, past_k)                   # [S, H, POS, HD]
         v_all = torch.where(onehot, v, past_v)
         # k_all @ q^T, not q @ k_all^T: the cache is not transposed every
@@ -57,7 +69,7 @@ class Block(torch.nn.Module):
         att = torch.matmul(k_all, q.transpose(2, 3)).transpose(2, 3) * (1.0 / HD ** 0.5)
         att = torch.where(visible, att, torch.full_like(att, -1e4))
         att = torch.softmax(att, dim=-1)
-        y = torch.matmul(att, v_all).transpose(1, 2).reshape(SLOTS, 1, D)
+        y = torch.matmul(att, v_all).transpose(1, 2).reshape(SLOTS, TOKENS, D)
         x = x + self.proj(y)
         x = x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
         return x, k_all, v_all
@@ -73,10 +85,16 @@ class TinyGPT(torch.nn.Module):
         self.head = torch.nn.Linear(D, VOCAB, bias=False)
 
     def forward(self, input_ids, position_ids, *past):
-        x = self.wte(input_ids) + self.wpe(position_ids)         # [S, 1, D]
+        x = self.wte(input_ids) + self.wpe(position_ids)         # [S, T, D]
         slots = torch.arange(POS).reshape(1, 1, POS, 1)
-        onehot = slots == position_ids.reshape(SLOTS, 1, 1, 1)   # [S, 1, POS, 1]
-        visible = (slots <= position_ids.reshape(SLOTS, 1, 1, 1)).reshape(SLOTS, 1, 1, POS)
+        if TOKENS > 1:
+            pos = position_ids.reshape(1, 1, 1, TOKENS)
+            scatter = (slots == pos).float()                     # [1, 1, POS, T]
+            onehot = (scatter, scatter.sum(dim=-1, keepdim=True) > 0)   # slots written
+            visible = slots.reshape(1, 1, 1, POS) <= pos.reshape(1, 1, TOKENS, 1)
+        else:
+            onehot = slots == position_ids.reshape(SLOTS, 1, 1, 1)   # [S, 1, POS, 1]
+            visible = (slots <= position_ids.reshape(SLOTS, 1, 1, 1)).reshape(SLOTS, 1, 1, POS)
         present = []
         for i, blk in enumerate(self.blocks):
             x, k, v = blk(x, onehot, visible, past[2 * i], past[2 * i + 1])
@@ -116,8 +134,9 @@ def export(path):
     outs = ["logits"]
     for i in range(LAYERS):
         outs += [f"present.{i}.key", f"present.{i}.value"]
-    ids = torch.ones((SLOTS, 1), dtype=torch.int64)
-    torch.onnx.export(m, (ids, ids, *empty_cache()), path,
+    ids = torch.ones((SLOTS, TOKENS), dtype=torch.int64)
+    pos = ids if TOKENS == 1 else torch.arange(TOKENS, dtype=torch.int64).reshape(1, TOKENS)
+    torch.onnx.export(m, (ids, pos, *empty_cache()), path,
                       input_names=["input_ids", "position_ids"] + names,
                       output_names=outs, opset_version=17)
 
@@ -151,6 +170,10 @@ if __name__ == "__main__":
     if "--slots" in sys.argv:
         i = sys.argv.index("--slots")
         SLOTS = int(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
+    if "--tokens" in sys.argv:
+        i = sys.argv.index("--tokens")
+        TOKENS = int(sys.argv[i + 1])
         del sys.argv[i:i + 2]
     if sys.argv[1].endswith("-gpt2s"):
         gpt2_small(POS)

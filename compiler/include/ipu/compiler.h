@@ -145,6 +145,11 @@ struct ipu_compile_options {
 	/* fp8 weight scales: "per-channel" (NULL: the default, one power of
 	 * two per output channel) or "per-tensor" (PopRT's one a weight). */
 	const char *fp8_scale;
+	/* A decoder's prefill: the decode step's module exported with T
+	 * tokens a step (Documentation/compiler/generation.md), lowered into
+	 * program "prefill" of the same executable over the same state and
+	 * weights.  Needs a decode model with state; NULL: none. */
+	const char *prefill_model;
 };
 
 /* One graph input or output. */

@@ -52,6 +52,11 @@ struct ipu_target {
 	const struct ipu_state_pair *state_pairs;
 	uint32_t num_state_pairs;
 	int no_auto_state;
+	/* A decoder's prefill: the same module exported with T tokens a step
+	 * (inputs input_ids / position_ids [.., T], the same caches and
+	 * weights).  Lowered into program "prefill" over the decode step's
+	 * state and constants (one copy of each); NULL: none. */
+	const struct ir_graph *prefill;
 };
 
 #include "ipu/graph.h"
@@ -99,6 +104,7 @@ struct ipu_lower_info {
 	/* payload of the .ipuef debug blob (IPUEF_DEBUG_BLOB), malloc'd */
 	void *debug;
 	size_t debug_len;
+	int prefill_program;	/* index of IPUEF_PROGRAM_PREFILL, 0: none */
 };
 
 /* Lowers to an executable image (malloc'd) without writing a file; the

@@ -127,6 +127,15 @@ struct ipuef_program {
  * in `programs`.
  */
 #define IPUEF_PROGRAM_TOKENS "main_tokens"
+/*
+ * A decoder's prefill (ipu-compile --prefill-model): T prompt tokens in one
+ * run, written into the same state, with the same weights, as Main's one
+ * token.  Its anchors are named "prefill/NAME" (input_ids and position_ids
+ * [.., T], next_token [.., T]: each token's greedy successor) and have its
+ * bit in `programs`.
+ */
+#define IPUEF_PROGRAM_PREFILL "prefill"
+#define IPUEF_PREFILL_PREFIX "prefill/"
 
 enum ipuef_state_init {
 	IPUEF_STATE_INIT_ZEROS = 0,	/* starts (and resets) as zeros */

@@ -428,6 +428,9 @@ struct ipurt_generate_stats {
 	uint64_t prompt_ns;		/* wall time of the prompt's steps (new token 0) */
 	uint64_t decode_ns;		/* of the decode steps (new tokens 1..) */
 	uint64_t stream_bytes_per_step;	/* in + out of the last step (device counters) */
+	/* The model's prefill program (ipu-compile --prefill-model): runs of
+	 * it and prompt tokens it took (the rest took a step each). */
+	uint32_t prefill_runs, prefill_tokens;
 };
 
 int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
