@@ -26,6 +26,8 @@ struct slot {
 	int64_t last;		/* the latest new token */
 	uint64_t pos;		/* the next step's position */
 	uint32_t new_tokens;
+	int pending;		/* last is the prefill's first new token, not
+				 * yet given as an event */
 	struct ipurt_generate_opts o;
 	int64_t *stop;		/* o.stop_ids, copied */
 	uint64_t rng;
@@ -37,6 +39,8 @@ struct ipurt_gen_slots {
 	uint32_t n;		/* slots */
 	uint64_t vocab, positions;
 	int has_tokens;		/* the model has IPUEF_PROGRAM_TOKENS */
+	struct gen_prefill pf;	/* one slot: its prefill program, if any */
+	uint32_t prefill_runs, prefill_tokens;	/* of the last start */
 	struct slot *s;
 	uint8_t *idb, *posb, *nextb;	/* the step's inputs and next_token */
 	float *lg;		/* n rows of logits as f32 */
@@ -91,7 +95,8 @@ static int find_io(struct ipurt_gen_slots *g, char *err, size_t errlen)
 				  st->name, g->n);
 	g->positions = st->dims[st->rank - 2];
 	g->has_tokens = g->next && ipuef_find_program(f, IPUEF_PROGRAM_TOKENS) != NULL;
-	return 0;
+	/* a prefill runs one sequence: the model's only slot */
+	return g->n == 1 ? gen_prefill_find(f, &g->pf, err, errlen) : 0;
 }
 
 void ipurt_gen_slots_close(struct ipurt_gen_slots *g)
@@ -227,6 +232,28 @@ int ipurt_gen_slots_start(struct ipurt_gen_slots *g, const int64_t *prompt, uint
 	s->rng = o->seed;
 	s->active = 1;
 	*slot = (uint32_t)(s - g->s);
+	g->prefill_runs = g->prefill_tokens = 0;
+	if (g->pf.tokens) {
+		/* the only slot: no other sequence shares the step, so the
+		 * prompt goes T tokens a run now (its last token by a step
+		 * when the host needs its logits, as ipurt_generate) */
+		uint32_t upto = o->temperature > 0 || o->want_logits ? nprompt - 1 : nprompt, done = 0;
+		int64_t next = 0;
+		int rc = gen_prefill_run(g->r, &g->pf, prompt, upto, g->positions, &done, &next,
+					 &g->prefill_runs, err, errlen);
+
+		if (rc) {
+			release(s);
+			return rc;
+		}
+		g->prefill_tokens = done;
+		s->fed = done;
+		s->pos = done;
+		if (done == nprompt) {
+			s->last = next;
+			s->pending = 1;
+		}
+	}
 	return 0;
 }
 
@@ -293,6 +320,34 @@ static int64_t choose(struct ipurt_gen_slots *g, struct slot *s, uint32_t i)
 	return (int64_t)best;
 }
 
+/* The event of slot i's new token s->last; frees the slot when it ends. */
+static void emit(struct ipurt_gen_slots *g, struct slot *s, uint32_t i, int logits_read,
+		 struct ipurt_gen_event *ev, uint32_t *nev)
+{
+	struct ipurt_gen_event *e = &ev[(*nev)++];
+
+	memset(e, 0, sizeof(*e));
+	e->slot = i;
+	e->index = s->new_tokens++;
+	e->token = s->last;
+	e->logits = s->o.want_logits && logits_read ? g->lg + (size_t)i * g->vocab : NULL;
+	e->vocab = g->vocab;
+	for (uint32_t k = 0; k < s->o.num_stop && !e->done; k++)
+		if (s->stop[k] == s->last) {
+			e->done = 1;
+			e->stopped = IPURT_GEN_STOP_TOKEN;
+		}
+	if (!e->done && s->new_tokens >= s->o.max_new_tokens) {
+		e->done = 1;
+		e->stopped = IPURT_GEN_STOP_LIMIT;
+	} else if (!e->done && s->pos >= s->o.max_positions) {
+		e->done = 1;
+		e->stopped = IPURT_GEN_STOP_CACHE_FULL;
+	}
+	if (e->done)
+		release(s);
+}
+
 int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, uint32_t *nev,
 			 char *err, size_t errlen)
 {
@@ -301,12 +356,19 @@ int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, 
 	*nev = 0;
 	if (!ipurt_gen_slots_active(g))
 		return 0;
+	/* a prefill's first new token is this call's event, without a step */
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->s[i].active && g->s[i].pending) {
+			g->s[i].pending = 0;
+			emit(g, &g->s[i], i, 0, ev, nev);
+		}
+	if (*nev)
+		return 0;
 	rc = run_step(g, &logits_read, err, errlen);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < g->n; i++) {
 		struct slot *s = &g->s[i];
-		struct ipurt_gen_event *e;
 
 		if (!s->active)
 			continue;
@@ -314,27 +376,7 @@ int ipurt_gen_slots_step(struct ipurt_gen_slots *g, struct ipurt_gen_event *ev, 
 		if (s->fed < s->nprompt && ++s->fed < s->nprompt)
 			continue;	/* the prompt goes on */
 		s->last = choose(g, s, i);
-		e = &ev[(*nev)++];
-		memset(e, 0, sizeof(*e));
-		e->slot = i;
-		e->index = s->new_tokens++;
-		e->token = s->last;
-		e->logits = s->o.want_logits && logits_read ? g->lg + (size_t)i * g->vocab : NULL;
-		e->vocab = g->vocab;
-		for (uint32_t k = 0; k < s->o.num_stop && !e->done; k++)
-			if (s->stop[k] == s->last) {
-				e->done = 1;
-				e->stopped = IPURT_GEN_STOP_TOKEN;
-			}
-		if (!e->done && s->new_tokens >= s->o.max_new_tokens) {
-			e->done = 1;
-			e->stopped = IPURT_GEN_STOP_LIMIT;
-		} else if (!e->done && s->pos >= s->o.max_positions) {
-			e->done = 1;
-			e->stopped = IPURT_GEN_STOP_CACHE_FULL;
-		}
-		if (e->done)
-			release(s);
+		emit(g, s, i, logits_read, ev, nev);
 	}
 	return 0;
 }
@@ -364,10 +406,12 @@ int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t n
 		ipurt_gen_slots_close(g);
 		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
+	t0 = gen_now_ns();
 	rc = ipurt_gen_slots_start(g, prompt, nprompt, &oo, &slot, err, errlen);
 	s.prompt_tokens = nprompt;
+	s.prefill_runs = g->prefill_runs;
+	s.prefill_tokens = g->prefill_tokens;
 	s.device_argmax = g->next && !(oo.temperature > 0);
-	t0 = gen_now_ns();
 	while (!rc && ipurt_gen_slots_active(g)) {
 		rc = ipurt_gen_slots_step(g, ev, &nev, err, errlen);
 		for (uint32_t i = 0; !rc && i < nev; i++) {

@@ -204,7 +204,9 @@ class Runner(_ipu.Runner):
         """Generation with a decoder compiled with its key/value cache as
         state (inputs input_ids and position_ids, outputs next_token and/or
         logits; Documentation/compiler/generation.md).  Resets the state,
-        feeds the prompt one token per step, then yields each new token id
+        feeds the prompt T tokens a run of the model's prefill program when
+        it has one (ipu-compile --prefill-model; where whole runs fit the
+        cache), else one token per step, then yields each new token id
         (with its logits as (token, logits) if with_logits) as soon as it is
         made, until max_new_tokens, a token of stop_ids (yielded too) or the
         end of the cache.  Stop early by leaving the loop.  Greedy (the

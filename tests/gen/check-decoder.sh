@@ -141,6 +141,10 @@ for p in 1,2,3 5 7,8,9,10,11 4,4 2,9 60,61,62; do
 done
 echo "# 4 cache slots"
 "$build/tests/gen/test_slots" "$work/slots/s4.ipuef" "$@"
+# the step API (ipu-serve's loop) on the one-slot decoder with the prefill
+# program: each prompt through it when it starts, the same tokens
+echo "# 1 slot, the prefill program"
+"$build/tests/gen/test_slots" "$work/pre/tiny_pre.ipuef" "$@"
 # ipu-run --generate on it: one sequence in a slot, the one-slot model's
 # greedy and seeded sampled tokens
 "$build/bin/ipu-run" "$work/slots/s4.ipuef" --generate --prompt-ids 1,2,3 \

@@ -378,8 +378,10 @@ int ipurt_runner_write_state(struct ipurt_runner *r, const char *name, const voi
  * f16 for a model compiled in fp16, given to fn and the sampler as f32;
  * the greedy choice is then made on the host).
  *
- * ipurt_generate resets the state, feeds the prompt one token per step
- * from position 0, then feeds back each new token, calling fn for each new
+ * ipurt_generate resets the state, feeds the prompt from position 0 (T
+ * tokens a run of the model's IPUEF_PROGRAM_PREFILL program when it has
+ * one, as far as whole runs fit the cache; else, and for the rest, one
+ * token per step), then feeds back each new token, calling fn for each new
  * token (index from 0; logits only if want_logits and the model has them,
  * else NULL).  Greedy without want_logits, the steps run the model's
  * IPUEF_PROGRAM_TOKENS program when it has one: no logits cross to the
@@ -453,7 +455,11 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
  *   ipurt_gen_slots_step     runs one device step for every slot: each
  *                            active one takes its next prompt token, or
  *                            its last new token, at its own position (a
- *                            prompt costs one step per token); writes one
+ *                            prompt costs one step per token, but on a
+ *                            decoder of one slot with a prefill program
+ *                            ipurt_gen_slots_start runs the prompt through
+ *                            it, and the next step call gives the first
+ *                            new token without a device step); writes one
  *                            event per new token into ev (room for
  *                            ipurt_gen_slots_count() events), *nev of
  *                            them.  A sequence that ends (a stop token,
