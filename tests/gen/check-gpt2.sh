@@ -8,7 +8,9 @@
 # both lengths (the tokens-only program: token, position, next_token).
 # Then at 128 positions with a prefill program of 32 tokens (its own
 # executable, gpt2s-prefill.ipuef): one set of weights for both programs,
-# torch's 64 tokens after prompts of 8 tokens (one run) and of 40 (two).
+# torch's 64 tokens after prompts of 8 tokens (one run) and of 40 (two), up
+# to the first token whose two best logits in torch lie closer than an f16
+# spacing (where the prefill's fp16 rounding may part from the steps').
 # A few minutes on 2 cores.  Usage: tests/gen/check-gpt2.sh BUILD_DIR
 set -eu
 build=${1:-build}
@@ -71,24 +73,42 @@ else
 	echo "not ok - prefill program: weights frozen a second time"
 	fail=$((fail + 1))
 fi
-$py tests/gen/tiny_gpt.py greedy-gpt2s "$d" 128 64 $(seq 101 140) >"$d/torch_tokens40.txt"
+mkdir -p "$d/p40"
+$py tests/gen/tiny_gpt.py greedy-gpt2s "$d/p40" 128 64 $(seq 101 140) >"$d/p40/torch_tokens.txt"
 for p in 1,2,3,4,5,6,7,8 $(seq -s, 101 140); do
 	n=$(echo $p | tr , ' ' | wc -w)
+	ref=$d
+	[ "$n" = 8 ] || ref=$d/p40
 	"$build/bin/ipu-run" "$d/gpt2s-prefill.ipuef" --generate --prompt-ids $p \
 		--max-new-tokens 64 --json >"$d/gen-prefill$n.json"
-	want=$d/torch_tokens.txt
-	[ "$n" = 8 ] || want=$d/torch_tokens40.txt
-	if $py - "$d/gen-prefill$n.json" "$want" $n <<'PY'
+	if $py - "$d/gen-prefill$n.json" "$ref" $n <<'PY'
 import json, sys
+import numpy as np
 got = json.load(open(sys.argv[1]))
-want = [int(t) for t in open(sys.argv[2]).read().split(",")]
+want = [int(t) for t in open(sys.argv[2] + "/torch_tokens.txt").read().split(",")]
+logits = np.load(sys.argv[2] + "/torch_logits.npy")
 n = int(sys.argv[3])
+# The prefill computes the prompt's rows with other products than the
+# steps (T rows a product): in fp16 its logits may differ from the steps'
+# by an f16 spacing, so a token whose two best logits in torch are closer
+# than that spacing can go either way.  Exact up to the first such tie.
+tie = len(want)
+for i in range(len(want)):
+    row = logits[n - 1 + i]
+    a, b = np.sort(row)[-2:][::-1]
+    if a - b < 2.0 ** (np.floor(np.log2(abs(a))) - 10):
+        tie = i
+        break
+same = 0
+while same < len(want) and same < len(got["tokens"]) and got["tokens"][same] == want[same]:
+    same += 1
 runs = (n + 31) // 32
-ok = (got["tokens"] == want and got["prefill_runs"] == runs and got["prefill_tokens"] == n
-      and got["stream_bytes_per_step"] == 24)
-print("%s - 128 positions, prefill of %d tokens in %d runs (%.1f ms, the first token included): %d of torch's %d greedy tokens, %.1f tokens/s after"
-      % ("ok" if ok else "not ok", n, got["prefill_runs"], got["prompt_ms"],
-         sum(a == b for a, b in zip(got["tokens"], want)), len(want), got["tokens_per_s"] or 0))
+ok = (same >= tie and got["prefill_runs"] == runs and got["prefill_tokens"] == n
+      and got["stream_bytes_per_step"] == 24 and len(got["tokens"]) == len(want))
+print("%s - 128 positions, prefill of %d tokens in %d runs (%.1f ms, the first token included): torch's first %d of %d greedy tokens (%s), %.1f tokens/s after"
+      % ("ok" if ok else "not ok", n, got["prefill_runs"], got["prompt_ms"], same, len(want),
+         "all" if same == len(want) else "then token %d, where torch's two best logits are %s apart: within an f16 spacing from token %d" % (same, "%.4f" % (np.sort(logits[n - 1 + same])[-1] - np.sort(logits[n - 1 + same])[-2]), tie),
+         got["tokens_per_s"] or 0))
 sys.exit(0 if ok else 1)
 PY
 	then pass=$((pass + 1)); else fail=$((fail + 1)); fi
