@@ -7,6 +7,7 @@ in-process device (ipu2: 1472 tiles x 624 KiB):
 
   bench/bench_generate.py [--build build] [--positions 128] [--new 16]
                           [--precision fp32|fp16] [--threads N] [--slots 8]
+                          [--prefill 32]
 
 Exports the decode step with torch, compiles it twice (cache as state, and
 --state none: the cache streamed; a model that does not fit is reported
@@ -20,6 +21,11 @@ host median and modelled device time).  Then the same decoder exported
 with --slots cache slots, compiled, and run with 1, 4 and 8 (up to
 --slots) sequences at once through the step API
 (bench/bench_generate_slots.c): decode tokens/s over all sequences.
+Then (--prefill T, 0: none) the same module exported with T tokens a step,
+compiled with the decode step as its prefill program, and a prompt of T
+tokens generated three ways in the same run: the prefill program, token
+steps (the model without it), onnxruntime's loop: the prompt's time per
+token of each (the first new token included) and their ratios.
 Prints one JSON object.
 """
 import argparse
@@ -50,6 +56,8 @@ def main():
     ap.add_argument("--new", type=int, default=16)
     ap.add_argument("--precision", default="fp32", choices=("fp32", "fp16"))
     ap.add_argument("--slots", type=int, default=8, help="cache slots (0: no several-sequence run)")
+    ap.add_argument("--prefill", type=int, default=32,
+                    help="tokens of the prefill program (0: no prefill run)")
     ap.add_argument("--threads", type=int, default=0,
                     help="device workers = onnxruntime intra-op threads (default: CPUs)")
     a = ap.parse_args()
@@ -148,7 +156,47 @@ def main():
                 res[f"slots_{k}_tokens_per_s"] = round(o["tokens_per_s"], 2)
                 res[f"slots_{k}_decode_ms_per_step"] = o["decode_ms_per_step"]
                 res[f"slots_{k}_stream_bytes_per_step"] = o["stream_bytes_per_step"]
+        if a.prefill:
+            prefill(a, b, d, onnx, device, threads, res)
     print(json.dumps(res))
+
+
+def prefill(a, b, d, onnx, device, threads, res):
+    """A prompt of a.prefill tokens through the prefill program, through
+    token steps and through onnxruntime's loop, in this order (the same
+    load for all three)."""
+    T = a.prefill
+    pre_onnx = os.path.join(d, "prefill.onnx")
+    tiny_gpt.TOKENS = T
+    tiny_gpt.export(pre_onnx)
+    tiny_gpt.TOKENS = 1
+    model = os.path.join(d, "with_prefill.ipuef")
+    try:
+        out, secs = run([f"{b}/ipu-compile", "--input-model", onnx, "--prefill-model", pre_onnx,
+                         "--ipu-version", "ipu2", "--precision", a.precision, "-v", "-o", model])
+    except subprocess.CalledProcessError as e:
+        res["prefill_error"] = e.stderr.strip().splitlines()[-1][:300]
+        return
+    os.unlink(pre_onnx)
+    res["prefill_tokens"] = T
+    res["compile_s_prefill"] = round(secs, 1)
+    prompt = ",".join(str(1 + i % 97) for i in range(T))
+    got = {}
+    for name, m in (("prefill", model), ("steps", os.path.join(d, "state.ipuef"))):
+        out, _ = run([f"{b}/ipu-run", m, "--generate", "--prompt-ids", prompt,
+                      "--max-new-tokens", "2", "--json"] + device)
+        got[name] = json.loads(out)
+        res[f"prompt_ms_per_token_{name}"] = round(got[name]["prompt_ms"] / T, 2)
+    res["prefill_runs"] = got["prefill"]["prefill_runs"]
+    res["prefill_tokens_equal_steps"] = got["prefill"]["tokens"] == got["steps"]["tokens"]
+    out, _ = run(["node", os.path.join(ROOT, "bench", "ort_generate.js"), onnx,
+                  "--prompt-ids", prompt, "--max-new-tokens", "2", "--threads", str(threads)])
+    o = json.loads(out)
+    res["ort_prompt_ms_per_token_long"] = round(o["prompt_ms"] / T, 2)
+    res["prefill_speedup_over_steps"] = round(res["prompt_ms_per_token_steps"] /
+                                              res["prompt_ms_per_token_prefill"], 2)
+    res["prefill_speedup_over_ort"] = round(res["ort_prompt_ms_per_token_long"] /
+                                            res["prompt_ms_per_token_prefill"], 2)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,29 @@ print("ok - prefill of %d tokens in %d runs: torch's %d greedy tokens; seeded sa
 PY
 	i=$((i + 1))
 done
+# in fp16 too (the prefill's weights the step's f16 ones): the 12-token prompt
+"$build/bin/ipu-compile" --input-model "$work/p32/tiny_gpt.onnx" --prefill-model "$work/pre/pre5.onnx" \
+	--precision fp16 --target tiles=16,tile-mem=256KiB -o "$work/pre/tiny_pre16.ipuef" >/dev/null
+"$build/bin/ipu-run" "$work/pre/tiny_pre16.ipuef" --generate --prompt-ids $(seq -s, 1 12) \
+	--max-new-tokens 8 --json >"$work/pre/gen16.json"
+$py - "$work/pre/gen16.json" "$work/pre/r3/torch.txt" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+want = [int(t) for t in open(sys.argv[2]).read().split(",")]
+assert g["tokens"] == want and g["prefill_runs"] == 3 and g["prefill_tokens"] == 12, (g, want)
+print("ok - fp16: prefill of 12 tokens in 3 runs, torch's greedy tokens")
+PY
+# Python's Runner.generate() on it (ipurt_generate: the prefill program)
+PYTHONPATH=$build/python $py - "$work/pre/tiny_pre.ipuef" "$work/pre/r3/torch.txt" <<'PY'
+import sys
+import ipu.runtime
+want = [int(t) for t in open(sys.argv[2]).read().split(",")]
+with ipu.runtime.Runner(sys.argv[1]) as r:
+    got = list(r.generate(list(range(1, 13)), max_new_tokens=len(want)))
+    again = list(r.generate(list(range(1, 13)), max_new_tokens=len(want)))
+assert got == want and again == want, (got, again, want)
+print("ok - Python Runner.generate() with the prefill program: torch's greedy tokens, twice")
+PY
 
 # 4 cache slots, 6 sequences: the step API against torch's loop of each
 # prompt alone (the same weights)

@@ -74,8 +74,8 @@ else
 	fail=$((fail + 1))
 fi
 mkdir -p "$d/p40"
-$py tests/gen/tiny_gpt.py greedy-gpt2s "$d/p40" 128 64 $(seq 101 140) >"$d/p40/torch_tokens.txt"
-for p in 1,2,3,4,5,6,7,8 $(seq -s, 101 140); do
+$py tests/gen/tiny_gpt.py greedy-gpt2s "$d/p40" 128 64 $(seq 1 40) >"$d/p40/torch_tokens.txt"
+for p in 1,2,3,4,5,6,7,8 $(seq -s, 1 40); do
 	n=$(echo $p | tr , ' ' | wc -w)
 	ref=$d
 	[ "$n" = 8 ] || ref=$d/p40
