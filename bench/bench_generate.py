@@ -187,6 +187,8 @@ def prefill(a, b, d, onnx, device, threads, res):
                       "--max-new-tokens", "2", "--json"] + device)
         got[name] = json.loads(out)
         res[f"prompt_ms_per_token_{name}"] = round(got[name]["prompt_ms"] / T, 2)
+        res[f"prompt_modelled_us_per_token_{name}"] = round(
+            got[name]["prompt_modelled_ms"] * 1000 / T, 1)
     res["prefill_runs"] = got["prefill"]["prefill_runs"]
     res["prefill_tokens_equal_steps"] = got["prefill"]["tokens"] == got["steps"]["tokens"]
     out, _ = run(["node", os.path.join(ROOT, "bench", "ort_generate.js"), onnx,
@@ -197,6 +199,8 @@ def prefill(a, b, d, onnx, device, threads, res):
                                               res["prompt_ms_per_token_prefill"], 2)
     res["prefill_speedup_over_ort"] = round(res["ort_prompt_ms_per_token_long"] /
                                             res["prompt_ms_per_token_prefill"], 2)
+    res["prefill_modelled_speedup_over_steps"] = round(
+        res["prompt_modelled_us_per_token_steps"] / res["prompt_modelled_us_per_token_prefill"], 2)
 
 
 if __name__ == "__main__":

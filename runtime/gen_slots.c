@@ -389,9 +389,10 @@ int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t n
 	struct ipurt_gen_slots *g = NULL;
 	struct ipurt_gen_event *ev = NULL;
 	struct ipurt_generate_opts oo;
+	struct ipu_counters c0, c1;
 	uint64_t t0, t1 = 0, now;
 	uint32_t slot, nev;
-	int rc;
+	int rc, counted;
 
 	if (!o)
 		return ipu_errorf(err, errlen, IPURT_E_INVAL, "generation needs its options");
@@ -406,6 +407,7 @@ int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t n
 		ipurt_gen_slots_close(g);
 		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory");
 	}
+	counted = ipu_counters(ipurt_runner_device(r), &c0) == 0;
 	t0 = gen_now_ns();
 	rc = ipurt_gen_slots_start(g, prompt, nprompt, &oo, &slot, err, errlen);
 	s.prompt_tokens = nprompt;
@@ -416,9 +418,11 @@ int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t n
 		rc = ipurt_gen_slots_step(g, ev, &nev, err, errlen);
 		for (uint32_t i = 0; !rc && i < nev; i++) {
 			now = gen_now_ns();
-			if (!s.new_tokens)
+			if (!s.new_tokens) {
 				s.prompt_ns = now - t0, t1 = now;
-			else
+				if (counted && ipu_counters(ipurt_runner_device(r), &c1) == 0)
+					s.prompt_cycles = c1.cycles - c0.cycles;
+			} else
 				s.decode_ns = now - t1, s.decode_steps++;
 			s.new_tokens++;
 			if (fn && fn(ctx, ev[i].index, ev[i].token, ev[i].logits, ev[i].vocab)) {

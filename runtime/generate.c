@@ -146,7 +146,9 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	struct ipurt_generate_stats s = { 0 };
 	struct gen_io io;
 	struct gen_prefill pf;
+	struct ipu_counters c0, c1;
 	uint64_t limit, t0, t1 = 0, bytes = 0;
+	int counted;
 	uint32_t done = 0;
 	float *logits = NULL;
 	struct gen_cand *cands = NULL;	/* sampling: the candidates of a step */
@@ -204,6 +206,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	rc = gen_prefill_find(f, &pf, err, errlen);
 	if (!rc)
 		rc = ipurt_runner_reset_state(r, err, errlen);	/* a new sequence */
+	counted = ipu_counters(ipurt_runner_device(r), &c0) == 0;
 	t0 = gen_now_ns();
 	/* the prompt T tokens a run; its last token by a step when the host
 	 * needs that step's logits (sampling, want_logits) */
@@ -223,9 +226,11 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	while (!rc) {
 		uint64_t now = gen_now_ns();
 
-		if (s.new_tokens == 0)
+		if (s.new_tokens == 0) {
 			s.prompt_ns = now - t0;
-		else
+			if (counted && ipu_counters(ipurt_runner_device(r), &c1) == 0)
+				s.prompt_cycles = c1.cycles - c0.cycles;
+		} else
 			s.decode_ns = now - t1;
 		if (s.new_tokens == 0)
 			t1 = now;

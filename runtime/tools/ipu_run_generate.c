@@ -40,7 +40,7 @@ static const char *stop_name(uint32_t why)
 }
 
 static int print_json(const struct gen_out *g, const struct ipurt_generate_stats *st, double tps,
-		      int sampled)
+		      int sampled, double ghz)
 {
 	json_t *j = json_object(), *ids = json_array();
 	char *text;
@@ -61,6 +61,7 @@ static int print_json(const struct gen_out *g, const struct ipurt_generate_stats
 	json_object_set_new(j, "prompt_ms", json_real((double)st->prompt_ns / 1e6));
 	json_object_set_new(j, "prefill_runs", json_integer(st->prefill_runs));
 	json_object_set_new(j, "prefill_tokens", json_integer(st->prefill_tokens));
+	json_object_set_new(j, "prompt_modelled_ms", json_real((double)st->prompt_cycles / (ghz * 1e6)));
 	json_object_set_new(j, "decode_ms", json_real((double)st->decode_ns / 1e6));
 	json_object_set_new(j, "tokens_per_s", st->decode_steps ? json_real(tps) : json_null());
 	json_object_set_new(j, "stream_bytes_per_step", json_integer((json_int_t)st->stream_bytes_per_step));
@@ -81,7 +82,7 @@ int run_generate(const struct run_opts *o)
 	struct ipurt_generate_stats st;
 	struct gen_out g = { 0 };
 	char err[1024];
-	double tps = 0;
+	double tps = 0, ghz;
 	int rc = -1;
 
 	ipurt_config_init(&cfg);
@@ -111,8 +112,14 @@ int run_generate(const struct run_opts *o)
 	}
 	if (st.decode_steps && st.decode_ns)
 		tps = st.decode_steps / ((double)st.decode_ns / 1e9);
+	{
+		/* the modelled tile clock: GC200 (ipu2) 1.33 GHz, Bow (ipu21) 1.85 */
+		const char *v = ipuef_metadata(ipurt_runner_file(r))->ipu_version;
+
+		ghz = v && !strcmp(v, "ipu21") ? 1.85 : 1.33;
+	}
 	if (o->json) {
-		rc = print_json(&g, &st, tps, o->temperature > 0);
+		rc = print_json(&g, &st, tps, o->temperature > 0, ghz);
 		if (rc)
 			fprintf(stderr, "ipu-run: out of memory\n");
 		goto out;
@@ -123,12 +130,13 @@ int run_generate(const struct run_opts *o)
 		printf("%s%lld", i ? "," : "  ", (long long)g.ids[i]);
 	printf("\n");
 	if (st.prefill_runs)
-		printf("Prompt:   %.3f ms (%u tokens in %u runs of the prefill program, %u steps; the first new token included)\n",
-		       (double)st.prompt_ns / 1e6, st.prefill_tokens, st.prefill_runs,
-		       st.prompt_tokens - st.prefill_tokens);
+		printf("Prompt:   %.3f ms, modelled %.3f ms (%u tokens in %u runs of the prefill program, %u steps; the first new token included)\n",
+		       (double)st.prompt_ns / 1e6, (double)st.prompt_cycles / (ghz * 1e6),
+		       st.prefill_tokens, st.prefill_runs, st.prompt_tokens - st.prefill_tokens);
 	else
-		printf("Prompt:   %.3f ms (%u steps, the first new token included)\n",
-		       (double)st.prompt_ns / 1e6, st.prompt_tokens);
+		printf("Prompt:   %.3f ms, modelled %.3f ms (%u steps, the first new token included)\n",
+		       (double)st.prompt_ns / 1e6, (double)st.prompt_cycles / (ghz * 1e6),
+		       st.prompt_tokens);
 	if (st.decode_steps)
 		printf("Decode:   %.3f ms for %u steps, %.1f tokens/s\n", (double)st.decode_ns / 1e6,
 		       st.decode_steps, tps);

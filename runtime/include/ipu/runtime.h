@@ -433,6 +433,9 @@ struct ipurt_generate_stats {
 	/* The model's prefill program (ipu-compile --prefill-model): runs of
 	 * it and prompt tokens it took (the rest took a step each). */
 	uint32_t prefill_runs, prefill_tokens;
+	/* Modelled device cycles of the prompt's runs and steps (new token 0
+	 * included; the device's counters, 0 without them). */
+	uint64_t prompt_cycles;
 };
 
 int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
