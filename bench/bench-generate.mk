@@ -1,7 +1,8 @@
 # Generation with a GPT-2-small-shaped decoder whose key/value cache is
 # device-resident state, against the same decoder with its cache streamed
 # and against onnxruntime's loop over the same step, and with 1, 4 and 8
-# sequences at once in a decoder of 8 cache slots
+# sequences at once in a decoder of 8 cache slots, and a 32-token prompt
+# through a prefill program against token steps and onnxruntime
 # (bench/bench_generate.py, bench/bench_generate.md);
 # BENCH_GENERATE_ARGS='--positions 1024 --precision fp16' for other sizes.
 BENCH_GENERATE_SLOTS := $(BUILD)/bench/bench_generate_slots
