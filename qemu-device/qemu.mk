@@ -1,5 +1,6 @@
 # The QEMU device: `make qemu` builds qemu-system-x86_64 with the
-# `ipu` device from Debian's QEMU 7.2 source, cached outside the clone
+# `ipu` device from Debian's QEMU source of bookworm-backports (10.0),
+# cached outside the clone
 # (qemu-device/build-qemu.sh; $IPU_QEMU_CACHE, default /var/cache/ipu-qemu)
 # and links it as build/qemu/qemu-system-x86_64.  A warm cache does nothing.
 #
