@@ -64,9 +64,13 @@ $(VM_DIR)/bin/ipu-monitor: $(BUILD)/tools/ipu-monitor.o $(BUILD)/tools/ipu_top.o
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 
-$(VM_DIR)/bin/ipu-run: $(BUILD)/runtime/tools/ipu-run.o $(TOOL_OBJS_ipu-run) $(RUNTIME_LIB) $(RUNTIME_DEPLIBS) $(CLI_LIB)
+# ipu-run reads and writes ONNX tensors with the compiler's decoder: the
+# compiler's libraries and protobuf-c (the parts of COMPILER_LDLIBS its
+# objects need; Debian ships no libzip.a)
+$(VM_DIR)/bin/ipu-run: $(BUILD)/runtime/tools/ipu-run.o $(TOOL_OBJS_ipu-run) $(COMPILER_LIB) $(COMPILER_DEPLIBS)
 	@mkdir -p $(dir $@)
-	$(CC) -static -pthread -o $@ $< $(TOOL_OBJS_ipu-run) $(CLI_LIB) $(RUNTIME_LINK) -ljansson $(VM_LDLIBS)
+	$(CC) -static -pthread -o $@ $< $(TOOL_OBJS_ipu-run) -Wl,--start-group $(COMPILER_LIB) $(COMPILER_DEPLIBS) \
+		-Wl,--end-group -lprotobuf-c -ljansson $(VM_LDLIBS)
 
 # End-to-end data, made on the host: the graph-builder MLP with the
 # in-process device's outputs (e2e_ref), and ONNX node-test models compiled
