@@ -3,7 +3,7 @@
 # ONNX node tests of Debian's libonnx-testdata, YAML config and CLI.
 CFLAGS_tests_compiler_ := $(COMPILER_CPPFLAGS)
 
-COMPILER_TEST_NAMES := test_compiler_api test_compiler_fp8 test_compiler_ops test_op_registry test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc
+COMPILER_TEST_NAMES := test_compiler_api test_compiler_fp8 test_compiler_ops test_op_registry test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc test_lower_rewrites
 COMPILER_TESTS := $(COMPILER_TEST_NAMES:%=$(BUILD)/tests/compiler/%)
 COMPILER_NODE_RUNNER := $(BUILD)/tests/compiler/onnx_node_runner.o
 
@@ -91,7 +91,7 @@ $(BUILD)/tests/compiler/onnx_cli_case.o: $(COMPILER_PB_H)
 PROGRAMS += $(ONNX_CLI_CASE)
 .PHONY: check-onnx-cli
 check-onnx-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(ONNX_CLI_CASE)
-	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:811 pytorch-converted:81 pytorch-operator:31
+	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:813 pytorch-converted:81 pytorch-operator:31
 CHECKS += ;make -s check-onnx-cli;
 
 # Ops too large for one tile, split over tiles (tests/compiler/split_ops.py):
