@@ -24,6 +24,8 @@ cp "$ko" "$stage/ipu/ipu.ko"
 # modprobe would load them; Debian ships them xz-compressed and busybox
 # insmod reads plain ELF
 kver=$("$here/../driver/kver.sh")
+# (empty for a kernel with DRM built in: the lockdep kernel of scripts/vm-kernel)
+: >"$stage/ipu/modules.order"
 for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
 	modprobe -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r m; do

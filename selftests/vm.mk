@@ -120,3 +120,26 @@ vm-check: $(VM_IMAGE)
 	scripts/vm-run --image $(VM_IMAGE) --check
 
 CHECKS += ;make -s vm-check;
+
+# The selftests on a kernel with lockdep (scripts/vm-kernel: Debian's
+# linux-source of the VM's kernel, tinyconfig + scripts/vm-kernel.config,
+# cached in /var/cache/ipu-kernel), ipu.ko built against it, the same image
+# otherwise.  Fails on a failed selftest, on any lockdep report (the VM's
+# /init turns every WARNING/BUG in dmesg into a failure) and when lockdep
+# is not on or has switched itself off by the end (debug_locks 0).  Not in
+# `make check`: a cold kernel build is long (Documentation/driver/README.md).
+LOCKDEP_IMAGE := $(VM_DIR)/initramfs-lockdep.cpio.gz
+LOCKDEP_CMD := /ipu/run-selftests; rc=$$?; \
+	if grep -Eq "debug_locks: +1$$" /proc/lockdep_stats 2>/dev/null; then \
+	echo "ok 1 lockdep on to the end (debug_locks 1)"; \
+	else echo "not ok 1 lockdep on to the end"; grep debug_locks /proc/lockdep_stats; rc=1; fi; \
+	grep -E "dependency chains|lock-classes" /proc/lockdep_stats | sed "s/^/\# /"; exit $$rc
+
+.PHONY: vm-check-lockdep
+vm-check-lockdep:
+	@kdir=$$(scripts/vm-kernel) && \
+	$(MAKE) -s KDIR=$$kdir KMOD_DIR=$(BUILD)/kmod-lockdep/$$(basename $$kdir) \
+		VM_IMAGE=$(LOCKDEP_IMAGE) $(LOCKDEP_IMAGE) && \
+	IPU_VM_KERNEL=$$kdir/arch/x86/boot/bzImage IPU_VM_TIMEOUT=$${IPU_VM_TIMEOUT:-1800} \
+		scripts/vm-run --image $(LOCKDEP_IMAGE) \
+		--check '$(LOCKDEP_CMD)'

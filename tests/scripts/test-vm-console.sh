@@ -16,13 +16,20 @@ check() {	# NAME INPUT(printf format) EXPECTED
 	fi
 }
 banner='\033c\033[?7l\033[2J\033[0mSeaBIOS (version 1.16.2-debian-1.16.2-1)\r\n\033[2;1H\r\n\r\n'
-# as Debian's QEMU 7.2 and SeaBIOS 1.16.2 write it (-nographic, -kernel, quiet)
+# as Debian's QEMU 7.2 and SeaBIOS 1.16.2 wrote it (-nographic, -kernel, quiet)
 check "a real capture: the guest's first line follows the firmware's reset on its line" \
 	'\033c\033[?7l\033[2J\033[0mSeaBIOS (version 1.16.2-debian-1.16.2-1)\r\nBooting from ROM..\033c\033[?7l\033[2J\033[0m.\rTAP version 13\r\nsecond line\r\nIPU-VM-EXIT: 0\r\n[    3.990998] reboot: Power down\r\n' \
 	"TAP version 13
 second line
 IPU-VM-EXIT: 0
 [    3.990998] reboot: Power down"
+# as QEMU 10 (bookworm-backports, its option ROMs) and SeaBIOS 1.16.2 write it:
+# the boot line ends with a newline, the reset starts the guest's first line
+check "a real capture of QEMU 10: the reset before the guest's first line is removed" \
+	'\033c\033[?7l\033[2J\033[0mSeaBIOS (version 1.16.2-debian-1.16.2-1)\r\nBooting from ROM...\r\n\033c\033[?7l\033[2Jhello-from-vm\r\nIPU-VM-EXIT: 0\r\n[   11.177837] reboot: Power down\r\n' \
+	"hello-from-vm
+IPU-VM-EXIT: 0
+[   11.177837] reboot: Power down"
 check "a first line that starts with dots keeps them after the carriage return" \
 	"${banner}Booting from ROM..\033c.\r...loading\r\n" \
 	"...loading"
