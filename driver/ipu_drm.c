@@ -47,6 +47,8 @@ static void ipu_drm_postclose(struct drm_device *drm, struct drm_file *file)
 	struct ipu_file *f = file->driver_priv;
 	struct ipu_device *idev = f->idev;
 
+	/* a group member's close releases the whole group */
+	ipu_group_release(f, IPU_RESET_REASON_CLOSE);
 	mutex_lock(&idev->lock);
 	ipu_file_release_locked(f);
 	mutex_unlock(&idev->lock);
@@ -105,6 +107,18 @@ struct ipu_file *ipu_file_of(struct file *filp)
 	struct drm_file *file = filp->private_data;
 
 	return file ? file->driver_priv : NULL;
+}
+
+/**
+ * ipu_file_of_accel() - the driver's state of any open file, if it is ours
+ * @filp: an open file of any kind
+ *
+ * Return: the struct ipu_file of an open /dev/accel/accelN of this driver,
+ * NULL for any other file.
+ */
+struct ipu_file *ipu_file_of_accel(struct file *filp)
+{
+	return filp->f_op == &ipu_accel_fops ? ipu_file_of(filp) : NULL;
 }
 
 /* The drm_device keeps the ipu_device (GEM objects outlive remove()). */

@@ -480,6 +480,7 @@ static int ipu_init_identity(struct ipu_device *idev)
 	idev->if_version = ifv;
 	idev->hw_version = ipu_rd(idev, IPU_REG_HW_VERSION);
 	idev->caps = ipu_rd(idev, IPU_REG_CAPS);
+	idev->link_index = idev->caps & IPU_CAP_LINK ? ipu_rd(idev, IPU_REG_LINK_INDEX) : U32_MAX;
 	idev->serial = ipu_rd64(idev, IPU_REG_SERIAL_LO);
 	idev->tiles = ipu_rd(idev, IPU_REG_TILES);
 	idev->tile_mem = ipu_rd(idev, IPU_REG_TILE_MEM);

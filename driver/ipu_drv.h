@@ -67,6 +67,14 @@ struct ipu_dma_buf {
 struct ipu_device;
 struct ipu_file;
 
+/* devices on one ipu-link acquired as one (ipu_group.c) */
+struct ipu_group {
+	u32 id;				/* > 0, sysfs and INFO */
+	u32 count;
+	struct ipu_device *members[IPU_LINK_MAX_MEMBERS];	/* IPU k */
+	struct ipu_file *files[IPU_LINK_MAX_MEMBERS];		/* their owners */
+};
+
 /* one pending command on the command ring */
 struct ipu_cmd_ctx {
 	u32 id;			/* idr id, the low tag bits */
@@ -136,6 +144,10 @@ struct ipu_device {
 	u32 if_version, hw_version, caps, tiles, tile_mem, max_streams;
 	u32 max_image, max_sg;
 	u64 serial;
+	u32 link_index;		/* on its ipu-link, U32_MAX if on none */
+
+	struct ipu_group *group;	/* see ipu_group.c for its locking */
+	u32 group_ipu;		/* its IPU index in the group */
 
 	struct mutex lock;		/* owner, executable, streams, resets */
 	struct ipu_file *owner;
@@ -279,11 +291,20 @@ void ipu_stream_complete(struct ipu_device *idev, struct ipu_stream_req *req,
 			 int res, u32 dev_status);
 
 /* ipu_ioctl.c */
-#define IPU_DRM_NUM_IOCTLS	(DRM_IPU_BO_INFO + 1)
+#define IPU_DRM_NUM_IOCTLS	(DRM_IPU_LINK_STREAM + 1)
 extern const struct drm_ioctl_desc ipu_drm_ioctls[IPU_DRM_NUM_IOCTLS];
 int ipu_do_abort(struct ipu_device *idev, struct ipu_file *owner);
 int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner);
 void ipu_file_release_locked(struct ipu_file *f);
+void ipu_attach_locked(struct ipu_file *f);
+void ipu_detach_locked(struct ipu_file *f, u32 reason);
+
+/* ipu_group.c */
+bool ipu_group_release(struct ipu_file *f, u32 reason);
+int ipu_group_reset(struct ipu_file *f, u32 reason);
+int ipu_ioctl_group_attach(struct ipu_file *f, void *data);
+int ipu_ioctl_link_stream(struct ipu_file *f, void *data);
+u32 ipu_group_info(struct ipu_device *idev, u32 *id, u32 *ipu, int *minors);
 
 /* ipu_drm.c */
 int ipu_drm_alloc(struct ipu_device *idev);
@@ -291,6 +312,7 @@ int ipu_drm_register(struct ipu_device *idev);
 void ipu_drm_unplug(struct ipu_device *idev);
 void ipu_drm_put(struct ipu_device *idev);
 struct ipu_file *ipu_file_of(struct file *filp);
+struct ipu_file *ipu_file_of_accel(struct file *filp);
 
 /* ipu_gem.c */
 struct drm_gem_object *ipu_gem_create_object(struct drm_device *drm, size_t size);

@@ -50,6 +50,8 @@ static int ipu_ioctl_info(struct ipu_file *f, void *data)
 	a->num_streams = idev->loaded ? idev->nstreams : 0;
 	a->max_image = idev->max_image;
 	a->stream_ring = idev->loaded ? idev->stream_ring_size - 1 : IPU_STREAM_RING_MAX - 1;
+	a->link_index = idev->link_index;
+	a->group_size = ipu_group_info(idev, &a->group_id, &a->group_ipu, NULL);
 	return 0;
 }
 
@@ -64,12 +66,26 @@ static int ipu_ioctl_attach(struct ipu_file *f, void *data)
 		return 0;
 	if (idev->owner)
 		return -EBUSY;
+	ipu_attach_locked(f);
+	return 0;
+}
+
+/**
+ * ipu_attach_locked() - make a file the owner of its device
+ * @f: the file; the caller holds its device's lock and found no owner
+ */
+void ipu_attach_locked(struct ipu_file *f)
+{
+	struct ipu_device *idev = f->idev;
+
+	lockdep_assert_held(&idev->lock);
+	if (idev->owner == f)
+		return;
 	idev->owner = f;
 	idev->owner_pid = current->tgid;
 	f->pid = current->tgid;
 	WRITE_ONCE(f->attached, true);
 	ipu_event(idev, IPU_EVENT_ATTACH, current->tgid, 0, 0, 0);
-	return 0;
 }
 
 /**
@@ -138,8 +154,14 @@ int ipu_quiesce(struct ipu_device *idev, struct ipu_file *owner)
 	return 0;
 }
 
-/* Release the device from its owner f: nothing of f's may stay queued. */
-static void ipu_detach_locked(struct ipu_file *f, u32 reason)
+/**
+ * ipu_detach_locked() - release the device from its owner
+ * @f: the owner; the caller holds its device's lock
+ * @reason: IPU_RESET_REASON_CLOSE at close, else 0
+ *
+ * Nothing of @f's may stay queued: its work is aborted or the device reset.
+ */
+void ipu_detach_locked(struct ipu_file *f, u32 reason)
 {
 	struct ipu_device *idev = f->idev;
 	struct ipu_hw_cmd cmd = { .opcode = IPU_CMD_RESET_ENGINE };
@@ -183,14 +205,26 @@ void ipu_file_release_locked(struct ipu_file *f)
 		ipu_detach_locked(f, IPU_RESET_REASON_CLOSE);
 }
 
+/* unlocked: a group member's DETACH releases every member */
 static int ipu_ioctl_detach(struct ipu_file *f, void *data)
 {
 	struct ipu_attach_args *a = data;
+	struct ipu_device *idev = f->idev;
+	int ret;
 
 	if (a->flags || a->pad)
 		return -EINVAL;
-	ipu_detach_locked(f, 0);
-	return 0;
+	if (ipu_group_release(f, 0))
+		return 0;
+	ret = mutex_lock_interruptible(&idev->lock);
+	if (ret)
+		return ret;
+	if (idev->owner == f)
+		ipu_detach_locked(f, 0);
+	else
+		ret = -EPERM;
+	mutex_unlock(&idev->lock);
+	return ret;
 }
 
 static int ipu_ioctl_load(struct ipu_file *f, void *data)
@@ -339,16 +373,13 @@ static int ipu_ioctl_wait(struct ipu_file *f, void *data)
 	return ipu_run_wait(f->idev, a);
 }
 
-static int ipu_ioctl_reset(struct ipu_file *f, void *data)
+static int ipu_reset_locked(struct ipu_file *f, struct ipu_reset_args *a)
 {
-	struct ipu_reset_args *a = data;
 	struct ipu_device *idev = f->idev;
 	struct ipu_hw_cmd cmd = { .opcode = IPU_CMD_RESET_ENGINE };
 	struct ipu_cmd_ctx res;
 	int ret;
 
-	if (a->flags || a->mode > IPU_RESET_DEVICE)
-		return -EINVAL;
 	/* the owner, or (nobody attached / admin) for recovery tools */
 	if (idev->owner && idev->owner != f && !capable(CAP_SYS_ADMIN))
 		return -EBUSY;
@@ -371,6 +402,28 @@ static int ipu_ioctl_reset(struct ipu_file *f, void *data)
 	default:
 		return ipu_hw_reset(idev, IPU_RESET_REASON_USER);
 	}
+}
+
+/* unlocked: a device reset of a group member resets every member */
+static int ipu_ioctl_reset(struct ipu_file *f, void *data)
+{
+	struct ipu_reset_args *a = data;
+	struct ipu_device *idev = f->idev;
+	int ret;
+
+	if (a->flags || a->mode > IPU_RESET_DEVICE)
+		return -EINVAL;
+	if (a->mode == IPU_RESET_DEVICE && READ_ONCE(idev->owner) == f) {
+		ret = ipu_group_reset(f, IPU_RESET_REASON_USER);
+		if (ret != -ENOENT)
+			return ret;
+	}
+	ret = mutex_lock_interruptible(&idev->lock);
+	if (ret)
+		return ret;
+	ret = ipu_reset_locked(f, a);
+	mutex_unlock(&idev->lock);
+	return ret;
 }
 
 static int ipu_ioctl_counters(struct ipu_file *f, void *data)
@@ -400,6 +453,9 @@ static int ipu_ioctl_counters(struct ipu_file *f, void *data)
 	a->pinned_pages = atomic64_read(&idev->st_pinned_pages);
 	a->gem_objects = atomic64_read(&idev->st_gem_objects);
 	a->gem_pages = atomic64_read(&idev->st_gem_pages);
+	a->link_out_bytes = ipu_rd64(idev, IPU_REG_CNT_LINK_OUT);
+	a->link_in_bytes = ipu_rd64(idev, IPU_REG_CNT_LINK_IN);
+	a->link_cycles = ipu_rd64(idev, IPU_REG_CNT_LINK_CYC);
 	return 0;
 }
 
@@ -486,15 +542,17 @@ static int ipu_drm_##name(struct drm_device *drm, void *data,			\
 
 IPU_DRM_IOCTL_FN(info, ipu_ioctl_info, false, false)
 IPU_DRM_IOCTL_FN(attach, ipu_ioctl_attach, false, true)
-IPU_DRM_IOCTL_FN(detach, ipu_ioctl_detach, true, true)
+IPU_DRM_IOCTL_FN(detach, ipu_ioctl_detach, false, false)
 IPU_DRM_IOCTL_FN(load, ipu_ioctl_load, true, true)
 IPU_DRM_IOCTL_FN(tensor, ipu_ioctl_tensor, true, true)
 IPU_DRM_IOCTL_FN(run, ipu_ioctl_run, true, false)
 IPU_DRM_IOCTL_FN(wait, ipu_ioctl_wait, true, false)
-IPU_DRM_IOCTL_FN(reset, ipu_ioctl_reset, false, true)
+IPU_DRM_IOCTL_FN(reset, ipu_ioctl_reset, false, false)
 IPU_DRM_IOCTL_FN(counters, ipu_ioctl_counters, false, true)
 IPU_DRM_IOCTL_FN(events, ipu_ioctl_events, false, false)
 IPU_DRM_IOCTL_FN(stream_info, ipu_ioctl_stream_info, false, true)
+IPU_DRM_IOCTL_FN(group_attach, ipu_ioctl_group_attach, false, false)
+IPU_DRM_IOCTL_FN(link_stream, ipu_ioctl_link_stream, true, true)
 
 /* dispatched by drm_ioctl(): no DRM_AUTH/MASTER/RENDER on an accel node */
 const struct drm_ioctl_desc ipu_drm_ioctls[IPU_DRM_NUM_IOCTLS] = {
@@ -511,4 +569,6 @@ const struct drm_ioctl_desc ipu_drm_ioctls[IPU_DRM_NUM_IOCTLS] = {
 	DRM_IOCTL_DEF_DRV(IPU_STREAM_INFO, ipu_drm_stream_info, 0),
 	DRM_IOCTL_DEF_DRV(IPU_BO_CREATE, ipu_ioctl_bo_create, 0),
 	DRM_IOCTL_DEF_DRV(IPU_BO_INFO, ipu_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(IPU_GROUP_ATTACH, ipu_drm_group_attach, 0),
+	DRM_IOCTL_DEF_DRV(IPU_LINK_STREAM, ipu_drm_link_stream, 0),
 };

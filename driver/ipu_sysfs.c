@@ -116,8 +116,39 @@ static ssize_t run_limit_ms_store(struct device *dev, struct device_attribute *a
 }
 static DEVICE_ATTR_RW(run_limit_ms);
 
+static ssize_t link_index_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+
+	if (idev->link_index == U32_MAX)
+		return sysfs_emit(buf, "none\n");
+	return sysfs_emit(buf, "%u\n", idev->link_index);
+}
+static DEVICE_ATTR_RO(link_index);
+
+/* "none", or "ID IPU K of N: accelA accelB ..." (the members, IPU order) */
+static ssize_t group_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ipu_device *idev = dev_get_drvdata(dev);
+	int minors[IPU_LINK_MAX_MEMBERS];
+	u32 id, ipu, n, k;
+	int len;
+
+	n = ipu_group_info(idev, &id, &ipu, minors);
+	if (!n)
+		return sysfs_emit(buf, "none\n");
+	len = sysfs_emit(buf, "%u IPU %u of %u:", id, ipu, n);
+	for (k = 0; k < n; k++)
+		len += sysfs_emit_at(buf, len, " accel%d", minors[k]);
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+static DEVICE_ATTR_RO(group);
+
 static struct attribute *ipu_dev_attrs[] = {
 	&dev_attr_serial.attr,
+	&dev_attr_link_index.attr,
+	&dev_attr_group.attr,
 	&dev_attr_tiles.attr,
 	&dev_attr_tile_mem.attr,
 	&dev_attr_version.attr,

@@ -16,7 +16,7 @@ NL_CFLAGS := -I/usr/include/libnl3
 VM_LDLIBS := $(LIBIPU_LDLIBS) -lnl-genl-3 -lnl-3 -lm -lpthread
 
 VM_SELFTESTS := $(VM_DIR)/bin/ipu_selftest $(VM_DIR)/bin/ipu_gem $(VM_DIR)/bin/ipu_e2e \
-	$(VM_DIR)/bin/ipu_fault $(VM_DIR)/bin/ipu_replication
+	$(VM_DIR)/bin/ipu_fault $(VM_DIR)/bin/ipu_replication $(VM_DIR)/bin/ipu_group
 VM_TOOLS := $(VM_DIR)/bin/ipu-info $(VM_DIR)/bin/ipu-reset $(VM_DIR)/bin/ipu-monitor \
 	$(VM_DIR)/bin/ipu-run
 VM_BENCH := $(VM_DIR)/bin/bench_uring
@@ -38,6 +38,10 @@ $(VM_DIR)/bin/ipu_gem: $(BUILD)/selftests/ipu_gem.o $(GRAPH_LIB) $(ENGINE_LIB)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 
 $(VM_DIR)/bin/ipu_fault: $(BUILD)/selftests/ipu_fault.o $(GRAPH_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
+
+$(VM_DIR)/bin/ipu_group: $(BUILD)/selftests/ipu_group.o $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 

@@ -43,6 +43,16 @@ static void print_text(const struct ipu_tool_dev *d)
 	       (unsigned long long)c->stream_cmds, (unsigned long long)c->stream_bytes,
 	       (unsigned long long)c->programs_run, (unsigned long long)c->drv_resets,
 	       (unsigned long long)c->drv_errors, (unsigned long long)c->pinned_pages);
+	if (i->link_index != UINT32_MAX) {
+		printf("  ipu-link index %u, ", i->link_index);
+		if (i->group_size)
+			printf("group %u: IPU %u of %u", i->group_id, i->group_ipu, i->group_size);
+		else
+			printf("in no group");
+		printf(", link out %llu B, in %llu B, %llu modelled cycles\n",
+		       (unsigned long long)c->link_out_bytes, (unsigned long long)c->link_in_bytes,
+		       (unsigned long long)c->link_cycles);
+	}
 	if (d->lost_irqs >= 0 && d->bad_completions >= 0)
 		printf("  recovered: lost interrupts %lld (completions polled), bad completions %lld (each reset the device)\n",
 		       (long long)d->lost_irqs, (long long)d->bad_completions);
@@ -87,6 +97,19 @@ static json_t *dev_json(const struct ipu_tool_dev *d)
 	if (k && d->lost_irqs >= 0 && d->bad_completions >= 0) {
 		json_object_set_new(k, "lost_irqs", json_integer(d->lost_irqs));
 		json_object_set_new(k, "bad_completions", json_integer(d->bad_completions));
+	}
+	if (o && i->link_index != UINT32_MAX) {
+		json_t *l = json_pack("{s:I, s:I, s:I, s:I}", "index", (json_int_t)i->link_index,
+				      "out_bytes", (json_int_t)c->link_out_bytes,
+				      "in_bytes", (json_int_t)c->link_in_bytes,
+				      "cycles", (json_int_t)c->link_cycles);
+
+		if (l && i->group_size)
+			json_object_set_new(l, "group",
+					    json_pack("{s:I, s:I, s:I}", "id", (json_int_t)i->group_id,
+						      "ipu", (json_int_t)i->group_ipu,
+						      "size", (json_int_t)i->group_size));
+		json_object_set_new(o, "link", l);
 	}
 	drm = json_pack("{s:s, s:s, s:s, s:s}", "name", d->drm_name, "version", drmver,
 			"desc", d->drm_desc, "node", path);

@@ -57,6 +57,7 @@
 #define IPU_INFO_CAP_SG			0x4u
 #define IPU_INFO_CAP_DIRECT		0x8u
 #define IPU_INFO_CAP_READ_TENSOR	0x10u
+#define IPU_INFO_CAP_LINK		0x80u	/* on an ipu-link: GROUP_ATTACH, LINK_STREAM */
 /* driver capability bits: struct ipu_info_args.driver_caps */
 #define IPU_DRV_CAP_URING_CMD		0x1u	/* stream cmd_ops */
 #define IPU_DRV_CAP_FIXED_BUFS		0x2u	/* IORING_URING_CMD_FIXED buffers */
@@ -87,6 +88,10 @@ struct ipu_info_args {
 	__u32 num_streams;	/* of the loaded executable */
 	__u32 max_image;	/* bytes */
 	__u32 stream_ring;	/* descriptors in flight per stream, at most */
+	__u32 link_index;	/* its index on its ipu-link, 0xffffffff on none */
+	__u32 group_id;		/* the device group it is in, 0 if none */
+	__u32 group_ipu;	/* its IPU index in that group */
+	__u32 group_size;	/* members of that group, 0 if none */
 };
 
 /* ------------------------------------------------------- ATTACH/DETACH */
@@ -192,6 +197,10 @@ struct ipu_counters_args {
 	__u64 pinned_pages;	/* user pages pinned right now */
 	__u64 gem_objects;	/* buffer objects alive (created or imported) */
 	__u64 gem_pages;	/* their pages pinned for the device right now */
+	/* out, device counters of IPU-Links (reset by a device reset): */
+	__u64 link_out_bytes;	/* sent to peers */
+	__u64 link_in_bytes;	/* received from peers */
+	__u64 link_cycles;	/* modelled cycles of the sends, 2000 + bytes / 240 each */
 };
 
 /* ----------------------------------------------------------- GET_EVENTS */
@@ -267,6 +276,50 @@ struct ipu_bo_info_args {
 	__u64 mmap_offset;	/* out: for mmap() of the accel fd */
 };
 
+/* ------------------------------------------- GROUP_ATTACH/LINK_STREAM */
+
+/*
+ * A device group: devices on one ipu-link (info.caps IPU_INFO_CAP_LINK)
+ * acquired as one.  GROUP_ATTACH, on the first member's fd, attaches every
+ * member to the fd given for it (all or none: -EBUSY if one is owned by
+ * another file or in a group).  From then on the group is released as one
+ * (DETACH or the close of any member's fd detaches every member), and a
+ * device reset (IPU_RESET_DEVICE) of any member resets every member.
+ */
+/* fds[k]: the accel fd of IPU k of the group; fds[0] is the fd called on */
+struct ipu_group_attach_args {
+	__u64 fds;		/* in: user pointer to __s32 fds[count] */
+	__u32 count;		/* in: 2..16 */
+	__u32 flags;		/* in: 0 */
+	__u32 group_id;		/* out: > 0 */
+	__u32 pad;		/* in: 0 */
+};
+
+/*
+ * Join this member's device-to-host stream to a host-to-device stream of
+ * another member of its group: from then on the stream's StreamCopy moves
+ * its buffer device to device, through no host memory; neither end takes
+ * stream buffers.  Set up again after every LOAD_EXECUTABLE (a load or a
+ * reset drops the pairs a device sends on).  -ENOLINK when the device
+ * refused it (dev_detail: IPU_LINK_E_*).
+ */
+#define IPU_LINK_E_NO_LINK	1	/* the device is on no ipu-link */
+#define IPU_LINK_E_PEER		2	/* the peer is not on the same link */
+#define IPU_LINK_E_STREAM	3	/* not a D2H stream, or the peer's is out of range */
+#define IPU_LINK_E_SIZE		4	/* the sizes of the two ends differ */
+#define IPU_LINK_E_BUSY		5	/* the peer's stream already receives a link */
+
+struct ipu_link_stream_args {
+	__u32 stream;		/* in: this device's device-to-host stream */
+	__u32 peer_ipu;		/* in: the peer's IPU index in the group */
+	__u32 peer_stream;	/* in: the peer's host-to-device stream */
+	__u32 flags;		/* in: 0 */
+	__u32 dev_status;	/* out: device status code, 0 = ok */
+	__u32 dev_detail;	/* out: IPU_LINK_E_* with a refusal */
+	__u32 bytes;		/* out: bytes a transfer (the stream's buffer size) */
+	__u32 pad;		/* in: 0 */
+};
+
 /* --------------------------------------------------------------- ioctls */
 
 #define DRM_IPU_INFO		0x00
@@ -282,6 +335,8 @@ struct ipu_bo_info_args {
 #define DRM_IPU_STREAM_INFO	0x0a
 #define DRM_IPU_BO_CREATE	0x0b
 #define DRM_IPU_BO_INFO		0x0c
+#define DRM_IPU_GROUP_ATTACH	0x0d
+#define DRM_IPU_LINK_STREAM	0x0e
 
 #define DRM_IOCTL_IPU_INFO	IPU_DRM_IOWR(DRM_IPU_INFO, struct ipu_info_args)
 #define DRM_IOCTL_IPU_ATTACH	IPU_DRM_IOWR(DRM_IPU_ATTACH, struct ipu_attach_args)
@@ -296,6 +351,8 @@ struct ipu_bo_info_args {
 #define DRM_IOCTL_IPU_STREAM_INFO IPU_DRM_IOWR(DRM_IPU_STREAM_INFO, struct ipu_stream_info_args)
 #define DRM_IOCTL_IPU_BO_CREATE	IPU_DRM_IOWR(DRM_IPU_BO_CREATE, struct ipu_bo_create_args)
 #define DRM_IOCTL_IPU_BO_INFO	IPU_DRM_IOWR(DRM_IPU_BO_INFO, struct ipu_bo_info_args)
+#define DRM_IOCTL_IPU_GROUP_ATTACH IPU_DRM_IOWR(DRM_IPU_GROUP_ATTACH, struct ipu_group_attach_args)
+#define DRM_IOCTL_IPU_LINK_STREAM IPU_DRM_IOWR(DRM_IPU_LINK_STREAM, struct ipu_link_stream_args)
 
 /* ------------------------------------------- io_uring stream commands */
 
