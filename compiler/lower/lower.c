@@ -581,7 +581,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 		if (ipu_lower_prepare(prepared[k], t->fold_limit, e) ||
 		    lw_split_wide_argmax(prepared[k], t, t->fold_limit, e) ||
 		    lw_split_long_gather(prepared[k], t, t->fold_limit, e) ||
-		    lw_split_long_rows(prepared[k], t, t->fold_limit, e))
+		    lw_split_long_rows(prepared[k], t, t->fold_limit, e) ||
+		    lw_split_wide_pad(prepared[k], t, t->fold_limit, e))
 			goto out;
 		if (t->fp8 && ir_pass_fp8(prepared[k], t->fp8, e) < 0)
 			goto out;
@@ -783,6 +784,7 @@ struct ir_graph *ipu_lower_prepared_graph(const struct ir_graph *g,
 		  lw_split_wide_argmax(p, t, t->fold_limit, e) ||
 		  lw_split_long_gather(p, t, t->fold_limit, e) ||
 		  lw_split_long_rows(p, t, t->fold_limit, e) ||
+		  lw_split_wide_pad(p, t, t->fold_limit, e) ||
 		  (t->fp8 && ir_pass_fp8(p, t->fp8, e) < 0))) {
 		ir_graph_free(p);
 		return NULL;

@@ -32,7 +32,10 @@ static int span_blocks(struct gather *G, int rank, const int64_t *shape, int64_t
 		       const int64_t *st, uint64_t obase, int64_t inner, int64_t span)
 {
 	struct lw *l = G->l;
-	int64_t rows = (int64_t)(l->budget / G->es) / (span + inner), nb;
+	/* a block of rows reads its first row's span plus a stride of dim 0
+	 * per further row, and holds its rows */
+	int64_t s0 = st[0] < 0 ? -st[0] : st[0];
+	int64_t rows = ((int64_t)(l->budget / G->es) - span + s0) / (s0 + inner), nb;
 
 	if (rows < 1)
 		return lw_fail_mem(l, (uint64_t)(span + inner) * G->es,

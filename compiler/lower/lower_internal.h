@@ -455,15 +455,21 @@ int lw_split_wide_argmax(struct ir_graph *g, const struct ipu_target *t, int64_t
 int lw_split_long_gather(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
 			 struct ir_error *e);
 /* prepare_rows.c: every ReduceSum/Mean/Max/Min over trailing axes,
- * Softmax, LogSoftmax, LayerNormalization, CumSum and TopK (along their
- * last axis) whose one row the row
- * lowering could not place on a tile rewritten into two-stage chunked
- * reductions and elementwise ops; shapes re-inferred. */
+ * Softmax, LogSoftmax, LayerNormalization, InstanceNormalization, CumSum
+ * and TopK (along their last axis) whose one row (an instance norm's
+ * image of C rows) the row lowering could not place on a tile rewritten
+ * into two-stage chunked reductions and elementwise ops; shapes
+ * re-inferred. */
 int lw_split_long_rows(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
 		       struct ir_error *e);
 /* prepare_conv3d.c: a rank-5 Conv as 2-D convolutions over the depth
  * taps (its decompose hook's share; pooling has its own, lp_dec_pool3d). */
 int lp_dec_conv3d(struct ir_graph *g, int *pi, struct ir_error *e);
+/* prepare_pad.c: every Pad whose one padded row (its dims from the first
+ * padded one on) the Pad lowering could not place on a tile rewritten
+ * axis by axis into Slice, Gather and Concat; shapes re-inferred. */
+int lw_split_wide_pad(struct ir_graph *g, const struct ipu_target *t, int64_t fold_limit,
+		      struct ir_error *e);
 /* prepare_decompose.c: the node's decompose hook, if it has one. */
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e);
 

@@ -16,6 +16,10 @@
  *   CumSum          -> CumSum within each chunk + the exclusive CumSum of
  *                      the chunks' sums (both with the node's exclusive
  *                      and reverse), the padding sliced off
+ *   InstanceNormalization -> the same over each (n, c) row, scale and bias
+ *                      per channel (the row lowering needs all C rows of
+ *                      an image on one tile: 64 channels of 64 x 64 did
+ *                      not fit)
  *   TopK            -> TopK of each chunk (chunks at least k long), then
  *                      TopK of the P x k candidates, whose row indices are
  *                      gathered from the candidates' (int32 on the way)
@@ -119,7 +123,8 @@ static int cumsum(struct lp_rw *r, int x, int dt, int64_t O, int64_t L, int64_t 
 
 struct rowsplit {
 	int kind;		/* 0 reduce, 1 softmax, 2 log-softmax, 3 layer norm, 4 cumsum,
-				 * 5 top-k */
+				 * 5 top-k, 6 instance norm */
+	int64_t C;		/* instance norm: channels (rows per image) */
 	int64_t k;		/* top-k: k */
 	const char *red;	/* reduce: ReduceSum, ReduceMax, ReduceMin */
 	int mean;
@@ -191,6 +196,12 @@ static int classify(const struct ir_graph *g, const struct ir_node *n, struct ro
 		s->k = ir_get_i(kv->data, kv->dtype, 0);
 		if (s->k < 1)
 			return 0;
+	} else if (!strcmp(n->op, "InstanceNormalization")) {
+		if (x->rank < 3 || n->nin < 3 || n->in[1] < 0 || n->in[2] < 0)
+			return 0;
+		a = 2;
+		s->kind = 6;
+		s->C = x->dims[1];
 	} else if (!strcmp(n->op, "LayerNormalization")) {
 		a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
 		for (int k = 1; k < n->nout; k++)
@@ -358,20 +369,25 @@ static int split_one(struct ir_graph *g, int *pi, const struct rowsplit *s, int6
 		v = cumsum(&r, v, cdt, O, L, C, excl, rev);
 	} else {
 		int mu = row_mean(&r, v, cdt, O, L, C), d, sq, var, k;
-		int64_t one = L;
+		int64_t one = L, nc1[3] = { O / (s->C ? s->C : 1), s->C, L }, c1[2] = { s->C, 1 };
 
 		if (mu < 0 || (d = lp_rw_add(&r, "Sub", v, mu)) < 0 || (sq = lp_rw_add(&r, "Mul", d, d)) < 0 ||
 		    (var = row_mean(&r, sq, cdt, O, L, C)) < 0 || (k = lp_rw_scalar(&r, cdt, eps)) < 0 ||
 		    (var = lp_rw_add(&r, "Add", var, k)) < 0 || (var = lp_rw_add(&r, "Sqrt", var, -1)) < 0 ||
 		    (v = lp_rw_add(&r, "Div", d, var)) < 0)
 			return -1;
-		/* scale and bias over the row's L elements */
+		/* scale and bias over the row's L elements (layer norm) or per
+		 * channel, the rows seen as [N, C, L] (instance norm) */
+		if (kind == 6 && ((in[1] = lp_rw_shape(&r, nc1, 3)) < 0 ||
+				  (v = lp_rw_add(&r, "Reshape", v, in[1])) < 0))
+			return -1;
 		for (int k2 = 0; k2 < 2; k2++) {
 			int w = k2 ? bias : scale;
 
 			if (w < 0)
 				continue;
-			if ((in[1] = lp_rw_shape(&r, &one, 1)) < 0 || (w = lp_rw_add(&r, "Reshape", w, in[1])) < 0 ||
+			if ((in[1] = kind == 6 ? lp_rw_shape(&r, c1, 2) : lp_rw_shape(&r, &one, 1)) < 0 ||
+			    (w = lp_rw_add(&r, "Reshape", w, in[1])) < 0 ||
 			    (g->vals[w].dtype != cdt && ((w = lp_rw_add(&r, "Cast", w, -1)) < 0 ||
 							 lp_rw_int(&r, "to", cdt))) ||
 			    (v = lp_rw_add(&r, k2 ? "Add" : "Mul", v, w)) < 0)
@@ -408,10 +424,11 @@ int lw_split_long_rows(struct ir_graph *g, const struct ipu_target *t, int64_t f
 			continue;
 		/* the row lowering's bytes per row (in and out as float32) */
 		out_row = s.kind == 0 ? 1 : s.kind == 5 ? s.k : s.L;
+		/* instance norm: a block holds an image's C rows at least */
+		if ((uint64_t)(s.L + out_row) * 4 * (uint64_t)(s.kind == 6 ? s.C : 1) <= budget)
+			continue;
 		/* top-k: the candidates' second stage must be short itself */
 		if (s.kind == 5 && (uint64_t)(s.k * ((s.L + longest - 1) / longest) + s.k) * 4 > budget)
-			continue;
-		if ((uint64_t)(s.L + out_row) * 4 <= budget)
 			continue;
 		if (split_one(g, &i, &s, longest, e))
 			return -1;

@@ -96,8 +96,9 @@ CHECKS += ;make -s check-onnx-cli;
 
 # Ops too large for one tile, split over tiles (tests/compiler/split_ops.py):
 # Gather at run-time indices beyond a tile, Softmax/LogSoftmax/LayerNorm/
-# Reduce*/CumSum/TopK over rows longer than a tile, fp32 and fp16, against
-# numpy in float64 (about 30 s).
+# InstanceNorm/Reduce*/CumSum/TopK over rows longer than a tile (an
+# InstanceNorm's image of C rows larger than a tile), Pad of channels larger
+# than a tile, fp32 and fp16, against numpy in float64 (about 30 s).
 .PHONY: check-split-ops
 check-split-ops: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	nice /usr/bin/python3 tests/compiler/split_ops.py $(BUILD)/bin $(BUILD)/split-ops

@@ -2,11 +2,12 @@
 """split_ops.py - ops too large for one tile, split over tiles by the
 compiler, against numpy in float64: Gather at run-time indices (outputs,
 constant tables and run-time data larger than a tile, axes longer than a
-tile), and Softmax, LogSoftmax, LayerNormalization, ReduceSum/Mean/Max/Min,
-CumSum and TopK over rows longer than a tile (compiler/lower/
-lower_gather_split.c, prepare_gather.c, prepare_rows.c).  Each case is
+tile), Softmax, LogSoftmax, LayerNormalization, InstanceNormalization,
+ReduceSum/Mean/Max/Min, CumSum and TopK over rows longer than a tile, and Pad whose one padded row
+is larger than a tile (compiler/lower/lower_gather_split.c,
+prepare_gather.c, prepare_rows.c, prepare_pad.c).  Each case is
 compiled by ipu-compile, run by ipu-run on the in-process device and
-judged: gathers and TopK exactly equal, the others within 1e-5 (fp32) or
+judged: gathers, pads and TopK exactly equal, the others within 1e-5 (fp32) or
 2e-3 (fp16) of max |ref| (float16 rows are computed in float32).  Seeded.
 
 Usage: split_ops.py BIN_DIR WORK_DIR
@@ -98,6 +99,18 @@ class Runner:
         self.case(name, [node], {"x": x}, {"y": (el, ref.shape)}, list(inits), {"y": ref}, False,
                   TOL[dt], opset)
 
+    def pad(self, name, shape, pads, mode, value=0.0, dt=np.float32):
+        x = self.rng.standard_normal(shape).astype(dt)
+        ref = pad_ref(x.astype(np.float64), pads, mode, value)
+        el = T.FLOAT16 if dt == np.float16 else T.FLOAT
+        inits = [nh.from_array(np.array(pads, np.int64), "p")]
+        ins = ["x", "p"]
+        if mode == "constant":
+            inits.append(nh.from_array(np.array(value, dt), "v"))
+            ins.append("v")
+        self.case(name, [h.make_node("Pad", ins, ["y"], mode=mode)], {"x": x},
+                  {"y": (el, ref.shape)}, inits, {"y": ref}, True)
+
     def topk(self, name, shape, k, largest, dt=np.float32, ties=False):
         x = self.rng.standard_normal(shape).astype(dt)
         if ties:
@@ -110,6 +123,17 @@ class Runner:
                   {"x": x}, {"v": (el, oshape), "i": (T.INT64, oshape)},
                   [nh.from_array(np.array([k], np.int64), "k")],
                   {"v": np.take_along_axis(xs, order, -1), "i": order.astype(np.float64)}, True)
+
+
+def pad_ref(x, pads, mode, value):
+    """np.pad with ONNX's pads [begin..., end...]; negative ones crop."""
+    r = x.ndim
+    sl = tuple(slice(max(-pads[i], 0), x.shape[i] - max(-pads[i + r], 0)) for i in range(r))
+    x = x[sl]
+    width = [(max(pads[i], 0), max(pads[i + r], 0)) for i in range(r)]
+    if mode == "constant":
+        return np.pad(x, width, mode="constant", constant_values=value)
+    return np.pad(x, width, mode=mode)
 
 
 def softmax(x):
@@ -165,13 +189,37 @@ def main():
                (3, 100003), lambda x: x.max(), dt=dt, opset=13)
         r.rows("reducemin_%s" % s, h.make_node("ReduceMin", ["x"], ["y"], axes=[-1], keepdims=1),
                (2, 100003), lambda x: x.min(axis=-1, keepdims=True), dt=dt, opset=13)
+        sc = (r.rng.rand(64) + 0.5).astype(dt)
+        bi = r.rng.standard_normal(64).astype(dt)
+        r.rows("instancenorm_64ch_%s" % s, h.make_node("InstanceNormalization", ["x", "s", "b"], ["y"]),
+               (2, 64, 64, 64), lambda x: (x - x.mean((2, 3), keepdims=True)) /
+               np.sqrt(x.var((2, 3), keepdims=True) + 1e-5) * sc.astype(np.float64)[:, None, None] +
+               bi.astype(np.float64)[:, None, None],
+               [nh.from_array(sc, "s"), nh.from_array(bi, "b")], dt, opset=13)
         for ex in (0, 1):
             for rv in (0, 1):
                 r.rows("cumsum_%s_exclusive%d_reverse%d" % (s, ex, rv),
                        h.make_node("CumSum", ["x", "a"], ["y"], exclusive=ex, reverse=rv), (2, 100003),
                        lambda x, ex=ex, rv=rv: cumsum(x, ex, rv),
                        [nh.from_array(np.array(1, np.int64), "a")], dt, opset=13)
+    r.rows("instancenorm_fits_one_tile", h.make_node("InstanceNormalization", ["x", "s", "b"], ["y"]),
+           (1, 8, 32, 32), lambda x: (x - x.mean((2, 3), keepdims=True)) /
+           np.sqrt(x.var((2, 3), keepdims=True) + 1e-5),
+           [nh.from_array(np.ones(8, np.float32), "s"), nh.from_array(np.zeros(8, np.float32), "b")],
+           opset=13)
     r.rows("softmax_fits_one_tile", h.make_node("Softmax", ["x"], ["y"], axis=-1), (64, 1000), softmax)
+    # a padded row (a whole channel) larger than a tile: axis by axis
+    r.pad("pad_constant_image", (1, 3, 400, 300), [0, 0, 2, 3, 0, 0, 1, 4], "constant", 0.5)
+    r.pad("pad_edge_image", (1, 2, 300, 400), [0, 0, 1, 2, 0, 0, 3, 1], "edge")
+    r.pad("pad_reflect_image_fp16", (1, 2, 350, 300), [0, 0, 3, 2, 0, 0, 1, 5], "reflect", dt=np.float16)
+    r.pad("pad_crop_and_pad", (2, 300, 400), [0, -2, 3, 1, 4, -5], "constant", -1.0)
+    r.pad("pad_fits_one_tile", (4, 10, 10), [0, 1, 1, 0, 1, 1], "reflect")
+    # one column of a channel: blocks of rows read spans a stride apart
+    x = r.rng.standard_normal((2, 303, 400)).astype(np.float32)
+    consts = [nh.from_array(np.array(v, np.int64), k) for k, v in
+              (("s", [399]), ("e", [400]), ("a", [2]))]
+    r.case("slice_one_column", [h.make_node("Slice", ["x", "s", "e", "a"], ["y"])], {"x": x},
+           {"y": (T.FLOAT, (2, 303, 1))}, consts, {"y": x[:, :, 399:400].astype(np.float64)}, True)
     r.topk("topk_largest", (2, 200000), 5, 1)
     r.topk("topk_smallest", (3, 100003), 17, 0)
     r.topk("topk_fp16", (2, 150001), 10, 1, np.float16)

@@ -7,7 +7,7 @@
 # strides, pads, dilations, with and without bias), MatMul and Gemm,
 # elementwise Add/Mul (with broadcast constants or another branch),
 # Relu/Sigmoid, MaxPool/AveragePool/GlobalAveragePool, Concat,
-# Reshape/Transpose, Softmax, ReduceSum/Mean/Max over trailing axes and
+# Reshape/Transpose, Pad, Softmax, ReduceSum/Mean/Max over trailing axes and
 # Gather at run-time indices (of the running tensor or of a constant
 # table), in fp32 or fp16.
 #
@@ -348,6 +348,30 @@ def op_reduce(g, x):
     return g.node(op, [x], out, axes=axes, keepdims=1)
 
 
+def op_pad(g, x):
+    """Pad of H and W (constant, edge or reflect; cropping in constant
+    mode): a channel larger than a tile is padded axis by axis."""
+    rng = g.rng
+    n, c, hh, ww = g.shape[x]
+    mode = str(rng.choice(["constant", "edge", "reflect"]))
+    pads = [0, 0, 0, 0, 0, 0, 0, 0]
+    for ax, size in ((2, hh), (3, ww)):
+        for end in (0, 4):
+            p = int(rng.randint(0, 4))
+            if mode == "reflect":
+                p = min(p, size - 1)
+            elif mode == "constant" and size > 4 and rng.rand() < 0.2:
+                p = -1
+            pads[ax + end] = p
+    out = [n, c, hh + pads[2] + pads[6], ww + pads[3] + pads[7]]
+    if min(out) < 1:
+        return op_unary(g, x)
+    ins = [x, g.int_const(pads)]
+    if mode == "constant":
+        ins.append(g.const(np.full([], float(rng.choice([0.0, 0.5, -1.0])))))
+    return g.node("Pad", ins, out, mode=mode)
+
+
 def _runtime_indices(g, d):
     """Up to 2d int64 indices in [0, d), known only at run time: ArgMax
     over rows of d elements of the graph's input (the same values in both
@@ -392,7 +416,7 @@ def op_gather(g, x):
 # what may follow a tensor of each rank, with weights
 OPS4 = [(op_conv, 5), (op_pool, 2), (op_global_pool, 0.5), (op_binary_const, 2), (op_unary, 2),
         (op_branch_merge, 2), (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 0.7),
-        (op_gather, 0.7), (op_reduce, 0.5)]
+        (op_gather, 0.7), (op_reduce, 0.5), (op_pad, 0.5)]
 OPSN = [(op_matmul, 4), (op_binary_const, 2), (op_unary, 2), (op_branch_merge, 1.5),
         (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 1), (op_gather, 0.7),
         (op_reduce, 0.5)]
