@@ -101,6 +101,10 @@ struct ipu_backend_ops {
 			     void **addr);
 	int (*free_memory)(struct ipu_device *d, uint32_t slot);
 	int (*export_dmabuf)(struct ipu_device *d, uint32_t slot, int *fd);
+	/* optional: devices joined by IPU-Links (ipu_attach_group, ipu_link_stream) */
+	int (*attach_group)(struct ipu_device *const *devs, unsigned n);
+	int (*link_stream)(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
+			   uint32_t peer_stream);
 	/* optional: free_memory for a slot left at close, after close() */
 	int (*free_memory_at_close)(struct ipu_device *d, uint32_t slot);
 };

@@ -60,6 +60,7 @@ extern const struct ipu_backend_ops ipu_kernel_backend;
 #define KUD_SEQ_MASK ((1ull << 40) - 1)
 #define KHOLD 256u	/* > buffers a stream has in the driver at once */
 #define KUD_STOP (1ull << 61)
+#define KGROUP_MAX 16u	/* members of one ipu-link (uapi: GROUP_ATTACH count) */
 
 /* a buffer waiting for room in the driver's ring of its stream */
 struct kpending {
@@ -564,6 +565,32 @@ static int kernel_detach(struct ipu_device *d)
 	int rc = kioctl(K(d), DRM_IOCTL_IPU_DETACH, &a);
 
 	return rc == -EPERM ? 0 : kerr(rc);
+}
+
+static int kernel_attach_group(struct ipu_device *const *devs, unsigned n)
+{
+	struct ipu_group_attach_args a = { 0 };
+	int32_t fds[KGROUP_MAX];
+	unsigned i;
+
+	if (n > KGROUP_MAX)
+		return IPU_E_INVAL;
+	for (i = 0; i < n; i++)
+		fds[i] = K(devs[i])->fd;
+	a.fds = (uintptr_t)fds;
+	a.count = n;
+	return kerr(kioctl(K(devs[0]), DRM_IOCTL_IPU_GROUP_ATTACH, &a));
+}
+
+static int kernel_link_stream(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
+			      uint32_t peer_stream)
+{
+	struct ipu_link_stream_args a = { .stream = stream, .peer_ipu = peer_ipu,
+					  .peer_stream = peer_stream };
+	int rc = kioctl(K(d), DRM_IOCTL_IPU_LINK_STREAM, &a);
+
+	/* a pair the device refused, or no group: the arguments do not fit */
+	return rc == -ENOLINK || rc == -ENOENT ? IPU_E_INVAL : kerr(rc);
 }
 
 static void wait_no_inflight(struct kernel_dev *k)
@@ -1078,4 +1105,6 @@ const struct ipu_backend_ops ipu_kernel_backend = {
 	.import_dmabuf = kernel_import_dmabuf,
 	.free_memory = kernel_free_memory,
 	.export_dmabuf = kernel_export_dmabuf,
+	.attach_group = kernel_attach_group,
+	.link_stream = kernel_link_stream,
 };

@@ -89,6 +89,28 @@ int ipu_detach(struct ipu_device *d)
 	return d->ops->detach(d);
 }
 
+int ipu_attach_group(struct ipu_device *const *devs, unsigned n)
+{
+	unsigned i;
+
+	if (!devs || n < 2)
+		return IPU_E_INVAL;
+	for (i = 0; i < n; i++)
+		if (!devs[i] || devs[i]->ops != devs[0]->ops)
+			return IPU_E_INVAL;
+	if (!devs[0]->ops->attach_group)
+		return IPU_E_INVAL;
+	return devs[0]->ops->attach_group(devs, n);
+}
+
+int ipu_link_stream(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
+		    uint32_t peer_stream)
+{
+	if (!d->ops->link_stream)
+		return IPU_E_INVAL;
+	return d->ops->link_stream(d, stream, peer_ipu, peer_stream);
+}
+
 int ipu_load(struct ipu_device *d, const void *image, size_t len, struct ipu_error *e)
 {
 	char msg[sizeof(e->msg)];

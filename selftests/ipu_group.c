@@ -4,7 +4,7 @@
  * DRM_IOCTL_IPU_LINK_STREAM) on the VM's two devices, joined by one
  * ipu-link (scripts/vm-run): acquired and released as one, a transfer
  * device to device, a reset of one member failing the group's request
- * and recovering every member.
+ * and recovering every member; the same through libipu.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "ipu/ipu.h"
 #include "ipu_util.h"
 #include "kselftest_harness.h"
 
@@ -242,6 +243,64 @@ TEST(link_transfer_and_group_reset)
 	io_uring_queue_exit(&ring1);
 	close(fd0);
 	close(fd1);
+	free(img);
+	free(x);
+	free(y);
+}
+
+/* The same through libipu: ipu_attach_group, ipu_link_stream. */
+TEST(libipu_group)
+{
+	size_t len;
+	void *img = ipu_t_affine_image(N, 1, 0, &len);
+	float *x = malloc(N * 4), *y = malloc(N * 4);
+	struct ipu_device *d[2] = { NULL, NULL }, *other = NULL;
+	struct ipu_completion c[2];
+	struct ipu_counters k0, k1;
+	uint64_t s0, s1;
+	char err[256];
+	int got = 0, i;
+
+	ASSERT_NE(NULL, img);
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel0", &d[0], err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel1", &d[1], err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ipu_open("/dev/accel/accel1", &other, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(IPU_E_INVAL, ipu_attach_group(d, 1));
+	ASSERT_EQ(0, ipu_attach_group(d, 2));
+	EXPECT_EQ(IPU_E_BUSY, ipu_attach(other));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, ipu_load(d[i], img, len, NULL));
+	EXPECT_EQ(IPU_E_INVAL, ipu_link_stream(d[0], 0, 1, 0));	/* host-to-device */
+	ASSERT_EQ(0, ipu_link_stream(d[0], 1, 1, 0));
+	for (i = 0; i < N; i++)
+		x[i] = (float)i * 0.125f - 7.0f;
+	memset(y, 0, N * 4);
+	ASSERT_EQ(0, ipu_counters(d[0], &k0));
+	ASSERT_EQ(0, ipu_stream_submit(d[0], 0, x, N * 4, 1));
+	ASSERT_EQ(0, ipu_stream_submit(d[1], 1, y, N * 4, 2));
+	ASSERT_EQ(0, ipu_run(d[1], 0, &s1));
+	ASSERT_EQ(0, ipu_run(d[0], 0, &s0));
+	EXPECT_EQ(0, ipu_wait(d[0], s0, 20000000000ll, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(0, ipu_wait(d[1], s1, 20000000000ll, err, sizeof(err))) TH_LOG("%s", err);
+	for (i = 0; i < 2; i++) {
+		int n = ipu_stream_poll(d[i], &c[i], 1, 5000000000ll);
+
+		got += n;
+		EXPECT_EQ(1, n);
+		EXPECT_EQ(0, c[i].status);
+		EXPECT_EQ(N * 4u, c[i].bytes);
+	}
+	EXPECT_EQ(2, got);
+	EXPECT_TRUE(check_twice(x, y, N));
+	ASSERT_EQ(0, ipu_counters(d[0], &k1));
+	/* its output went over the link, its input from the host */
+	EXPECT_EQ(k0.stream_bytes_out, k1.stream_bytes_out);
+	EXPECT_EQ(k0.stream_bytes_in + N * 4, k1.stream_bytes_in);
+	/* closing one member releases the group */
+	ipu_close(d[1]);
+	EXPECT_EQ(0, ipu_attach(other));
+	ipu_close(other);
+	ipu_close(d[0]);
 	free(img);
 	free(x);
 	free(y);

@@ -41,7 +41,7 @@ $(VM_DIR)/bin/ipu_fault: $(BUILD)/selftests/ipu_fault.o $(GRAPH_LIB) $(ENGINE_LI
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 
-$(VM_DIR)/bin/ipu_group: $(BUILD)/selftests/ipu_group.o $(GRAPH_LIB) $(ENGINE_LIB)
+$(VM_DIR)/bin/ipu_group: $(BUILD)/selftests/ipu_group.o $(LIBIPU_LIB) $(GRAPH_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(VM_LDLIBS) 2>$@.log || { cat $@.log; exit 1; }
 

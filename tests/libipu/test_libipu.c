@@ -370,6 +370,21 @@ TEST(handlers_counters_and_reset)
 	ipu_close(d);
 }
 
+/* The in-process device is on no ipu-link: a group of two and a linked
+ * stream are refused, a group of fewer than two or of mixed backends too. */
+TEST(no_links_in_process)
+{
+	struct ipu_device *d[2] = { open_loaded(), open_loaded() };
+
+	REQUIRE(d[0] && d[1]);
+	CHECK_EQ_INT(ipu_attach_group(d, 2), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_attach_group(d, 1), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_attach_group(NULL, 2), IPU_E_INVAL);
+	CHECK_EQ_INT(ipu_link_stream(d[0], S_Y, 1, S_X), IPU_E_INVAL);
+	ipu_close(d[0]);
+	ipu_close(d[1]);
+}
+
 int main(int argc, char **argv)
 {
 	char path[] = "/tmp/ipu-libipu-XXXXXX", file[64];
@@ -403,6 +418,7 @@ int main(int argc, char **argv)
 	RUN(alloc_memory_and_dmabufs);
 	RUN(deadlines_and_abort);
 	RUN(handlers_counters_and_reset);
+	RUN(no_links_in_process);
 	free(image);
 	return TH_DONE();
 }

@@ -75,6 +75,22 @@ int ipu_attach(struct ipu_device *d);
 int ipu_detach(struct ipu_device *d);
 
 /*
+ * Devices joined by IPU-Links (kernel devices of one ipu-link, the
+ * driver's device group: Documentation/uapi/ipu.md, "Device groups").
+ * ipu_attach_group attaches devs[0..n-1] (2..16, all of one backend) as
+ * one group, devs[k] its IPU k, all or none: IPU_E_BUSY when one is owned
+ * elsewhere, IPU_E_INVAL on a backend or device without links.  Detaching
+ * or closing any member then releases every member, a device reset of any
+ * member resets every member.  ipu_link_stream joins d's device-to-host
+ * `stream` to host-to-device `peer_stream` of group IPU `peer_ipu`, after
+ * every ipu_load: that stream's StreamCopy then moves its buffer device to
+ * device, and neither end takes submitted buffers.
+ */
+int ipu_attach_group(struct ipu_device *const *devs, unsigned n);
+int ipu_link_stream(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
+		    uint32_t peer_stream);
+
+/*
  * Load (verify + upload) an executable image; waits for running programs.
  * An image the device's verifier refuses fails with IPU_E_VERIFY, its
  * precise finding (IPUX_E_*) in e->detail, as the driver reports it.  e
