@@ -2714,6 +2714,66 @@ TEST(link_size_mismatch_and_reset)
 	free(small.img);
 }
 
+/*
+ * Four devices on one link as a chain, 0 -> 1 -> 2 -> 3, a split model's
+ * shape: only device 0 reads the guest and only device 3 writes it; two
+ * requests give affine applied four times, bit for bit the engine's.
+ */
+TEST(link_four_devices)
+{
+	const char *devs[] = { "ipu-link,id=l0", LINK_DEV("4", "0x1111", "0"),
+			       LINK_DEV("5", "0x2222", "1"), LINK_DEV("6", "0x3333", "2"),
+			       LINK_DEV("7", "0x4444", "3"), NULL };
+	struct qt q;
+	struct dev d[4];
+	struct sring sin, sout;
+	struct exe x;
+	struct ipu_cpl c;
+	float in[1000], a[1000], b[1000], out[1000];
+	uint64_t obuf;
+	int i, r;
+
+	REQUIRE(build_affine(&x, 1000, 4) == 0);
+	REQUIRE(qt_start(&q, devs) == 0);
+	for (i = 0; i < 4; i++) {
+		REQUIRE(dev_setup(&d[i], &q, 4 + i, i) == 0);
+		REQUIRE(load_exe(&d[i], x.img, x.len, &c) == IPU_ST_OK);
+	}
+	for (i = 0; i < 3; i++)
+		REQUIRE(link_stream(&d[i], 1, (uint32_t)i + 1, 0, 4000, &c) == IPU_ST_OK);
+	REQUIRE(sring_create(&d[0], &sin, 0) == IPU_ST_OK);
+	REQUIRE(sring_create(&d[3], &sout, 1) == IPU_ST_OK);
+	for (r = 0; r < 2; r++) {
+		fill_input(in, 1000, 60 + r);
+		obuf = queue_direct(&d[3], &sout, NULL, 1000, 0xa00 + (uint64_t)r);
+		for (i = 3; i >= 1; i--)
+			run_async(&d[i], 0, 0xa10 + (uint64_t)i);
+		queue_direct(&d[0], &sin, in, 1000, 0xa20 + (uint64_t)r);
+		run_async(&d[0], 0, 0xa10);
+		for (i = 0; i < 4; i++) {
+			REQUIRE(wait_cpl(&d[i], &c) == 0);
+			CHECK_EQ_INT(c.status, IPU_ST_OK);
+		}
+		REQUIRE(wait_scpl(&d[3], &c) == 0);
+		CHECK_EQ_INT(c.tag, 0xa00 + (uint64_t)r);
+		REQUIRE(wait_scpl(&d[0], &c) == 0);
+		mem_read(&q, obuf, out, sizeof(out));
+		REQUIRE(ref_run(&x, in, a) == 0);
+		REQUIRE(ref_run(&x, a, b) == 0);
+		REQUIRE(ref_run(&x, b, a) == 0);
+		REQUIRE(ref_run(&x, a, b) == 0);
+		CHECK_MSG(memcmp(out, b, sizeof(b)) == 0, "request %d: not affine^4(x)", r);
+	}
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ_INT(R(&d[i], IPU_REG_CNT_LINK_OUT), i < 3 ? 8000 : 0);
+		CHECK_EQ_INT(R(&d[i], IPU_REG_CNT_LINK_IN), i > 0 ? 8000 : 0);
+		CHECK_EQ_INT(R(&d[i], IPU_REG_CNT_STREAM_IN), i == 0 ? 8000 : 0);
+		CHECK_EQ_INT(R(&d[i], IPU_REG_CNT_STREAM_OUT), i == 3 ? 8000 : 0);
+	}
+	qt_stop(&q);
+	free(x.img);
+}
+
 /* QEMU exits on this command line (it may have connected first). */
 static int qemu_refuses(const char *const *devs)
 {
@@ -2782,6 +2842,7 @@ int main(int argc, char **argv)
 	RUN(fault_slow_progress);
 	RUN(link_two_devices);
 	RUN(link_size_mismatch_and_reset);
+	RUN(link_four_devices);
 	RUN(link_index_refused);
 	return TH_DONE();
 }
