@@ -53,6 +53,9 @@ int ir_const_ints(struct ir_graph *g, const struct ir_node *n, int k,
 
 	if (ir_need(g, n, k, e))
 		return -1;
+	if (!x->data && x->is_input)
+		return ir_node_err(e, g, n, "input %d ('%s') must be a compile-time constant for static shapes, but it is a graph input (give it a value: ipu-compile --freeze %s=FILE.pb)",
+				   k, x->name, x->name);
 	if (!x->data)
 		return ir_node_err(e, g, n, "input %d ('%s') must be a compile-time constant for static shapes, but it is computed at run time",
 				   k, x->name);
