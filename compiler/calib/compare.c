@@ -79,6 +79,114 @@ static void accumulate(struct ipu_calib_layer *l, struct acc *a, const struct ir
 	}
 }
 
+/* The only live node reading value v, or -1 (none, several, or a graph
+ * output). */
+static int only_reader(const struct ir_graph *g, int v)
+{
+	int r = -1;
+
+	if (g->vals[v].is_output)
+		return -1;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+
+		for (int k = 0; !n->dead && k < n->nin; k++) {
+			if (n->in[k] != v)
+				continue;
+			if (r >= 0 && r != i)
+				return -1;
+			r = i;
+		}
+	}
+	return r;
+}
+
+/* 1 when constant c, broadcast against [..., rows, cols], varies along at
+ * most axis `axis` (0: rows, 1: columns) and holds len elements. */
+static int along(const struct ir_value *c, int rank, int axis, int64_t len)
+{
+	int keep = axis == 0 ? c->rank - 2 : c->rank - 1;
+
+	if (c->rank < 1 || c->rank > rank || (axis == 0 && c->rank < 2) ||
+	    ir_value_numel(c) != len)
+		return 0;
+	for (int i = 0; i < c->rank; i++)
+		if (i != keep && c->dims[i] != 1)
+			return 0;
+	return 1;
+}
+
+/*
+ * The bias Add the device sums into an fp8 MatMul (a 1x1 convolution's or
+ * a Gemm's bias, written as MatMul + Add by the preparation), or -1: the
+ * lowering (lower_bias.c, lw_mm_bias_find) starts each float16 output
+ * block from the bias and adds the float32 product to it, rounding to
+ * float16 once, where evaluating the two nodes apart rounds the product
+ * first.  *axis: 0 when the bias runs along the rows, 1 along the columns.
+ */
+static int fused_bias_add(const struct ir_graph *g, const struct ir_node *n, int *axis,
+			  int *bias)
+{
+	const struct ir_value *o, *r, *c;
+	const struct ir_node *add;
+	int ai, k;
+
+	if (ir_attr_int(n, "fp8_weight_input", -1) < 0 || strcmp(n->op, "MatMul") ||
+	    n->nin != 2 || n->nout != 1 || n->out[0] < 0)
+		return -1;
+	o = &g->vals[n->out[0]];
+	if (o->dtype != IR_F16 || o->rank < 2 || (ai = only_reader(g, n->out[0])) < 0)
+		return -1;
+	add = &g->nodes[ai];
+	if (strcmp(add->op, "Add") || add->nin != 2 || add->nout != 1 || add->out[0] < 0)
+		return -1;
+	k = add->in[0] == n->out[0] ? 0 : 1;
+	if (add->in[k] != n->out[0] || add->in[1 - k] < 0)
+		return -1;
+	c = &g->vals[add->in[1 - k]];
+	r = &g->vals[add->out[0]];
+	if (!c->data || c->dtype != o->dtype || r->dtype != o->dtype || r->rank != o->rank ||
+	    memcmp(r->dims, o->dims, (size_t)o->rank * sizeof(o->dims[0])))
+		return -1;
+	if (along(c, o->rank, 1, o->dims[o->rank - 1]))
+		*axis = 1;
+	else if (along(c, o->rank, 0, o->dims[o->rank - 2]))
+		*axis = 0;
+	else
+		return -1;
+	*bias = add->in[1 - k];
+	return ai;
+}
+
+/* The node writing value v, or -1. */
+static int producer(const struct ir_graph *g, int v)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct ir_node *n = &g->nodes[i];
+
+		for (int k = 0; !n->dead && k < n->nout; k++)
+			if (n->out[k] == v)
+				return i;
+	}
+	return -1;
+}
+
+/* out = float16(float32 product + bias), the device's single rounding. */
+static void add_bias_once(const struct ir_tensor *prod, const struct ir_value *b, int axis,
+			  struct ir_tensor *out)
+{
+	int64_t cols = out->dims[out->rank - 1], rows = out->dims[out->rank - 2];
+	int64_t cnt = ir_numel(out->rank, out->dims);
+
+	for (int64_t i = 0; i < cnt; i++) {
+		int64_t bi = axis ? i % cols : (i / cols) % rows;
+		float x = (float)ir_get_f(prod->data, prod->dtype, (size_t)i);
+		float y = (float)ir_get_f(b->data, b->dtype, (size_t)bi);
+
+		ir_set_f(out->data, out->dtype, (size_t)i, (double)(y + x));
+	}
+}
+
 int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 				const struct ir_tensor *const *in, struct ir_tensor *out,
 				struct ir_error *e)
@@ -91,13 +199,27 @@ int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 	int64_t w = ir_attr_int(n, "fp8_weight_input", -1);
 	int a = w == 0 ? 1 : 0;
 	int64_t cnt;
+	int axis = 0, bias = -1, fused;
 
 	(void)ctx;
-	/* Conv, MatMul and Gemm: data and weight, and Conv's or Gemm's bias, which stays as it is */
-	if (fmt < 0 || n->nin < 2 || n->nin > 3 || n->nout != 1 || !in[a])
+	/* the bias Add of a fused product below: its input holds the sum already */
+	if (!strcmp(n->op, "Add") && n->nin == 2 && n->nout == 1) {
+		for (int k = 0; k < 2; k++) {
+			int p = n->in[k] >= 0 ? producer(g, n->in[k]) : -1;
+
+			if (p >= 0 && in[k] && fused_bias_add(g, &g->nodes[p], &axis, &bias) == node) {
+				memcpy(out[0].data, in[k]->data, ir_tensor_bytes(&out[0]));
+				return 0;
+			}
+		}
 		return 0;
-	if (!ipu_fp8_format_name((uint32_t)fmt) || scale < IPU_FP8_SCALE_MIN ||
-	    scale > IPU_FP8_SCALE_MAX)
+	}
+	fused = fused_bias_add(g, n, &axis, &bias) >= 0;
+	/* Conv, MatMul and Gemm: data and weight, and Conv's or Gemm's bias, which stays as it is */
+	if ((fmt < 0 && !fused) || n->nin < 2 || n->nin > 3 || n->nout != 1 || !in[a])
+		return 0;
+	if (fmt >= 0 && (!ipu_fp8_format_name((uint32_t)fmt) || scale < IPU_FP8_SCALE_MIN ||
+			 scale > IPU_FP8_SCALE_MAX))
 		return ir_node_err(e, g, n, "fp8 input format %lld, scale %lld: not a format and scale of ipu/fp8.h",
 				   (long long)fmt, (long long)scale);
 	if (ir_tensor_alloc(&q, in[a]->dtype, in[a]->rank, in[a]->dims, e))
@@ -106,22 +228,28 @@ int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 	for (int64_t i = 0; i < cnt; i++) {
 		float x = (float)ir_get_f(in[a]->data, in[a]->dtype, (size_t)i);
 
-		ir_set_f(q.data, q.dtype, (size_t)i,
-			 ipu_fp8_to_f32(ipu_fp8_from_f32(x, (uint32_t)fmt, (int)scale), (uint32_t)fmt, (int)scale));
+		if (fmt >= 0)
+			x = ipu_fp8_to_f32(ipu_fp8_from_f32(x, (uint32_t)fmt, (int)scale),
+					   (uint32_t)fmt, (int)scale);
+		ir_set_f(q.data, q.dtype, (size_t)i, x);
 	}
 	qin[a] = &q;
 	qin[1 - a] = in[1 - a];
 	if (n->nin == 3)
 		qin[2] = in[2];
 	memset(&res, 0, sizeof(res));
-	res.dtype = out[0].dtype;
+	/* a fused product stays in float32 until its bias joins it */
+	res.dtype = fused ? IR_F32 : out[0].dtype;
 	res.rank = out[0].rank;
 	memcpy(res.dims, out[0].dims, sizeof(res.dims));
 	if (ir_eval_node(g, n, qin, &res, e)) {
 		ir_tensor_free(&q);
 		return -1;
 	}
-	memcpy(out[0].data, res.data, ir_tensor_bytes(&res));
+	if (fused)
+		add_bias_once(&res, &g->vals[bias], axis, &out[0]);
+	else
+		memcpy(out[0].data, res.data, ir_tensor_bytes(&res));
 	ir_tensor_free(&res);
 	ir_tensor_free(&q);
 	return 0;

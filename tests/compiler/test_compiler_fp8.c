@@ -487,6 +487,42 @@ TEST(per_channel_on_the_device)
 	}
 }
 
+/*
+ * A 1x1 convolution with a bias, which the preparation writes as MatMul +
+ * Add and the device computes as one float32 sum started from the bias,
+ * rounded to float16 once: the reference evaluator must round it the same
+ * way (it rounded the product, then the sum: one float16 step apart on
+ * some outputs, which fp8 inputs downstream amplified).  Exactly equal, in
+ * both fp8 modes, with per-tensor and per-channel scales.
+ */
+TEST(bias_of_a_1x1_conv_rounded_once)
+{
+	static const int modes[] = { IR_FP8_WEIGHT, IR_FP8_FULL };
+
+	for (size_t k = 0; k < 4; k++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int64_t dx[] = { 2, 16, 8, 8 }, dw[] = { 32, 16, 1, 1 }, db[] = { 32 };
+		struct ir_fp8_opts o = fp8_opts(modes[k % 2]);
+		struct ir_error e = { "" };
+		struct ipu_target t = { "ipu2", 16, 64 * 1024, .fp8 = &o };
+		char rep[4096] = "";
+		FILE *f = fmemopen(rep, sizeof(rep) - 1, "w");
+		int in[3], v;
+
+		o.per_channel = k >= 2;
+		in[0] = input(g, "x", 4, dx);
+		in[1] = cconst(g, "w", 4, dw, 21, 0.5, 0);
+		in[2] = cconst(g, "b", 1, db, 22, 2.0, 0);
+		v = node(g, "Conv", in, 3, "y");
+		ir_graph_add_output(g, v, NULL);
+		REQUIRE(pipeline(g) == 0);
+		CHECK_MSG(ipuc_check(&g, 1, &t, f, &e) == 0, "case %zu: %s %s", k, rep, e.msg);
+		fclose(f);
+		CHECK_MSG(strstr(rep, "check: y: ok, max abs err 0,") != NULL, "case %zu: %s", k, rep);
+		ir_graph_free(g);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -498,5 +534,6 @@ int main(int argc, char **argv)
 	RUN(fp8_weight_on_the_device);
 	RUN(per_channel_scales);
 	RUN(per_channel_on_the_device);
+	RUN(bias_of_a_1x1_conv_rounded_once);
 	return TH_DONE();
 }
