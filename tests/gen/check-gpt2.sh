@@ -6,9 +6,10 @@
 # ipu2 in fp32): 64 greedy tokens after an 8-token prompt must be torch's
 # (fp32, in-process), and a decode step must stream the same 24 bytes at
 # both lengths (the tokens-only program: token, position, next_token).
-# Then at 128 positions with a prefill program of 32 tokens (its own
+# Then at both lengths with a prefill program of 32 tokens (its own
 # executable, gpt2s-prefill.ipuef): one set of weights for both programs,
-# torch's 64 tokens after prompts of 8 tokens (one run) and of 40 (two), up
+# torch's 64 tokens after a prompt of 8 tokens (one run), and at 128 of 40
+# (two runs), up
 # to the first token whose two best logits in torch lie closer than an f16
 # spacing (where the prefill's fp16 rounding may part from the steps').
 # A few minutes on 2 cores.  Usage: tests/gen/check-gpt2.sh BUILD_DIR
@@ -59,35 +60,41 @@ PY
 	then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 
-d=$work/p128
-$py tests/gen/tiny_gpt.py export-gpt2s "$d/gpt2s.onnx" 128
-$py tests/gen/tiny_gpt.py export-gpt2s "$d/gpt2s-t32.onnx" 128 --tokens 32
+for n in 128 1024; do
+d=$work/p$n
+$py tests/gen/tiny_gpt.py export-gpt2s "$d/gpt2s.onnx" $n
+$py tests/gen/tiny_gpt.py export-gpt2s "$d/gpt2s-t32.onnx" $n --tokens 32
 "$build/bin/ipu-compile" --input-model "$d/gpt2s.onnx" --prefill-model "$d/gpt2s-t32.onnx" \
 	--ipu-version ipu2 --precision fp16 -v -o "$d/gpt2s-prefill.ipuef" 2>"$d/prefill-compile.log" >/dev/null
 rm -f "$d/gpt2s.onnx" "$d/gpt2s-t32.onnx"
 grep "prefill program:\|wrote" "$d/prefill-compile.log"
 if grep -q "prefill program: .* 0 more frozen" "$d/prefill-compile.log"; then
-	echo "ok - prefill program: the decode step's weights, kept once"
+	echo "ok - $n positions, prefill program: the decode step's weights, kept once"
 	pass=$((pass + 1))
 else
-	echo "not ok - prefill program: weights frozen a second time"
+	echo "not ok - $n positions, prefill program: weights frozen a second time"
 	fail=$((fail + 1))
 fi
-mkdir -p "$d/p40"
-$py tests/gen/tiny_gpt.py greedy-gpt2s "$d/p40" 128 64 $(seq 1 40) >"$d/p40/torch_tokens.txt"
-for p in 1,2,3,4,5,6,7,8 $(seq -s, 1 40); do
-	n=$(echo $p | tr , ' ' | wc -w)
+prompts=1,2,3,4,5,6,7,8
+if [ "$n" = 128 ]; then
+	mkdir -p "$d/p40"
+	$py tests/gen/tiny_gpt.py greedy-gpt2s "$d/p40" 128 64 $(seq 1 40) >"$d/p40/torch_tokens.txt"
+	prompts="$prompts $(seq -s, 1 40)"
+fi
+for p in $prompts; do
+	k=$(echo $p | tr , ' ' | wc -w)
 	ref=$d
-	[ "$n" = 8 ] || ref=$d/p40
+	[ "$k" = 8 ] || ref=$d/p40
 	"$build/bin/ipu-run" "$d/gpt2s-prefill.ipuef" --generate --prompt-ids $p \
-		--max-new-tokens 64 --json >"$d/gen-prefill$n.json"
-	if $py - "$d/gen-prefill$n.json" "$ref" $n <<'PY'
+		--max-new-tokens 64 --json >"$d/gen-prefill$k.json"
+	if $py - "$d/gen-prefill$k.json" "$ref" $k $n <<'PY'
 import json, sys
 import numpy as np
 got = json.load(open(sys.argv[1]))
 want = [int(t) for t in open(sys.argv[2] + "/torch_tokens.txt").read().split(",")]
 logits = np.load(sys.argv[2] + "/torch_logits.npy")
 n = int(sys.argv[3])
+positions = sys.argv[4]
 # The prefill computes the prompt's rows with other products than the
 # steps (T rows a product): in fp16 its logits may differ from the steps'
 # by an f16 spacing, so a token whose two best logits in torch are closer
@@ -105,13 +112,14 @@ while same < len(want) and same < len(got["tokens"]) and got["tokens"][same] == 
 runs = (n + 31) // 32
 ok = (same >= tie and got["prefill_runs"] == runs and got["prefill_tokens"] == n
       and got["stream_bytes_per_step"] == 24 and len(got["tokens"]) == len(want))
-print("%s - 128 positions, prefill of %d tokens in %d runs (%.1f ms, the first token included): torch's first %d of %d greedy tokens (%s), %.1f tokens/s after"
-      % ("ok" if ok else "not ok", n, got["prefill_runs"], got["prompt_ms"], same, len(want),
+print("%s - %s positions, prefill of %d tokens in %d runs (%.1f ms, the first token included): torch's first %d of %d greedy tokens (%s), %.1f tokens/s after"
+      % ("ok" if ok else "not ok", positions, n, got["prefill_runs"], got["prompt_ms"], same, len(want),
          "all" if same == len(want) else "then token %d, where torch's two best logits are %s apart: within an f16 spacing from token %d" % (same, "%.4f" % (np.sort(logits[n - 1 + same])[-1] - np.sort(logits[n - 1 + same])[-2]), tie),
          got["tokens_per_s"] or 0))
 sys.exit(0 if ok else 1)
 PY
 	then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
