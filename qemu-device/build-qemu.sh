@@ -154,25 +154,30 @@ build() {
 	if [ -z "$QEMU_VERSION" ]; then
 		if [ ! -e "$SRCLIST" ] || ! grep -q "$SUITE" "$SRCLIST"; then
 			log "adding deb-src entries ($SRCLIST)"
-			# mirror the binary archive entries already configured (the
-			# $SUITE one is added by scripts/install-deps)
+			# mirror the binary archive entries of the Debian release
+			# already configured (the $SUITE one is added by
+			# scripts/install-deps); other repositories have no sources
+			base=${SUITE%%-*}
 			{
 				for f in /etc/apt/sources.list.d/*.sources; do
 					if [ ! -f "$f" ] || [ "$f" = "$SRCLIST" ]; then continue; fi
-					awk 'BEGIN { RS = ""; ORS = "\n\n" }
-					     /(^|\n)Types: deb(\n|$)/ { sub(/Types: deb/, "Types: deb-src"); print }' "$f"
+					awk -v base="$base" 'BEGIN { RS = ""; ORS = "\n\n" }
+					     /(^|\n)Types: deb(\n|$)/ && $0 ~ "(^|\n)Suites:[^\n]*" base {
+						sub(/Types: deb/, "Types: deb-src"); print }' "$f"
 				done
 				for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 					[ -f "$f" ] || continue
 					sed -n 's/^deb \(.*\)/\1/p' "$f" |
 						while read -r uri suite comps; do
+							case $suite in "$base"*) ;; *) continue ;; esac
 							printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\n\n' "$uri" "$suite" "$comps"
 						done
 				done
 			} | $SUDO tee "$SRCLIST.tmp" >/dev/null
 			$SUDO mv "$SRCLIST.tmp" "$SRCLIST"
 		fi
-		$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+		$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq ||
+			log "apt-get update reported errors (going on: the $SUITE sources may still be there)"
 		URIS=$(source_uris)
 		QEMU_VERSION=$(source_version "$URIS")
 		if [ -z "$QEMU_VERSION" ]; then
