@@ -244,8 +244,10 @@ int lw_reduce(struct lw *l, const struct ir_node *n)
 		}
 		a1 = i;
 	}
+	/* every reduced axis has extent 1: each element is its own row (it
+	 * was reduced over axis 0, one result for a [2, 1] input) */
 	if (a0 < 0)
-		a0 = a1 = 0;
+		a0 = a1 = x->rank;
 	split3(x, a0, a1, &outer, &len, &inner);
 	r.codelet = IPUX_CL_REDUCE;
 	r.params[0] = code;

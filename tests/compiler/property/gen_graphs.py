@@ -7,8 +7,8 @@
 # strides, pads, dilations, with and without bias), MatMul and Gemm,
 # elementwise Add/Mul (with broadcast constants or another branch),
 # Relu/Sigmoid, MaxPool/AveragePool/GlobalAveragePool, Concat,
-# Reshape/Transpose, Pad, Softmax, ReduceSum/Mean/Max over trailing axes and
-# Gather at run-time indices (of the running tensor or of a constant
+# Reshape/Transpose, Pad, Softmax, ReduceSum/Mean/Max over trailing axes,
+# CumSum and TopK along the last axis, Gather at run-time indices (of the running tensor or of a constant
 # table), in fp32 or fp16.
 #
 # Sizes: each size class draws the elements of the graph's first tensor
@@ -348,6 +348,35 @@ def op_reduce(g, x):
     return g.node(op, [x], out, axes=axes, keepdims=1)
 
 
+def op_cumsum(g, x):
+    """CumSum along the last axis (exclusive, reverse drawn): rows longer
+    than a tile are summed in chunks."""
+    rng = g.rng
+    shape = g.shape[x]
+    g.reduce(shape[-1], 2)
+    axis = g.name("s")          # CumSum's axis is a scalar
+    g.inits.append((axis, np.asarray(len(shape) - 1, dtype=np.int64)))
+    g.shape[axis] = []
+    return g.node("CumSum", [x, axis], shape, exclusive=int(rng.rand() < 0.3),
+                  reverse=int(rng.rand() < 0.3))
+
+
+def op_topk(g, x):
+    """TopK along the last axis (largest or smallest), its values going
+    on: rows longer than a tile are ranked in chunks."""
+    rng = g.rng
+    shape = g.shape[x]
+    k = int(min(shape[-1], rng.choice([1, 5, 16])))
+    out = shape[:-1] + [k]
+    vals, idx = g.name("topv"), g.name("topi")
+    g.nodes.append(helper.make_node("TopK", [x, g.int_const([k])], [vals, idx], name=f"TopK_{g.n}",
+                                    axis=-1, largest=int(rng.rand() < 0.7)))
+    g.shape[vals] = out
+    g.shape[idx] = out
+    g.ops.append("TopK")
+    return vals
+
+
 def op_pad(g, x):
     """Pad of H and W (constant, edge or reflect; cropping in constant
     mode): a channel larger than a tile is padded axis by axis."""
@@ -416,10 +445,10 @@ def op_gather(g, x):
 # what may follow a tensor of each rank, with weights
 OPS4 = [(op_conv, 5), (op_pool, 2), (op_global_pool, 0.5), (op_binary_const, 2), (op_unary, 2),
         (op_branch_merge, 2), (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 0.7),
-        (op_gather, 0.7), (op_reduce, 0.5), (op_pad, 0.5)]
+        (op_gather, 0.7), (op_reduce, 0.5), (op_pad, 0.5), (op_cumsum, 0.3), (op_topk, 0.3)]
 OPSN = [(op_matmul, 4), (op_binary_const, 2), (op_unary, 2), (op_branch_merge, 1.5),
         (op_transpose, 0.7), (op_reshape, 0.7), (op_softmax, 1), (op_gather, 0.7),
-        (op_reduce, 0.5)]
+        (op_reduce, 0.5), (op_cumsum, 0.3), (op_topk, 0.3)]
 
 
 def _pick(rng, table):

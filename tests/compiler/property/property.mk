@@ -1,5 +1,5 @@
 # The compiler's property test (tests/compiler/property/README.md): random
-# graphs of Conv/MatMul/Gemm/elementwise/pooling/layout/Softmax/Reduce/Gather ops, fp32
+# graphs of Conv/MatMul/Gemm/elementwise/pooling/layout/Pad/Softmax/Reduce/CumSum/TopK/Gather ops, fp32
 # and fp16, from a few elements to several times the device's memory, each
 # compiled by ipu-compile and either run on the in-process device and
 # compared with onnxruntime-node or refused with a message naming the
