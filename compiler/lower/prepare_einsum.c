@@ -6,11 +6,13 @@
  *   A -> Transpose to (batch, A's kept, contracted) -> Reshape (Bt, M, K)
  *   B -> Transpose to (batch, contracted, B's kept) -> Reshape (Bt, K, N)
  *   MatMul -> Reshape (batch, A's kept, B's kept) -> Transpose to the output
- * One input: ReduceSum, then Transpose.  Diagonals (a label twice in one
- * input), broadcast "..." axes of extent 1 and three or more inputs are
- * refused with a message (the evaluator folds them when constant).
+ * One input: ReduceSum, then Transpose.  A diagonal (a label twice in one
+ * input) is gathered out of the pair's axes flattened first.  Broadcast
+ * "..." axes of extent 1 and three or more inputs are refused with a
+ * message (the evaluator folds them when constant).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/einsum.h"
@@ -73,6 +75,59 @@ static int reshape(struct lp_rw *r, int v, const int64_t *d, int n)
 	return c < 0 ? -1 : lp_rw_add(r, "Reshape", v, c);
 }
 
+/* A label twice in t: its two axes moved last, flattened, and the
+ * diagonal gathered out (indices 0, n + 1, 2n + 2, ...), until every
+ * label of t is once there. */
+static int diagonals(struct lp_rw *r, struct term *t, const int64_t *size)
+{
+	for (int i = 0; i < t->rank; i++)
+		for (int j = i + 1; j < t->rank; j++) {
+			int order[R], no = 0, l = t->lab[i], ix;
+			int64_t d[R], n = size[l], *idx;
+
+			if (t->lab[j] != l)
+				continue;
+			for (int k = 0; k < t->rank; k++)
+				if (k != i && k != j) {
+					d[no] = size[t->lab[k]];
+					order[no++] = t->lab[k];
+				}
+			/* transpose() finds axes by label: give the pair distinct
+			 * positions by placing them last explicitly */
+			{
+				int64_t perm[R];
+				int np = 0;
+
+				for (int k = 0; k < t->rank; k++)
+					if (k != i && k != j)
+						perm[np++] = k;
+				perm[np++] = i;
+				perm[np++] = j;
+				if ((t->v = lp_rw_add(r, "Transpose", t->v, -1)) < 0 ||
+				    ir_attr_set_ints(&r->g->nodes[r->pos - 1], "perm", perm, (size_t)np, r->e))
+					return -1;
+			}
+			d[no] = n * n;
+			if ((t->v = reshape(r, t->v, d, no + 1)) < 0)
+				return -1;
+			if (!(idx = malloc((size_t)n * sizeof(*idx))))
+				return ir_err(r->e, "out of memory");
+			for (int64_t k = 0; k < n; k++)
+				idx[k] = k * (n + 1);
+			ix = lp_rw_ints(r, "einsum_diag", IR_I64, 1, &n, idx);
+			free(idx);
+			if (ix < 0 || (t->v = lp_rw_add(r, "Gather", t->v, ix)) < 0 ||
+			    lp_rw_int(r, "axis", no))
+				return -1;
+			order[no++] = l;
+			memcpy(t->lab, order, sizeof(int) * (size_t)no);
+			t->rank = no;
+			i = -1;	/* start over on the new axes */
+			break;
+		}
+	return 0;
+}
+
 int lp_prep_einsum(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
@@ -98,17 +153,19 @@ int lp_prep_einsum(struct ir_graph *g, int *pi, struct ir_error *e)
 		return ir_node_err(e, g, n, "equation: %s", msg);
 	snprintf(r.name, sizeof(r.name), "%s", n->name);
 	for (int k = 0; k < nin; k++) {
+		/* a diagonal inserts nodes before n: g->nodes moves */
+		n = &g->nodes[r.pos];
 		t[k].v = n->in[k];
 		t[k].rank = rank[k];
 		memcpy(t[k].lab, es.lab[k], sizeof(t[k].lab));
-		for (int i = 0; i < rank[k]; i++) {
-			int *seen = k ? inB : inA;
-
-			if (seen[es.lab[k][i]]++)
-				return ir_node_err(e, g, n, "a label repeated in one input (a diagonal) is not lowered");
+		for (int i = 0; i < rank[k]; i++)
 			if (dims[k][i] != es.size[es.lab[k][i]])
 				return ir_node_err(e, g, n, "broadcasting an axis of extent 1 is not lowered");
-		}
+		if (diagonals(&r, &t[k], es.size))
+			return -1;
+		n = &g->nodes[r.pos];
+		for (int i = 0; i < t[k].rank; i++)
+			(k ? inB : inA)[t[k].lab[i]] = 1;
 	}
 	for (int i = 0; i < es.out_rank; i++)
 		inO[es.out_lab[i]] = 1;
@@ -158,7 +215,7 @@ int lp_prep_einsum(struct ir_graph *g, int *pi, struct ir_error *e)
 		for (int i = 0; i < nbk; i++)
 			order[nd] = bk[i], od[nd++] = es.size[bk[i]];
 		if (nd > R)
-			return ir_node_err(e, g, n, "result rank too large");
+			return ir_node_err(e, g, &g->nodes[r.pos], "result rank too large");
 		if ((p = reshape(&r, p, od, nd)) < 0)
 			return -1;
 		t[0].v = p;

@@ -2,7 +2,8 @@
 /*
  * test_lower_rewrites.c - the rewrites of ops the device has no lowering
  * for (3-D Conv and pooling as 2-D ones, Tile in two-axis steps, Det,
- * GridSample, DFT, BitShift, the inverse trigonometric functions) on the
+ * GridSample, DFT, BitShift, the inverse trigonometric functions, Einsum
+ * diagonals) on the
  * in-process device against the reference evaluator (ipu-compile
  * --check's machinery, seeded random inputs: floats in [-1, 1), integers
  * in [0, 10)), at settings the ONNX test suites leave out: padding,
@@ -220,6 +221,29 @@ TEST(inverse_trigonometric)
 	}
 }
 
+TEST(einsum_diagonals)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t da[] = { 3, 2, 3 }, db[] = { 2, 4 }, dc[] = { 4, 4, 4 };
+	int in[2];
+	struct ir_node *n;
+	char rep[2048];
+
+	/* the pair apart, then a label three times */
+	in[0] = input(g, "a", IR_F32, 3, da);
+	in[1] = input(g, "b", IR_F32, 2, db);
+	n = node(g, "Einsum", in, 2);
+	ir_attr_set_str(n, "equation", "iji,jk->ik", NULL);
+	CHECK_MSG(check(g, rep, sizeof(rep)) == 0, "iji,jk->ik: %s", rep);
+	ir_graph_free(g);
+	g = ir_graph_new(NULL);
+	in[0] = input(g, "c", IR_F32, 3, dc);
+	n = node(g, "Einsum", in, 1);
+	ir_attr_set_str(n, "equation", "iii->i", NULL);
+	CHECK_MSG(check(g, rep, sizeof(rep)) == 0, "iii->i: %s", rep);
+	ir_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -231,5 +255,6 @@ int main(int argc, char **argv)
 	RUN(dft_complex_inverse_middle_axis);
 	RUN(bitshift_left_wraps_uint8);
 	RUN(inverse_trigonometric);
+	RUN(einsum_diagonals);
 	return TH_DONE();
 }
