@@ -152,11 +152,19 @@ int ipu_dma_pin_user(struct ipu_device *idev, struct ipu_dma_buf *b,
 	return ipu_dma_table(idev, b, offset, len);
 }
 
+/*
+ * Physically contiguous runs of up to 2 MiB: the SG table merges a run
+ * into one entry, so a 1 GiB executable needs about 512 of the device's
+ * IPU_MAX_SG_ENTRIES where single pages would need 262,144.  When memory
+ * is fragmented the runs shrink (down to single pages) instead of failing.
+ */
+#define IPU_DMA_RUN_ORDER	9
+
 /* Kernel pages for len bytes; mapped for the device unless map is false. */
 static int ipu_dma_kernel_pages(struct ipu_device *idev, struct ipu_dma_buf *b,
 				u32 len, enum dma_data_direction dir, bool map)
 {
-	unsigned int i;
+	unsigned int i, j, order = IPU_DMA_RUN_ORDER;
 
 	memset(b, 0, sizeof(*b));
 	b->dir = dir;
@@ -167,10 +175,26 @@ static int ipu_dma_kernel_pages(struct ipu_device *idev, struct ipu_dma_buf *b,
 	if (!b->pages)
 		return -ENOMEM;
 	b->kernel = true;
-	for (i = 0; i < b->npages; i++) {
-		b->pages[i] = alloc_page(GFP_KERNEL | __GFP_ACCOUNT);
-		if (!b->pages[i])
+	for (i = 0; i < b->npages; i += 1u << order) {
+		struct page *run;
+
+		order = min_t(unsigned int, order, ilog2(b->npages - i));
+		for (;;) {
+			gfp_t gfp = GFP_KERNEL | __GFP_ACCOUNT;
+
+			if (order)
+				gfp |= __GFP_NORETRY | __GFP_NOWARN;
+			run = alloc_pages(gfp, order);
+			if (run || !order)
+				break;
+			order--;
+		}
+		if (!run)
 			return -ENOMEM;
+		/* order-0 pages from here on: ipu_dma_release() frees each alone */
+		split_page(run, order);
+		for (j = 0; j < (1u << order); j++)
+			b->pages[i + j] = run + j;
 	}
 	b->len = len;
 	return map ? ipu_dma_table(idev, b, 0, len) : 0;

@@ -15,7 +15,8 @@
 
 #include "ipu_drv.h"
 
-#define IPU_BO_MAX_BYTES	SZ_256M
+/* an executable of the device's largest size fits in one object */
+#define IPU_BO_MAX_BYTES	IPU_MAX_IMAGE_BYTES
 
 struct ipu_bo {
 	struct drm_gem_shmem_object base;

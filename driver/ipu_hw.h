@@ -122,7 +122,7 @@
 
 #define IPU_HW_MAX_STREAMS	1024u
 #define IPU_MAX_SG_ENTRIES	65536u
-#define IPU_MAX_IMAGE_BYTES	(256u << 20)
+#define IPU_MAX_IMAGE_BYTES	BIT(30)
 
 enum ipu_hw_opcode {
 	IPU_CMD_NOP = 0x00,

@@ -264,7 +264,7 @@ struct ipu_stream_info_args {
  * or a queued stream buffer refers to it.
  */
 struct ipu_bo_create_args {
-	__u64 size;		/* in: bytes, 1..256 MiB, rounded up to pages */
+	__u64 size;		/* in: bytes, 1..1 GiB, rounded up to pages */
 	__u32 flags;		/* in: 0 */
 	__u32 handle;		/* out */
 };
