@@ -33,6 +33,21 @@
 # fail the fp32 judgement (today mean 2.65 steps, 99 % within 8.6); in
 # fp16 it is printed, not judged: float16's own noise is as large as the
 # quantization's there (mean 2.6 against the device's 1.9).
+# Where the device's difference comes from (measured on the models cut
+# after each activation QDQ pair, against numpy float64, seeded inputs,
+# batch 4): the QuantizeLinear after conv1 agrees on all 262144 values of
+# normal inputs (on uniform ones like --check's, 1 differs, 4e-6 of a step
+# from a rounding edge); layer1.0's first differs on 1 value in 65536, 8e-6
+# of a step from an edge: the float32 sums of the device's convolutions
+# against float64's.  The later differences grow from these (14 values
+# after layer1.0's residual Add, 138 one layer later); none was found far
+# from an edge in the layer where it first appears, so QuantizeLinear's
+# rounding (half to even), its saturation and the dequantisation's order
+# agree with ONNX's.  onnxruntime presumably runs the QDQ convolutions as
+# integer ones (exact sums), which would put float64 numpy closer to it.
+# The test checks those first two quantizers value by value (edge_check:
+# on its input, 0 of 262144 and 3 of 65536 differ, each within 1e-4 of a
+# step from an edge), which the output judgement is too loose to do.
 # --precision fp8_weight must compile and say that the model's scales do
 # not map onto fp8's (its error is printed, not judged).
 #
@@ -45,6 +60,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.utils
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -215,6 +231,56 @@ def to_qdq(m, act):
     return q, len(used)
 
 
+# the layers whose quantizers are checked value by value (activation QDQ
+# pairs in graph order: conv1's Relu, layer1.0's first Relu; the next ones
+# read values these already moved) and how near a rounding edge a value
+# may differ
+EDGE_CUTS = (1, 3)
+EDGE_TOL = 1e-4
+
+
+def edge_check(t, a, qm, x):
+    """Each QuantizeLinear of the first layers on the device (fp32) against
+    numpy float64, value by value: a value may differ only by one step and
+    only where float64's quotient lies within EDGE_TOL of a rounding edge
+    (the float32 sums' noise), which a wrong rounding mode, saturation or
+    dequantisation order does not; later layers carry such values on."""
+    g = qm.graph
+    inits = {i.name for i in g.initializer}
+    dq = [n for n in g.node if n.op_type == "DequantizeLinear" and n.input[0] not in inits]
+    for k in EDGE_CUTS:
+        name = f"cut{k}"
+        path = os.path.join(a.work, name + ".onnx")
+        onnx.utils.extract_model(os.path.join(a.work, "qdq.onnx"), path, ["x"], [dq[k].output[0]])
+        rc, log = t.run([os.path.join(a.bin, "ipu-compile"), "--input-model", name + ".onnx",
+                         "--precision", "fp32", "-o", name + ".ipuef"])
+        if not rc:
+            rc, log = t.run([os.path.join(a.bin, "ipu-run"), name + ".ipuef", "--iterations", "0",
+                             "--input", "x=x.fp32.npy", "--output", f"{dq[k].output[0]}={name}.y.npy"])
+        if rc:
+            t.bad(f"fp32: {dq[k].output[0]}: {log.strip()[-300:]}")
+            continue
+        m = onnx.load(path)
+        qn = [n for n in m.graph.node if n.op_type == "QuantizeLinear"][-1]
+        m.graph.output.append(helper.make_tensor_value_info(qn.input[0], TensorProto.FLOAT, None))
+        o = np_ref.run(m, {"x": x})
+        sc = float(numpy_helper.to_array([i for i in m.graph.initializer if i.name == qn.input[1]][0]))
+        got = np.load(os.path.join(a.work, name + ".y.npy")).astype(np.float64)
+        ref = o[dq[k].output[0]].reshape(got.shape)
+        quot = o[qn.input[0]].reshape(got.shape) / sc
+        d = np.abs(got - ref) / sc
+        off = d > 0.5
+        edge = np.abs(quot - np.floor(quot) - 0.5)
+        far = off & ((edge > EDGE_TOL) | (d > 1.5))
+        what = (f"fp32: {dq[k].output[0]}: {int(off.sum())} of {d.size} values differ from numpy "
+                f"float64, {int(far.sum())} by more than a step or farther than {EDGE_TOL} of a step "
+                f"from a rounding edge")
+        if far.any():
+            t.bad(what)
+        else:
+            t.ok(what)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/bin")
@@ -323,6 +389,7 @@ def main():
                   f"again)")
     else:
         t.bad(f"fp8_weight: no or wrong QDQ summary: {line}")
+    edge_check(t, a, qm, x)
     print(f"qdq-resnet: {t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0
 
