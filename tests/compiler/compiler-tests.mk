@@ -7,12 +7,14 @@ COMPILER_TEST_NAMES := test_compiler_api test_compiler_fp8 test_compiler_ops tes
 COMPILER_TESTS := $(COMPILER_TEST_NAMES:%=$(BUILD)/tests/compiler/%)
 COMPILER_NODE_RUNNER := $(BUILD)/tests/compiler/onnx_node_runner.o
 
-$(BUILD)/tests/compiler/onnx_node_runner.o $(COMPILER_TESTS:%=%.o): $(COMPILER_PB_H)
+$(BUILD)/tests/compiler/onnx_node_runner.o $(BUILD)/tests/compiler/lower_check.o $(COMPILER_TESTS:%=%.o): $(COMPILER_PB_H)
 
 $(BUILD)/tests/compiler/test_onnx_nodes: $(COMPILER_NODE_RUNNER)
 $(BUILD)/tests/compiler/test_onnx_convert: $(COMPILER_NODE_RUNNER)
 $(BUILD)/tests/compiler/test_onnx_device: $(COMPILER_NODE_RUNNER) $(BUILD)/tests/compiler/onnx_device_runner.o
 $(BUILD)/tests/compiler/node_report: $(COMPILER_NODE_RUNNER)
+$(BUILD)/tests/compiler/test_compiler_lower $(BUILD)/tests/compiler/test_compiler_ops \
+		$(BUILD)/tests/compiler/test_lower_rewrites: $(BUILD)/tests/compiler/lower_check.o
 
 $(COMPILER_TESTS) $(BUILD)/tests/compiler/node_report: $(BUILD)/tests/compiler/%: \
 		$(BUILD)/tests/compiler/%.o $(COMPILER_LIB) $(COMPILER_DEPLIBS)

@@ -15,6 +15,7 @@
 
 #include "api/check.h"
 #include "harness.h"
+#include "lower_check.h"
 #include "ipu/passes.h"
 
 static int input(struct ir_graph *g, const char *name, int dt, int rank, const int64_t *d)
@@ -55,23 +56,7 @@ static int node(struct ir_graph *g, const char *op, const int *in, int nin, cons
 static int check_limit(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem,
 		       int64_t fold_limit, char *report, size_t len)
 {
-	struct ir_error e = { "" };
-	struct ir_pipeline_opts po = { .precision_fp16 = fp16, .infer.fold_limit = fold_limit };
-	struct ipu_target t = { "ipu2", tiles, mem, .fold_limit = fold_limit };
-	FILE *f = fmemopen(report, len - 1, "w");
-	int r;
-
-	memset(report, 0, len);
-	if (ir_pipeline_run(g, &po, &e)) {
-		fclose(f);
-		snprintf(report, len, "pipeline: %s", e.msg);
-		return -1;
-	}
-	r = ipuc_check(&g, 1, &t, f, &e);
-	if (r < 0)
-		fprintf(f, "error: %s\n", e.msg);
-	fclose(f);
-	return r;
+	return lower_check(g, fp16, tiles, mem, fold_limit, report, len);
 }
 
 static int check(struct ir_graph *g, int fp16, uint32_t tiles, uint32_t mem, char *report, size_t len)

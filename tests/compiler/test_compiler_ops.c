@@ -12,6 +12,7 @@
 
 #include "api/check.h"
 #include "harness.h"
+#include "lower_check.h"
 #include "ipu/passes.h"
 
 static int input(struct ir_graph *g, const char *name, int dt, int rank, const int64_t *d)
@@ -54,23 +55,7 @@ static struct ir_node *last(struct ir_graph *g)
 /* The pipeline then --check on 16 tiles of mem bytes. */
 static int check(struct ir_graph *g, int fp16, uint32_t mem, char *report, size_t len)
 {
-	struct ir_error e = { "" };
-	struct ir_pipeline_opts po = { .precision_fp16 = fp16 };
-	struct ipu_target t = { "ipu2", 16, mem };
-	FILE *f = fmemopen(report, len - 1, "w");
-	int r;
-
-	memset(report, 0, len);
-	if (ir_pipeline_run(g, &po, &e)) {
-		fclose(f);
-		snprintf(report, len, "pipeline: %s", e.msg);
-		return -1;
-	}
-	r = ipuc_check(&g, 1, &t, f, &e);
-	if (r < 0)
-		fprintf(f, "error: %s\n", e.msg);
-	fclose(f);
-	return r;
+	return lower_check(g, fp16, 16, mem, 0, report, len);
 }
 
 /* attention scores: 2 x 4 x 64 x 32 operands of 64 KiB each */

@@ -16,6 +16,7 @@
 
 #include "api/check.h"
 #include "harness.h"
+#include "lower_check.h"
 #include "ipu/passes.h"
 
 static int input(struct ir_graph *g, const char *name, int dt, int rank, const int64_t *d)
@@ -59,23 +60,7 @@ static struct ir_node *node(struct ir_graph *g, const char *op, const int *in, i
 /* The pipeline, then the device against the reference on a 16-tile target. */
 static int check(struct ir_graph *g, char *report, size_t len)
 {
-	struct ir_error e = { "" };
-	struct ir_pipeline_opts po = { 0 };
-	struct ipu_target t = { "ipu2", 16, 1u << 20 };
-	FILE *f = fmemopen(report, len - 1, "w");
-	int r;
-
-	memset(report, 0, len);
-	if (ir_pipeline_run(g, &po, &e)) {
-		fclose(f);
-		snprintf(report, len, "pipeline: %s", e.msg);
-		return -1;
-	}
-	r = ipuc_check(&g, 1, &t, f, &e);
-	if (r < 0)
-		fprintf(f, "error: %s\n", e.msg);
-	fclose(f);
-	return r;
+	return lower_check(g, 0, 16, 1u << 20, 0, report, len);
 }
 
 TEST(conv3d_pads_strides_dilations_groups_bias)
