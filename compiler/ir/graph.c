@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ipu/ir.h"
+#include "names.h"
 
 static char *dupstr(const char *s)
 {
@@ -63,11 +64,16 @@ void ir_graph_free(struct ir_graph *g)
 	free(g->outputs);
 	free(g->out_decl);
 	free(g->name);
+	ir_names_drop(g);
 	free(g);
 }
 
 int ir_value_find(const struct ir_graph *g, const char *name)
 {
+	int v = ir_names_find(g, name);
+
+	if (v != -2)
+		return v;
 	for (int i = g->nvals - 1; i >= 0; i--)
 		if (!strcmp(g->vals[i].name, name))
 			return i;
@@ -99,6 +105,7 @@ int ir_value_add(struct ir_graph *g, const char *name, struct ir_error *e)
 		return ir_err(e, "out of memory");
 	v->rank = -1;
 	v->producer = -1;
+	ir_names_added(g, g->nvals);
 	return g->nvals++;
 }
 
@@ -107,14 +114,24 @@ int ir_value_add_unique(struct ir_graph *g, const char *base,
 {
 	size_t len = strlen(base) + 24;
 	char *buf = malloc(len);
-	int r;
+	int r, k;
 
 	if (!buf)
 		return ir_err(e, "out of memory");
-	snprintf(buf, len, "%s", base);
-	for (int k = 1; ir_value_find(g, buf) >= 0; k++)
-		snprintf(buf, len, "%s_%d", base, k);
+	/* the smallest free suffix: those below the index's first one are
+	 * known to be taken */
+	k = ir_names_first_suffix(g, base);
+	for (;; k++) {
+		if (k)
+			snprintf(buf, len, "%s_%d", base, k);
+		else
+			snprintf(buf, len, "%s", base);
+		if (ir_value_find(g, buf) < 0)
+			break;
+	}
 	r = ir_value_add(g, buf, e);
+	if (r >= 0)
+		ir_names_taken(g, base, k);
 	free(buf);
 	return r;
 }
@@ -279,6 +296,7 @@ int ir_compact(struct ir_graph *g, struct ir_error *e)
 		g->vals[nv++] = g->vals[i];
 	}
 	g->nvals = nv;
+	ir_names_drop(g);	/* indices moved, names went */
 	for (int i = 0; i < g->ninputs; i++)
 		g->inputs[i] = map[g->inputs[i]];
 	for (int i = 0; i < g->noutputs; i++)

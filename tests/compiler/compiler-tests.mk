@@ -3,7 +3,7 @@
 # ONNX node tests of Debian's libonnx-testdata, YAML config and CLI.
 CFLAGS_tests_compiler_ := $(COMPILER_CPPFLAGS)
 
-COMPILER_TEST_NAMES := test_compiler_api test_compiler_fp8 test_compiler_ops test_op_registry test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc test_lower_rewrites
+COMPILER_TEST_NAMES := test_compiler_api test_compiler_fp8 test_compiler_ops test_op_registry test_onnx_nodes test_onnx_device test_onnx_convert test_compiler_lower test_compiler_ir test_compiler_import test_compiler_config test_graph_alloc test_lower_rewrites test_ir_names
 COMPILER_TESTS := $(COMPILER_TEST_NAMES:%=$(BUILD)/tests/compiler/%)
 COMPILER_NODE_RUNNER := $(BUILD)/tests/compiler/onnx_node_runner.o
 

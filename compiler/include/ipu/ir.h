@@ -164,6 +164,7 @@ struct ir_graph {
 	int *outputs;
 	int noutputs;
 	struct ir_decl *out_decl;	/* [noutputs] from the importer, or NULL */
+	struct ir_names *names;		/* index of value names (ir/names.c), or NULL */
 };
 
 /* graph.c */
