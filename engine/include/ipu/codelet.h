@@ -134,6 +134,14 @@
  *           in k order, never fused.
  * CONV2D_FP8 ops as CONV2D; params CONV2D's + [scaleIn, scaleW]: weight
  *           fp8, in F32/F16/fp8, out and bias F32/F16.
+ * NMS       ops [boxes, scores, selected(I64), count(I32), scratch(I32)];
+ *           params [B, C, N, max_out, iou_threshold(f32 bits),
+ *           score_threshold(f32 bits), flags (IPUX_NMS_CENTER,
+ *           IPUX_NMS_SCORE_THRESHOLD)].  ONNX NonMaxSuppression: boxes
+ *           [B, N, 4] and scores [B, C, N] F32/F16 (the same); selected
+ *           [B*C*min(N, max_out), 3] (batch, class, box) in ONNX's order,
+ *           rows past the run-time count -1; count [1]; scratch [2*N].
+ *           NaN scores are never selected; no operand overlaps another.
  * The fp8 dtypes are otherwise only moved as bytes (COPY, GATHER,
  * TRANSPOSE, STRIDED_COPY, PAD, WHERE) or written by FILL (the value's
  * low byte is the code); every other codelet refuses them.
@@ -244,6 +252,10 @@ enum ipux_reduce_op {
 #define IPUX_CUMSUM_EXCLUSIVE 0x1u
 #define IPUX_CUMSUM_REVERSE 0x2u
 #define IPUX_TOPK_LARGEST 0x1u
+/* NMS flags: boxes are (x_center, y_center, width, height); a score
+ * threshold applies (params[5]). */
+#define IPUX_NMS_CENTER 0x1u
+#define IPUX_NMS_SCORE_THRESHOLD 0x2u
 
 /* Data-dependent faults a codelet's run() may return. */
 enum ipu_fault {
