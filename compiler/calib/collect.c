@@ -9,6 +9,7 @@
 
 #include "calib/calib.h"
 #include "eval/eval.h"
+#include "ops/registry.h"
 
 void ipu_calib_free(struct ipu_calib *c)
 {
@@ -143,11 +144,11 @@ int ipu_calib_layer_activation(const struct ir_graph *g, int node)
 
 	if (n->dead || n->nin < 2)
 		return -1;
-	if (!strcmp(n->op, "Conv"))
+	if (n->opid == IR_OP_Conv)
 		return constant(g, n->in[1], 4) && computed(g, n->in[0]) ? 0 : -1;
-	if (!strcmp(n->op, "Gemm"))
+	if (n->opid == IR_OP_Gemm)
 		return constant(g, n->in[1], 2) && computed(g, n->in[0]) ? 0 : -1;
-	if (strcmp(n->op, "MatMul"))
+	if (n->opid != IR_OP_MatMul)
 		return -1;
 	if (constant(g, n->in[1], 2) && computed(g, n->in[0]))
 		return 0;
@@ -261,14 +262,14 @@ static int input_scale(struct rank_ctx *rc, int ci, const struct ir_graph *g,
  */
 static int channel_axis(const struct ir_node *n, int k, const struct ir_tensor *t)
 {
-	if (!strcmp(n->op, "Conv"))
+	if (n->opid == IR_OP_Conv)
 		return k == 1 ? 0 : -1;
 	if (t->rank != 2)
 		return -1;
-	if (!strcmp(n->op, "Gemm"))
+	if (n->opid == IR_OP_Gemm)
 		return k == 1 ? (ir_attr_int(n, "transB", 0) ? 0 : 1)
 			      : (ir_attr_int(n, "transA", 0) ? 1 : 0);
-	if (!strcmp(n->op, "MatMul"))
+	if (n->opid == IR_OP_MatMul)
 		return k == 1 ? 1 : 0;
 	return -1;
 }

@@ -18,6 +18,7 @@
 #include "calib/calib.h"
 #include "eval/eval.h"
 #include "ipu/fp8.h"
+#include "ops/registry.h"
 
 struct acc {
 	double sum_rr, sum_yy, sum_yr, sum_ee;
@@ -131,14 +132,14 @@ static int fused_bias_add(const struct ir_graph *g, const struct ir_node *n, int
 	const struct ir_node *add;
 	int ai, k;
 
-	if (ir_attr_int(n, "fp8_weight_input", -1) < 0 || strcmp(n->op, "MatMul") ||
+	if (ir_attr_int(n, "fp8_weight_input", -1) < 0 || n->opid != IR_OP_MatMul ||
 	    n->nin != 2 || n->nout != 1 || n->out[0] < 0)
 		return -1;
 	o = &g->vals[n->out[0]];
 	if (o->dtype != IR_F16 || o->rank < 2 || (ai = only_reader(g, n->out[0])) < 0)
 		return -1;
 	add = &g->nodes[ai];
-	if (strcmp(add->op, "Add") || add->nin != 2 || add->nout != 1 || add->out[0] < 0)
+	if (add->opid != IR_OP_Add || add->nin != 2 || add->nout != 1 || add->out[0] < 0)
 		return -1;
 	k = add->in[0] == n->out[0] ? 0 : 1;
 	if (add->in[k] != n->out[0] || add->in[1 - k] < 0)
@@ -203,7 +204,7 @@ int ipu_calib_emulate_fp8_input(void *ctx, const struct ir_graph *g, int node,
 
 	(void)ctx;
 	/* the bias Add of a fused product below: its input holds the sum already */
-	if (!strcmp(n->op, "Add") && n->nin == 2 && n->nout == 1) {
+	if (n->opid == IR_OP_Add && n->nin == 2 && n->nout == 1) {
 		for (int k = 0; k < 2; k++) {
 			int p = n->in[k] >= 0 ? producer(g, n->in[k]) : -1;
 

@@ -23,7 +23,8 @@ int ir_eval_node(const struct ir_graph *g, const struct ir_node *n,
 		 const struct ir_tensor *const *in, struct ir_tensor *out,
 		 struct ir_error *e)
 {
-	ir_eval_fn fn = ir_custom_is(n->op) ? ir_custom_eval : find(n->op);
+	const struct ir_op_desc *d = ir_node_desc(n);
+	ir_eval_fn fn = ir_custom_is(n->op) ? ir_custom_eval : d ? d->eval : NULL;
 
 	if (!fn)
 		return ir_node_err(e, g, n, "the reference evaluator has no implementation of %s", n->op);
@@ -65,7 +66,7 @@ static int over_limit(const struct ir_graph *g, const struct ir_node *n, int64_t
 	 * folds that grow the model, and lowering a layout op on a large
 	 * constant (a transposed 9216 x 4096 Gemm weight) would instead put
 	 * the whole tensor on one tile */
-	if (!ir_op_has(n->op, IR_OP_LAYOUT))
+	if (!ir_node_has(n, IR_OP_LAYOUT))
 		return 1;
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0)

@@ -33,29 +33,29 @@ int ir_ev_unary(const struct ir_graph *g, const struct ir_node *n,
 {
 	const struct ir_tensor *x = in[0];
 	int64_t cnt = ev_numel(x);
-	const char *op = n->op;
 	double alpha = ir_attr_float(n, "alpha", NAN);
 	double beta = ir_attr_float(n, "beta", NAN);
 	int isint = ir_dtype_is_int(x->dtype);
+	int gelu_tanh = !strcmp(ir_attr_str(n, "approximate", "none"), "tanh");
 
 	(void)nin;
 	(void)nout;
-	if (!strcmp(op, "Identity") || !strcmp(op, "Dropout")) {
+	if (n->opid == IR_OP_Identity || n->opid == IR_OP_Dropout) {
 		memcpy(out[0].data, x->data, ir_tensor_bytes(x));
 		if (nout > 1)
 			memset(out[1].data, 1, ir_tensor_bytes(&out[1]));
 		return 0;
 	}
-	if (isint && (!strcmp(op, "Abs") || !strcmp(op, "Neg") ||
-		      !strcmp(op, "Sign") || !strcmp(op, "Relu"))) {
+	if (isint && (n->opid == IR_OP_Abs || n->opid == IR_OP_Neg ||
+		      n->opid == IR_OP_Sign || n->opid == IR_OP_Relu)) {
 		for (int64_t i = 0; i < cnt; i++) {
 			int64_t v = ir_get_i(x->data, x->dtype, (size_t)i), r;
 
-			if (op[0] == 'A')
+			if (n->opid == IR_OP_Abs)
 				r = v < 0 ? -v : v;
-			else if (op[0] == 'N')
+			else if (n->opid == IR_OP_Neg)
 				r = -v;
-			else if (op[0] == 'S')
+			else if (n->opid == IR_OP_Sign)
 				r = (v > 0) - (v < 0);
 			else
 				r = v < 0 ? 0 : v;
@@ -66,68 +66,82 @@ int ir_ev_unary(const struct ir_graph *g, const struct ir_node *n,
 	for (int64_t i = 0; i < cnt; i++) {
 		double v = ir_get_f(x->data, x->dtype, (size_t)i), r;
 
-#define IS(s) (!strcmp(op, s))
-		if (IS("Abs")) r = fabs(v);
-		else if (IS("Neg")) r = -v;
-		else if (IS("Sign")) r = v > 0 ? 1 : v < 0 ? -1 : v;
-		else if (IS("Relu")) r = v < 0 ? 0 : v;
-		else if (IS("Sqrt")) r = sqrt(v);
-		else if (IS("Exp")) r = exp(v);
-		else if (IS("Log")) r = log(v);
-		else if (IS("Reciprocal")) r = 1 / v;
-		else if (IS("LeakyRelu")) r = v < 0 ? v * (isnan(alpha) ? 0.01 : alpha) : v;
-		else if (IS("Sigmoid")) r = 1 / (1 + exp(-v));
-		else if (IS("Tanh")) r = tanh(v);
-		else if (IS("Erf")) r = erf(v);
-		else if (IS("Gelu")) r = gelu(v, !strcmp(ir_attr_str(n, "approximate", "none"), "tanh"));
-		else if (IS("HardSigmoid")) {
+		switch (n->opid) {
+		case IR_OP_Abs: r = fabs(v); break;
+		case IR_OP_Neg: r = -v; break;
+		case IR_OP_Sign: r = v > 0 ? 1 : v < 0 ? -1 : v; break;
+		case IR_OP_Relu: r = v < 0 ? 0 : v; break;
+		case IR_OP_Sqrt: r = sqrt(v); break;
+		case IR_OP_Exp: r = exp(v); break;
+		case IR_OP_Log: r = log(v); break;
+		case IR_OP_Reciprocal: r = 1 / v; break;
+		case IR_OP_LeakyRelu: r = v < 0 ? v * (isnan(alpha) ? 0.01 : alpha) : v; break;
+		case IR_OP_Sigmoid: r = 1 / (1 + exp(-v)); break;
+		case IR_OP_Tanh: r = tanh(v); break;
+		case IR_OP_Erf: r = erf(v); break;
+		case IR_OP_Gelu: r = gelu(v, gelu_tanh); break;
+		case IR_OP_HardSigmoid: {
 			r = (isnan(alpha) ? 0.2 : alpha) * v + (isnan(beta) ? 0.5 : beta);
 			r = r < 0 ? 0 : r > 1 ? 1 : r;
-		} else if (IS("HardSwish")) {
+			break;
+		}
+		case IR_OP_HardSwish: {
 			r = v / 6 + 0.5;
 			r = v * (r < 0 ? 0 : r > 1 ? 1 : r);
-		} else if (IS("Floor")) r = floor(v);
-		else if (IS("Ceil")) r = ceil(v);
-		else if (IS("Round")) r = nearbyint(v);
-		else if (IS("Sin")) r = sin(v);
-		else if (IS("Cos")) r = cos(v);
-		else if (IS("Tan")) r = tan(v);
-		else if (IS("Asin")) r = asin(v);
-		else if (IS("Acos")) r = acos(v);
-		else if (IS("Atan")) r = atan(v);
-		else if (IS("Sinh")) r = sinh(v);
-		else if (IS("Cosh")) r = cosh(v);
-		else if (IS("Asinh")) r = asinh(v);
-		else if (IS("Acosh")) r = acosh(v);
-		else if (IS("Atanh")) r = atanh(v);
-		else if (IS("Elu")) {
+			break;
+		}
+		case IR_OP_Floor: r = floor(v); break;
+		case IR_OP_Ceil: r = ceil(v); break;
+		case IR_OP_Round: r = nearbyint(v); break;
+		case IR_OP_Sin: r = sin(v); break;
+		case IR_OP_Cos: r = cos(v); break;
+		case IR_OP_Tan: r = tan(v); break;
+		case IR_OP_Asin: r = asin(v); break;
+		case IR_OP_Acos: r = acos(v); break;
+		case IR_OP_Atan: r = atan(v); break;
+		case IR_OP_Sinh: r = sinh(v); break;
+		case IR_OP_Cosh: r = cosh(v); break;
+		case IR_OP_Asinh: r = asinh(v); break;
+		case IR_OP_Acosh: r = acosh(v); break;
+		case IR_OP_Atanh: r = atanh(v); break;
+		case IR_OP_Elu: {
 			double a = isnan(alpha) ? 1.0 : alpha;
 
 			r = v < 0 ? a * (exp(v) - 1) : v;
-		} else if (IS("Selu")) {
+			break;
+		}
+		case IR_OP_Selu: {
 			double a = isnan(alpha) ? 1.67326319217681884765625 : alpha;
 			double gm = ir_attr_float(n, "gamma", 1.05070102214813232421875);
 
 			r = v > 0 ? gm * v : gm * (a * exp(v) - a);
-		} else if (IS("Celu")) {
+			break;
+		}
+		case IR_OP_Celu: {
 			double a = isnan(alpha) ? 1.0 : alpha;
 
 			r = (v > 0 ? v : 0) + fmin(0, a * (exp(v / a) - 1));
-		} else if (IS("Softplus")) r = log(exp(v) + 1);
-		else if (IS("Softsign")) r = v / (1 + fabs(v));
-		else if (IS("ThresholdedRelu")) r = v > (isnan(alpha) ? 1.0 : alpha) ? v : 0;
-		else if (IS("Shrink")) {
+			break;
+		}
+		case IR_OP_Softplus: r = log(exp(v) + 1); break;
+		case IR_OP_Softsign: r = v / (1 + fabs(v)); break;
+		case IR_OP_ThresholdedRelu: r = v > (isnan(alpha) ? 1.0 : alpha) ? v : 0; break;
+		case IR_OP_Shrink: {
 			double l = ir_attr_float(n, "lambd", 0.5), b = ir_attr_float(n, "bias", 0);
 
 			r = v < -l ? v + b : v > l ? v - b : 0;
-		} else if (IS("IsNaN")) r = isnan(v);
-		else if (IS("IsInf")) {
+			break;
+		}
+		case IR_OP_IsNaN: r = isnan(v); break;
+		case IR_OP_IsInf: {
 			r = isinf(v) && ((v > 0 && ir_attr_int(n, "detect_positive", 1)) ||
 					 (v < 0 && ir_attr_int(n, "detect_negative", 1)));
-		} else if (IS("Not")) r = v == 0;
-		else
-			return ir_node_err(e, g, n, "no evaluator for %s", op);
-#undef IS
+			break;
+		}
+		case IR_OP_Not: r = v == 0; break;
+		default:
+			return ir_node_err(e, g, n, "no evaluator for %s", n->op);
+		}
 		ir_set_f(out->data, out->dtype, (size_t)i, r);
 	}
 	return 0;
@@ -139,18 +153,30 @@ enum bop { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_MAX, B_MIN, B_SUM,
 
 static enum bop bop_of(const struct ir_node *n)
 {
-	static const char *const names[] = {
-		"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum",
-		"Mean", "", "", "PRelu", "Equal", "Less", "Greater",
-		"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
-	};
-
-	if (!strcmp(n->op, "BitShift"))
+	switch (n->opid) {
+	case IR_OP_Add: return B_ADD;
+	case IR_OP_Sub: return B_SUB;
+	case IR_OP_Mul: return B_MUL;
+	case IR_OP_Div: return B_DIV;
+	case IR_OP_Pow: return B_POW;
+	case IR_OP_Mod: return B_MOD;
+	case IR_OP_Max: return B_MAX;
+	case IR_OP_Min: return B_MIN;
+	case IR_OP_Sum: return B_SUM;
+	case IR_OP_Mean: return B_MEAN;
+	case IR_OP_BitShift:
 		return strcmp(ir_attr_str(n, "direction", ""), "LEFT") ? B_SHR : B_SHL;
-	for (int i = 0; i < B_NONE; i++)
-		if (!strcmp(n->op, names[i]))
-			return (enum bop)i;
-	return B_NONE;
+	case IR_OP_PRelu: return B_PRELU;
+	case IR_OP_Equal: return B_EQ;
+	case IR_OP_Less: return B_LT;
+	case IR_OP_Greater: return B_GT;
+	case IR_OP_LessOrEqual: return B_LE;
+	case IR_OP_GreaterOrEqual: return B_GE;
+	case IR_OP_And: return B_AND;
+	case IR_OP_Or: return B_OR;
+	case IR_OP_Xor: return B_XOR;
+	default: return B_NONE;
+	}
 }
 
 static double fop(enum bop op, double a, double b, int fmod_attr)

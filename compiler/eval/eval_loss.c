@@ -48,7 +48,7 @@ int ir_ev_loss(const struct ir_graph *g, const struct ir_node *n,
 	const struct ir_tensor *x = in[0];
 	int64_t N = x->dims[0], C = x->dims[1], D = N > 0 && C > 0 ? ev_numel(x) / (N * C) : 0;
 	int64_t cnt = ev_numel(x);
-	int sce = !strcmp(n->op, "SoftmaxCrossEntropyLoss");
+	int sce = n->opid == IR_OP_SoftmaxCrossEntropyLoss;
 	double *lp = malloc((size_t)(cnt ? cnt : 1) * sizeof(double));
 	int r;
 

@@ -322,8 +322,8 @@ int ir_ev_pool(const struct ir_graph *g, const struct ir_node *n,
 	       struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
-	int is_max = strstr(n->op, "Max") != NULL;
-	int global = !strncmp(n->op, "Global", 6);
+	int is_max = n->opid == IR_OP_MaxPool || n->opid == IR_OP_GlobalMaxPool;
+	int global = n->opid == IR_OP_GlobalAveragePool || n->opid == IR_OP_GlobalMaxPool;
 	int cip = (int)ir_attr_int(n, "count_include_pad", 0);
 	struct ir_window win;
 	struct win3 v;

@@ -125,7 +125,7 @@ int ir_ev_softmax(const struct ir_graph *g, const struct ir_node *n,
 	int a = x->rank ? ir_axis(ir_attr_int(n, "axis", -1), x->rank) : 0;
 	int coerce = (int)ir_attr_int(n, "coerce2d", 0);
 	int64_t outer = 1, len = 1, inner = 1;
-	int logsm = !strcmp(n->op, "LogSoftmax"), hard = !strcmp(n->op, "Hardmax");
+	int logsm = n->opid == IR_OP_LogSoftmax, hard = n->opid == IR_OP_Hardmax;
 
 	(void)g; (void)nin; (void)nout; (void)e;
 	for (int i = 0; i < x->rank; i++) {

@@ -56,7 +56,7 @@ int ir_ev_quantize(const struct ir_graph *g, const struct ir_node *n,
 {
 	const struct ir_tensor *x = in[0], *s = in[1], *zp = nin > 2 ? in[2] : NULL;
 	int a = x->rank ? ir_axis(ir_attr_int(n, "axis", 1), x->rank) : 0;
-	int q = !strcmp(n->op, "QuantizeLinear");
+	int q = n->opid == IR_OP_QuantizeLinear;
 	int64_t cnt = ev_numel(x);
 
 	(void)nout;
@@ -183,7 +183,7 @@ int ir_ev_qlinear(const struct ir_graph *g, const struct ir_node *n,
 		  const struct ir_tensor *const *in, int nin,
 		  struct ir_tensor *out, int nout, struct ir_error *e)
 {
-	int conv = !strcmp(n->op, "QLinearConv"), aax = -1, bax = 0, arow = -1, bcol = 1;
+	int conv = n->opid == IR_OP_QLinearConv, aax = -1, bax = 0, arow = -1, bcol = 1;
 	struct ir_tensor acc = { 0 };
 	int r;
 

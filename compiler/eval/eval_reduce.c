@@ -13,7 +13,7 @@ int ir_ev_reduce(const struct ir_graph *g, const struct ir_node *n,
 		 struct ir_tensor *out, int nout, struct ir_error *e)
 {
 	const struct ir_tensor *x = in[0];
-	const char *op = n->op + 6;
+	int op = n->opid;
 	int red[IR_MAX_RANK] = { 0 }, nax = nin > 1 && in[1] ? (int)ev_numel(in[1]) : 0;
 	int64_t cnt = ev_numel(x), ocnt = ev_numel(out), len;
 	double *acc;
@@ -39,10 +39,10 @@ int ir_ev_reduce(const struct ir_graph *g, const struct ir_node *n,
 		return ir_err(e, "out of memory");
 	}
 	for (int64_t k = 0; k < ocnt; k++) {
-		acc[k] = !strcmp(op, "Max") ? -INFINITY : !strcmp(op, "Min") ? INFINITY :
-			 !strcmp(op, "Prod") ? 1 : 0;
-		iacc[k] = !strcmp(op, "Max") ? INT64_MIN : !strcmp(op, "Min") ? INT64_MAX :
-			  !strcmp(op, "Prod") ? 1 : 0;
+		acc[k] = op == IR_OP_ReduceMax ? -INFINITY : op == IR_OP_ReduceMin ? INFINITY :
+			 op == IR_OP_ReduceProd ? 1 : 0;
+		iacc[k] = op == IR_OP_ReduceMax ? INT64_MIN : op == IR_OP_ReduceMin ? INT64_MAX :
+			  op == IR_OP_ReduceProd ? 1 : 0;
 	}
 	for (int64_t i = 0; i < cnt; i++) {
 		int64_t rem = i, key = 0, mul = 1;
@@ -60,47 +60,47 @@ int ir_ev_reduce(const struct ir_graph *g, const struct ir_node *n,
 		}
 		if (isint) {
 			iv = ir_get_i(x->data, x->dtype, (size_t)i);
-			if (!strcmp(op, "Max"))
+			if (op == IR_OP_ReduceMax)
 				iacc[key] = iv > iacc[key] ? iv : iacc[key];
-			else if (!strcmp(op, "Min"))
+			else if (op == IR_OP_ReduceMin)
 				iacc[key] = iv < iacc[key] ? iv : iacc[key];
-			else if (!strcmp(op, "Prod"))
+			else if (op == IR_OP_ReduceProd)
 				iacc[key] *= iv;
-			else if (!strcmp(op, "SumSquare"))
+			else if (op == IR_OP_ReduceSumSquare)
 				iacc[key] += iv * iv;
-			else if (!strcmp(op, "L1"))
+			else if (op == IR_OP_ReduceL1)
 				iacc[key] += iv < 0 ? -iv : iv;
 		}
 		v = GETF(x, i);
-		if (!strcmp(op, "Max"))
+		if (op == IR_OP_ReduceMax)
 			acc[key] = v > acc[key] || isnan(v) ? v : acc[key];
-		else if (!strcmp(op, "Min"))
+		else if (op == IR_OP_ReduceMin)
 			acc[key] = v < acc[key] || isnan(v) ? v : acc[key];
-		else if (!strcmp(op, "Prod"))
+		else if (op == IR_OP_ReduceProd)
 			acc[key] *= v;
-		else if (!strcmp(op, "SumSquare") || !strcmp(op, "L2"))
+		else if (op == IR_OP_ReduceSumSquare || op == IR_OP_ReduceL2)
 			acc[key] += v * v;
-		else if (!strcmp(op, "L1"))
+		else if (op == IR_OP_ReduceL1)
 			acc[key] += fabs(v);
-		else if (!strcmp(op, "LogSumExp"))
+		else if (op == IR_OP_ReduceLogSumExp)
 			acc[key] += exp(v);
 		else
 			acc[key] += v;
-		if (isint && (!strcmp(op, "Sum") || !strcmp(op, "Mean")))
+		if (isint && (op == IR_OP_ReduceSum || op == IR_OP_ReduceMean))
 			iacc[key] += ir_get_i(x->data, x->dtype, (size_t)i);
 	}
 	for (int64_t k = 0; k < ocnt; k++) {
 		double v = acc[k];
 
-		if (!strcmp(op, "Mean"))
+		if (op == IR_OP_ReduceMean)
 			v /= (double)len;
-		else if (!strcmp(op, "L2"))
+		else if (op == IR_OP_ReduceL2)
 			v = sqrt(v);
-		else if (!strcmp(op, "LogSum") || !strcmp(op, "LogSumExp"))
+		else if (op == IR_OP_ReduceLogSum || op == IR_OP_ReduceLogSumExp)
 			v = log(v);
-		if (isint && strcmp(op, "L2") && strncmp(op, "Log", 3))
+		if (isint && op != IR_OP_ReduceL2 && op != IR_OP_ReduceLogSum && op != IR_OP_ReduceLogSumExp)
 			ir_set_i(out->data, out->dtype, (size_t)k,
-				 !strcmp(op, "Mean") ? iacc[k] / (len ? len : 1) : iacc[k]);
+				 op == IR_OP_ReduceMean ? iacc[k] / (len ? len : 1) : iacc[k]);
 		else
 			ir_set_f(out->data, out->dtype, (size_t)k, v);
 	}
@@ -127,7 +127,7 @@ int ir_ev_argmax(const struct ir_graph *g, const struct ir_node *n,
 	const struct ir_tensor *x = in[0];
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
 	int last = (int)ir_attr_int(n, "select_last_index", 0);
-	int mx = !strcmp(n->op, "ArgMax");
+	int mx = n->opid == IR_OP_ArgMax;
 	int64_t outer, len, inner;
 
 	(void)g; (void)nin; (void)nout; (void)e;

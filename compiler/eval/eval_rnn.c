@@ -63,7 +63,7 @@ int ir_ev_rnn(const struct ir_graph *g, const struct ir_node *n,
 	      const struct ir_tensor *const *in, int nin,
 	      struct ir_tensor *out, int nout, struct ir_error *e)
 {
-	int gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
+	int gates = n->opid == IR_OP_LSTM ? 4 : n->opid == IR_OP_GRU ? 3 : 1;
 	int per = gates == 4 ? 3 : gates == 3 ? 2 : 1;
 	const char *dir = ir_attr_str(n, "direction", "forward"), *f[6];
 	int layout = (int)ir_attr_int(n, "layout", 0), lbr = (int)ir_attr_int(n, "linear_before_reset", 0);

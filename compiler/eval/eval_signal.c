@@ -14,10 +14,10 @@ int ir_ev_window(const struct ir_graph *g, const struct ir_node *n,
 	double a0 = 0.5, a1 = 0.5, a2 = 0, N;
 
 	(void)g; (void)in; (void)nin; (void)nout; (void)e;
-	if (!strcmp(n->op, "HammingWindow")) {
+	if (n->opid == IR_OP_HammingWindow) {
 		a0 = 25.0 / 46.0;
 		a1 = 21.0 / 46.0;
-	} else if (!strcmp(n->op, "BlackmanWindow")) {
+	} else if (n->opid == IR_OP_BlackmanWindow) {
 		a0 = 0.42;
 		a1 = 0.5;
 		a2 = 0.08;

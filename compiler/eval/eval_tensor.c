@@ -278,7 +278,7 @@ int ir_ev_shape(const struct ir_graph *g, const struct ir_node *n,
 	int64_t st = ir_attr_int(n, "start", 0);
 
 	(void)g; (void)nin; (void)nout; (void)e;
-	if (!strcmp(n->op, "Size")) {
+	if (n->opid == IR_OP_Size) {
 		ir_set_i(out->data, IR_I64, 0, ev_numel(x));
 		return 0;
 	}
@@ -362,7 +362,7 @@ int ir_ev_depth_space(const struct ir_graph *g, const struct ir_node *n,
 	for (int64_t i = 0; i < cnt; i++, ev_next_idx(4, out->dims, id)) {
 		int64_t nn = id[0], c = id[1], h = id[2], w = id[3], sc, sh, sw;
 
-		if (!strcmp(n->op, "DepthToSpace")) {
+		if (n->opid == IR_OP_DepthToSpace) {
 			int64_t bh = h % b, bw = w % b, C = out->dims[1];
 
 			sc = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;

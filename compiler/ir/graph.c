@@ -7,6 +7,7 @@
 
 #include "ipu/ir.h"
 #include "names.h"
+#include "ops/registry.h"
 
 static char *dupstr(const char *s)
 {
@@ -136,6 +137,13 @@ int ir_value_add_unique(struct ir_graph *g, const char *base,
 	return r;
 }
 
+static int op_id(const char *op)
+{
+	const struct ir_op_desc *d = op ? ir_op_lookup(op) : NULL;
+
+	return d ? (int)d->id : IR_OP_COUNT;
+}
+
 static int make_node(struct ir_node *n, const char *name, const char *op,
 		     const int *in, int nin, const int *out, int nout,
 		     struct ir_error *e)
@@ -143,6 +151,7 @@ static int make_node(struct ir_node *n, const char *name, const char *op,
 	memset(n, 0, sizeof(*n));
 	n->name = dupstr(name ? name : "");
 	n->op = dupstr(op);
+	n->opid = op_id(op);
 	n->in = malloc((size_t)(nin ? nin : 1) * sizeof(int));
 	n->out = malloc((size_t)(nout ? nout : 1) * sizeof(int));
 	if (!n->name || !n->op || !n->in || !n->out) {
@@ -214,6 +223,7 @@ int ir_node_set_op(struct ir_node *n, const char *op, struct ir_error *e)
 		return ir_err(e, "out of memory");
 	free(n->op);
 	n->op = s;
+	n->opid = op_id(op);
 	return 0;
 }
 

@@ -105,7 +105,7 @@ int ir_same_as(struct ir_graph *g, const struct ir_node *n, int k, int i)
 int ir_infer_node(struct ir_graph *g, int idx, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[idx];
-	const struct ir_op_desc *op = ir_op_lookup(n->op);
+	const struct ir_op_desc *op = ir_node_desc(n);
 	int custom = ir_custom_is(n->op);
 
 	if (!op && !custom)
@@ -282,7 +282,7 @@ int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
 				all_const = 0;
-		if (ir_op_has(n->op, IR_OP_SHAPE_ONLY))
+		if (ir_node_has(n, IR_OP_SHAPE_ONLY))
 			all_const = 1;
 		if (all_const) {
 			int r = ir_fold_node(g, i, limit, e);

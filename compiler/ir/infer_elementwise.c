@@ -47,7 +47,7 @@ int ir_infer_unary_bool_out(struct ir_graph *g, struct ir_node *n,
 {
 	struct ir_value *v = ir_in(g, n, 0);
 
-	if (!strcmp(n->op, "Not") && v->dtype != IR_BOOL)
+	if (n->opid == IR_OP_Not && v->dtype != IR_BOOL)
 		return ir_node_err(e, g, n, "input must be bool, not %s", ir_dtype_name(v->dtype));
 	return ir_set_out(g, n, 0, IR_BOOL, v->rank, v->dims);
 }
@@ -104,7 +104,7 @@ static int bcast(struct ir_graph *g, struct ir_node *n, int first, int count,
 int ir_infer_binary_arith(struct ir_graph *g, struct ir_node *n,
 			  struct ir_error *e)
 {
-	int same = strcmp(n->op, "Pow") != 0;
+	int same = n->opid != IR_OP_Pow;
 
 	/* none of these inputs is optional: an empty name is a broken model */
 	for (int k = 0; k < n->nin; k++)
@@ -148,7 +148,7 @@ int ir_infer_cast(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	struct ir_value *v = ir_in(g, n, 0);
 	int to;
 
-	if (!strcmp(n->op, "CastLike"))
+	if (n->opid == IR_OP_CastLike)
 		to = ir_in(g, n, 1)->dtype;
 	else
 		to = (int)ir_attr_int(n, "to", 0);

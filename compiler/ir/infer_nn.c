@@ -79,7 +79,7 @@ int ir_infer_conv(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *w = ir_in(g, n, 1), *b = ir_in(g, n, 2);
 	int64_t grp = ir_attr_int(n, "group", 1), d[R];
-	int ct = !strcmp(n->op, "ConvTranspose");
+	int ct = n->opid == IR_OP_ConvTranspose;
 	struct ir_window win;
 	int nsp = x->rank - 2;
 	int64_t cout;
@@ -125,14 +125,14 @@ int ir_infer_pool(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 
 	if (x->rank < 3)
 		return ir_node_err(e, g, n, "input must have rank >= 3 (N, C, spatial...)");
-	if (!strcmp(n->op, "GlobalAveragePool") || !strcmp(n->op, "GlobalMaxPool")) {
+	if (n->opid == IR_OP_GlobalAveragePool || n->opid == IR_OP_GlobalMaxPool) {
 		d[0] = x->dims[0];
 		d[1] = x->dims[1];
 		for (int i = 2; i < x->rank; i++)
 			d[i] = 1;
 		return ir_set_out(g, n, 0, x->dtype, x->rank, d);
 	}
-	if (strcmp(n->op, "MaxPool") && ir_need_float(g, n, 0, e))
+	if (n->opid != IR_OP_MaxPool && ir_need_float(g, n, 0, e))
 		return -1;
 	if (ir_window_conv(g, n, nsp, x->dims + 2, NULL, (int)ir_attr_int(n, "ceil_mode", 0), &win, e))
 		return -1;

@@ -44,7 +44,7 @@ static int64_t axis_len(struct ir_graph *g, const struct ir_node *n)
 int ir_infer_quantize(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *s = ir_in(g, n, 1), *zp = ir_in(g, n, 2);
-	int q = !strcmp(n->op, "QuantizeLinear");
+	int q = n->opid == IR_OP_QuantizeLinear;
 	int64_t len = axis_len(g, n);
 
 	/* the axis matters only to a per-axis scale */

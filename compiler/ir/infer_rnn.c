@@ -10,7 +10,7 @@
 int ir_infer_rnn(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	struct ir_value *x = ir_in(g, n, 0), *w = ir_in(g, n, 1), *r = ir_in(g, n, 2);
-	int gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
+	int gates = n->opid == IR_OP_LSTM ? 4 : n->opid == IR_OP_GRU ? 3 : 1;
 	const char *dir = ir_attr_str(n, "direction", "forward");
 	int64_t layout = ir_attr_int(n, "layout", 0), hs = ir_attr_int(n, "hidden_size", 0);
 	int64_t D, T, B, H, y[4], s[3];

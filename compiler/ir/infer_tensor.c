@@ -224,7 +224,7 @@ int ir_infer_gather(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return ir_node_err(e, g, n, "axis out of range");
 	if (!ir_dtype_is_int(idx->dtype))
 		return ir_node_err(e, g, n, "indices must be int32 or int64");
-	if (!strcmp(n->op, "GatherElements")) {
+	if (n->opid == IR_OP_GatherElements) {
 		if (idx->rank != x->rank)
 			return ir_node_err(e, g, n, "indices must have the data's rank");
 		return ir_set_out(g, n, 0, x->dtype, idx->rank, idx->dims);
@@ -311,7 +311,7 @@ int ir_infer_shape(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	st = st < 0 ? 0 : st > x->rank ? x->rank : st;
 	en = en < 0 ? 0 : en > x->rank ? x->rank : en;
 	d = en > st ? en - st : 0;
-	if (!strcmp(n->op, "Size"))
+	if (n->opid == IR_OP_Size)
 		return ir_set_out(g, n, 0, IR_I64, 0, NULL);
 	return ir_set_out(g, n, 0, IR_I64, 1, &d);
 }
@@ -419,7 +419,7 @@ int ir_infer_depth_space(struct ir_graph *g, struct ir_node *n,
 
 	if (x->rank != 4 || b < 1 || b > (1 << 20))
 		return ir_node_err(e, g, n, "needs a rank-4 input and blocksize in 1..2^20");
-	if (!strcmp(n->op, "DepthToSpace")) {
+	if (n->opid == IR_OP_DepthToSpace) {
 		if (x->dims[1] % (b * b))
 			return ir_node_err(e, g, n, "channels not divisible by blocksize^2");
 		d[0] = x->dims[0];

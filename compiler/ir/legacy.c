@@ -146,36 +146,35 @@ int ir_convert_legacy(struct ir_graph *g, struct ir_error *e)
 		return 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		struct ir_node *n = &g->nodes[i];
-		const char *op = n->op;
 		int r = 0;
 
 		if (n->dead)
 			continue;
 		ir_attr_remove(n, "consumed_inputs");
-		if (ir_op_has(op, IR_OP_LEGACY_BCAST)) {
+		if (ir_node_has(n, IR_OP_LEGACY_BCAST)) {
 			r = binary(n, e);
-		} else if (!strcmp(op, "Gemm")) {
+		} else if (n->opid == IR_OP_Gemm) {
 			ir_attr_remove(n, "broadcast");
-		} else if (!strcmp(op, "BatchNormalization")) {
+		} else if (n->opid == IR_OP_BatchNormalization) {
 			if (!ir_attr_int(n, "spatial", 1))
 				return ir_node_err(e, g, n, "spatial = 0 (statistics per element, opsets 1 to 8) has no later equivalent; export the model in opset 9 or later");
 			ir_attr_remove(n, "spatial");
 			ir_attr_remove(n, "is_test");
-		} else if (!strcmp(op, "Dropout")) {
+		} else if (n->opid == IR_OP_Dropout) {
 			ir_attr_remove(n, "is_test");
-		} else if (!strcmp(op, "PRelu")) {
+		} else if (n->opid == IR_OP_PRelu) {
 			r = ir_attr_set_int(n, "legacy_axis", 1, e);
-		} else if (!strcmp(op, "Concat") && !ir_attr_find(n, "axis")) {
+		} else if (n->opid == IR_OP_Concat && !ir_attr_find(n, "axis")) {
 			r = ir_attr_set_int(n, "axis", 1, e);
-		} else if (!strcmp(op, "Reshape")) {
+		} else if (n->opid == IR_OP_Reshape) {
 			r = reshape(g, n, e);
-		} else if (!strcmp(op, "Cast")) {
+		} else if (n->opid == IR_OP_Cast) {
 			r = cast(g, n, e);
-		} else if (!strcmp(op, "Pad")) {
+		} else if (n->opid == IR_OP_Pad) {
 			r = pad(n, e);
-		} else if (!strcmp(op, "Upsample")) {
+		} else if (!strcmp(n->op, "Upsample")) {
 			r = upsample(g, n, e);
-		} else if (!strcmp(op, "Tile") && opset < 6) {
+		} else if (n->opid == IR_OP_Tile && opset < 6) {
 			return ir_node_err(e, g, n, "Tile of opset %d (a count and an axis as inputs) is not converted; export the model in opset 6 or later",
 					   opset);
 		}
@@ -200,7 +199,7 @@ int ir_legacy_broadcast(struct ir_graph *g, int node, struct ir_error *e)
 	b = &g->vals[n->in[1]];
 	/* a single element broadcasts anywhere; PRelu lines up only a
 	 * per-channel slope */
-	if (ir_value_numel(b) == 1 || (!strcmp(n->op, "PRelu") && (b->rank != 1 || a->rank < 2)))
+	if (ir_value_numel(b) == 1 || (n->opid == IR_OP_PRelu && (b->rank != 1 || a->rank < 2)))
 		return 0;
 	trailing = a->rank - (axis < 0 ? axis + a->rank : axis) - b->rank;
 	if (axis < -a->rank || axis >= a->rank || trailing < 0)

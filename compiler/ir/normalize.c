@@ -227,7 +227,7 @@ int ir_up_split(struct ir_graph *g, struct ir_node *n, int opset, struct ir_erro
 /* ReduceSum took its axes as an input from 13, the others from 18. */
 int ir_up_reduce(struct ir_graph *g, struct ir_node *n, int opset, struct ir_error *e)
 {
-	if (opset >= 13 && !strcmp(n->op, "ReduceSum"))
+	if (opset >= 13 && n->opid == IR_OP_ReduceSum)
 		return 0;
 	return ints_to_input(g, n, "axes", 1, e);
 }
@@ -276,18 +276,17 @@ int ir_normalize(struct ir_graph *g, struct ir_error *e)
 
 	for (int i = 0; i < g->nnodes; i++) {
 		struct ir_node *n = &g->nodes[i];
-		const char *op = n->op;
 		const struct ir_op_desc *d;
 		int r = 0;
 
 		if (n->dead)
 			continue;
 		/* Constant and Upsample have no internal form of their own */
-		if (!strcmp(op, "Constant"))
+		if (!strcmp(n->op, "Constant"))
 			r = constant(g, n, e);
-		else if (!strcmp(op, "Upsample"))
+		else if (!strcmp(n->op, "Upsample"))
 			r = to_resize(g, n, e);
-		else if ((d = ir_op_lookup(op)) && d->upgrade)
+		else if ((d = ir_node_desc(n)) && d->upgrade)
 			r = d->upgrade(g, n, opset, e);
 		if (r)
 			return -1;

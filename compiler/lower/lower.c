@@ -126,7 +126,7 @@ static int lower_node(struct lw *l, const struct ir_node *n)
 				       l->g->vals[n->out[k]].name);
 	if (ir_custom_is(n->op))
 		return lw_custom(l, n) < 0 ? -1 : 0;
-	h = lw_op_hooks(n->op);
+	h = lw_node_hooks(n);
 	if (h && h->lower && (r = h->lower(l, n)) != 0)
 		return r < 0 ? -1 : 0;
 	return lw_fail(l, "operator %s is not lowered to tiles yet (shape inference and the reference evaluator support it)",

@@ -36,7 +36,7 @@ static int act_of(const struct ir_graph *g, int r, int v, struct lw_act *a)
 	o = &g->vals[n->out[0]];
 	if (o->dtype != x->dtype || ir_value_numel(o) != ir_value_numel(x))
 		return 0;
-	switch (lw_op_id(n)) {
+	switch (n->opid) {
 	case IR_OP_Relu:
 		if (n->nin != 1)
 			return 0;
@@ -98,7 +98,7 @@ static int act_find(const struct lw *l, int v, int never, int relu_only, struct 
 		if (r < 0)
 			break;
 		rn = &g->nodes[r];
-		h = lw_op_hooks(rn->op);
+		h = lw_node_hooks(rn);
 		if (!h || h->lower != lw_alias || rn->nin < 1 || rn->in[0] != v ||
 		    rn->out[0] < 0 || (rn->nout > 1 && rn->out[1] >= 0) ||
 		    g->vals[rn->out[0]].is_output)

@@ -52,7 +52,7 @@ int lw_mm_bias_find(const struct lw *l, const struct ir_node *n, int64_t M, int6
 	if (ai < 0)
 		return 0;
 	add = &g->nodes[ai];
-	if (lw_op_id(add) != IR_OP_Add || add->nin != 2 || add->nout != 1 || add->out[0] < 0)
+	if (add->opid != IR_OP_Add || add->nin != 2 || add->nout != 1 || add->out[0] < 0)
 		return 0;
 	for (int k = 0; k < 2; k++) {
 		const struct ir_value *c, *r = &g->vals[add->out[0]];

@@ -354,9 +354,9 @@ int lw_read_as_matmul_a(struct lw *l, const struct ir_node *n, int v, int depth)
 			reads |= r->in[k] == v;
 		if (!reads)
 			continue;
-		if (!strcmp(r->op, "MatMul") && r->in[0] == v)
+		if (r->opid == IR_OP_MatMul && r->in[0] == v)
 			return 1;
-		h = lw_op_hooks(r->op);
+		h = lw_node_hooks(r);
 		/* the same elements under another name or through an
 		 * elementwise op (a bias, a reshape, an activation) */
 		if ((l->absorbed[j] || (h && (h->lower == lw_alias || h->lower == lw_unary || h->lower == lw_binary))) &&
@@ -385,13 +385,13 @@ int lw_blocked_partner(struct lw *l, const struct ir_node *n, int v)
 				reads |= r->in[k] == v;
 			if (!reads)
 				continue;
-			h = lw_op_hooks(r->op);
+			h = lw_node_hooks(r);
 			if (l->absorbed[j] || (h && h->lower == lw_alias)) {
 				next = r->out[0];
 				from = j;
 				continue;
 			}
-			if (strcmp(r->op, "Add") || r->nin != 2)
+			if (r->opid != IR_OP_Add || r->nin != 2)
 				continue;
 			u = r->in[0] == v ? r->in[1] : r->in[0];
 			if (u != v && u >= 0 && lw_is_blocked(l, u) &&

@@ -579,7 +579,7 @@ static int conv(struct lw *l, const struct ir_node *n)
 
 int lw_conv(struct lw *l, const struct ir_node *n)
 {
-	if (strcmp(n->op, "Conv"))
+	if (n->opid != IR_OP_Conv)
 		return 0;
 	return conv(l, n);
 }

@@ -487,14 +487,14 @@ int lw_unary(struct lw *l, const struct ir_node *n)
 {
 	uint32_t op;
 
-	if (!unary_code(lw_op_id(n), &op))
+	if (!unary_code(n->opid, &op))
 		return 0;
 	return elementwise(l, n, IPUX_CL_UNARY, 1, op);
 }
 
 int lw_binary(struct lw *l, const struct ir_node *n)
 {
-	enum ir_op_id id = lw_op_id(n);
+	enum ir_op_id id = n->opid;
 	uint32_t op;
 
 	if (!binary_code(id, &op))

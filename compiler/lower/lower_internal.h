@@ -380,11 +380,9 @@ struct lw_op_hooks {
 	int (*lower)(struct lw *l, const struct ir_node *n);
 };
 
-/* lower_registry.c: the hooks of `op`, or NULL for an unknown op. */
-const struct lw_op_hooks *lw_op_hooks(const char *op);
-/* lower_registry.c: n's operator id (IR_OP_COUNT for an unknown op), for
- * lowerings shared by several operators. */
-enum ir_op_id lw_op_id(const struct ir_node *n);
+/* lower_registry.c: the hooks of n's operator (by its id), or NULL for a
+ * custom or unknown one. */
+const struct lw_op_hooks *lw_node_hooks(const struct ir_node *n);
 
 /* The hook functions named in ops/ops.def.  The no_* names mark an absent
  * hook; they are declared here only so that the table can name them. */

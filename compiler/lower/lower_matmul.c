@@ -660,7 +660,7 @@ uint32_t lw_matmul_a_tiles(struct lw *l, int v, int64_t rows, uint64_t bytes)
 		for (int k = 0; k < r->nin && !r->dead; k++)
 			reads |= r->in[k] == v;
 		if (reads)
-			reads_a = !strcmp(r->op, "MatMul") ? r->in[0] == v
+			reads_a = r->opid == IR_OP_MatMul ? r->in[0] == v
 				  : r->nout >= 1 && r->out[0] >= 0 && lw_read_as_matmul_a(l, r, r->out[0], 1);
 	}
 	if (reads_a && rows > 0 && (uint64_t)rows > want)
@@ -676,7 +676,7 @@ int lw_matmul(struct lw *l, const struct ir_node *n)
 	char wbuf[32];
 	uint32_t *ctile;
 
-	if (strcmp(n->op, "MatMul"))
+	if (n->opid != IR_OP_MatMul)
 		return 0;
 	a = &g->vals[n->in[0]];
 	b = &g->vals[n->in[1]];

@@ -20,18 +20,9 @@ static const struct lw_op_hooks hooks[] = {
 
 _Static_assert(sizeof(hooks) / sizeof(hooks[0]) == IR_OP_COUNT, "one set of hooks per id");
 
-const struct lw_op_hooks *lw_op_hooks(const char *op)
+const struct lw_op_hooks *lw_node_hooks(const struct ir_node *n)
 {
-	const struct ir_op_desc *d = ir_op_lookup(op);
-
-	return d ? &hooks[d->id] : NULL;
-}
-
-enum ir_op_id lw_op_id(const struct ir_node *n)
-{
-	const struct ir_op_desc *d = ir_op_lookup(n->op);
-
-	return d ? d->id : IR_OP_COUNT;
+	return n->opid >= 0 && n->opid < IR_OP_COUNT ? &hooks[n->opid] : NULL;
 }
 
 /* Lowered directly, rewritten into lowered ops, or folded before the

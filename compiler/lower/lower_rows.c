@@ -208,7 +208,7 @@ int lw_reduce(struct lw *l, const struct ir_node *n)
 	const struct ir_graph *g = l->g;
 	struct rowop r;
 	const struct ir_value *x = rows_init(l, n, &r);
-	enum ir_op_id id = lw_op_id(n);
+	enum ir_op_id id = n->opid;
 	int red[IR_MAX_RANK] = { 0 }, a0 = -1, a1 = -1;
 	int64_t outer, len, inner;
 	uint32_t code;

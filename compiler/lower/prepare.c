@@ -129,8 +129,8 @@ int lp_prep_batchnorm(struct ir_graph *g, int *pi, struct ir_error *e)
 static int variadic(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
-	int mean = !strcmp(n->op, "Mean"), pos = *pi, acc = n->in[0], in[2];
-	const char *bin = mean || !strcmp(n->op, "Sum") ? "Add" : n->op;
+	int mean = n->opid == IR_OP_Mean, pos = *pi, acc = n->in[0], in[2];
+	const char *bin = mean || n->opid == IR_OP_Sum ? "Add" : n->op;
 	char name[256], op[16];
 	int nin = n->nin, last[2];
 
@@ -222,9 +222,9 @@ int lp_prep_variadic(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 
-	if (n->nin != 2 || !strcmp(n->op, "Mean"))
+	if (n->nin != 2 || n->opid == IR_OP_Mean)
 		return variadic(g, pi, e);
-	if (!strcmp(n->op, "Sum"))
+	if (n->opid == IR_OP_Sum)
 		return ir_node_set_op(n, "Add", e);
 	return 0;
 }
@@ -270,7 +270,7 @@ int ipu_lower_prepare(struct ir_graph *g, int64_t fold_limit, struct ir_error *e
 
 		if (n->dead)
 			continue;
-		h = lw_op_hooks(n->op);
+		h = lw_node_hooks(n);
 		if (h && h->prepare)
 			r = h->prepare(g, &i, e);
 		/* the rewrites above may insert nodes (g->nodes moves): re-read */

@@ -16,9 +16,9 @@ int lp_dec_ahyp(struct ir_graph *g, int *pi, struct ir_error *e)
 	struct ir_node *n = &g->nodes[*pi];
 	int x = n->in[0], dt = g->vals[x].dtype, one, s, t, u;
 	struct lp_rw r = { g, *pi, "", e };
-	char op = n->op[1];	/* Asinh, Acosh, Atanh */
+	int op = n->opid;
 
-	if (!ir_dtype_is_float(dt) || (op != 's' && op != 'c' && op != 't'))
+	if (!ir_dtype_is_float(dt) || (op != IR_OP_Asinh && op != IR_OP_Acosh && op != IR_OP_Atanh))
 		return 0;
 	snprintf(r.name, sizeof(r.name), "%s", n->name);
 	/* x * x overflows float16 from 256 on: float32 inside */
@@ -26,14 +26,14 @@ int lp_dec_ahyp(struct ir_graph *g, int *pi, struct ir_error *e)
 		return -1;
 	if ((one = lp_rw_scalar(&r, IR_F32, 1)) < 0)
 		return -1;
-	if (op == 't') {
+	if (op == IR_OP_Atanh) {
 		int half;
 
 		if ((s = lp_rw_add(&r, "Add", one, x)) < 0 || (t = lp_rw_add(&r, "Sub", one, x)) < 0 ||
 		    (s = lp_rw_add(&r, "Div", s, t)) < 0 || (s = lp_rw_add(&r, "Log", s, -1)) < 0 ||
 		    (half = lp_rw_scalar(&r, IR_F32, 0.5)) < 0 || (u = lp_rw_add(&r, "Mul", s, half)) < 0)
 			return -1;
-	} else if (op == 's') {
+	} else if (op == IR_OP_Asinh) {
 		int sg, a;
 
 		if ((sg = lp_rw_add(&r, "Sign", x, -1)) < 0 || (a = lp_rw_add(&r, "Abs", x, -1)) < 0 ||

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ir/opgeom.h"
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 /* Smallest chunk worth a tile of its own; a row shorter than
@@ -75,7 +76,7 @@ static int split_one(struct ir_graph *g, int *pi, int64_t C, struct ir_error *e)
 {
 	const struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *x = &g->vals[n->in[0]], *y = &g->vals[n->out[0]];
-	int is_max = !strcmp(n->op, "ArgMax");
+	int is_max = n->opid == IR_OP_ArgMax;
 	int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank), dt = x->dtype;
 	int64_t O = 1, L = x->dims[a], P = (L + C - 1) / C, pad = P * C - L;
 	int64_t d3[3], two = 2, one = 1, pdims[IR_MAX_RANK];
@@ -142,7 +143,7 @@ int lw_split_wide_argmax(struct ir_graph *g, const struct ipu_target *t, int64_t
 		int a, inner = 1;
 		int64_t L, C;
 
-		if (n->dead || (strcmp(n->op, "ArgMax") && strcmp(n->op, "ArgMin")) ||
+		if (n->dead || (n->opid != IR_OP_ArgMax && n->opid != IR_OP_ArgMin) ||
 		    ir_attr_int(n, "select_last_index", 0))
 			continue;
 		x = &g->vals[n->in[0]];

@@ -54,18 +54,18 @@ int lp_dec_atrig(struct ir_graph *g, int *pi, struct ir_error *e)
 	struct ir_node *n = &g->nodes[*pi];
 	int x = n->in[0], dt = g->vals[x].dtype, one, s, t, u;
 	struct lp_rw r = { g, *pi, "", e };
-	char op = n->op[1];	/* Atan, Asin, Acos */
+	int op = n->opid;
 
-	if (!ir_dtype_is_float(dt) || (op != 't' && op != 's' && op != 'c'))
+	if (!ir_dtype_is_float(dt) || (op != IR_OP_Atan && op != IR_OP_Asin && op != IR_OP_Acos))
 		return 0;
 	snprintf(r.name, sizeof(r.name), "%s", n->name);
 	if (dt != IR_F32 && ((x = lp_rw_add(&r, "Cast", x, -1)) < 0 || lp_rw_int(&r, "to", IR_F32)))
 		return -1;
 	if ((one = lp_rw_scalar(&r, IR_F32, 1)) < 0)
 		return -1;
-	if (op == 't') {
+	if (op == IR_OP_Atan) {
 		u = atan_of(&r, x);
-	} else if (op == 's') {
+	} else if (op == IR_OP_Asin) {
 		if ((s = lp_rw_add(&r, "Sub", one, x)) < 0 || (t = lp_rw_add(&r, "Add", one, x)) < 0 ||
 		    (s = lp_rw_add(&r, "Mul", s, t)) < 0 || (s = lp_rw_add(&r, "Sqrt", s, -1)) < 0 ||
 		    (s = lp_rw_add(&r, "Div", x, s)) < 0)

@@ -211,10 +211,11 @@ int lp_dec_pool3d(struct ir_graph *g, int *pi, struct ir_error *e)
 	int pos = *pi, cur = n->in[0];
 	struct ir_window w;
 	char name[256], op[32];
+	int avg;
 
 	if ((n->nout > 1 && n->out[1] >= 0))
 		return 0;
-	if (!strcmp(n->op, "MaxPool") && (xv->dtype == IR_U8 || xv->dtype == IR_I8))
+	if (n->opid == IR_OP_MaxPool && (xv->dtype == IR_U8 || xv->dtype == IR_I8))
 		return maxpool_int8(g, pi, e);
 	if (xv->rank != 5)
 		return 0;
@@ -227,6 +228,7 @@ int lp_dec_pool3d(struct ir_graph *g, int *pi, struct ir_error *e)
 		return -1;
 	snprintf(name, sizeof(name), "%s", n->name);
 	snprintf(op, sizeof(op), "%s", n->op);
+	avg = n->opid == IR_OP_AveragePool;
 	/* over (H, W), depth folded into the channels */
 	d4[0] = N;
 	d4[1] = C * D;
@@ -240,7 +242,7 @@ int lp_dec_pool3d(struct ir_graph *g, int *pi, struct ir_error *e)
 		    (cur = lp_add_node(g, &pos, name, op, &cur, 1, e)) < 0 ||
 		    window_attrs(g, pos, k2, s2, dl, p2, 1, e) ||
 		    ir_attr_set_int(&g->nodes[pos - 1], "ceil_mode", ceil_mode, e) ||
-		    (!strcmp(op, "AveragePool") &&
+		    (avg &&
 		     ir_attr_set_int(&g->nodes[pos - 1], "count_include_pad", cip, e)))
 			return -1;
 	}
@@ -256,7 +258,7 @@ int lp_dec_pool3d(struct ir_graph *g, int *pi, struct ir_error *e)
 		    (cur = lp_add_node(g, &pos, name, op, &cur, 1, e)) < 0 ||
 		    window_attrs(g, pos, k2, s2, dl, p2, 1, e) ||
 		    ir_attr_set_int(&g->nodes[pos - 1], "ceil_mode", ceil_mode, e) ||
-		    (!strcmp(op, "AveragePool") &&
+		    (avg &&
 		     ir_attr_set_int(&g->nodes[pos - 1], "count_include_pad", cip, e)))
 			return -1;
 	}

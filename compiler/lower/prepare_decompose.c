@@ -581,7 +581,7 @@ int lp_dec_depth_space(struct ir_graph *g, int *pi, struct ir_error *e)
 	const struct ir_value *xv = &g->vals[n->in[0]];
 	int64_t b = ir_attr_int(n, "blocksize", 1), N = xv->dims[0], C = xv->dims[1];
 	int64_t H = xv->dims[2], W = xv->dims[3];
-	int d2s = !strcmp(n->op, "DepthToSpace");
+	int d2s = n->opid == IR_OP_DepthToSpace;
 	int crd = !strcmp(ir_attr_str(n, "mode", "DCR"), "CRD");
 	int64_t s1[6], perm[6], s2[4];
 	int pos = *pi, in[2], r, t;
@@ -706,7 +706,7 @@ int lp_dec_softmax(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *xv = &g->vals[n->in[0]];
-	int rank = xv->rank, pos = *pi, t, s, log = n->op[0] == 'L';
+	int rank = xv->rank, pos = *pi, t, s, log = n->opid == IR_OP_LogSoftmax;
 	int a = rank ? ir_axis(ir_attr_int(n, "axis", -1), rank) : 0;
 	int64_t perm[IR_MAX_RANK], inv[IR_MAX_RANK], inner = 1;
 	char name[256];
@@ -759,7 +759,7 @@ int lp_dec_global_pool(struct ir_graph *g, int *pi, struct ir_error *e)
 	snprintf(name, sizeof(name), "%s", n->name);
 	in[0] = n->in[0];
 	if ((in[1] = const_i64(g, "pool_axis", &ax, 1, e)) < 0 ||
-	    (r = lp_add_node(g, &pos, name, n->op[6] == 'A' ? "ReduceMean" : "ReduceMax", in, 2, e)) < 0 ||
+	    (r = lp_add_node(g, &pos, name, n->opid == IR_OP_GlobalAveragePool ? "ReduceMean" : "ReduceMax", in, 2, e)) < 0 ||
 	    ir_attr_set_int(&g->nodes[pos - 1], "keepdims", 1, e))
 		return -1;
 	g->nodes[pos].in[0] = r;
@@ -771,7 +771,7 @@ int lp_dec_global_pool(struct ir_graph *g, int *pi, struct ir_error *e)
 static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
-	const char *op = n->op;
+	int op = n->opid;
 	int x = n->in[0], dt = g->vals[x].dtype, pos = *pi, in[3], a, b, c;
 	double alpha = ir_attr_float(n, "alpha", 1.0);
 	char name[256];
@@ -782,7 +782,7 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		if (((res) = lp_add_node(g, &pos, name, o, in, 1, e)) < 0) return -1; } while (0)
 #define CONST(res, v) do { if (((res) = lp_const_scalar(g, "k", dt, (v), 0, e)) < 0) return -1; } while (0)
 	snprintf(name, sizeof(name), "%s", n->name);
-	if (!strcmp(op, "Softsign")) {		/* x / (1 + |x|) */
+	if (op == IR_OP_Softsign) {		/* x / (1 + |x|) */
 		NODE1(a, "Abs", x);
 		CONST(b, 1);
 		NODE2(c, "Add", a, b);
@@ -792,7 +792,7 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		*pi = pos;
 		return become(g, pos, "Div", in, 2, e);
 	}
-	if (!strcmp(op, "ThresholdedRelu")) {	/* x > alpha ? x : 0 */
+	if (op == IR_OP_ThresholdedRelu) {	/* x > alpha ? x : 0 */
 		CONST(a, alpha);
 		NODE2(b, "Greater", x, a);
 		CONST(c, 0);
@@ -803,13 +803,13 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		*pi = pos;
 		return become(g, pos, "Where", in, 3, e);
 	}
-	if (!strcmp(op, "IsNaN")) {		/* !(x == x) */
+	if (op == IR_OP_IsNaN) {		/* !(x == x) */
 		NODE2(a, "Equal", x, x);
 		strip(g, pos);
 		*pi = pos;
 		return become(g, pos, "Not", &a, 1, e);
 	}
-	if (!strcmp(op, "IsInf")) {
+	if (op == IR_OP_IsInf) {
 		int pos_ok = (int)ir_attr_int(n, "detect_positive", 1), neg_ok = (int)ir_attr_int(n, "detect_negative", 1);
 
 		if (pos_ok && neg_ok) {
@@ -833,7 +833,7 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		*pi = pos;
 		return become(g, pos, "Equal", in, 2, e);
 	}
-	if (!strcmp(op, "Tan")) {
+	if (op == IR_OP_Tan) {
 		NODE1(a, "Sin", x);
 		NODE1(b, "Cos", x);
 		in[0] = a;
@@ -842,13 +842,13 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		*pi = pos;
 		return become(g, pos, "Div", in, 2, e);
 	}
-	if (!strcmp(op, "Sinh") || !strcmp(op, "Cosh")) {	/* (e^x -/+ e^-x) / 2 */
+	if (op == IR_OP_Sinh || op == IR_OP_Cosh) {	/* (e^x -/+ e^-x) / 2 */
 		int nx, ex, enx, s, half;
 
 		NODE1(ex, "Exp", x);
 		NODE1(nx, "Neg", x);
 		NODE1(enx, "Exp", nx);
-		NODE2(s, op[3] == 'h' && op[1] == 'i' ? "Sub" : "Add", ex, enx);
+		NODE2(s, op == IR_OP_Sinh ? "Sub" : "Add", ex, enx);
 		CONST(half, 0.5);
 		in[0] = s;
 		in[1] = half;
@@ -856,7 +856,7 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		*pi = pos;
 		return become(g, pos, "Mul", in, 2, e);
 	}
-	if (!strcmp(op, "Celu")) {	/* max(0,x) + min(0, a*(exp(x/a)-1)) */
+	if (op == IR_OP_Celu) {	/* max(0,x) + min(0, a*(exp(x/a)-1)) */
 		int r, xa, ex, m1, t, z, mn;
 
 		NODE1(r, "Relu", x);
@@ -874,7 +874,7 @@ static int unary_extra(struct ir_graph *g, int *pi, struct ir_error *e)
 		*pi = pos;
 		return become(g, pos, "Add", in, 2, e);
 	}
-	if (!strcmp(op, "Shrink")) {
+	if (op == IR_OP_Shrink) {
 		double l = ir_attr_float(n, "lambd", 0.5), bias = ir_attr_float(n, "bias", 0);
 		int lo, hi, cl, ch, xp, xm, z, inner;
 
@@ -1329,7 +1329,7 @@ int lp_dec_reduce_log_sum(struct ir_graph *g, int *pi, struct ir_error *e)
 
 int lp_decompose(struct ir_graph *g, int *pi, struct ir_error *e)
 {
-	const struct lw_op_hooks *h = lw_op_hooks(g->nodes[*pi].op);
+	const struct lw_op_hooks *h = lw_node_hooks(&g->nodes[*pi]);
 
 	return h && h->decompose ? h->decompose(g, pi, e) : 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ir/opgeom.h"
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 static int const_i64(struct ir_graph *g, const char *base, int64_t v, struct ir_error *e)
@@ -191,7 +192,7 @@ int lw_split_long_gather(struct ir_graph *g, const struct ipu_target *t, int64_t
 		int64_t L, C;
 		int a;
 
-		if (n->dead || strcmp(n->op, "Gather"))
+		if (n->dead || n->opid != IR_OP_Gather)
 			continue;
 		x = &g->vals[n->in[0]];
 		iv = &g->vals[n->in[1]];

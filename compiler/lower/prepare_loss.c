@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 /* ReduceSum over the classes (axis 1) of Where(mask, v, zero). */
@@ -39,7 +40,7 @@ int lp_prep_loss(struct ir_graph *g, int *pi, struct ir_error *e)
 	int64_t xd[IR_MAX_RANK], D = 1;
 	int trank = tv->rank, x = n->in[0], t = n->in[1];
 	int w = n->nin > 2 ? n->in[2] : -1;
-	int sce = !strcmp(n->op, "SoftmaxCrossEntropyLoss");
+	int sce = n->opid == IR_OP_SoftmaxCrossEntropyLoss;
 	int lp = x, keep = -1, wt = -1, l, c, flat, xrank, lrank, mask, zero;
 	int64_t cd[IR_MAX_RANK], *cls;
 	char red[8];

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 #define R IR_MAX_RANK
@@ -136,7 +137,7 @@ int lw_split_wide_pad(struct ir_graph *g, const struct ipu_target *t, int64_t fo
 		int k = 0, rank;
 		const char *ms;
 
-		if (n->dead || strcmp(n->op, "Pad") || (n->nin > 3 && n->in[3] >= 0))
+		if (n->dead || n->opid != IR_OP_Pad || (n->nin > 3 && n->in[3] >= 0))
 			continue;
 		x = &g->vals[n->in[0]];
 		pv = &g->vals[n->in[1]];

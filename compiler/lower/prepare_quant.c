@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ir/opgeom.h"
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 #define R IR_MAX_RANK
@@ -93,7 +94,7 @@ int lp_prep_quantize(struct ir_graph *g, int *pi, struct ir_error *e)
 	struct lp_rw r;
 	int x = n->in[0], s = n->in[1], zp = in_k(n, 2), rank = g->vals[x].rank;
 	int a = rank ? ir_axis(ir_attr_int(n, "axis", 1), rank) : 0;
-	int q = !strcmp(n->op, "QuantizeLinear"), odt = g->vals[n->out[0]].dtype;
+	int q = n->opid == IR_OP_QuantizeLinear, odt = g->vals[n->out[0]].dtype;
 	/* quantising rounds x / s: in float32 whatever the precision, as ONNX
 	 * does, so that a float16 quotient does not move a value by one step */
 	int fdt = q ? IR_F32 : odt;
@@ -205,7 +206,7 @@ int lp_prep_integer(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	struct lp_rw r;
-	int conv = !strcmp(n->op, "ConvInteger"), p;
+	int conv = n->opid == IR_OP_ConvInteger, p;
 
 	rw_init(&r, g, *pi, e);
 	if ((p = product(&r, conv, n->in[0], in_k(n, 2), n->in[1], in_k(n, 3), -1)) < 0)
@@ -220,7 +221,7 @@ int lp_prep_qlinear(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *ov = &g->vals[n->out[0]];
-	int conv = !strcmp(n->op, "QLinearConv"), in[9], rank = ov->rank, odt = ov->dtype;
+	int conv = n->opid == IR_OP_QLinearConv, in[9], rank = ov->rank, odt = ov->dtype;
 	int ra = g->vals[n->in[0]].rank, rb = g->vals[n->in[3]].rank;
 	struct lp_rw r;
 	int p, sa, sb, m;

@@ -149,7 +149,7 @@ static int dir_mat(struct rb *b, int v, int64_t d, int64_t rows, int64_t cols)
 int lp_rnn(struct ir_graph *g, int *pi, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[*pi];
-	int gates = !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
+	int gates = n->opid == IR_OP_LSTM ? 4 : n->opid == IR_OP_GRU ? 3 : 1;
 	const char *dir = ir_attr_str(n, "direction", "forward");
 	int layout = (int)ir_attr_int(n, "layout", 0), lbr = (int)ir_attr_int(n, "linear_before_reset", 0);
 	int in[8], out[3], nout = n->nout;

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "ir/opgeom.h"
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 /* Smallest chunk worth a block of its own. */
@@ -141,8 +142,8 @@ static int classify(const struct ir_graph *g, const struct ir_node *n, struct ro
 	memset(s, 0, sizeof(*s));
 	if (!ir_value_has_shape(x) || (x->dtype != IR_F32 && x->dtype != IR_F16) || x->rank < 1)
 		return 0;
-	if (!strcmp(n->op, "ReduceSum") || !strcmp(n->op, "ReduceMean") || !strcmp(n->op, "ReduceMax") ||
-	    !strcmp(n->op, "ReduceMin")) {
+	if (n->opid == IR_OP_ReduceSum || n->opid == IR_OP_ReduceMean || n->opid == IR_OP_ReduceMax ||
+	    n->opid == IR_OP_ReduceMin) {
 		const struct ir_value *ax = n->nin > 1 && n->in[1] >= 0 ? &g->vals[n->in[1]] : NULL;
 		int64_t na = ax ? ir_value_numel(ax) : 0;
 
@@ -164,16 +165,16 @@ static int classify(const struct ir_graph *g, const struct ir_node *n, struct ro
 			if (!red[i] && x->dims[i] != 1)
 				return 0;
 		s->kind = 0;
-		s->mean = !strcmp(n->op, "ReduceMean");
+		s->mean = n->opid == IR_OP_ReduceMean;
 		s->red = s->mean ? "ReduceSum" : n->op;
-	} else if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax")) {
+	} else if (n->opid == IR_OP_Softmax || n->opid == IR_OP_LogSoftmax) {
 		a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
 		if (!ir_attr_int(n, "coerce2d", 0))
 			for (int i = a + 1; i < x->rank; i++)
 				if (x->dims[i] != 1)
 					return 0;
-		s->kind = n->op[0] == 'L' ? 2 : 1;
-	} else if (!strcmp(n->op, "CumSum")) {
+		s->kind = n->opid == IR_OP_LogSoftmax ? 2 : 1;
+	} else if (n->opid == IR_OP_CumSum) {
 		const struct ir_value *ax = &g->vals[n->in[1]];
 
 		if (!ax->data || ir_value_numel(ax) != 1)
@@ -183,7 +184,7 @@ static int classify(const struct ir_graph *g, const struct ir_node *n, struct ro
 			if (x->dims[i] != 1)
 				return 0;
 		s->kind = 4;
-	} else if (!strcmp(n->op, "TopK")) {
+	} else if (n->opid == IR_OP_TopK) {
 		const struct ir_value *kv = &g->vals[n->in[1]];
 
 		if (!kv->data || ir_value_numel(kv) != 1 || n->nout != 2 || n->out[1] < 0)
@@ -196,13 +197,13 @@ static int classify(const struct ir_graph *g, const struct ir_node *n, struct ro
 		s->k = ir_get_i(kv->data, kv->dtype, 0);
 		if (s->k < 1)
 			return 0;
-	} else if (!strcmp(n->op, "InstanceNormalization")) {
+	} else if (n->opid == IR_OP_InstanceNormalization) {
 		if (x->rank < 3 || n->nin < 3 || n->in[1] < 0 || n->in[2] < 0)
 			return 0;
 		a = 2;
 		s->kind = 6;
 		s->C = x->dims[1];
-	} else if (!strcmp(n->op, "LayerNormalization")) {
+	} else if (n->opid == IR_OP_LayerNormalization) {
 		a = ir_axis(ir_attr_int(n, "axis", -1), x->rank);
 		for (int k = 1; k < n->nout; k++)
 			if (n->out[k] >= 0 && (ir_value_uses(g, n->out[k]) || g->vals[n->out[k]].is_output))

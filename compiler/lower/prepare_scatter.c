@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ir/opgeom.h"
+#include "ops/registry.h"
 #include "prepare_rw.h"
 
 #define R IR_MAX_RANK
@@ -110,7 +111,7 @@ static int targets(struct ir_graph *g, const struct ir_node *n, int64_t *tg, str
 	int64_t xs[R], id[R] = { 0 };
 
 	strides(x, xs);
-	if (strcmp(n->op, "ScatterND")) {
+	if (n->opid != IR_OP_ScatterND) {
 		int a = ir_axis(ir_attr_int(n, "axis", 0), x->rank);
 		int64_t cnt = ir_value_numel(iv);
 

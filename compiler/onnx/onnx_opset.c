@@ -22,6 +22,7 @@
 #include "ipu/onnx_io.h"
 #include "onnx_attr_schema.h"
 #include "onnx_internal.h"
+#include "ops/registry.h"
 
 /* The first opset in which an op took input `input` instead of attribute
  * `attr`. */
@@ -151,7 +152,7 @@ static int softmax(struct ir_graph *g, struct ir_node *n, int opset, struct ir_e
  * from the front (of the output for Unsqueeze, of input 0 otherwise). */
 static void positive_axes(struct ir_graph *g, struct ir_node *n)
 {
-	int rank = !strcmp(n->op, "Unsqueeze") ? g->vals[n->out[0]].rank :
+	int rank = n->opid == IR_OP_Unsqueeze ? g->vals[n->out[0]].rank :
 		   n->nin && n->in[0] >= 0 ? g->vals[n->in[0]].rank : 0;
 	struct ir_attr *a;
 
@@ -266,7 +267,7 @@ struct ir_graph *onnx_to_opset(const struct ir_graph *src, int opset, int strict
 				goto fail;
 			n = &g->nodes[i];
 		}
-		if (!strcmp(n->op, "Slice") && opset < 10 && n->nin > 4 && n->in[4] >= 0) {
+		if (n->opid == IR_OP_Slice && opset < 10 && n->nin > 4 && n->in[4] >= 0) {
 			const struct ir_value *st = &g->vals[n->in[4]];
 
 			for (int64_t j = 0; st->data && j < ir_value_numel(st); j++)
@@ -281,8 +282,8 @@ struct ir_graph *onnx_to_opset(const struct ir_graph *src, int opset, int strict
 			}
 			n->in[4] = -1;
 		}
-		if ((!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax") ||
-		     !strcmp(n->op, "Hardmax")) && softmax(g, n, opset, e))
+		if ((n->opid == IR_OP_Softmax || n->opid == IR_OP_LogSoftmax ||
+		     n->opid == IR_OP_Hardmax) && softmax(g, n, opset, e))
 			goto fail;
 		if (opset < 11)
 			positive_axes(g, n);

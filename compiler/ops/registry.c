@@ -41,6 +41,18 @@ int ir_op_has(const char *op, unsigned flags)
 	return d && (d->flags & flags) == flags;
 }
 
+const struct ir_op_desc *ir_node_desc(const struct ir_node *n)
+{
+	return n->opid >= 0 && n->opid < IR_OP_COUNT ? &ops[n->opid] : NULL;
+}
+
+int ir_node_has(const struct ir_node *n, unsigned flags)
+{
+	const struct ir_op_desc *d = ir_node_desc(n);
+
+	return d && (d->flags & flags) == flags;
+}
+
 int ir_op_supported(const char *op)
 {
 	return ir_op_lookup(op) != NULL;

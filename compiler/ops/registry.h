@@ -61,6 +61,11 @@ struct ir_op_desc {
 
 /* The descriptor of `op`, or NULL if the compiler does not know it. */
 const struct ir_op_desc *ir_op_lookup(const char *op);
+/* The descriptor of node n's operator (by its id, no name lookup), or
+ * NULL for a custom or unknown one. */
+const struct ir_op_desc *ir_node_desc(const struct ir_node *n);
+/* 1 if node n's operator is known and has every flag of `flags`. */
+int ir_node_has(const struct ir_node *n, unsigned flags);
 /* All descriptors, sorted by name; *n = IR_OP_COUNT. */
 const struct ir_op_desc *ir_op_table(int *n);
 

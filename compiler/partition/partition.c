@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ipu/partition.h"
+#include "ops/registry.h"
 
 static uint64_t value_bytes(const struct ir_value *v)
 {
@@ -31,11 +32,11 @@ static uint64_t node_work(const struct ir_graph *g, const struct ir_node *n)
 	if (n->nin >= 2 && n->in[0] >= 0 && n->in[1] >= 0) {
 		const struct ir_value *a = &g->vals[n->in[0]], *w = &g->vals[n->in[1]];
 
-		if (!strcmp(n->op, "MatMul") && a->rank >= 1)
+		if (n->opid == IR_OP_MatMul && a->rank >= 1)
 			k = (uint64_t)a->dims[a->rank - 1];
-		else if (!strcmp(n->op, "Gemm") && a->rank == 2)
+		else if (n->opid == IR_OP_Gemm && a->rank == 2)
 			k = (uint64_t)a->dims[ir_attr_int(n, "transA", 0) ? 0 : 1];
-		else if (!strcmp(n->op, "Conv") && w->rank >= 3)
+		else if (n->opid == IR_OP_Conv && w->rank >= 3)
 			k = (uint64_t)ir_numel(w->rank - 1, w->dims + 1);
 	}
 	if (k)

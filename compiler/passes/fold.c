@@ -19,7 +19,7 @@ int ir_pass_fold(struct ir_graph *g, int64_t limit, struct ir_error *e)
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && !g->vals[n->in[k]].data)
 				all = 0;
-		if (ir_op_has(n->op, IR_OP_SHAPE_ONLY))
+		if (ir_node_has(n, IR_OP_SHAPE_ONLY))
 			all = 1;
 		if (!all)
 			continue;

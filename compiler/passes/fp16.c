@@ -43,7 +43,7 @@ static int skipped(const struct ir_graph *g, const struct ir_node *n,
 
 static int param_slot(const struct ir_node *n, int k)
 {
-	return !strcmp(n->op, "Resize") && (k == 1 || k == 2);
+	return n->opid == IR_OP_Resize && (k == 1 || k == 2);
 }
 
 static int to_f16_value(struct ir_value *v, struct ir_error *e)
@@ -126,13 +126,13 @@ int ir_pass_fp16(struct ir_graph *g, const struct ir_fp16_opts *o,
 		if (n->dead)
 			continue;
 		if (!skipped(g, n, o)) {
-			if (!strcmp(n->op, "Cast") && ir_attr_int(n, "to", 0) == IR_F32 &&
+			if (n->opid == IR_OP_Cast && ir_attr_int(n, "to", 0) == IR_F32 &&
 			    ir_attr_set_int(n, "to", IR_F16, e))
 				goto fail;
-			if (!strcmp(n->op, "EyeLike") && ir_attr_int(n, "dtype", 0) == IR_F32 &&
+			if (n->opid == IR_OP_EyeLike && ir_attr_int(n, "dtype", 0) == IR_F32 &&
 			    ir_attr_set_int(n, "dtype", IR_F16, e))
 				goto fail;
-			if (!strcmp(n->op, "ConstantOfShape")) {
+			if (n->opid == IR_OP_ConstantOfShape) {
 				const struct ir_attr *a = ir_attr_find(n, "value");
 
 				if (a && a->type == IR_ATTR_TENSOR && a->t->dtype == IR_F32) {
@@ -162,7 +162,7 @@ int ir_pass_fp16(struct ir_graph *g, const struct ir_fp16_opts *o,
 						goto fail;
 				}
 			}
-			if (ir_op_has(n->op, IR_OP_ACCUM_F32) && ir_attr_set_int(n, "accumulate_f32", 1, e))
+			if (ir_node_has(n, IR_OP_ACCUM_F32) && ir_attr_set_int(n, "accumulate_f32", 1, e))
 				goto fail;
 			continue;
 		}

@@ -21,6 +21,7 @@
 
 #include "ipu/fp8.h"
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 static int consumers(const struct ir_graph *g, int v)
 {
@@ -64,9 +65,9 @@ int ir_fp8_weight_input(const struct ir_graph *g, int node)
 
 	if (n->dead || n->nin < 2 || n->in[0] < 0 || n->in[1] < 0)
 		return -1;
-	if (!strcmp(n->op, "Conv"))
+	if (n->opid == IR_OP_Conv)
 		return is_weight(g, n->in[1], 4) && is_activation(g, n->in[0]) ? 1 : -1;
-	if (strcmp(n->op, "MatMul"))
+	if (n->opid != IR_OP_MatMul)
 		return -1;
 	if (is_weight(g, n->in[1], 2) && is_activation(g, n->in[0]))
 		return 1;
@@ -106,7 +107,7 @@ static int weight_scale(const struct ir_value *w, const struct ir_fp8_opts *o)
 
 int ir_fp8_weight_axis(const struct ir_graph *g, int node, int k)
 {
-	return !strcmp(g->nodes[node].op, "MatMul") && k == 1 ? 1 : 0;
+	return g->nodes[node].opid == IR_OP_MatMul && k == 1 ? 1 : 0;
 }
 
 /* Channels along axis of w, and the elements after that axis. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 /* The only live node reading value v (and v is not a graph output), or -1. */
 static int sole_consumer(const struct ir_graph *g, int v)
@@ -40,7 +41,7 @@ int ir_pass_fuse_matmul_add(struct ir_graph *g, struct ir_error *e)
 		int ai, other;
 		int *nin;
 
-		if (mm->dead || strcmp(mm->op, "MatMul"))
+		if (mm->dead || mm->opid != IR_OP_MatMul)
 			continue;
 		a = &g->vals[mm->in[0]];
 		b = &g->vals[mm->in[1]];
@@ -51,7 +52,7 @@ int ir_pass_fuse_matmul_add(struct ir_graph *g, struct ir_error *e)
 		if (ai < 0)
 			continue;
 		add = &g->nodes[ai];
-		if (strcmp(add->op, "Add"))
+		if (add->opid != IR_OP_Add)
 			continue;
 		other = add->in[0] == mm->out[0] ? add->in[1] : add->in[0];
 		c = &g->vals[other];
@@ -91,7 +92,7 @@ int ir_pass_fuse_conv_bn(struct ir_graph *g, struct ir_error *e)
 		double eps;
 		struct ir_tensor nw, nbias;
 
-		if (cv->dead || strcmp(cv->op, "Conv"))
+		if (cv->dead || cv->opid != IR_OP_Conv)
 			continue;
 		w = &g->vals[cv->in[1]];
 		if (!w->data || !ir_dtype_is_float(w->dtype))
@@ -105,7 +106,7 @@ int ir_pass_fuse_conv_bn(struct ir_graph *g, struct ir_error *e)
 		if (bi < 0)
 			continue;
 		bn = &g->nodes[bi];
-		if (strcmp(bn->op, "BatchNormalization") || bn->in[0] != cv->out[0] || bn->nout != 1)
+		if (bn->opid != IR_OP_BatchNormalization || bn->in[0] != cv->out[0] || bn->nout != 1)
 			continue;
 		for (int k = 0; k < 4; k++) {
 			p[k] = &g->vals[bn->in[k + 1]];

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 int ir_pass_identity(struct ir_graph *g, struct ir_error *e)
 {
@@ -14,7 +15,7 @@ int ir_pass_identity(struct ir_graph *g, struct ir_error *e)
 		int src, dst;
 		struct ir_value *sv;
 
-		if (n->dead || (strcmp(n->op, "Identity") && strcmp(n->op, "Dropout")))
+		if (n->dead || (n->opid != IR_OP_Identity && n->opid != IR_OP_Dropout))
 			continue;
 		if (n->nout > 1 && ir_value_uses(g, n->out[1]))
 			continue; /* Dropout's mask is read */

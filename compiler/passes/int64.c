@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 static int index_slot(const struct ir_node *n, int k)
 {
-	return k == 1 && (!strcmp(n->op, "Gather") || !strcmp(n->op, "GatherElements"));
+	return k == 1 && (n->opid == IR_OP_Gather || n->opid == IR_OP_GatherElements);
 }
 
 int ir_pass_int64_to_int32(struct ir_graph *g, struct ir_error *e)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 #define STEP(name, call)                                                    \
 	do {                                                                \
@@ -96,8 +97,8 @@ static void count_qdq(const struct ir_graph *g, int *q, int *dq)
 	*q = *dq = 0;
 	for (int i = 0; i < g->nnodes; i++)
 		if (!g->nodes[i].dead) {
-			*q += !strcmp(g->nodes[i].op, "QuantizeLinear");
-			*dq += !strcmp(g->nodes[i].op, "DequantizeLinear");
+			*q += g->nodes[i].opid == IR_OP_QuantizeLinear;
+			*dq += g->nodes[i].opid == IR_OP_DequantizeLinear;
 		}
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ipu/passes.h"
+#include "ops/registry.h"
 
 static int target(int dt)
 {
@@ -76,8 +77,8 @@ int ir_pass_wide_types(struct ir_graph *g, struct ir_error *e)
 			struct ir_attr *a = &nd->attrs[k];
 			int r;
 
-			if (a->type == IR_ATTR_INT && ((!strcmp(nd->op, "Cast") && !strcmp(a->name, "to")) ||
-						      (!strcmp(nd->op, "EyeLike") && !strcmp(a->name, "dtype"))) &&
+			if (a->type == IR_ATTR_INT && ((nd->opid == IR_OP_Cast && !strcmp(a->name, "to")) ||
+						      (nd->opid == IR_OP_EyeLike && !strcmp(a->name, "dtype"))) &&
 			    target((int)a->i) != a->i) {
 				a->i = target((int)a->i);
 				n++;

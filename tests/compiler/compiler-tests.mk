@@ -96,6 +96,14 @@ check-onnx-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(ONNX_CLI_CASE)
 	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:814 pytorch-converted:81 pytorch-operator:31
 CHECKS += ;make -s check-onnx-cli;
 
+# Every executable byte-identical to the base commit's (default main):
+# BASE=<commit> make check-ipuef-identical, before landing a refactor that
+# must not change the output (tests/compiler/ipuef_identical.py; not part
+# of make check, where the base would be the tree itself).
+.PHONY: check-ipuef-identical
+check-ipuef-identical: $(IPU_COMPILE)
+	nice /usr/bin/python3 tests/compiler/ipuef_identical.py --bin $(BUILD)/bin --work $(BUILD)/ipuef-identical
+
 # Ops too large for one tile, split over tiles (tests/compiler/split_ops.py):
 # Gather at run-time indices beyond a tile, Softmax/LogSoftmax/LayerNorm/
 # InstanceNorm/Reduce*/CumSum/TopK over rows longer than a tile (an

@@ -19,6 +19,16 @@
 #include "onnx/onnx_attr_schema.h"
 #include "ops/registry.h"
 
+/* The lowering's hooks of an operator named `op`, found as the lowering
+ * finds them: through the id a node of that operator carries. */
+static const struct lw_op_hooks *lw_op_hooks(const char *op)
+{
+	const struct ir_op_desc *d = ir_op_lookup(op);
+	struct ir_node n = { .op = (char *)op, .opid = d ? (int)d->id : IR_OP_COUNT };
+
+	return lw_node_hooks(&n);
+}
+
 TEST(sorted_unique_and_found)
 {
 	int n;
@@ -151,15 +161,41 @@ TEST(lowering_hooks_agree)
 	CHECK(lw_op_hooks("MaxPool")->lower == lw_max_pool);
 	CHECK(lw_op_hooks("AveragePool")->lower == lw_average_pool);
 	CHECK(lw_op_hooks("Concat")->lower == lw_concat && lw_op_hooks("Split")->lower == lw_split);
-	{
-		struct ir_node relu = { .op = (char *)"Relu" }, odd = { .op = (char *)"Upsample" };
-
-		CHECK(lw_op_id(&relu) == IR_OP_Relu && lw_op_id(&odd) == IR_OP_COUNT);
-	}
 	CHECK(lowered > 90);
 }
 
 /* What the front end rewrites into must be known to it. */
+/* A node's id is set where its op is: when it is added, inserted or
+ * renamed, and a custom or unknown op has none. */
+TEST(node_ids_follow_op)
+{
+	struct ir_error e = { 0 };
+	struct ir_graph *g = ir_graph_new(&e);
+	int x, y, z, a, b, c;
+
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	x = ir_value_add(g, "x", &e);
+	y = ir_value_add(g, "y", &e);
+	z = ir_value_add(g, "z", &e);
+	CHECK(x >= 0 && y >= 0 && z >= 0);
+	a = ir_node_add(g, "a", "Relu", &x, 1, &y, 1, &e);
+	b = ir_node_add(g, "b", "Upsample", &y, 1, &z, 1, &e);
+	c = ir_node_insert(g, 0, "c", "com.example::Thing", &x, 1, &z, 1, &e);
+	CHECK(a == 0 && b == 1 && c == 0);
+	/* the insert shifted a and b by one */
+	CHECK_EQ_INT(g->nodes[1].opid, IR_OP_Relu);
+	CHECK_EQ_INT(g->nodes[2].opid, IR_OP_COUNT);
+	CHECK_EQ_INT(g->nodes[0].opid, IR_OP_COUNT);
+	CHECK(ir_node_set_op(&g->nodes[1], "Sigmoid", &e) == 0);
+	CHECK_EQ_INT(g->nodes[1].opid, IR_OP_Sigmoid);
+	CHECK(ir_node_desc(&g->nodes[1]) == ir_op_lookup("Sigmoid"));
+	CHECK(ir_node_set_op(&g->nodes[1], "NoSuchOp", &e) == 0);
+	CHECK(ir_node_desc(&g->nodes[1]) == NULL && lw_node_hooks(&g->nodes[1]) == NULL);
+	ir_graph_free(g);
+}
+
 TEST(rewrite_targets_known)
 {
 	static const char *const made[] = {
@@ -188,6 +224,7 @@ int main(int argc, char **argv)
 	RUN(every_op_infers_and_evaluates);
 	RUN(names_and_arity_are_onnx);
 	RUN(lowering_hooks_agree);
+	RUN(node_ids_follow_op);
 	RUN(rewrite_targets_known);
 	return TH_DONE();
 }

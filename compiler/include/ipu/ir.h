@@ -118,6 +118,11 @@ struct ir_value {
 struct ir_node {
 	char *name;
 	char *op;		/* ONNX op_type */
+	/* enum ir_op_id of ops/registry.h, IR_OP_COUNT for an operator the
+	 * registry lacks (custom domains); set with op by ir_node_add,
+	 * ir_node_insert and ir_node_set_op, so passes switch on it instead
+	 * of comparing names */
+	int opid;
 	int index;		/* position in the original model (messages) */
 	int *in;
 	int nin;
