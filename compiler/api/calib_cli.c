@@ -220,8 +220,111 @@ static int layer_scales(const struct ipu_calib *c, const struct ir_graph *g,
 	return 0;
 }
 
+/* --fp8-auto-skip on the first model with data; its layers join the
+ * skip list of --fp8-skip-op-names. */
+struct size_ctx {
+	const struct ipuc_options *o;
+	const struct ipuc_calib_fp8 *cf;
+	struct ir_graph *g;
+	const struct ipu_target *t;
+};
+
+/* The executable's bytes with the layers keep[] (and --fp8-skip-op-names')
+ * in fp16: the lowering itself, since a layer's weights are stored on as
+ * many tiles as read them. */
+static int lowered_size(void *ctx, const char *const *keep, int n, double *bytes,
+			struct ir_error *e)
+{
+	const struct size_ctx *sc = ctx;
+	struct ir_fp8_opts f8 = sc->cf->f8;
+	struct ipu_target t = *sc->t;
+	struct ipu_lower_info info;
+	const char **names = calloc((size_t)(sc->o->nfp8_skip + n) + 1, sizeof(*names));
+	void *image = NULL;
+	size_t len = 0;
+	int k = 0;
+
+	if (!names)
+		return ir_err(e, "out of memory");
+	for (int i = 0; i < sc->o->nfp8_skip; i++)
+		names[k++] = sc->o->fp8_skip[i];
+	for (int i = 0; i < n; i++)
+		names[k++] = keep[i];
+	ipuc_calib_fp8_apply(sc->cf, &f8);
+	f8.skip_names = names;
+	f8.nskip = k;
+	t.fp8 = &f8;
+	t.progress = NULL;
+	t.inspect = NULL;
+	memset(&info, 0, sizeof(info));
+	if (ipu_lower_image(&sc->g, 1, &t, &image, &len, &info, e)) {
+		free(names);
+		return 1;	/* does not fit, for one: not a choice */
+	}
+	free(image);
+	ipu_lower_info_free(&info);
+	free(names);
+	*bytes = (double)len;
+	return 0;
+}
+
+static int auto_skip(const struct ipuc_options *o, const struct ipuc_calib_state *st,
+		     struct ir_graph *const *graphs, int n, const struct ipu_target *t,
+		     struct ipuc_calib_fp8 *cf, const struct ipu_calib_format *act,
+		     const struct ipu_calib_format *weight, struct ir_error *e)
+{
+	struct size_ctx sc = { o, cf, NULL, t };
+	int i = 0;
+
+	while (i < n && !st[i].calib)
+		i++;
+	if (i == n)
+		return 0;
+	sc.g = graphs[i];
+	if (ipu_calib_choose_auto_skip(st[i].calib, st[i].g32,
+				       cf->f8.mode == IR_FP8_FULL ? act : NULL, weight,
+				       !cf->f8.weight_scale_auto ? IPU_CALIB_WEIGHT_LOSS
+				       : cf->f8.per_channel ? IPU_CALIB_WEIGHT_ABSMAX_CHANNEL
+				       : IPU_CALIB_WEIGHT_ABSMAX,
+				       o->fp8_auto_target, o->fp8_auto_budget, lowered_size, &sc,
+				       &cf->chosen, e))
+		return -1;
+	cf->auto_skip = 1;
+	cf->skip = calloc((size_t)(o->nfp8_skip + cf->chosen.nkeep) + 1, sizeof(*cf->skip));
+	if (!cf->skip)
+		return ir_err(e, "out of memory");
+	for (int k = 0; k < o->nfp8_skip; k++)
+		cf->skip[cf->nskip++] = o->fp8_skip[k];
+	for (int k = 0; k < cf->chosen.nkeep; k++)
+		cf->skip[cf->nskip++] = cf->chosen.names[k];
+	cf->f8.skip_names = cf->skip;
+	cf->f8.nskip = cf->nskip;
+	return 0;
+}
+
+void ipuc_calib_fp8_print_auto_skip(const struct ipuc_options *o,
+				    const struct ipuc_calib_fp8 *cf, FILE *f)
+{
+	const struct ipu_calib_auto_skip *a = &cf->chosen;
+
+	if (!cf->auto_skip || !f)
+		return;
+	fprintf(f, "ipu-compile: fp8 auto skip: %d of %d layers kept in fp16: output error on the "
+		"calibration data %.3g (all in fp8: %.3g), target %g %s; executable %.0f bytes, "
+		"%.3f of the all-fp16-layers one (all in fp8: %.3f, budget %g)\n",
+		a->nkeep, a->n, a->error, a->error_all, o->fp8_auto_target,
+		a->met ? "met" : "not met within the budget", a->size,
+		a->size_none > 0 ? a->size / a->size_none : 0,
+		a->size_none > 0 ? a->size_all / a->size_none : 0, o->fp8_auto_budget);
+	fprintf(f, "ipu-compile: fp8 auto skip: --fp8-skip-op-names ");
+	for (int k = 0; k < a->nkeep; k++)
+		fprintf(f, "%s%s", k ? "," : "", a->names[k]);
+	fprintf(f, "\n");
+}
+
 int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model *models,
-			   int n, const struct ipuc_calib_state *st,
+			   int n, const struct ipuc_calib_state *st, struct ir_graph *const *graphs,
+			   const struct ipu_target *t,
 			   struct ipuc_calib_fp8 *cf, FILE *log, struct ir_error *e)
 {
 	const char *p8 = NULL;
@@ -242,6 +345,8 @@ int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model
 	if (ipuc_fp8_opts(o, p8, &cf->f8, e))
 		return -1;
 	cf->active = 1;
+	if (o->fp8_auto_skip && !data)
+		return ir_err(e, "--fp8-auto-skip chooses the fp16 layers from data: give --calibration-with-data FILE.npz");
 	if (!data)
 		return 0;
 	if (cf->f8.mode == IR_FP8_FULL && !(o->fp8_params && input_scale_given(o->fp8_params))) {
@@ -298,6 +403,10 @@ int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model
 	cf->ranked = 1;
 	cf->f8.rank = rank_score;
 	cf->f8.rank_ctx = cf;
+	if (o->fp8_auto_skip && auto_skip(o, st, graphs, n, t, cf, &act, &weight, e)) {
+		ipuc_calib_fp8_free(cf);
+		return -1;
+	}
 	for (int i = 0; log && i < cf->nrank; i++)
 		for (int k = 0; k < cf->rank[i].n; k++)
 			fprintf(log, "ipu-compile: calibration: layer %s sensitivity %.4g\n",
@@ -315,6 +424,10 @@ void ipuc_calib_fp8_apply(const struct ipuc_calib_fp8 *cf, struct ir_fp8_opts *f
 		f8->input_scale_of = layer_scale;
 		f8->input_scale_ctx = (void *)cf;
 	}
+	if (cf->auto_skip) {
+		f8->skip_names = cf->skip;
+		f8->nskip = cf->nskip;
+	}
 	if (cf->ranked) {
 		f8->rank = cf->f8.rank;
 		f8->rank_ctx = cf->f8.rank_ctx;
@@ -327,5 +440,7 @@ void ipuc_calib_fp8_free(struct ipuc_calib_fp8 *cf)
 		ipu_calib_ranking_free(&cf->rank[i]);
 	for (int i = 0; i < cf->nscales; i++)
 		ipu_calib_ranking_free(&cf->scales[i]);
+	ipu_calib_auto_skip_free(&cf->chosen);
+	free(cf->skip);
 	memset(cf, 0, sizeof(*cf));
 }

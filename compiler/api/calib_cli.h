@@ -34,12 +34,27 @@ struct ipuc_calib_fp8 {
 	/* fp8 with data: each layer's activation scale, by node name */
 	struct ipu_calib_ranking scales[IPUC_MAX_MODELS];
 	int nscales;
+	/* --fp8-auto-skip: the choice (of the first model with data) and
+	 * the skip list it makes with --fp8-skip-op-names' names */
+	int auto_skip;
+	struct ipu_calib_auto_skip chosen;
+	const char **skip;
+	int nskip;
 };
 
+/* The --fp8-auto-skip choice for people: which layers stay fp16, the
+ * error reached, as a ready --fp8-skip-op-names list (nothing if the
+ * option is not given). */
+void ipuc_calib_fp8_print_auto_skip(const struct ipuc_options *o,
+				    const struct ipuc_calib_fp8 *cf, FILE *f);
+
 /* Fills cf for the models' precisions (after every model was compiled;
- * st[i] from ipuc_calib_prepare, or empty).  log: -v messages or NULL. */
+ * st[i] from ipuc_calib_prepare, or empty; graphs[i] the models after the
+ * front end and t the target, which --fp8-auto-skip lowers to size its
+ * choices).  log: -v messages or NULL. */
 int ipuc_calib_fp8_prepare(const struct ipuc_options *o, const struct ipuc_model *models,
-			   int n, const struct ipuc_calib_state *st,
+			   int n, const struct ipuc_calib_state *st, struct ir_graph *const *graphs,
+			   const struct ipu_target *t,
 			   struct ipuc_calib_fp8 *cf, FILE *log, struct ir_error *e);
 /* The calibrated input scales and ranking into the pass options f8. */
 void ipuc_calib_fp8_apply(const struct ipuc_calib_fp8 *cf, struct ir_fp8_opts *f8);

@@ -348,10 +348,11 @@ static int run(struct job *j)
 	}
 	/* the fp8 pass's calibration, and the report once every model is
 	 * compiled */
-	if (ipuc_calib_fp8_prepare(o, models, n, cstate, &calfp8, o->verbose ? j->log : NULL, &e)) {
+	if (ipuc_calib_fp8_prepare(o, models, n, cstate, graphs, &t, &calfp8, o->verbose ? j->log : NULL, &e)) {
 		rc = fail(j, IPU_COMPILE_STAGE_CALIBRATION, -1, e.msg);
 		goto out;
 	}
+	ipuc_calib_fp8_print_auto_skip(o, &calfp8, j->note);
 	for (int i = 0; o->precision_compare && i < n; i++) {
 		if (ipuc_calib_report(o, &cstate[i], graphs[i], precision_of(o, &models[i]), i, n,
 				      NULL, &t, &calfp8, j->table, &e)) {

@@ -129,6 +129,39 @@ int ipuc_set_fp8_scale(struct ipuc_options *o, const char *v,
 	return 0;
 }
 
+/* The size budget of --fp8-auto-skip, as a share of the executable with
+ * every layer in fp16: the top of the 0.5-0.65 that makes fp8 worth its
+ * error (an executable of fp8 weights only is 0.5-0.62 of it). */
+#define AUTO_SKIP_BUDGET 0.65
+
+int ipuc_set_fp8_auto_skip(struct ipuc_options *o, const char *v, struct ir_error *e)
+{
+	char *end, *copy;
+	double t, b = AUTO_SKIP_BUDGET;
+
+	errno = 0;
+	t = strtod(v, &end);
+	if (end == v || errno || !(t >= 0 && t <= 1e6))
+		return ir_err(e, "--fp8-auto-skip '%s': expected TARGET[,BUDGET], TARGET the output error to reach (a number >= 0, e.g. 0.05)", v);
+	if (*end == ',') {
+		const char *p = end + 1;
+
+		errno = 0;
+		b = strtod(p, &end);
+		if (end == p || errno || !(b >= 0 && b <= 1))
+			return ir_err(e, "--fp8-auto-skip '%s': BUDGET is the largest executable allowed, as a share of the one with every layer in fp16, from 0 to 1", v);
+	}
+	if (*end)
+		return ir_err(e, "--fp8-auto-skip '%s': expected TARGET[,BUDGET] (e.g. 0.05 or 0.05,0.65)", v);
+	if (!(copy = strdup(v)))
+		return ir_err(e, "out of memory");
+	free(o->fp8_auto_skip);
+	o->fp8_auto_skip = copy;
+	o->fp8_auto_target = t;
+	o->fp8_auto_budget = b;
+	return 0;
+}
+
 int ipuc_fp8_opts(const struct ipuc_options *o, const char *precision,
 		  struct ir_fp8_opts *out, struct ir_error *e)
 {

@@ -51,6 +51,7 @@ void ipuc_options_free(struct ipuc_options *o)
 	for (int i = 0; i < o->nfp8_skip; i++)
 		free(o->fp8_skip[i]);
 	free(o->fp8_params);
+	free(o->fp8_auto_skip);
 	free(o->state);
 	for (int i = 0; i < o->nfreeze; i++)
 		free(o->freeze[i]);

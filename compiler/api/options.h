@@ -70,6 +70,8 @@ struct ipuc_options {
 	char *fp8_params;		/* --fp8_params as given */
 	int fp8_per_tensor;		/* --fp8-scale per-tensor */
 	int keep_fp16;			/* --num_of_layers_keep_fp16 */
+	char *fp8_auto_skip;		/* --fp8-auto-skip as given, or NULL */
+	double fp8_auto_target, fp8_auto_budget;
 	/* a model split over IPUs (sharding.md) */
 	uint32_t num_ipus;		/* --num-ipus, 0: one IPU */
 	char *sharding_config;		/* --manual-sharding-config */
@@ -110,6 +112,8 @@ int ipuc_add_skip_ops(struct ipuc_options *o, const char *list,
  * --fp8_params, and the pass options they make. */
 int ipuc_add_fp8_skip(struct ipuc_options *o, const char *list,
 		      struct ir_error *e);
+/* --fp8-auto-skip TARGET[,BUDGET]. */
+int ipuc_set_fp8_auto_skip(struct ipuc_options *o, const char *v, struct ir_error *e);
 /* --fp8-scale per-channel|per-tensor. */
 int ipuc_set_fp8_scale(struct ipuc_options *o, const char *v,
 		       struct ir_error *e);

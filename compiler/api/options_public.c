@@ -150,6 +150,8 @@ int ipuc_options_from_public(const struct ipu_compile_options *given, struct ipu
 		return -1;
 	if (po.fp8_scale && ipuc_set_fp8_scale(o, po.fp8_scale, e))
 		return -1;
+	if (po.fp8_auto_skip && ipuc_set_fp8_auto_skip(o, po.fp8_auto_skip, e))
+		return -1;
 	if (po.num_of_layers_keep_fp16 < 0)
 		return ir_err(e, "num_of_layers_keep_fp16 %d is negative", po.num_of_layers_keep_fp16);
 	o->keep_fp16 = po.num_of_layers_keep_fp16;

@@ -240,6 +240,60 @@ int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
 			  const struct ipu_calib_format *weight, int weight_absmax,
 			  int *order, double *score, struct ir_error *e);
 
+/*
+ * Runs g over calibration sample `sample` with the layers nodes[i] whose
+ * converted[i] is set computed as ipu_calib_rank_layers stores them (same
+ * formats and scales), each converted output feeding the nodes after it,
+ * the other layers in float.  outputs: as ir_eval_graph's.
+ */
+int ipu_calib_eval_converted(const struct ipu_calib *c, const struct ir_graph *g,
+			     const int *nodes, int n, const char *converted,
+			     const struct ipu_calib_format *act,
+			     const struct ipu_calib_format *weight, int weight_absmax,
+			     int sample, struct ir_tensor *outputs, struct ir_error *e);
+
+/*
+ * Mixed precision chosen from the data (--fp8-auto-skip): which layers of
+ * g (every layer of ipu_calib_layer_activation that has a node name) stay
+ * in float16 so that the model's output error is at most `target` and its
+ * size at most `budget` times its size with every layer in float16.  The error of a choice is, over the calibration
+ * samples, the largest over the graph's float outputs of
+ * max |y - r| / max |r|, y computed with the layers converted as
+ * ipu_calib_eval_converted does and r by the float32 graph.  The size is
+ * what size(ctx, names, n, &bytes, e) says of the model with the n layers
+ * named kept in float16 (the executable's bytes: a layer's weights may be
+ * stored on many tiles, so its cost is not its element count); it returns
+ * 0, 1 if that choice cannot be built (not a candidate), -1 on error.
+ * Each layer is scored by the error of the model with that layer alone
+ * converted (on the first sample) and costed by the size it adds kept alone; the layers are
+ * kept in the order of score^2 per byte (the error bought back per byte,
+ * free ones first), and the shortest prefix of that order that meets the
+ * target, no longer than the longest within the budget, is found by
+ * bisection on both.
+ */
+typedef int (*ipu_calib_size_fn)(void *ctx, const char *const *keep, int n, double *bytes,
+				 struct ir_error *e);
+
+struct ipu_calib_auto_skip {
+	int n;				/* layers considered */
+	char **names;			/* [n] node names, in keeping order */
+	double *alone;			/* [n] error with only that layer converted */
+	double *cost;			/* [n] bytes it adds kept alone */
+	int nkeep;			/* the first nkeep names stay float16 */
+	double error;			/* of the choice */
+	double error_all;		/* with every layer converted */
+	double size, size_all, size_none;	/* of the choice, all converted, none */
+	int met;			/* error <= target */
+};
+
+int ipu_calib_choose_auto_skip(const struct ipu_calib *c, const struct ir_graph *g,
+			       const struct ipu_calib_format *act,
+			       const struct ipu_calib_format *weight, int weight_absmax,
+			       double target, double budget, ipu_calib_size_fn size,
+			       void *size_ctx, struct ipu_calib_auto_skip *out,
+			       struct ir_error *e);
+void ipu_calib_auto_skip_free(struct ipu_calib_auto_skip *a);
+
 /* Every layer of a graph (ipu_calib_layer_activation) with its score. */
 struct ipu_calib_ranking {
 	int n;

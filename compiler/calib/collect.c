@@ -209,6 +209,10 @@ struct rank_ctx {
 	int **scale;		/* [candidate][input] */
 	char **known;
 	double *noise, *signal;
+	/* NULL: every candidate is measured; else only those set, whose
+	 * converted outputs then replace the float ones, so that the layers
+	 * after them read what the converted layer computes */
+	const char *subst;
 };
 
 /* The scale of input k of node n: weights by their own values,
@@ -314,7 +318,7 @@ static int rank_visit(void *ctx, const struct ir_graph *g, int node,
 	const struct ir_tensor *qin[1024];
 	struct ir_tensor qt[1024], qout[64];
 
-	if (ci < 0 || n->nin > 1024 || n->nout > 64)
+	if (ci < 0 || n->nin > 1024 || n->nout > 64 || (rc->subst && !rc->subst[ci]))
 		return 0;
 	memset(qt, 0, sizeof(qt[0]) * (size_t)n->nin);
 	for (int k = 0; k < n->nin; k++) {
@@ -368,6 +372,8 @@ static int rank_visit(void *ctx, const struct ir_graph *g, int node,
 			rc->noise[ci] += isfinite(q) ? (q - y) * (q - y) : INFINITY;
 		}
 	}
+	for (int k = 0; rc->subst && k < n->nout; k++)
+		memcpy(out[k].data, qout[k].data, ir_tensor_bytes(&out[k]));
 	for (int k = 0; k < n->nout; k++)
 		ir_tensor_free(&qout[k]);
 	r = 0;
@@ -377,40 +383,75 @@ out:
 	return r;
 }
 
-int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
-			  const int *nodes, int n, const struct ipu_calib_format *act,
-			  const struct ipu_calib_format *weight, int weight_absmax,
-			  int *order, double *score, struct ir_error *e)
+static void rank_ctx_free(struct rank_ctx *rc, int n)
 {
-	struct rank_ctx rc = { c, act, weight, weight_absmax, NULL, NULL, NULL, NULL, NULL };
-	int *cand = malloc((size_t)(g->nnodes + 1) * sizeof(int));
-	double *ratio = calloc((size_t)n + 1, sizeof(double));
-	int r = -1;
-
-	rc.scale = calloc((size_t)n + 1, sizeof(int *));
-	rc.known = calloc((size_t)n + 1, sizeof(char *));
-	rc.noise = calloc((size_t)n + 1, sizeof(double));
-	rc.signal = calloc((size_t)n + 1, sizeof(double));
-	if (!cand || !ratio || !rc.scale || !rc.known || !rc.noise || !rc.signal) {
-		ir_err(e, "out of memory");
-		goto out;
+	for (int i = 0; rc->scale && rc->known && i < n; i++) {
+		free(rc->scale[i]);
+		free(rc->known[i]);
 	}
+	free(rc->scale);
+	free(rc->known);
+	free(rc->noise);
+	free(rc->signal);
+	free((void *)rc->cand);
+	memset(rc, 0, sizeof(*rc));
+}
+
+static int rank_ctx_init(struct rank_ctx *rc, const struct ipu_calib *c, const struct ir_graph *g,
+			 const int *nodes, int n, const struct ipu_calib_format *act,
+			 const struct ipu_calib_format *weight, int weight_absmax,
+			 struct ir_error *e)
+{
+	int *cand = malloc((size_t)(g->nnodes + 1) * sizeof(int));
+
+	memset(rc, 0, sizeof(*rc));
+	rc->c = c;
+	rc->act = act;
+	rc->weight = weight;
+	rc->weight_absmax = weight_absmax;
+	rc->cand = cand;
+	rc->scale = calloc((size_t)n + 1, sizeof(int *));
+	rc->known = calloc((size_t)n + 1, sizeof(char *));
+	rc->noise = calloc((size_t)n + 1, sizeof(double));
+	rc->signal = calloc((size_t)n + 1, sizeof(double));
+	if (!cand || !rc->scale || !rc->known || !rc->noise || !rc->signal)
+		goto oom;
 	for (int i = 0; i < g->nnodes; i++)
 		cand[i] = -1;
 	for (int i = 0; i < n; i++) {
 		if (nodes[i] < 0 || nodes[i] >= g->nnodes) {
 			ir_err(e, "sensitivity ranking: node %d is not in the graph", nodes[i]);
-			goto out;
+			goto fail;
 		}
 		cand[nodes[i]] = i;
-		rc.scale[i] = calloc((size_t)g->nodes[nodes[i]].nin + 1, sizeof(int));
-		rc.known[i] = calloc((size_t)g->nodes[nodes[i]].nin + 1, 1);
-		if (!rc.scale[i] || !rc.known[i]) {
-			ir_err(e, "out of memory");
-			goto out;
-		}
+		rc->scale[i] = calloc((size_t)g->nodes[nodes[i]].nin + 1, sizeof(int));
+		rc->known[i] = calloc((size_t)g->nodes[nodes[i]].nin + 1, 1);
+		if (!rc->scale[i] || !rc->known[i])
+			goto oom;
 	}
-	rc.cand = cand;
+	return 0;
+oom:
+	ir_err(e, "out of memory");
+fail:
+	rank_ctx_free(rc, n);
+	return -1;
+}
+
+int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
+			  const int *nodes, int n, const struct ipu_calib_format *act,
+			  const struct ipu_calib_format *weight, int weight_absmax,
+			  int *order, double *score, struct ir_error *e)
+{
+	struct rank_ctx rc;
+	double *ratio = calloc((size_t)n + 1, sizeof(double));
+	int r = -1;
+
+	if (!ratio)
+		return ir_err(e, "out of memory");
+	if (rank_ctx_init(&rc, c, g, nodes, n, act, weight, weight_absmax, e)) {
+		free(ratio);
+		return -1;
+	}
 	for (int smp = 0; smp < c->samples.n; smp++)
 		if (ir_eval_graph_visit(g, &c->samples.in[smp * c->samples.ninputs], NULL,
 					rank_visit, &rc, e))
@@ -433,15 +474,27 @@ int ipu_calib_rank_layers(const struct ipu_calib *c, const struct ir_graph *g,
 	}
 	r = 0;
 out:
-	for (int i = 0; rc.scale && rc.known && i < n; i++) {
-		free(rc.scale[i]);
-		free(rc.known[i]);
-	}
-	free(rc.scale);
-	free(rc.known);
-	free(rc.noise);
-	free(rc.signal);
-	free(cand);
+	rank_ctx_free(&rc, n);
 	free(ratio);
+	return r;
+}
+
+int ipu_calib_eval_converted(const struct ipu_calib *c, const struct ir_graph *g,
+			     const int *nodes, int n, const char *converted,
+			     const struct ipu_calib_format *act,
+			     const struct ipu_calib_format *weight, int weight_absmax,
+			     int sample, struct ir_tensor *outputs, struct ir_error *e)
+{
+	struct rank_ctx rc;
+	int r;
+
+	if (sample < 0 || sample >= c->samples.n)
+		return ir_err(e, "calibration sample %d of %d", sample, c->samples.n);
+	if (rank_ctx_init(&rc, c, g, nodes, n, act, weight, weight_absmax, e))
+		return -1;
+	rc.subst = converted;
+	r = ir_eval_graph_visit(g, &c->samples.in[sample * c->samples.ninputs], outputs,
+				rank_visit, &rc, e);
+	rank_ctx_free(&rc, n);
 	return r;
 }

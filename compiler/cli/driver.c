@@ -342,6 +342,7 @@ int ipuc_run(const struct ipuc_options *o, FILE *out, FILE *err)
 	po.fp8_params = o->fp8_params;
 	po.fp8_scale = o->fp8_per_tensor ? "per-tensor" : "per-channel";
 	po.num_of_layers_keep_fp16 = o->keep_fp16;
+	po.fp8_auto_skip = o->fp8_auto_skip;
 	po.state = o->state;
 	po.prefill_model = o->prefill_model;
 	po.custom_library_so_paths = o->custom_libs;

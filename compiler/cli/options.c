@@ -42,6 +42,13 @@ const char *ipuc_usage(void)
 "                             output channel (default) or one a weight\n"
 "                             (PopRT's mode)\n"
 "  --num-of-layers-keep-fp16 N  keep the N layers most sensitive to fp8 in fp16\n"
+"  --fp8-auto-skip TARGET[,BUDGET]  keep in fp16 the layers that bring the\n"
+"                             output error on the calibration data (max |err|\n"
+"                             / max |output|) to TARGET, the executable at most\n"
+"                             BUDGET (default 0.65) x its size with every layer\n"
+"                             fp16; prints the layers kept (as a list for\n"
+"                             --fp8-skip-op-names), the error and the size\n"
+"                             (needs --calibration-with-data)\n"
 "  --ipu-version ipu2|ipu21   target: 1472 tiles x 624 KiB\n"
 "  --target tiles=N,tile-mem=SIZE   custom target (SIZE: 65536, 256KiB, 1MiB)\n"
 "  --max-tensor-size BYTES    largest tensor constant folding may create\n"
@@ -176,7 +183,7 @@ enum {
 	O_SKIP, O_IPU_VERSION, O_TARGET, O_MAX_TENSOR, O_EXPORT_ONNX, O_CONFIG, O_OUTPUT_DIR,
 	O_OUTPUT_MODEL, O_EXPORT_POPEF, O_VERSION, O_CONVERT_VERSION, O_UNSUPPORTED, O_REPORT,
 	O_CALIB_DATA, O_CALIB_LOSS, O_PREC_COMPARE, O_PREC_COMPARE_JSON,
-	O_FP8_SKIP, O_FP8_PARAMS, O_FP8_SCALE, O_KEEP_FP16, O_STATE, O_PREFILL, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
+	O_FP8_SKIP, O_FP8_PARAMS, O_FP8_SCALE, O_FP8_AUTO_SKIP, O_KEEP_FP16, O_STATE, O_PREFILL, O_NUM_IPUS, O_SHARDING, O_PIPELINING,
 	O_CUSTOM_LIBS,
 	O_FREEZE,
 };
@@ -206,6 +213,7 @@ static const struct option long_opts[] = {
 	OPT2("fp8-skip-op-names", "fp8_skip_op_names", required_argument, O_FP8_SKIP),
 	OPT2("fp8-params", "fp8_params", required_argument, O_FP8_PARAMS),
 	OPT2("fp8-scale", "fp8_scale", required_argument, O_FP8_SCALE),
+	OPT2("fp8-auto-skip", "fp8_auto_skip", required_argument, O_FP8_AUTO_SKIP),
 	OPT2("num-of-layers-keep-fp16", "num_of_layers_keep_fp16", required_argument, O_KEEP_FP16),
 	OPT2("ipu-version", "ipu_version", required_argument, O_IPU_VERSION),
 	OPT2("max-tensor-size", "max_tensor_size", required_argument, O_MAX_TENSOR),
@@ -383,6 +391,10 @@ int ipuc_parse_args(int argc, char **argv, struct ipuc_options *o,
 			break;
 		case O_FP8_SCALE:
 			if (ipuc_set_fp8_scale(o, v, e))
+				return -1;
+			break;
+		case O_FP8_AUTO_SKIP:
+			if (ipuc_set_fp8_auto_skip(o, v, e))
 				return -1;
 			break;
 		case O_KEEP_FP16:

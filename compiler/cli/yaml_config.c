@@ -268,6 +268,11 @@ static int top(struct ctx *c, const yaml_node_t *root, struct ipuc_options *o)
 				return -1;
 			if (ipuc_set_fp8_scale(o, s, c->e))
 				return wrap(c, v);
+		} else if (IS("fp8_auto_skip")) {
+			if (!(s = scalar(c, v, key)))
+				return -1;
+			if (ipuc_set_fp8_auto_skip(o, s, c->e))
+				return wrap(c, v);
 		} else if (IS("num_of_layers_keep_fp16")) {
 			if (integer(c, v, key, 0, &x))
 				return -1;

@@ -136,7 +136,8 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
             precision_compare_json: Optional[Union[str, "os.PathLike[str]"]] = None,
             progress: Optional[Callable[[int, str, int, int], Any]] = None,
             custom_library_so_paths: Optional[Iterable[Union[str, "os.PathLike[str]"]]] = None,
-            fp8_scale: Optional[str] = None
+            fp8_scale: Optional[str] = None,
+            fp8_auto_skip: Optional[Union[str, float]] = None
             ) -> CompileResult:
     """Compile an ONNX model (onnx.ModelProto, its bytes, or a path).
 
@@ -159,6 +160,12 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
     fp8_scale           "per-channel" (default: auto weight scales one a
                         weight's output channel) or "per-tensor" (PopRT's)
     num_of_layers_keep_fp16  keep the N layers most sensitive to fp8 in fp16
+    fp8_auto_skip       "TARGET" or "TARGET,BUDGET" (or a number): keep in
+                        fp16 the layers that bring the output error on the
+                        calibration data (max |err| / max |output|) to
+                        TARGET, the executable at most BUDGET (default 0.65)
+                        x its size with every layer fp16; the choice is in
+                        CompileResult.messages (needs calibration_with_data)
     ipu_version         "ipu2" or "ipu21" (1472 tiles x 624 KiB)
     tiles, tile_mem     a custom target instead (tile_mem: bytes or "256KiB")
     max_tensor_size     largest tensor constant folding may create (-1: none)
@@ -214,6 +221,9 @@ def compile(model: ModelSource, output: Optional[Union[str, "os.PathLike[str]"]]
         opts["max_tensor_size"] = int(max_tensor_size)
     if fp8_scale is not None:
         opts["fp8_scale"] = fp8_scale
+    if fp8_auto_skip is not None:
+        opts["fp8_auto_skip"] = (fp8_auto_skip if isinstance(fp8_auto_skip, str)
+                                 else repr(float(fp8_auto_skip)))
     if custom_library_so_paths:
         opts["custom_library_so_paths"] = _join_paths(custom_library_so_paths,
                                                       "custom_library_so_paths")

@@ -305,7 +305,7 @@ PyObject *ipupy_compile(PyObject *module, PyObject *args, PyObject *kwargs)
 			      "max_tensor_size", "export_onnx", "check", "fusion", "verbose",
 			      "calibration_with_data", "calibration_loss_type", "precision_compare",
 			      "precision_compare_json", "keep_executable", "progress",
-			      "custom_library_so_paths", "fp8_scale", NULL };
+			      "custom_library_so_paths", "fp8_scale", "fp8_auto_skip", NULL };
 	struct ipupy_state *st = ipupy_state_of(module);
 	struct ipu_compile_options o;
 	struct ipu_compile_model m;
@@ -326,14 +326,15 @@ PyObject *ipupy_compile(PyObject *module, PyObject *args, PyObject *kwargs)
 	tiles = o.tiles;
 	tile_mem = o.tile_mem;
 	memset(&m, 0, sizeof(m));
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z$OLizOOzizIILzpppzzpzpOzz:compile", kw,
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|z$OLizOOzizIILzpppzzpzpOzzz:compile", kw,
 					 &model, &o.output, &shape, &batch_size, &o.batch_axis,
 					 &o.precision, &fp16skip, &fp8skip, &o.fp8_params,
 					 &o.num_of_layers_keep_fp16, &o.ipu_version, &tiles, &tile_mem,
 					 &max_tensor, &m.export_onnx, &o.check, &fusion, &o.verbose,
 					 &o.calibration_data, &o.calibration_loss_type,
 					 &o.precision_compare, &o.precision_compare_json, &keep,
-					 &progress, &o.custom_library_so_paths, &o.fp8_scale))
+					 &progress, &o.custom_library_so_paths, &o.fp8_scale,
+					 &o.fp8_auto_skip))
 		return NULL;
 	if (progress != Py_None && !PyCallable_Check(progress)) {
 		PyErr_SetString(PyExc_TypeError, "progress must be callable");

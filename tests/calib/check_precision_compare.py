@@ -144,6 +144,32 @@ def main():
         wk = max((l["rel_err"] for l in rk["layers"]), default=1)
         check(rc == 0 and wk < 2 * fp16_worst and wk * 5 < w8,
               f"{prec} with every layer kept in fp16: fp16's errors ({wk:.3g})")
+    # --fp8-auto-skip: an exact target keeps every layer (within a budget
+    # of the whole fp16 size), a loose one none; the list it prints, given
+    # back by hand, builds the same executable
+    for prec in ("fp8_weight", "fp8"):
+        auto = os.path.join(work, prec + ".auto.ipuef")
+        rc, out, err = run("--input-model", path, "--precision", prec, "--calibration-with-data",
+                           npz, "--fp8-auto-skip", "0,1", "-o", auto)
+        line = [x for x in err.splitlines() if "fp8 auto skip: --fp8-skip-op-names " in x]
+        check(rc == 0 and "3 of 3 layers kept in fp16" in err and "target 0 met" in err and line,
+              f"{prec} --fp8-auto-skip 0,1: every layer kept ({err.strip()[-300:]})")
+        if rc or not line:
+            continue
+        kept = line[0].split("--fp8-skip-op-names ")[1].strip()
+        rc, out, err = run("--input-model", path, "--precision", prec, "--fp8-skip-op-names", kept,
+                           "-o", os.path.join(work, prec + ".byhand.ipuef"))
+        check(rc == 0 and open(auto, "rb").read() == open(os.path.join(work, prec + ".byhand.ipuef"), "rb").read(),
+              f"{prec}: the printed list ({kept}) builds the same executable")
+        rc, out, err = run("--input-model", path, "--precision", prec, "--calibration-with-data",
+                           npz, "--fp8_auto_skip", "1e6", "-o", auto)
+        check(rc == 0 and "0 of 3 layers kept in fp16" in err and "target 1e+06 met" in err,
+              f"{prec} --fp8-auto-skip 1e6: nothing kept ({err.strip()[-300:]})")
+    rc, out, err = run("--input-model", path, "--precision", "fp8", "--fp8-auto-skip", "0.1",
+                       "-o", os.path.join(work, "x.ipuef"))
+    check(rc == 1 and "--calibration-with-data" in err, f"--fp8-auto-skip without data refused ({err.strip()[-200:]})")
+    rc, out, err = run("--input-model", path, "--precision", "fp8", "--fp8-auto-skip", "0.1,3")
+    check(rc == 2 and "BUDGET" in err, "--fp8-auto-skip with a budget above 1 refused")
     rc, out, err = run("--input-model", path, "--precision", "fp8", "--calibration-with-data", npz,
                        "--fp8_params", "F143,F143,-3", "-v", "--export-onnx", os.path.join(work, "x.onnx"))
     check(rc == 0 and "calibration: fp8 input scale" not in err,
@@ -221,10 +247,13 @@ def main():
     code = ("import ipu.compiler, json, sys\n"
             f"r = ipu.compiler.compile({path!r}, precision='fp16', calibration_with_data={npz!r},\n"
             "    calibration_loss_type='mae', precision_compare=True)\n"
-            "print('/conv2/Conv' in r.messages and '5 calibration samples' in r.messages)\n")
+            f"a = ipu.compiler.compile({path!r}, precision='fp8_weight', calibration_with_data={npz!r},\n"
+            "    fp8_auto_skip=1e6)\n"
+            "print('/conv2/Conv' in r.messages and '5 calibration samples' in r.messages and\n"
+            "      '0 of 3 layers kept in fp16' in a.messages)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     check(p.returncode == 0 and p.stdout.strip() == "True",
-          f"ipu.compiler.compile(precision_compare=True) ({p.stderr.strip()[-300:]})")
+          f"ipu.compiler.compile(precision_compare=True, fp8_auto_skip=1e6) ({p.stderr.strip()[-300:]})")
 
 
 if __name__ == "__main__":

@@ -783,6 +783,76 @@ TEST(layer_inputs_and_fp8_ranking)
 	ir_graph_free(g);
 }
 
+/* A model size: 1000 bytes, plus 24 with fc1 kept and 12 with fc2 kept;
+ * ctx: 1 when the choice with no layer kept cannot be built. */
+static int mlp_size(void *ctx, const char *const *keep, int n, double *bytes,
+		    struct ir_error *e)
+{
+	(void)e;
+	if (ctx && *(int *)ctx && !n)
+		return 1;
+	*bytes = 1000;
+	for (int i = 0; i < n; i++)
+		*bytes += !strcmp(keep[i], "fc1") ? 24 : !strcmp(keep[i], "fc2") ? 12 : 1e9;
+	return 0;
+}
+
+TEST(fp8_auto_skip_by_output_error_and_size)
+{
+	struct ir_graph *g = mlp();
+	struct ipu_calib_samples s;
+	struct ipu_calib *c;
+	struct ir_error e = { "" };
+	struct ipu_calib_format f;
+	struct ipu_calib_auto_skip a;
+	struct ir_tensor y, yc;
+	int nodes[2] = { 0, 2 }, unbuildable = 1;
+	char none[2] = { 0, 0 };
+
+	REQUIRE(g);
+	REQUIRE(ipu_calib_fp8_format(IPU_FP8_143, &f, &e) == 0);
+	REQUIRE(ipu_calib_samples_random(g, 4, 78, &s, &e) == 0);
+	c = ipu_calib_collect(g, &s, 1, IPU_CALIB_MSE, &e);
+	REQUIRE(c);
+	/* nothing converted: the float32 graph's outputs exactly */
+	REQUIRE(ir_eval_graph(g, &c->samples.in[c->samples.ninputs], &y, &e) == 0);
+	REQUIRE(ipu_calib_eval_converted(c, g, nodes, 2, none, NULL, &f, 2, 1, &yc, &e) == 0);
+	CHECK(!memcmp(y.data, yc.data, ir_tensor_bytes(&y)));
+	ir_tensor_free(&yc);
+	CHECK(ipu_calib_eval_converted(c, g, nodes, 2, none, NULL, &f, 2, 4, &yc, &e) == -1);
+	ir_tensor_free(&y);
+	/* a target every choice meets: nothing kept */
+	REQUIRE(ipu_calib_choose_auto_skip(c, g, NULL, &f, 2, 1e9, 1, mlp_size, NULL, &a, &e) == 0);
+	CHECK_EQ_INT(a.n, 2);
+	CHECK_EQ_INT(a.nkeep, 0);
+	CHECK(a.met && a.error == a.error_all && a.error_all > 1e-4);
+	CHECK(a.size == 1000 && a.size_all == 1000 && a.size_none == 1036);
+	ipu_calib_auto_skip_free(&a);
+	/* exact output: fc2's weights are powers of two, so only fc1 is kept
+	 * (it alone costs error), although it costs more bytes */
+	REQUIRE(ipu_calib_choose_auto_skip(c, g, NULL, &f, 2, 0, 1, mlp_size, NULL, &a, &e) == 0);
+	CHECK_EQ_INT(a.nkeep, 1);
+	CHECK(a.met && a.error == 0);
+	CHECK(!strcmp(a.names[0], "fc1") && !strcmp(a.names[1], "fc2"));
+	CHECK(a.alone[0] > 1e-4 && a.alone[1] == 0);
+	CHECK(a.cost[0] == 24 && a.cost[1] == 12 && a.size == 1024);
+	ipu_calib_auto_skip_free(&a);
+	/* a budget under fc1's bytes: nothing kept, the target not met */
+	REQUIRE(ipu_calib_choose_auto_skip(c, g, NULL, &f, 2, 0, 1020.0 / 1036, mlp_size, NULL,
+					   &a, &e) == 0);
+	CHECK_EQ_INT(a.nkeep, 0);
+	CHECK(!a.met && a.size == 1000);
+	ipu_calib_auto_skip_free(&a);
+	/* errors: a model that does not build in fp8, a budget beyond 1 */
+	CHECK(ipu_calib_choose_auto_skip(c, g, NULL, &f, 2, 0, 1, mlp_size, &unbuildable, &a,
+					 &e) == -1);
+	CHECK(strstr(e.msg, "does not build") != NULL);
+	CHECK(ipu_calib_choose_auto_skip(c, g, NULL, &f, 2, 0, 2, mlp_size, NULL, &a, &e) == -1);
+	CHECK(strstr(e.msg, "budget") != NULL);
+	ipu_calib_free(c);
+	ir_graph_free(g);
+}
+
 static double q143(double x, int s)
 {
 	return ipu_fp8_to_f32(ipu_fp8_from_f32((float)x, IPU_FP8_143, s), IPU_FP8_143, s);
@@ -907,6 +977,7 @@ int main(int argc, char **argv)
 	RUN(rank_layers_by_sensitivity);
 	RUN(fp8_formats_through_the_device_encoder);
 	RUN(layer_inputs_and_fp8_ranking);
+	RUN(fp8_auto_skip_by_output_error_and_size);
 	RUN(fp8_activation_emulation_and_report);
 	RUN(fp8_activation_emulation_with_bias);
 	return TH_DONE();

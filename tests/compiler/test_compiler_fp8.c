@@ -275,13 +275,24 @@ TEST(fp8_params_parsing)
 	CHECK(ipuc_fp8_opts(&o, "fp16", &f, &e) == 0 && f.mode == IR_FP8_OFF);
 	CHECK(ipuc_set_precision(&o.model.precision, "fp8_weight", &e) == 0);
 	CHECK(ipuc_set_precision(&o.model.precision, "fp4", &e) != 0);
+	/* --fp8-auto-skip TARGET[,BUDGET] */
+	CHECK(ipuc_set_fp8_auto_skip(&o, "0.05", &e) == 0 && o.fp8_auto_target == 0.05 &&
+	      o.fp8_auto_budget == 0.65 && !strcmp(o.fp8_auto_skip, "0.05"));
+	CHECK(ipuc_set_fp8_auto_skip(&o, "0.1,0.6", &e) == 0 && o.fp8_auto_target == 0.1 &&
+	      o.fp8_auto_budget == 0.6);
+	CHECK(ipuc_set_fp8_auto_skip(&o, "x", &e) != 0 && strstr(e.msg, "TARGET"));
+	CHECK(ipuc_set_fp8_auto_skip(&o, "-1", &e) != 0 && strstr(e.msg, "TARGET"));
+	CHECK(ipuc_set_fp8_auto_skip(&o, "0.05,2", &e) != 0 && strstr(e.msg, "BUDGET"));
+	CHECK(ipuc_set_fp8_auto_skip(&o, "0.05,0.6,1", &e) != 0);
+	CHECK(o.fp8_auto_target == 0.1 && o.fp8_auto_budget == 0.6);	/* kept */
 	ipuc_options_free(&o);
 }
 
 TEST(fp8_yaml_keys)
 {
 	static const char y[] = "precision: fp8\nfp8_skip_op_names: [conv, fc]\n"
-				"fp8_params: F152,F143,-1,auto\nnum_of_layers_keep_fp16: 3\n";
+				"fp8_params: F152,F143,-1,auto\nnum_of_layers_keep_fp16: 3\n"
+				"fp8_auto_skip: 0.1,0.5\n";
 	static const char bad[] = "fp8_params: F9\n";
 	struct ipuc_options o;
 	struct ir_fp8_opts f;
@@ -290,6 +301,7 @@ TEST(fp8_yaml_keys)
 	ipuc_options_init(&o);
 	CHECK_MSG(ipuc_parse_yaml(y, sizeof(y) - 1, "t.yaml", &o, &e) == 0, "%s", e.msg);
 	CHECK(o.nfp8_skip == 2 && !strcmp(o.fp8_skip[1], "fc") && o.keep_fp16 == 3);
+	CHECK(o.fp8_auto_target == 0.1 && o.fp8_auto_budget == 0.5);
 	CHECK(o.model.precision && !strcmp(o.model.precision, "fp8"));
 	CHECK(ipuc_fp8_opts(&o, o.model.precision, &f, &e) == 0);
 	CHECK(f.mode == IR_FP8_FULL && f.input_format == IPU_FP8_152 && f.input_scale == -1 &&

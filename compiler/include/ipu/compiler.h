@@ -150,6 +150,13 @@ struct ipu_compile_options {
 	 * program "prefill" of the same executable over the same state and
 	 * weights.  Needs a decode model with state; NULL: none. */
 	const char *prefill_model;
+	/* fp8 mixed precision from the calibration data: "TARGET" or
+	 * "TARGET,BUDGET" keeps in fp16 the layers that bring the model's
+	 * output error on the samples to TARGET (max |err| / max |output|),
+	 * the executable at most BUDGET (default 0.65) times its size with
+	 * every layer in fp16 (Documentation/compiler/fp8.md); NULL: off.
+	 * Needs calibration_data; the choice is a NOTE message. */
+	const char *fp8_auto_skip;
 };
 
 /* One graph input or output. */
