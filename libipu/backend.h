@@ -105,6 +105,7 @@ struct ipu_backend_ops {
 	int (*attach_group)(struct ipu_device *const *devs, unsigned n);
 	int (*link_stream)(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
 			   uint32_t peer_stream);
+	int (*link_counters)(struct ipu_device *d, struct ipu_link_counters *out);
 	/* optional: free_memory for a slot left at close, after close() */
 	int (*free_memory_at_close)(struct ipu_device *d, uint32_t slot);
 };

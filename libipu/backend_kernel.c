@@ -593,6 +593,19 @@ static int kernel_link_stream(struct ipu_device *d, uint32_t stream, uint32_t pe
 	return rc == -ENOLINK || rc == -ENOENT ? IPU_E_INVAL : kerr(rc);
 }
 
+static int kernel_link_counters(struct ipu_device *d, struct ipu_link_counters *out)
+{
+	struct ipu_counters_args a = { 0 };
+	int rc = kioctl(K(d), DRM_IOCTL_IPU_COUNTERS, &a);
+
+	if (rc)
+		return kerr(rc);
+	out->out_bytes = a.link_out_bytes;
+	out->in_bytes = a.link_in_bytes;
+	out->cycles = a.link_cycles;
+	return 0;
+}
+
 static void wait_no_inflight(struct kernel_dev *k)
 {
 	pthread_mutex_lock(&k->lock);
@@ -1107,4 +1120,5 @@ const struct ipu_backend_ops ipu_kernel_backend = {
 	.export_dmabuf = kernel_export_dmabuf,
 	.attach_group = kernel_attach_group,
 	.link_stream = kernel_link_stream,
+	.link_counters = kernel_link_counters,
 };

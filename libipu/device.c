@@ -111,6 +111,13 @@ int ipu_link_stream(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
 	return d->ops->link_stream(d, stream, peer_ipu, peer_stream);
 }
 
+int ipu_link_counters(struct ipu_device *d, struct ipu_link_counters *out)
+{
+	if (!d->ops->link_counters)
+		return IPU_E_INVAL;
+	return d->ops->link_counters(d, out);
+}
+
 int ipu_load(struct ipu_device *d, const void *image, size_t len, struct ipu_error *e)
 {
 	char msg[sizeof(e->msg)];

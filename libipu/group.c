@@ -39,10 +39,12 @@ struct gdev {
 	uint64_t *runs;		/* modelled cycles of each run of Main */
 	uint64_t nruns, cap;
 	uint64_t link_cycles;	/* of the run under way: its link copies */
+	struct ipu_link_counters base;	/* kernel device: its link counters at start */
 };
 
 struct ipu_group {
 	uint32_t n;
+	int hw;			/* kernel devices: the links are the devices' own */
 	struct gdev dev[IPU_GROUP_MAX];
 	struct glink *links;
 	uint32_t nlinks, cap;
@@ -61,16 +63,67 @@ static uint64_t link_cycles(uint64_t bytes)
 	return IPU_LINK_LATENCY_CYCLES + (bytes + IPU_LINK_BYTES_PER_CYCLE - 1) / IPU_LINK_BYTES_PER_CYCLE;
 }
 
+#define KERNEL_PREFIX "/dev/accel/"
+
+/* The spec of IPU i: a kernel group names its n nodes (comma-separated),
+ * an in-process group is one spec opened n times. */
+static int member_spec(const char *spec, uint32_t n, uint32_t i, char *out, size_t outlen,
+		       char *err, size_t errlen)
+{
+	const char *p = spec, *e;
+	uint32_t k = 0;
+
+	if (strncmp(spec, KERNEL_PREFIX, strlen(KERNEL_PREFIX))) {
+		snprintf(out, outlen, "%s", spec);
+		return 0;
+	}
+	for (;;) {
+		e = strchr(p, ',');
+		if (k == i)
+			break;
+		if (!e)
+			goto count;
+		p = e + 1;
+		k++;
+	}
+	if (i + 1 == n && e)
+		goto count;
+	if ((size_t)(e ? e - p : (ptrdiff_t)strlen(p)) >= outlen ||
+	    strncmp(p, KERNEL_PREFIX, strlen(KERNEL_PREFIX))) {
+		snprintf(err, errlen, "'%.*s' in '%s' is not a device node (%s...)",
+			 (int)(e ? e - p : (ptrdiff_t)strlen(p)), p, spec, KERNEL_PREFIX "accelN");
+		return IPU_E_INVAL;
+	}
+	snprintf(out, outlen, "%.*s", (int)(e ? e - p : (ptrdiff_t)strlen(p)), p);
+	return 0;
+count:
+	snprintf(err, errlen,
+		 "a group of %u kernel devices names each of them, comma-separated (e.g. %s), not '%s'",
+		 n, n > 1 ? KERNEL_PREFIX "accel0," KERNEL_PREFIX "accel1" : KERNEL_PREFIX "accel0", spec);
+	return IPU_E_INVAL;
+}
+
 int ipu_group_open(const char *spec, uint32_t n, struct ipu_group **out, char *err,
 		   size_t errlen)
 {
 	struct ipu_group *g;
+	struct ipu_device *devs[IPU_GROUP_MAX];
+	struct ipu_device_info info;
 	int r;
 
 	*out = NULL;
+	if (!spec || !*spec)
+		spec = "model";
 	if (n < 1 || n > IPU_GROUP_MAX) {
 		snprintf(err, errlen, "a group has 1 to %u IPUs, not %u", IPU_GROUP_MAX, n);
 		return IPU_E_INVAL;
+	}
+	/* the whole list is checked before a device is opened */
+	for (uint32_t i = 0; i < n; i++) {
+		char one[128];
+
+		if ((r = member_spec(spec, n, i, one, sizeof(one), err, errlen)) != 0)
+			return r;
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g) {
@@ -81,20 +134,39 @@ int ipu_group_open(const char *spec, uint32_t n, struct ipu_group **out, char *e
 	atomic_init(&g->closing, 0);
 	atomic_init(&g->inflight, 0);
 	for (uint32_t i = 0; i < n; i++) {
-		char e2[256] = "";
+		char e2[256] = "", one[128];
 
 		g->dev[i].g = g;
 		g->dev[i].i = i;
-		r = ipu_open(spec, &g->dev[i].d, e2, sizeof(e2));
-		if (!r && (r = ipu_attach(g->dev[i].d)) != 0)
-			snprintf(e2, sizeof(e2), "attach: %s", ipu_strerror(r));
+		r = member_spec(spec, n, i, one, sizeof(one), err, errlen);
 		if (r) {
-			snprintf(err, errlen, "IPU %u of the group (%s): %s", i, spec, e2);
-			g->n = i + (g->dev[i].d != NULL);
 			ipu_group_close(g);
 			return r;
 		}
-		g->n = i + 1;
+		r = ipu_open(one, &g->dev[i].d, e2, sizeof(e2));
+		g->n = i + (g->dev[i].d != NULL);
+		if (!r && (r = ipu_info(g->dev[i].d, &info)) != 0)
+			snprintf(e2, sizeof(e2), "info: %s", ipu_strerror(r));
+		if (!r && i == 0)
+			g->hw = info.backend == IPU_BACKEND_KERNEL && n > 1;
+		/* the devices of an ipu-link are attached as one group below */
+		if (!r && !g->hw && (r = ipu_attach(g->dev[i].d)) != 0)
+			snprintf(e2, sizeof(e2), "attach: %s", ipu_strerror(r));
+		if (r) {
+			snprintf(err, errlen, "IPU %u of the group (%s): %s", i, one, e2);
+			ipu_group_close(g);
+			return r;
+		}
+		devs[i] = g->dev[i].d;
+	}
+	if (g->hw && (r = ipu_attach_group(devs, n)) != 0) {
+		snprintf(err, errlen,
+			 "%s: %s", spec,
+			 r == IPU_E_BUSY ? "a member is attached by another process" :
+			 r == IPU_E_INVAL ? "not the devices of one ipu-link (sysfs link_index), or one named twice" :
+			 ipu_strerror(r));
+		ipu_group_close(g);
+		return r;
 	}
 	*out = g;
 	return 0;
@@ -310,6 +382,42 @@ static void on_trace(void *ctx, const struct ipu_step_event *ev)
 	gd->link_cycles = 0;
 }
 
+/*
+ * Kernel devices: each link is the sender device's own (the driver's
+ * LINK_STREAM), so no buffer of the group's is queued and no host thread
+ * carries the data; every completion is the user's.  The devices keep no
+ * per-step trace, so the group's modelled clock has no runs.
+ */
+static int start_device_links(struct ipu_group *g, char *err, size_t errlen)
+{
+	int r;
+
+	for (uint32_t i = 0; i < g->n; i++) {
+		if ((r = streams_of(&g->dev[i], err, errlen)) != 0)
+			return r;
+		/* the device's counters add up over earlier users: the group's
+		 * figures start here */
+		r = ipu_link_counters(g->dev[i].d, &g->dev[i].base);
+		if (r) {
+			snprintf(err, errlen, "IPU %u: link counters: %s", i, ipu_strerror(r));
+			return r;
+		}
+		ipu_set_completion_handler(g->dev[i].d, on_completion, &g->dev[i]);
+	}
+	for (uint32_t li = 0; li < g->nlinks; li++) {
+		const struct glink *l = &g->links[li];
+
+		r = ipu_link_stream(g->dev[l->src].d, l->src_stream, l->dst, l->dst_stream);
+		if (r) {
+			snprintf(err, errlen, "link %u (IPU %u stream %u -> IPU %u stream %u): the device refused it (%s)",
+				 li, l->src, l->src_stream, l->dst, l->dst_stream, ipu_strerror(r));
+			return r;
+		}
+	}
+	g->started = 1;
+	return 0;
+}
+
 int ipu_group_start(struct ipu_group *g, uint32_t depth, ipu_group_completion_fn fn, void *ctx,
 		    char *err, size_t errlen)
 {
@@ -322,6 +430,8 @@ int ipu_group_start(struct ipu_group *g, uint32_t depth, ipu_group_completion_fn
 	}
 	g->fn = fn;
 	g->ctx = ctx;
+	if (g->hw)
+		return start_device_links(g, err, errlen);
 	for (uint32_t i = 0; i < g->n; i++) {
 		struct gdev *gd = &g->dev[i];
 
@@ -367,9 +477,48 @@ void ipu_group_set_trace(struct ipu_group *g, ipu_group_trace_fn fn, void *ctx)
 	g->trace_ctx = ctx;
 }
 
+int ipu_group_device_links(const struct ipu_group *g)
+{
+	return g->hw;
+}
+
+int ipu_group_ipu_links(struct ipu_group *g, uint32_t ipu, struct ipu_link_counters *out)
+{
+	struct ipu_link_counters now;
+	int r;
+
+	if (ipu >= g->n || !g->started)
+		return IPU_E_INVAL;
+	if (g->hw) {
+		const struct ipu_link_counters *b = &g->dev[ipu].base;
+
+		if ((r = ipu_link_counters(g->dev[ipu].d, &now)) != 0)
+			return r;
+		/* a device reset zeroes the counters: then they count from it */
+		out->out_bytes = now.out_bytes >= b->out_bytes ? now.out_bytes - b->out_bytes : now.out_bytes;
+		out->in_bytes = now.in_bytes >= b->in_bytes ? now.in_bytes - b->in_bytes : now.in_bytes;
+		out->cycles = now.cycles >= b->cycles ? now.cycles - b->cycles : now.cycles;
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&g->mu);
+	for (uint32_t li = 0; li < g->nlinks; li++) {
+		const struct glink *l = &g->links[li];
+
+		if (l->src == ipu) {
+			out->out_bytes += l->st.bytes;
+			out->cycles += l->st.cycles;
+		}
+		if (l->dst == ipu)
+			out->in_bytes += l->st.bytes;
+	}
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
 int ipu_group_link_stats(struct ipu_group *g, uint32_t link, struct ipu_link_stats *out)
 {
-	if (link >= g->nlinks)
+	if (link >= g->nlinks || g->hw)
 		return IPU_E_INVAL;
 	pthread_mutex_lock(&g->mu);
 	*out = g->links[link].st;

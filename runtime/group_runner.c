@@ -85,7 +85,7 @@ static int open_devices(struct rt_group *g, const char *device, char *err, size_
 {
 	char spec[160];
 	const char *v = g->m->ipu_version;
-	struct ipu_device_info info;
+	struct ipu_device_info info, ik;
 
 	if (!device || !*device) {
 		int named = v && (!strcmp(v, "ipu2") || !strcmp(v, "ipu21"));
@@ -93,15 +93,26 @@ static int open_devices(struct rt_group *g, const char *device, char *err, size_
 		snprintf(spec, sizeof(spec), "model:tiles=%u,tile_mem=%u%s%s", g->m->num_tiles,
 			 g->m->tile_mem, named ? ",version=" : "", named ? v : "");
 		device = spec;
-	} else if (strncmp(device, "model", 5) || strchr(device, ';')) {
+	} else if ((strncmp(device, "model", 5) && strncmp(device, "/dev/accel/", 11)) ||
+		   strchr(device, ';')) {
 		return ipu_errorf(err, errlen, IPURT_E_NO_DEVICE,
-				  "the model is split over %u IPUs: it runs on a group of in-process devices (one 'model...' spec, opened %u times), not on '%s'",
-				  g->n, g->n, device);
+				  "the model is split over %u IPUs: it runs on a group of in-process devices (one 'model...' spec, opened %u times) or of %u kernel devices of one ipu-link (/dev/accel/accel0,/dev/accel/accel1,...), not on '%s'",
+				  g->n, g->n, g->n, device);
 	}
 	if (ipu_group_open(device, g->n, &g->ipus, err, errlen))
 		return IPURT_E_NO_DEVICE;
 	if (ipu_info(ipu_group_device(g->ipus, 0), &info))
 		return ipu_errorf(err, errlen, IPURT_E_DEVICE, "cannot read the device's size");
+	/* the stages are verified for one size: every IPU of the group has it */
+	for (uint32_t k = 1; k < g->n; k++) {
+		if (ipu_info(ipu_group_device(g->ipus, k), &ik))
+			return ipu_errorf(err, errlen, IPURT_E_DEVICE, "cannot read IPU %u's size", k);
+		if (ik.num_tiles != info.num_tiles || ik.tile_mem != info.tile_mem)
+			return ipu_errorf(err, errlen, IPURT_E_NO_DEVICE,
+					  "IPU %u of the group (%s) has %u tiles of %u bytes, IPU 0 (%s) %u of %u: a group's IPUs are all of one size",
+					  k, ik.path, ik.num_tiles, ik.tile_mem, info.path,
+					  info.num_tiles, info.tile_mem);
+	}
 	return ipuef_group_verify(g->f, info.num_tiles, info.tile_mem, err, errlen) ? IPURT_E_MODEL : 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rt_group.h - a model split over a group of IPUs run by the ModelRunner:
- * the file's group of in-process devices, each IPU with its own
+ * the file's group of in-process or kernel devices, each IPU with its own
  * Executable, the links from the group table, and requests pipelined
  * through the stages (Documentation/compiler/sharding.md).
  */
@@ -21,11 +21,12 @@ struct rt_group;
 typedef void (*rt_group_done_fn)(void *ctx, void *tag, int status, const char *msg);
 
 /*
- * Opens a group of as many in-process devices as f's IPUs (device: NULL
- * or "" for devices made to match the model, else a "model..." spec for
- * each), verifies the group for them (ipuef_group_verify), loads each
- * IPU's executable, links them and starts; `depth` requests may be in
- * flight.  IPURT_E_* with a message.
+ * Opens a group of as many devices as f's IPUs (device: NULL or "" for
+ * in-process devices made to match the model, a "model..." spec for each,
+ * or as many comma-separated kernel nodes of one ipu-link, whose links
+ * are then the devices' own), verifies the group for them
+ * (ipuef_group_verify), loads each IPU's executable, links them and
+ * starts; `depth` requests may be in flight.  IPURT_E_* with a message.
  */
 int rt_group_open(const struct ipuef_file *f, const char *device, uint32_t depth,
 		  rt_group_done_fn done, void *ctx, struct rt_group **out, char *err,

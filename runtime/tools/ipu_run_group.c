@@ -3,12 +3,54 @@
  * ipu_run_group.c - what a split model's IPUs did over the whole ipu-run
  * (first request, warm-up, latency and throughput runs): each link's
  * transfers, bytes and modelled cycles, and the group's modelled clock,
- * the IPUs overlapped against one request after the other.
+ * the IPUs overlapped against one request after the other.  On kernel
+ * devices the links are the devices' own: each IPU's link bytes and
+ * modelled cycles as the devices counted them, no modelled clock (the
+ * devices trace no steps).
  */
 #include <stdio.h>
 
 #include "cli.h"
 #include "ipu_run_group.h"
+
+static void device_links_text(struct ipu_group *g)
+{
+	printf("IPU group of %u kernel devices: the links are the devices' own\n", ipu_group_size(g));
+	for (uint32_t k = 0; k < ipu_group_size(g); k++) {
+		struct ipu_link_counters c;
+		struct ipu_device_info info;
+
+		if (ipu_group_ipu_links(g, k, &c) || ipu_info(ipu_group_device(g, k), &info))
+			continue;
+		printf("IPU %u (%s): link bytes %llu out, %llu in, %llu modelled cycles\n", k, info.name,
+		       (unsigned long long)c.out_bytes, (unsigned long long)c.in_bytes,
+		       (unsigned long long)c.cycles);
+	}
+}
+
+static json_t *device_links_json(struct ipu_group *g)
+{
+	json_t *ipus = json_array(), *j;
+	uint64_t bytes = 0;
+
+	if (!ipus)
+		return NULL;
+	for (uint32_t k = 0; k < ipu_group_size(g); k++) {
+		struct ipu_link_counters c;
+		struct ipu_device_info info;
+
+		if (ipu_group_ipu_links(g, k, &c) || ipu_info(ipu_group_device(g, k), &info))
+			continue;
+		bytes += c.out_bytes;
+		json_array_append_new(ipus, json_pack("{s:i,s:s,s:I,s:I,s:I}", "ipu", (int)k, "device",
+						      info.path, "link_out_bytes", (json_int_t)c.out_bytes,
+						      "link_in_bytes", (json_int_t)c.in_bytes,
+						      "link_modelled_cycles", (json_int_t)c.cycles));
+	}
+	j = json_pack("{s:i,s:b,s:I,s:o}", "ipus", (int)ipu_group_size(g), "device_links", 1,
+		      "link_bytes", (json_int_t)bytes, "per_ipu", ipus);
+	return j;
+}
 
 void group_report_text(struct ipurt_runner *r)
 {
@@ -18,6 +60,10 @@ void group_report_text(struct ipurt_runner *r)
 
 	if (!g || !gt)
 		return;
+	if (ipu_group_device_links(g)) {
+		device_links_text(g);
+		return;
+	}
 	n = ipu_group_modelled(g, &pipe, &serial, NULL);
 	printf("IPU group of %u: %llu requests, modelled %llu cycles with the IPUs overlapped, %llu one after the other (%.2fx)\n",
 	       ipu_group_size(g), (unsigned long long)n, (unsigned long long)pipe,
@@ -44,6 +90,8 @@ json_t *group_report_json(struct ipurt_runner *r)
 
 	if (!g || !gt)
 		return NULL;
+	if (ipu_group_device_links(g))
+		return device_links_json(g);
 	links = json_array();
 	if (!links)
 		return NULL;

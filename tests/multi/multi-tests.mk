@@ -175,3 +175,20 @@ check-multi-pipeline: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	  print("check-multi-pipeline: %d runs of 32 rows (%d requests of 256), modelled %d cycles pipelined vs %d one stage after the other (%.2fx), %d link transfers, %.2g of torch'"'"'s output scale" % (n, n // 8, p, s, s / p, g["link_transfers"], e)); \
 	  print("check-multi-pipeline: %d passed, %d failed" % (sum(ok), len(ok) - sum(ok))); sys.exit(not all(ok))' $(MULTI_PIPE)
 CHECKS += ;make -s check-multi-pipeline;
+
+# The split MLP through the driver (tests/multi/test-multi-vm.sh mlp): over
+# 2 and, pipelined, 4 of the VM's devices on one ipu-link (IPU_VM_IPUS=4),
+# attached as one device group whose links carry the boundary tensors
+# device to device; the output the in-process group's byte for byte, within
+# 1e-3 of torch's.  About 80 s.
+.PHONY: check-multi-vm
+check-multi-vm: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $$(KMOD) $$(VM_DIR)/bin/ipu-run
+	BUILD=$(BUILD) tests/multi/test-multi-vm.sh mlp
+CHECKS += ;make -s check-multi-vm;
+
+# The same with BERT-large-shaped encoder layers (one over 2 IPUs, two
+# over 4) on devices of 192 tiles of 624 KiB: 2 GiB of guest RAM, a few
+# minutes: not part of make check.
+.PHONY: check-multi-bert-vm
+check-multi-bert-vm: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $$(KMOD) $$(VM_DIR)/bin/ipu-run
+	BUILD=$(BUILD) tests/multi/test-multi-vm.sh bert

@@ -141,7 +141,7 @@ TEST(runner_on_a_group_as_on_one_ipu)
 	free(b1);
 }
 
-TEST(a_group_needs_in_process_devices)
+TEST(a_group_needs_devices_of_one_kind)
 {
 	struct ir_error e = { "" };
 	void *b = NULL;
@@ -154,9 +154,24 @@ TEST(a_group_needs_in_process_devices)
 	CHECK_MSG(model_file(4, 2, &b, &l, &e) == 0, "%s", e.msg);
 	REQUIRE(ipuef_open_mem(b, l, &f, err, sizeof(err)) == 0);
 	ipurt_config_init(&c);
-	c.device = "/dev/accel/accel0";
+	c.device = "replay:x";
 	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_NO_DEVICE);
 	CHECK_MSG(strstr(err, "split over 2 IPUs: it runs on a group of in-process devices"), "%s", err);
+	/* kernel devices: one node per IPU, each a device node */
+	c.device = "/dev/accel/accel0";
+	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_NO_DEVICE);
+	CHECK_MSG(strstr(err, "a group of 2 kernel devices names each of them"), "%s", err);
+	c.device = "/dev/accel/accel0,/dev/accel/accel1,/dev/accel/accel2";
+	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_NO_DEVICE);
+	CHECK_MSG(strstr(err, "a group of 2 kernel devices names each of them"), "%s", err);
+	c.device = "/dev/accel/accel0,model";
+	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_NO_DEVICE);
+	CHECK_MSG(strstr(err, "'model' in '/dev/accel/accel0,model' is not a device node"), "%s", err);
+	/* nodes this host may not have: refused opening IPU 0 (or, on a
+	 * machine with two devices not of one link, attaching them) */
+	c.device = "/dev/accel/accel97,/dev/accel/accel98";
+	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_NO_DEVICE);
+	CHECK_MSG(strstr(err, "IPU 0 of the group (/dev/accel/accel97)"), "%s", err);
 	/* an in-process device too small for an IPU's executable */
 	c.device = "model:tiles=8";
 	CHECK(ipurt_runner_create_from(f, &c, &r, err, sizeof(err)) == IPURT_E_MODEL);
@@ -173,6 +188,6 @@ int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
 	RUN(runner_on_a_group_as_on_one_ipu);
-	RUN(a_group_needs_in_process_devices);
+	RUN(a_group_needs_devices_of_one_kind);
 	return TH_DONE();
 }

@@ -4,7 +4,10 @@
  * split over several IPUs (Documentation/compiler/sharding.md).
  *
  * The group opens N devices of one spec (the in-process device: N
- * engines, each with its own device thread).  Each IPU loads its own
+ * engines, each with its own device thread), or N kernel devices of one
+ * ipu-link named one by one ("/dev/accel/accel0,/dev/accel/accel1":
+ * attached as the driver's device group, ipu_attach_group).  Each IPU
+ * loads its own
  * executable (ipu_load on ipu_group_device()).  A link joins a
  * device-to-host stream of one IPU to a host-to-device stream of a later
  * IPU of the same buffer size: when the sender's StreamCopy fills a link
@@ -21,6 +24,12 @@
  * it starts when the IPU finished run k-1 and every link into it carried
  * run k's data (the sender's finish + the link's cycles), and lasts the
  * run's modelled cycles without those of its link stream copies.
+ *
+ * On kernel devices the links are the devices' own (ipu_link_stream at
+ * ipu_group_start): the data goes device to device without the host,
+ * the stages pipeline the same way, and the transfers are counted by the
+ * devices (ipu-info, sysfs) rather than per link; the devices trace no
+ * steps, so the modelled clock counts no runs.
  *
  * Stream buffer tags with bit 63 set are the group's own; the user's
  * buffers (the model's inputs and outputs) use the others, and their
@@ -42,7 +51,10 @@
 
 struct ipu_group;
 
-/* Opens and attaches n (1 .. IPU_GROUP_MAX) devices of `spec`. */
+/* Opens and attaches n (1 .. IPU_GROUP_MAX) devices of `spec`: a
+ * "model..." spec opened n times, or n comma-separated kernel nodes of
+ * one ipu-link (all attached or none: IPU_E_BUSY if one is owned
+ * elsewhere). */
 int ipu_group_open(const char *spec, uint32_t n, struct ipu_group **out, char *err,
 		   size_t errlen);
 /* Aborts every IPU's work and closes them. */
@@ -89,7 +101,15 @@ struct ipu_link_stats {
 	uint64_t bytes;
 	uint64_t cycles;	/* modelled */
 };
+/* A link's figures; IPU_E_INVAL out of range or on kernel devices (their
+ * link counters are per device: ipu-info). */
 int ipu_group_link_stats(struct ipu_group *g, uint32_t link, struct ipu_link_stats *out);
+/* 1 if the links are the devices' own (kernel devices), else 0. */
+int ipu_group_device_links(const struct ipu_group *g);
+/* IPU ipu's link bytes sent and received and the modelled cycles of its
+ * sends since ipu_group_start (on kernel devices from the devices' own
+ * counters); IPU_E_INVAL out of range or before the start. */
+int ipu_group_ipu_links(struct ipu_group *g, uint32_t ipu, struct ipu_link_counters *out);
 uint32_t ipu_group_num_links(const struct ipu_group *g);
 
 /*

@@ -90,6 +90,16 @@ int ipu_attach_group(struct ipu_device *const *devs, unsigned n);
 int ipu_link_stream(struct ipu_device *d, uint32_t stream, uint32_t peer_ipu,
 		    uint32_t peer_stream);
 
+/* A device's IPU-Link counters since its last device reset (they add up
+ * over every process that used it): IPU_E_INVAL on a device without
+ * links (the in-process device: ipu/group.h counts its links). */
+struct ipu_link_counters {
+	uint64_t out_bytes;	/* sent to peers */
+	uint64_t in_bytes;	/* received from peers */
+	uint64_t cycles;	/* modelled cycles of the sends */
+};
+int ipu_link_counters(struct ipu_device *d, struct ipu_link_counters *out);
+
 /*
  * Load (verify + upload) an executable image; waits for running programs.
  * An image the device's verifier refuses fails with IPU_E_VERIFY, its
