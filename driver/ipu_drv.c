@@ -163,6 +163,18 @@ static int ipu_reset_finish(struct ipu_device *idev, u32 reason, int ret)
 	trace_ipu_reset(idev->minor, reason, ret);
 	dev_info(&idev->pdev->dev, "device reset (reason %u)%s\n", reason,
 		 ret ? ": device failed to come back" : "");
+	/*
+	 * A member reset alone: its peers' runs lost their link (the device
+	 * ended their waits) and would keep executables that no longer match
+	 * it, so the whole group is reset.  Not at close (the group is being
+	 * released) nor when the group resets every member itself.
+	 */
+	if (idev->group && !idev->group_resetting && !idev->gone &&
+	    reason != IPU_RESET_REASON_CLOSE) {
+		idev->peer_reset_reason = reason;
+		idev->peer_reset_group = idev->group->id;
+		schedule_work(&idev->peer_reset_work);
+	}
 	return ret;
 }
 
@@ -428,6 +440,7 @@ static void ipu_init_sw(struct ipu_device *idev, struct pci_dev *pdev)
 	INIT_LIST_HEAD(&idev->stream_reqs);
 	INIT_DELAYED_WORK(&idev->watchdog, ipu_watchdog_fn);
 	INIT_WORK(&idev->fatal_work, ipu_fatal_work);
+	INIT_WORK(&idev->peer_reset_work, ipu_group_reset_peers_fn);
 	idev->watchdog_ms = watchdog_ms;
 	idev->run_limit_ms = run_limit_ms;
 	atomic64_set(&idev->st_stream_cmds, 0);
@@ -583,6 +596,8 @@ static void ipu_remove(struct pci_dev *pdev)
 	ipu_free_irqs(idev);
 	/* no interrupt can schedule it any more */
 	cancel_work_sync(&idev->fatal_work);
+	/* nor a reset (gone): the group's peers are the group's to reset now */
+	cancel_work_sync(&idev->peer_reset_work);
 	/*
 	 * The cancelled stream buffers are released in their submitters'
 	 * task work, which still uses the SG pool: wait for them.

@@ -148,6 +148,14 @@ struct ipu_device {
 
 	struct ipu_group *group;	/* see ipu_group.c for its locking */
 	u32 group_ipu;		/* its IPU index in the group */
+	/*
+	 * a reset of this device alone (watchdog, FLR, AER, a fatal error)
+	 * resets the group's other members from peer_reset_work; none is
+	 * queued while the group itself resets it (group_resetting)
+	 */
+	bool group_resetting;
+	u32 peer_reset_reason, peer_reset_group;
+	struct work_struct peer_reset_work;
 
 	struct mutex lock;		/* owner, executable, streams, resets */
 	struct ipu_file *owner;
@@ -302,6 +310,7 @@ void ipu_detach_locked(struct ipu_file *f, u32 reason);
 /* ipu_group.c */
 bool ipu_group_release(struct ipu_file *f, u32 reason);
 int ipu_group_reset(struct ipu_file *f, u32 reason);
+void ipu_group_reset_peers_fn(struct work_struct *work);
 int ipu_ioctl_group_attach(struct ipu_file *f, void *data);
 int ipu_ioctl_link_stream(struct ipu_file *f, void *data);
 u32 ipu_group_info(struct ipu_device *idev, u32 *id, u32 *ipu, int *minors);

@@ -7,7 +7,9 @@
  * all or none.  From then on the group is released as one (DETACH or the
  * close of any member's file detaches every member) and a device reset of
  * any member resets every member, so that a request running over the
- * links never finds half its devices with a fresh state.  A member's own
+ * links never finds half its devices with a fresh state; a member's reset
+ * of its own (the watchdog, a function-level reset, AER, a fatal error)
+ * resets the others from a work item.  A member's own
  * device-to-host stream is joined to a peer's host-to-device stream by
  * DRM_IOCTL_IPU_LINK_STREAM (IPU_CMD_LINK_STREAM of the device).
  *
@@ -119,13 +121,50 @@ int ipu_group_reset(struct ipu_file *f, u32 reason)
 	}
 	ipu_group_lock_all(g);
 	for (k = 0; k < g->count; k++) {
+		g->members[k]->group_resetting = true;
 		r = ipu_hw_reset(g->members[k], reason);
+		g->members[k]->group_resetting = false;
 		if (r && !ret)
 			ret = r;
 	}
 	ipu_group_unlock_all(g);
 	mutex_unlock(&ipu_groups_lock);
 	return ret;
+}
+
+/**
+ * ipu_group_reset_peers_fn() - reset the other members after one member's
+ * own reset (watchdog, function-level reset, AER, a fatal error)
+ * @work: that member's peer_reset_work
+ *
+ * Runs without any lock, so it takes ipu_groups_lock and then every
+ * member's lock as the ioctls do.  A group released (or another one
+ * formed) since the reset is left alone.
+ */
+void ipu_group_reset_peers_fn(struct work_struct *work)
+{
+	struct ipu_device *idev = container_of(work, struct ipu_device, peer_reset_work);
+	struct ipu_group *g;
+	u32 k;
+
+	mutex_lock(&ipu_groups_lock);
+	g = idev->group;
+	if (g) {
+		ipu_group_lock_all(g);
+		if (g->id == idev->peer_reset_group) {
+			for (k = 0; k < g->count; k++) {
+				struct ipu_device *m = g->members[k];
+
+				if (m == idev || m->gone)
+					continue;
+				m->group_resetting = true;
+				ipu_hw_reset(m, idev->peer_reset_reason);
+				m->group_resetting = false;
+			}
+		}
+		ipu_group_unlock_all(g);
+	}
+	mutex_unlock(&ipu_groups_lock);
 }
 
 /* The ipu_file of an accel fd of this driver, with a file reference. */

@@ -248,6 +248,159 @@ TEST(link_transfer_and_group_reset)
 	free(y);
 }
 
+/* Writes "1" to accel0's PCI function's reset (a function-level reset). */
+static int flr_accel0(int fd0)
+{
+	struct ipu_info_args i;
+	char path[128];
+	FILE *f;
+	int ret;
+
+	if (info(fd0, &i))
+		return -errno;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/reset", i.pci_domain,
+		 i.pci_bus, i.pci_dev, i.pci_fn);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fputs("1", f) < 0;
+	return fclose(f) || ret ? -EIO : 0;
+}
+
+/* The peer's reset is the group's work: wait up to 5 s for its count. */
+static uint64_t wait_resets(int dev, uint64_t want)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < 500 && (n = ipu_t_sysfs_u64(dev, "stats/resets")) < want; i++)
+		usleep(10000);
+	return n;
+}
+
+/*
+ * A reset of member 0 of its own while member 1 waits on the link: a
+ * function-level reset through sysfs while member 0's run waits for its
+ * input (how = 0), or the watchdog once the driver stops hearing from
+ * member 0 (how = 1, debugfs inject_hang: its run sends one transfer, so
+ * member 1 finishes one run and waits in a second).  The group resets
+ * member 1 too: its waiting run ABORTED and its buffer cancelled, both
+ * idle (executables dropped), one RESET more on each, still one group;
+ * loaded and linked again, a transfer gives the right result.
+ */
+static void member_reset(struct __test_metadata *_metadata, int how)
+{
+	size_t len;
+	void *img = ipu_t_affine_image(N, 1, 0, &len);
+	float *x = malloc(N * 4), *y = malloc(N * 4);
+	struct ipu_link_stream_args ls;
+	struct ipu_reset_args r = { .mode = IPU_RESET_DEVICE };
+	struct ipu_info_args i0, i1;
+	struct io_uring ring0, ring1;
+	struct io_uring_cqe *cqe;
+	uint64_t s0, s1, s1b = 0, r0, r1;
+	uint32_t st, i;
+	int fd0 = ipu_t_open(0), fd1 = ipu_t_open(1);
+
+	ASSERT_NE(NULL, img);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, group_attach(fd0, fd1, NULL));
+	ASSERT_EQ(0, ipu_x(fd0, DRM_IOCTL_IPU_RESET, &r));
+	ASSERT_EQ(0, load_and_link(fd0, fd1, img, len, &ls));
+	ASSERT_EQ(0, ipu_t_ring(&ring0, 16));
+	ASSERT_EQ(0, ipu_t_ring(&ring1, 16));
+	r0 = ipu_t_sysfs_u64(0, "stats/resets");
+	r1 = ipu_t_sysfs_u64(1, "stats/resets");
+	memset(y, 0, N * 4);
+	for (i = 0; i < N; i++)
+		x[i] = (float)i;
+	ASSERT_EQ(0, ipu_t_prep(&ring1, fd1, IPU_URING_CMD_RECV, 1, y, N * 4, 2, -1));
+	if (how == 1)
+		ASSERT_EQ(0, ipu_t_prep(&ring1, fd1, IPU_URING_CMD_RECV, 1, y, N * 4, 5, -1));
+	ASSERT_EQ(how == 1 ? 2 : 1, io_uring_submit(&ring1));
+	ASSERT_EQ(0, ipu_t_run(fd1, 0, &s1));
+	if (how == 1) {
+		ASSERT_EQ(0, ipu_t_run(fd1, 0, &s1b));
+		ASSERT_EQ(0, ipu_t_prep(&ring0, fd0, IPU_URING_CMD_SEND, 0, x, N * 4, 1, -1));
+		ASSERT_EQ(1, io_uring_submit(&ring0));
+		ASSERT_EQ(0, ipu_t_sysfs_write(0, "watchdog_ms", "500"));
+		ASSERT_EQ(0, ipu_t_debugfs_write(0, "inject_hang", "1"));
+	}
+	ASSERT_EQ(0, ipu_t_run(fd0, 0, &s0));
+	if (how == 0) {
+		EXPECT_EQ(IPU_WAIT_TIMEDOUT, ipu_t_wait(fd1, s1, 50000000, NULL));
+		ASSERT_EQ(0, flr_accel0(fd0));
+	} else {
+		/* member 0's one transfer reached member 1 */
+		EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd1, s1, 10000000000ll, &st));
+		EXPECT_EQ(0u, st);
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring1, &cqe));
+		EXPECT_EQ(N * 4, cqe->res);
+		io_uring_cqe_seen(&ring1, cqe);
+		s1 = s1b;
+	}
+	EXPECT_EQ(IPU_WAIT_ABORTED, ipu_t_wait(fd0, s0, 10000000000ll, NULL));
+	EXPECT_EQ(IPU_WAIT_ABORTED, ipu_t_wait(fd1, s1, 10000000000ll, NULL));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring1, &cqe));
+	EXPECT_EQ(-ECANCELED, cqe->res);
+	io_uring_cqe_seen(&ring1, cqe);
+	if (how == 1) {
+		/* the driver never heard member 0's buffer done: cancelled */
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring0, &cqe));
+		EXPECT_EQ(-ECANCELED, cqe->res);
+		io_uring_cqe_seen(&ring0, cqe);
+	}
+	EXPECT_EQ(r0 + 1, ipu_t_sysfs_u64(0, "stats/resets"));
+	EXPECT_EQ(r1 + 1, wait_resets(1, r1 + 1));
+	ASSERT_EQ(0, info(fd0, &i0));
+	ASSERT_EQ(0, info(fd1, &i1));
+	EXPECT_EQ(IPU_DEV_STATE_IDLE, i0.state);
+	EXPECT_EQ(IPU_DEV_STATE_IDLE, i1.state);
+	EXPECT_EQ(2u, i0.group_size);
+	EXPECT_EQ(2u, i1.group_size);
+	if (how == 1)
+		ipu_t_sysfs_write(0, "watchdog_ms", "10000");
+
+	/* the group recovered: loaded, linked, a transfer */
+	ASSERT_EQ(0, load_and_link(fd0, fd1, img, len, &ls));
+	for (i = 0; i < N; i++)
+		x[i] = (float)i * 0.25f - 3.0f;
+	ASSERT_EQ(0, ipu_t_prep(&ring1, fd1, IPU_URING_CMD_RECV, 1, y, N * 4, 4, -1));
+	ASSERT_EQ(1, io_uring_submit(&ring1));
+	ASSERT_EQ(0, ipu_t_run(fd1, 0, &s1));
+	ASSERT_EQ(0, ipu_t_prep(&ring0, fd0, IPU_URING_CMD_SEND, 0, x, N * 4, 3, -1));
+	ASSERT_EQ(1, io_uring_submit(&ring0));
+	ASSERT_EQ(0, ipu_t_run(fd0, 0, &s0));
+	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd0, s0, 20000000000ll, &st));
+	EXPECT_EQ(IPU_WAIT_COMPLETED, ipu_t_wait(fd1, s1, 20000000000ll, &st));
+	EXPECT_EQ(0u, st);
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring0, &cqe));
+	EXPECT_EQ(N * 4, cqe->res);
+	io_uring_cqe_seen(&ring0, cqe);
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring1, &cqe));
+	EXPECT_EQ(N * 4, cqe->res);
+	io_uring_cqe_seen(&ring1, cqe);
+	EXPECT_TRUE(check_twice(x, y, N));
+	io_uring_queue_exit(&ring0);
+	io_uring_queue_exit(&ring1);
+	close(fd0);
+	close(fd1);
+	free(img);
+	free(x);
+	free(y);
+}
+
+TEST(flr_of_one_member_resets_the_group)
+{
+	member_reset(_metadata, 0);
+}
+
+TEST(watchdog_of_one_member_resets_the_group)
+{
+	member_reset(_metadata, 1);
+}
+
 /* The same through libipu: ipu_attach_group, ipu_link_stream. */
 TEST(libipu_group)
 {
