@@ -431,6 +431,140 @@ static float CD_FN(bias)(const struct conv_args *c, size_t oc)
 			   : ((const float *)c->bias)[oc];
 }
 
+#if CD_MASKED
+#if CD_VL == 16
+typedef __m512 CD_FN(vs);
+typedef __mmask16 CD_FN(vm);
+#define CD_SV_ALL ((__mmask16)0xffff)
+#define CD_SV_MASK(n) ((__mmask16)((1u << (n)) - 1))
+#define CD_SV_SET1(x) _mm512_set1_ps(x)
+#define CD_SV_LOAD(m, p) _mm512_maskz_loadu_ps((m), (p))
+#define CD_SV_STORE(m, p, x) _mm512_mask_storeu_ps((p), (m), (x))
+#define CD_SV_ADD(a, b) _mm512_add_ps((a), (b))
+#define CD_SV_LT(x, y) _mm512_cmp_ps_mask((x), (y), _CMP_LT_OQ)
+#define CD_SV_GT(x, y) _mm512_cmp_ps_mask((x), (y), _CMP_GT_OQ)
+#define CD_SV_ISNAN(x) _mm512_cmp_ps_mask((x), (x), _CMP_UNORD_Q)
+#define CD_SV_PICK(k, x, y) _mm512_mask_blend_ps((k), (x), (y))
+#define CD_SV_H2F(h) _mm512_cvtph_ps(h)
+#define CD_SV_F2H(x) _mm512_cvtps_ph((x), _MM_FROUND_TO_NEAREST_INT)
+typedef __m256i CD_FN(vh);
+#define CD_SV_HLOAD(p) _mm256_loadu_si256((const __m256i *)(p))
+#define CD_SV_HSTORE(p, h) _mm256_storeu_si256((__m256i *)(p), (h))
+#else
+typedef __m256 CD_FN(vs);
+typedef __m256i CD_FN(vm);
+#define CD_SV_ALL _mm256_set1_epi32(-1)
+#define CD_SV_MASK(n) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n)), \
+					 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define CD_SV_SET1(x) _mm256_set1_ps(x)
+#define CD_SV_LOAD(m, p) _mm256_maskload_ps((p), (m))
+#define CD_SV_STORE(m, p, x) _mm256_maskstore_ps((p), (m), (x))
+#define CD_SV_ADD(a, b) _mm256_add_ps((a), (b))
+#define CD_SV_LT(x, y) _mm256_cmp_ps((x), (y), _CMP_LT_OQ)
+#define CD_SV_GT(x, y) _mm256_cmp_ps((x), (y), _CMP_GT_OQ)
+#define CD_SV_ISNAN(x) _mm256_movemask_ps(_mm256_cmp_ps((x), (x), _CMP_UNORD_Q))
+#define CD_SV_PICK(k, x, y) _mm256_blendv_ps((x), (y), (k))
+#define CD_SV_H2F(h) _mm256_cvtph_ps(h)
+#define CD_SV_F2H(x) _mm256_cvtps_ph((x), _MM_FROUND_TO_NEAREST_INT)
+typedef __m128i CD_FN(vh);
+#define CD_SV_HLOAD(p) _mm_loadu_si128((const __m128i *)(p))
+#define CD_SV_HSTORE(p, h) _mm_storeu_si128((__m128i *)(p), (h))
+#endif
+
+/*
+ * store_row a vector at a time, the short last vector masked (rows are 7
+ * to 112 wide: a scalar tail was up to half of a row): the same
+ * operations per element as the scalar loops, in the same order, so the
+ * same bits.  f16 values go through F16C, a vector holding a NaN through
+ * cl_f2h (F16C keeps NaN payloads differently).
+ */
+CD_TARGET static inline __attribute__((always_inline)) CD_FN(vs)
+CD_FN(sv_one)(const struct conv_args *c, CD_FN(vs) x, CD_FN(vs) old,
+	      CD_FN(vs) bv, CD_FN(vs) lo, CD_FN(vs) hi)
+{
+	if (c->accumulate)
+		x = CD_SV_ADD(CD_SV_ADD(old, bv), x);
+	else if (c->bias)
+		x = CD_SV_ADD(bv, x);
+	if (c->act.kind) {
+		x = CD_SV_PICK(CD_SV_LT(x, lo), x, lo);
+		x = CD_SV_PICK(CD_SV_GT(x, hi), x, hi);
+	}
+	return x;
+}
+
+CD_TARGET static void CD_FN(store_vec)(const struct conv_args *c, size_t o,
+				       const float *s, float b)
+{
+	typedef CD_FN(vs) vs;
+	typedef CD_FN(vh) vh;
+	vs bv = CD_SV_SET1(b), lo = CD_SV_SET1(c->act.lo), hi = CD_SV_SET1(c->act.hi);
+	vs zero = CD_SV_SET1(0.0f);
+	size_t OW = c->OW, ow, i;
+
+	if (!c->out_f16) {
+		float *d = (float *)c->out + o;
+
+		for (ow = 0; ow + CD_VL <= OW; ow += CD_VL) {
+			vs old = c->accumulate ? CD_SV_LOAD(CD_SV_ALL, d + ow) : zero;
+
+			CD_SV_STORE(CD_SV_ALL, d + ow,
+				    CD_FN(sv_one)(c, CD_SV_LOAD(CD_SV_ALL, s + ow), old, bv, lo, hi));
+		}
+		if (ow < OW) {
+			CD_FN(vm) m = CD_SV_MASK(OW - ow);
+			vs old = c->accumulate ? CD_SV_LOAD(m, d + ow) : zero;
+
+			CD_SV_STORE(m, d + ow, CD_FN(sv_one)(c, CD_SV_LOAD(m, s + ow), old, bv, lo, hi));
+		}
+		return;
+	}
+	{
+		uint16_t *d = (uint16_t *)c->out + o;
+
+		for (ow = 0; ow < OW; ow += CD_VL) {
+			size_t n = OW - ow < CD_VL ? OW - ow : CD_VL;
+			CD_FN(vm) m = n == CD_VL ? CD_SV_ALL : CD_SV_MASK(n);
+			_Alignas(64) uint16_t h[CD_VL] = { 0 };
+			_Alignas(64) float t[CD_VL];
+			vs old = zero, x;
+
+			if (c->accumulate) {
+				memcpy(h, d + ow, n * sizeof(uint16_t));
+				old = CD_SV_H2F(CD_SV_HLOAD(h));
+			}
+			x = CD_FN(sv_one)(c, CD_SV_LOAD(m, s + ow), old, bv, lo, hi);
+			if (CD_SV_ISNAN(x)) {
+				CD_SV_STORE(CD_SV_ALL, t, x);
+				for (i = 0; i < n; i++)
+					d[ow + i] = cl_f2h(t[i]);
+				continue;
+			}
+			if (n == CD_VL) {
+				CD_SV_HSTORE(d + ow, (vh)CD_SV_F2H(x));
+			} else {
+				CD_SV_HSTORE(h, (vh)CD_SV_F2H(x));
+				memcpy(d + ow, h, n * sizeof(uint16_t));
+			}
+		}
+	}
+}
+#undef CD_SV_ALL
+#undef CD_SV_MASK
+#undef CD_SV_SET1
+#undef CD_SV_LOAD
+#undef CD_SV_STORE
+#undef CD_SV_ADD
+#undef CD_SV_LT
+#undef CD_SV_GT
+#undef CD_SV_ISNAN
+#undef CD_SV_PICK
+#undef CD_SV_H2F
+#undef CD_SV_F2H
+#undef CD_SV_HLOAD
+#undef CD_SV_HSTORE
+#endif
+
 /* One output row from its f32 sums s: out = act(out (+)= bias + s). */
 CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 				       const float *s, float b)
@@ -438,6 +572,12 @@ CD_TARGET static void CD_FN(store_row)(const struct conv_args *c, size_t o,
 	int base = c->accumulate || c->bias;
 	size_t ow;
 
+#if CD_MASKED
+	(void)base;
+	(void)ow;
+	CD_FN(store_vec)(c, o, s, b);
+	return;
+#endif
 	if (c->out_f16) {
 		/*
 		 * The f32 path's sums in a buffer, then one conversion loop:
