@@ -29,6 +29,7 @@ void ir_attr_clear(struct ir_attr *a)
 		ir_tensor_free(a->t);
 		free(a->t);
 	}
+	ir_graph_free(a->g);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -211,6 +212,8 @@ int ir_attr_copy(struct ir_attr *d, const struct ir_attr *s,
 			goto fail;
 		memcpy(d->t->data, s->t->data, ir_tensor_bytes(s->t));
 	}
+	if (s->g && !(d->g = ir_graph_clone(s->g, e)))
+		goto fail;
 	return 0;
 oom:
 	ir_err(e, "out of memory");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control.h"
 #include "custom/custom.h"
 #include "eval/eval.h"
 #include "infer_internal.h"
@@ -268,8 +269,27 @@ int ir_infer(struct ir_graph *g, const struct ir_infer_opts *o,
 				continue;
 			}
 		}
-		if (ir_infer_node(g, i, e))
-			return -1;
+		int expanded = 0;
+
+		for (int pass = 0; pass < 2 && !expanded; pass++) {
+			/* static control flow becomes plain nodes (inferred
+			 * next): before the node's own inference, which would
+			 * infer a Loop body with a run-time iteration number,
+			 * and after it, for an If whose branches must agree */
+			int r = 0;
+
+			if (ir_cf_sub(n, "then_branch") || ir_cf_sub(n, "body"))
+				r = ir_cf_expand(g, i, pass, o ? o->log : NULL, e);
+			if (r < 0)
+				return -1;
+			expanded = r > 0;
+			if (!expanded && !pass && ir_infer_node(g, i, e))
+				return -1;
+		}
+		if (expanded) {
+			i--;
+			continue;
+		}
 		for (int k = 0; k < n->nout; k++) {
 			struct ir_value *v = &g->vals[n->out[k]];
 

@@ -281,6 +281,10 @@ int ir_normalize(struct ir_graph *g, struct ir_error *e)
 
 		if (n->dead)
 			continue;
+		/* If branches and Loop/Scan bodies: the same opset */
+		for (int k = 0; k < n->nattrs; k++)
+			if (n->attrs[k].g && ir_normalize(n->attrs[k].g, e))
+				return -1;
 		/* Constant and Upsample have no internal form of their own */
 		if (!strcmp(n->op, "Constant"))
 			r = constant(g, n, e);

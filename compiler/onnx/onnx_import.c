@@ -12,6 +12,19 @@
 #include "onnx_attr_schema.h"
 #include "onnx_internal.h"
 
+/* Subgraphs nest at most this deep (an If inside a Loop body is 2). */
+#define MAX_SUBGRAPH_DEPTH 8
+
+/* Where a graph being imported sits: its depth below the model's graph
+ * and the directory external tensor data is read from. */
+struct scope {
+	int depth;
+	const char *base_dir;
+};
+
+static int import_graph(struct ir_graph *g, const Onnx__GraphProto *gp,
+			const struct scope *sc, int is_sub, struct ir_error *e);
+
 /* Index of the value called `name`, created if new; -1 on error.  The
  * empty name means "optional input omitted" and gives -2. */
 static int value_of(struct ir_graph *g, const char *name, struct ir_error *e)
@@ -66,8 +79,27 @@ static int import_type(struct ir_value *v, const Onnx__TypeProto *tp,
 	return 0;
 }
 
+/* A subgraph attribute (If's branches, Loop's and Scan's body): imported
+ * into a graph of its own, one level deeper. */
+static int import_subgraph(struct ir_attr *a, const Onnx__AttributeProto *p,
+			   const struct scope *sc, struct ir_error *e)
+{
+	struct scope inner = { sc->depth + 1, sc->base_dir };
+
+	if (p->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || !p->g)
+		return ir_err(e, "attribute '%s': a list of graphs (GRAPHS) is not supported, only one GRAPH",
+			      a->name);
+	if (inner.depth > MAX_SUBGRAPH_DEPTH)
+		return ir_err(e, "attribute '%s': subgraphs nested more than %d deep", a->name,
+			      MAX_SUBGRAPH_DEPTH);
+	a->g = ir_graph_new(e);
+	if (!a->g)
+		return -1;
+	return import_graph(a->g, p->g, &inner, 1, e);
+}
+
 static int import_attr(struct ir_attr *a, const Onnx__AttributeProto *p,
-		       struct ir_error *e)
+		       const struct scope *sc, struct ir_error *e)
 {
 	memset(a, 0, sizeof(*a));
 	a->name = strdup(p->name ? p->name : "");
@@ -138,10 +170,8 @@ static int import_attr(struct ir_attr *a, const Onnx__AttributeProto *p,
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
-		/* Control flow bodies: kept as a marker; the op is rejected
-		 * by shape inference with a message naming the node. */
 		a->type = IR_ATTR_GRAPH;
-		break;
+		return import_subgraph(a, p, sc, e);
 	default:
 		return ir_err(e, "attribute '%s' has type %d, which is not supported",
 			      a->name, (int)p->type);
@@ -188,8 +218,94 @@ static int check_attr_type(const char *op, const Onnx__AttributeProto *p, const 
 		      key.attr, attr_type_name((unsigned)p->type), op, want);
 }
 
+/*
+ * The outer values node n's subgraphs read (their inputs after the formal
+ * ones, in each subgraph's own order) become inputs of n, one list shared
+ * by every subgraph of n: each subgraph's inputs are rebuilt as its formal
+ * ones followed by that list, so input k of a subgraph is input k of n
+ * past n's formal inputs.  The count is n's attribute `captures`.
+ */
+static int share_captures(struct ir_graph *g, struct ir_node *n, const Onnx__NodeProto *np,
+			  struct ir_error *e)
+{
+	const char **names = NULL;
+	int nnames = 0, cap = 0, r = -1;
+
+	for (int i = 0; i < n->nattrs; i++) {
+		struct ir_graph *sub = n->attrs[i].g;
+		int formal;
+
+		if (!sub)
+			continue;
+		formal = (int)np->attribute[i]->g->n_input;
+		for (int k = formal; k < sub->ninputs; k++) {
+			const char *nm = sub->vals[sub->inputs[k]].name;
+			int seen = 0;
+
+			for (int j = 0; j < nnames && !seen; j++)
+				seen = !strcmp(names[j], nm);
+			if (seen)
+				continue;
+			if (nnames == cap) {
+				const char **nn = realloc(names, (size_t)(cap = cap ? 2 * cap : 8) * sizeof(*nn));
+
+				if (!nn) {
+					ir_err(e, "out of memory");
+					goto out;
+				}
+				names = nn;
+			}
+			names[nnames++] = nm;
+		}
+	}
+	if (!nnames)
+		return 0;
+	if (n->nin + nnames > 1024) {
+		ir_err(e, "subgraphs read %d outer values; at most %d are supported", nnames, 1024 - n->nin);
+		goto out;
+	}
+	{
+		int *in = realloc(n->in, (size_t)(n->nin + nnames) * sizeof(int));
+
+		if (!in) {
+			ir_err(e, "out of memory");
+			goto out;
+		}
+		n->in = in;
+	}
+	/* names point into the subgraphs: add the outer values first */
+	for (int j = 0; j < nnames; j++) {
+		int v = value_of(g, names[j], e);
+
+		if (v < 0)
+			goto out;
+		n->in[n->nin + j] = v;
+	}
+	for (int i = 0; i < n->nattrs; i++) {
+		struct ir_graph *sub = n->attrs[i].g;
+
+		if (!sub)
+			continue;
+		sub->ninputs = (int)np->attribute[i]->g->n_input;
+		for (int j = 0; j < nnames; j++) {
+			const char *nm = g->vals[n->in[n->nin + j]].name;
+			int v = ir_value_find(sub, nm);
+
+			if (v < 0 && (v = ir_value_add(sub, nm, e)) < 0)
+				goto out;
+			if (ir_graph_add_input(sub, v, e))
+				goto out;
+		}
+	}
+	n->nin += nnames;
+	r = ir_attr_set_int(n, "captures", nnames, e);
+out:
+	free(names);
+	return r;
+}
+
 static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
-		       struct ir_error *e)
+		       const struct scope *sc, struct ir_error *e)
 {
 	int in[64], out[64];
 	int ni;
@@ -252,7 +368,7 @@ static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
 			return ir_err(e, "out of memory");
 		for (size_t i = 0; i < np->n_attribute; i++) {
 			n->nattrs++;
-			if (import_attr(&n->attrs[i], np->attribute[i], e)) {
+			if (import_attr(&n->attrs[i], np->attribute[i], sc, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -262,8 +378,46 @@ static int import_node(struct ir_graph *g, const Onnx__NodeProto *np, int idx,
 			    check_attr_type(op, np->attribute[i], nm, idx, e))
 				return -1;
 		}
+		if (share_captures(g, n, np, e)) {
+			char m[IR_ERROR_LEN];
+
+			snprintf(m, sizeof(m), "%s", e->msg);
+			return ir_err(e, "node '%s' (%s, #%d): %s", nm, op, idx, m);
+		}
 	}
 	return 0;
+}
+
+/* The values a subgraph reads that nothing in it defines are outer values:
+ * appended to its inputs (share_captures() lines them up). */
+static int find_captures(struct ir_graph *g, struct ir_error *e)
+{
+	char *defined = calloc((size_t)(g->nvals ? g->nvals : 1), 1);
+	int r = 0;
+
+	if (!defined)
+		return ir_err(e, "out of memory");
+	for (int i = 0; i < g->nvals; i++)
+		defined[i] = g->vals[i].is_input || g->vals[i].data;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nout; k++)
+			defined[g->nodes[i].out[k]] = 1;
+	for (int i = 0; i < g->nnodes && !r; i++)
+		for (int k = 0; k < g->nodes[i].nin && !r; k++) {
+			int v = g->nodes[i].in[k];
+
+			if (v >= 0 && !defined[v]) {
+				defined[v] = 1;
+				r = ir_graph_add_input(g, v, e);
+			}
+		}
+	for (int i = 0; i < g->noutputs && !r; i++)
+		if (!defined[g->outputs[i]]) {
+			defined[g->outputs[i]] = 1;
+			r = ir_graph_add_input(g, g->outputs[i], e);
+		}
+	free(defined);
+	return r;
 }
 
 /* Checks that every node input is defined before it is read. */
@@ -305,6 +459,7 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 			const char *base_dir, struct ir_error *e)
 {
 	const Onnx__GraphProto *gp = m->graph;
+	struct scope sc = { 0, base_dir };
 	int opset = -1;
 
 	if (!gp)
@@ -327,6 +482,32 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 			      opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
 	g->opset = opset;
 	g->ir_version = m->has_ir_version ? m->ir_version : 8;
+	return import_graph(g, gp, &sc, 0, e);
+}
+
+/* Every subgraph of g's nodes gets g's opset and domains. */
+static void inherit_opset(struct ir_graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nattrs; k++) {
+			struct ir_graph *sub = g->nodes[i].attrs[k].g;
+
+			if (!sub)
+				continue;
+			sub->opset = g->opset;
+			sub->ir_version = g->ir_version;
+			memcpy(sub->domains, g->domains, sizeof(sub->domains));
+			sub->ndomains = g->ndomains;
+			inherit_opset(sub);
+		}
+}
+
+/* The model's graph (is_sub 0) or a subgraph: initializers, inputs, nodes,
+ * outputs.  A subgraph's inputs may be untyped (bound from the node's at
+ * shape inference) and its outputs declare nothing that is checked. */
+static int import_graph(struct ir_graph *g, const Onnx__GraphProto *gp,
+			const struct scope *sc, int is_sub, struct ir_error *e)
+{
 	if (gp->name && !(g->name = strdup(gp->name)))
 		return ir_err(e, "out of memory");
 	if (gp->n_sparse_initializer)
@@ -344,7 +525,7 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 		v = value_of(g, tp->name, e);
 		if (v < 0)
 			return -1;
-		if (onnx_tensor_decode(tp, base_dir, &t, e))
+		if (onnx_tensor_decode(tp, sc->base_dir, &t, e))
 			return -1;
 		ir_value_set_const(&g->vals[v], &t);
 	}
@@ -353,19 +534,22 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 		int v = value_of(g, vi->name, e);
 
 		if (v < 0)
-			return v == -2 ? ir_err(e, "graph input #%zu has no name", i) : -1;
-		if (g->vals[v].data)
+			return v == -2 ? ir_err(e, "%sgraph input #%zu has no name", is_sub ? "sub" : "", i) : -1;
+		if (g->vals[v].data && !is_sub)
 			continue; /* an initializer listed as input (IR < 4) */
+		if (g->vals[v].is_input)
+			return ir_err(e, "subgraph '%s': input '%s' listed twice", g->name ? g->name : "",
+				      vi->name);
 		if (import_type(&g->vals[v], vi->type, e) ||
 		    ir_graph_add_input(g, v, e))
 			return -1;
-		if (g->vals[v].dtype == IR_UNDEFINED)
+		if (g->vals[v].dtype == IR_UNDEFINED && !is_sub)
 			return ir_err(e, "graph input '%s' has no element type", vi->name);
 	}
 	for (size_t i = 0; i < gp->n_node; i++)
-		if (import_node(g, gp->node[i], (int)i, e))
+		if (import_node(g, gp->node[i], (int)i, sc, e))
 			return -1;
-	if (gp->n_output) {
+	if (gp->n_output && !is_sub) {
 		g->out_decl = calloc(gp->n_output, sizeof(*g->out_decl));
 		if (!g->out_decl)
 			return ir_err(e, "out of memory");
@@ -374,25 +558,34 @@ static int import_model(struct ir_graph *g, const Onnx__ModelProto *m,
 		const Onnx__ValueInfoProto *vi = gp->output[i];
 		int v = value_of(g, vi->name, e);
 		struct ir_value declared = { .rank = -1 };
-		struct ir_decl *d = &g->out_decl[i];
 
 		if (v < 0)
-			return v == -2 ? ir_err(e, "graph output #%zu has no name", i) : -1;
+			return v == -2 ? ir_err(e, "%sgraph output #%zu has no name", is_sub ? "sub" : "", i) : -1;
 		declared.name = vi->name;
 		if (import_type(&declared, vi->type, e))
 			return -1;
-		d->dtype = declared.dtype;
-		d->rank = declared.rank;
-		for (int k = 0; k < IR_MAX_RANK; k++) {
-			d->dims[k] = k < declared.rank && !declared.dim_param[k] ? declared.dims[k] : -1;
-			free(declared.dim_param[k]);
+		if (!is_sub) {
+			struct ir_decl *d = &g->out_decl[i];
+
+			d->dtype = declared.dtype;
+			d->rank = declared.rank;
+			for (int k = 0; k < IR_MAX_RANK; k++)
+				d->dims[k] = k < declared.rank && !declared.dim_param[k] ? declared.dims[k] : -1;
 		}
+		for (int k = 0; k < IR_MAX_RANK; k++)
+			free(declared.dim_param[k]);
 		if (ir_graph_add_output(g, v, e))
 			return -1;
 		/* Declared output types are checked after inference; keep
 		 * the element type if nothing else sets it. */
-		if (g->vals[v].dtype == IR_UNDEFINED)
+		if (g->vals[v].dtype == IR_UNDEFINED && !is_sub)
 			g->vals[v].dtype = declared.dtype;
+	}
+	if (is_sub) {
+		if (find_captures(g, e))
+			return -1;
+	} else {
+		inherit_opset(g);
 	}
 	return check_order(g, e);
 }

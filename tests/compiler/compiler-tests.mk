@@ -93,7 +93,7 @@ $(BUILD)/tests/compiler/onnx_cli_case.o: $(COMPILER_PB_H)
 PROGRAMS += $(ONNX_CLI_CASE)
 .PHONY: check-onnx-cli
 check-onnx-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(ONNX_CLI_CASE)
-	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:814 pytorch-converted:81 pytorch-operator:31
+	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:818 pytorch-converted:81 pytorch-operator:31
 CHECKS += ;make -s check-onnx-cli;
 
 # Every executable byte-identical to the base commit's (default main):
@@ -113,6 +113,15 @@ check-ipuef-identical: $(IPU_COMPILE)
 check-split-ops: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	nice /usr/bin/python3 tests/compiler/split_ops.py $(BUILD)/bin $(BUILD)/split-ops
 CHECKS += ;make -s check-split-ops;
+
+# ONNX control flow (tests/compiler/control_flow.py): If on run-time and
+# constant conditions, an RNN-style Loop, a Loop with an If inside, Scans
+# both ways, fp32 and fp16 against numpy; branches of different shapes
+# refused (a few seconds)
+.PHONY: check-control-flow
+check-control-flow: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
+	nice /usr/bin/python3 tests/compiler/control_flow.py $(BUILD)/bin $(BUILD)/control-flow
+CHECKS += ;make -s check-control-flow;
 
 # --batch-size on models torch exported at a static batch 1: applied, or
 # refused naming the input or output (tests/compiler/batch_size.py)

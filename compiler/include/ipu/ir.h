@@ -102,6 +102,12 @@ struct ir_attr {
 	char **strings;		/* STRINGS */
 	size_t n;		/* element count of INTS/FLOATS/STRINGS */
 	struct ir_tensor *t;	/* TENSOR */
+	/* GRAPH: an If branch or a Loop/Scan body (owned).  Its inputs are
+	 * the ONNX formal parameters, then the outer values the subgraph
+	 * reads, which the importer appended to the node's inputs as well
+	 * (attribute `captures` counts them), so that data flow in the
+	 * outer graph is explicit. */
+	struct ir_graph *g;
 };
 
 struct ir_value {
