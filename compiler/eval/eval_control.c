@@ -11,8 +11,32 @@
 #include "ir/control.h"
 
 /* Work a Loop or Scan may take in the evaluator: iterations times the
- * body's nodes (a bound for hostile models, far above any real one). */
-#define CF_MAX_NODE_RUNS 4000000
+ * body's nodes, its subgraphs' included (a bound for hostile models, far
+ * above any real one).  Loops nested in the body share it: each of L
+ * levels gets the L-th root, so that their product stays within. */
+#define CF_MAX_NODE_RUNS 250000
+
+static int64_t node_runs(const struct ir_graph *body)
+{
+	int levels = 1 + ir_cf_loop_depth(body);
+	int64_t b = CF_MAX_NODE_RUNS;
+
+	if (levels > 1) {
+		/* the largest b with b^levels <= CF_MAX_NODE_RUNS */
+		b = 1;
+		for (;;) {
+			int64_t p = 1;
+			int k;
+
+			for (k = 0; k < levels && p <= CF_MAX_NODE_RUNS; k++)
+				p *= b + 1;
+			if (p > CF_MAX_NODE_RUNS)
+				break;
+			b++;
+		}
+	}
+	return b;
+}
 
 static int copy_tensor(struct ir_tensor *d, const struct ir_tensor *s, struct ir_error *e)
 {
@@ -67,7 +91,7 @@ static int run_loop(const struct ir_graph *g, const struct ir_node *n, const str
 {
 	const struct ir_graph *body = ir_cf_sub(n, "body");
 	int nc = ir_cf_captures(n), nv = nin - 2 - nc, ns = nout - nv, r = -1, live;
-	int64_t max = in[0] ? ir_get_i(in[0]->data, in[0]->dtype, 0) : -1, it = 0;
+	int64_t budget, max = in[0] ? ir_get_i(in[0]->data, in[0]->dtype, 0) : -1, it = 0;
 	int cond = in[1] ? ir_get_i(in[1]->data, in[1]->dtype, 0) != 0 : 1;
 	struct ir_tensor *args = calloc((size_t)nin, sizeof(*args));
 	struct ir_tensor *res = calloc((size_t)nout + 1, sizeof(*res));
@@ -85,6 +109,7 @@ static int run_loop(const struct ir_graph *g, const struct ir_node *n, const str
 		goto out;
 	}
 	live = ir_cf_live_nodes(body) + 1;
+	budget = node_runs(body);
 	for (int k = 0; k < nv; k++)
 		if (copy_tensor(&carried[k], in[2 + k], e))
 			goto out;
@@ -96,7 +121,7 @@ static int run_loop(const struct ir_graph *g, const struct ir_node *n, const str
 		memcpy(stack[k].dims + 1, v->dims, (size_t)v->rank * sizeof(int64_t));
 	}
 	for (; cond && (max < 0 || it < max); it++) {
-		if (it >= IR_CF_MAX_TRIPS || (it + 1) * live > CF_MAX_NODE_RUNS) {
+		if (it >= IR_CF_MAX_TRIPS || (it + 1) * live > budget) {
 			ir_node_err(e, g, n, "more than %lld iterations (%d body nodes each) in the reference evaluator",
 				    (long long)it, live - 1);
 			goto out;
@@ -178,7 +203,7 @@ static int run_scan(const struct ir_graph *g, const struct ir_node *n, const str
 	if (ir_scan_layout((struct ir_graph *)g, n, &s, e))
 		goto out;
 	live = ir_cf_live_nodes(s.body) + 1;
-	if (s.len * live > CF_MAX_NODE_RUNS) {
+	if (s.len * live > node_runs(s.body)) {
 		ir_node_err(e, g, n, "%lld steps of %d body nodes are more than the reference evaluator runs",
 			    (long long)s.len, live - 1);
 		goto out;

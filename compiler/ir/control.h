@@ -45,11 +45,15 @@ int ir_cf_captures(const struct ir_node *n);
 /* Does the Loop body pass its condition through unchanged (the condition
  * input, through Identity, or a constant true)?  Needs an inferred body. */
 int ir_cf_cond_passes(struct ir_graph *body);
-/* Number of live nodes of a graph. */
+/* Number of live nodes of a graph, its subgraphs' included. */
 int ir_cf_live_nodes(const struct ir_graph *g);
-/* Binds subgraph input k to the type and shape of v (and its data, a
- * constant), checking a declared type. */
-int ir_cf_bind(struct ir_graph *sub, int k, const struct ir_value *v, struct ir_error *e);
+/* How many Loops and Scans nest inside g's subgraphs at most (0: none). */
+int ir_cf_loop_depth(const struct ir_graph *g);
+/* Binds subgraph input k to the type and shape of v (with_data: and its
+ * data, when v is a constant: an outer value a subgraph reads, never a
+ * value that changes from one iteration to the next), checking a declared
+ * type. */
+int ir_cf_bind(struct ir_graph *sub, int k, const struct ir_value *v, int with_data, struct ir_error *e);
 /* Infers a subgraph (its inputs bound); messages name node n. */
 int ir_cf_infer_sub(struct ir_graph *g, const struct ir_node *n, struct ir_graph *sub,
 		    const char *what, struct ir_error *e);

@@ -7,6 +7,7 @@
  * scan outputs runs a compile-time number of iterations, the branches of
  * an If on a run-time condition agree.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,37 @@ int ir_cf_live_nodes(const struct ir_graph *g)
 {
 	int c = 0;
 
-	for (int i = 0; i < g->nnodes; i++)
-		c += !g->nodes[i].dead;
+	for (int i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].dead)
+			continue;
+		c++;
+		for (int k = 0; k < g->nodes[i].nattrs; k++)
+			if (g->nodes[i].attrs[k].g) {
+				int sub = ir_cf_live_nodes(g->nodes[i].attrs[k].g);
+
+				c = sub > INT32_MAX / 2 - c ? INT32_MAX / 2 : c + sub;
+			}
+	}
 	return c;
+}
+
+int ir_cf_loop_depth(const struct ir_graph *g)
+{
+	int d = 0;
+
+	for (int i = 0; i < g->nnodes; i++) {
+		int own = !strcmp(g->nodes[i].op, "Loop") || !strcmp(g->nodes[i].op, "Scan");
+
+		if (g->nodes[i].dead)
+			continue;
+		for (int k = 0; k < g->nodes[i].nattrs; k++)
+			if (g->nodes[i].attrs[k].g) {
+				int sub = own + ir_cf_loop_depth(g->nodes[i].attrs[k].g);
+
+				d = sub > d ? sub : d;
+			}
+	}
+	return d;
 }
 
 int ir_cf_cond_passes(struct ir_graph *body)
@@ -67,7 +96,7 @@ int ir_cf_cond_passes(struct ir_graph *body)
 	return 0;
 }
 
-int ir_cf_bind(struct ir_graph *sub, int k, const struct ir_value *v, struct ir_error *e)
+int ir_cf_bind(struct ir_graph *sub, int k, const struct ir_value *v, int with_data, struct ir_error *e)
 {
 	struct ir_value *s = &sub->vals[sub->inputs[k]];
 
@@ -78,7 +107,7 @@ int ir_cf_bind(struct ir_graph *sub, int k, const struct ir_value *v, struct ir_
 	/* an outer constant stays one inside: shapes may depend on it */
 	free(s->data);
 	s->data = NULL;
-	if (v->data) {
+	if (with_data && v->data) {
 		size_t bytes = (size_t)ir_value_numel(v) * ir_dtype_size(v->dtype);
 
 		if (!(s->data = malloc(bytes ? bytes : 1)))
@@ -136,7 +165,7 @@ static int bind_captures(struct ir_graph *g, const struct ir_node *n, struct ir_
 		return ir_node_err(e, g, n, "%s has %d inputs; %d expected (%d formal, %d outer values)",
 				   what, sub->ninputs, first + (nc > 0 ? nc : 0), first, nc > 0 ? nc : 0);
 	for (int k = 0; k < nc; k++)
-		if (ir_cf_bind(sub, first + k, &g->vals[n->in[n->nin - nc + k]], e)) {
+		if (ir_cf_bind(sub, first + k, &g->vals[n->in[n->nin - nc + k]], 1, e)) {
 			char m[IR_ERROR_LEN];
 
 			snprintf(m, sizeof(m), "%s", e->msg);
@@ -253,10 +282,10 @@ int ir_infer_loop(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return ir_node_err(e, g, n, "the trip count '%s' must be one integer", m->name);
 	if (c && (c->dtype != IR_BOOL || ir_value_numel(c) != 1))
 		return ir_node_err(e, g, n, "the condition '%s' must be one bool", c->name);
-	if (ir_cf_bind(body, 0, &iter, e) || ir_cf_bind(body, 1, &cond, e))
+	if (ir_cf_bind(body, 0, &iter, 0, e) || ir_cf_bind(body, 1, &cond, 0, e))
 		return ir_node_err(e, g, n, "body: %s", e->msg);
 	for (int k = 0; k < nv; k++)
-		if (ir_cf_bind(body, 2 + k, &g->vals[n->in[2 + k]], e))
+		if (ir_cf_bind(body, 2 + k, &g->vals[n->in[2 + k]], 0, e))
 			return ir_node_err(e, g, n, "body: %s", e->msg);
 	if (bind_captures(g, n, body, 2 + nv, "body", e) || ir_cf_infer_sub(g, n, body, "body", e))
 		return -1;
@@ -358,7 +387,7 @@ int ir_infer_scan(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	if (ir_scan_layout(g, n, &s, e))
 		return -1;
 	for (int k = 0; k < s.n; k++)
-		if (ir_cf_bind(s.body, k, &g->vals[n->in[k]], e))
+		if (ir_cf_bind(s.body, k, &g->vals[n->in[k]], 0, e))
 			return ir_node_err(e, g, n, "body: %s", e->msg);
 	for (int j = 0; j < s.m; j++) {
 		const struct ir_value *x = &g->vals[n->in[s.n + j]];
@@ -367,7 +396,7 @@ int ir_infer_scan(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		for (int i = 0, o = 0; i < x->rank; i++)
 			if (i != s.in_axis[j])
 				slice.dims[o++] = x->dims[i];
-		if (ir_cf_bind(s.body, s.n + j, &slice, e))
+		if (ir_cf_bind(s.body, s.n + j, &slice, 0, e))
 			return ir_node_err(e, g, n, "body: %s", e->msg);
 	}
 	if (bind_captures(g, n, s.body, s.n + s.m, "body", e) || ir_cf_infer_sub(g, n, s.body, "body", e))

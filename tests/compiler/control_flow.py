@@ -5,8 +5,10 @@ it) reading outer values, an If on a constant condition whose branches
 differ in shape, an RNN-style Loop over a static range whose body gathers
 its step's input by the iteration number, a Loop with an If on the
 iteration number inside, Scans forwards and backwards along axis 1 with a
-stacked output, fp32 and fp16; an If on a run-time condition whose
-branches differ in shape is refused naming the output.  Seeded.
+stacked output, a Scan stacking along axis -1, a while loop on constants
+folded by the reference evaluator, fp32 and fp16; an If on a run-time
+condition whose branches differ in shape is refused naming the output, a
+Loop too long to unroll is refused by the lowering.  Seeded.
 
 Usage: control_flow.py BIN_DIR WORK_DIR
 Ends with "control-flow: N passed, N failed".
@@ -202,6 +204,57 @@ def scan(r, prec, reverse):
            {"k": np.array(k, np.float32)}, prec, "Scan 'Scan_0': unrolled")
 
 
+def while_folded(r, prec):
+    """A while loop on constants (the body computes its own condition):
+    run by the reference evaluator at compile time, its result folded."""
+    body = h.make_graph(
+        [h.make_node("Mul", ["v_in", "two"], ["v_out"]),
+         h.make_node("ReduceMax", ["v_out"], ["top"], keepdims=0),
+         h.make_node("Less", ["top", "limit"], ["cond_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+         h.make_tensor_value_info("v_in", T.FLOAT, [3])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("v_out", T.FLOAT, [3])])
+    nodes = [h.make_node("Loop", ["", "t", "v0"], ["v"], body=body), h.make_node("Add", ["v", "x"], ["y"])]
+    v0 = np.array([1.0, 3.0, 0.5], np.float32)
+    v = v0.astype(np.float64)
+    while True:
+        v = v * 2
+        if not v.max() < 100:
+            break
+    x = r.rng.randn(3).astype(np.float32)
+    r.case("while_folded", nodes, {"x": x}, {"y": v + x},
+           {"t": np.array(True), "v0": v0, "two": np.array(2, np.float32), "limit": np.array(100, np.float32)},
+           prec)
+
+
+def scan_negative_axis(r, prec):
+    """A scan output stacked along axis -1 (known once the body is
+    inferred: expanded after the node's inference)."""
+    x = r.rng.randn(4, 3).astype(np.float32)
+    body = h.make_graph([h.make_node("Relu", ["xt"], ["y"])], "body",
+                        [h.make_tensor_value_info("xt", T.FLOAT, [3])],
+                        [h.make_tensor_value_info("y", T.FLOAT, [3])])
+    nodes = [h.make_node("Scan", ["x"], ["ys"], body=body, num_scan_inputs=1, scan_output_axes=[-1])]
+    r.case("scan_negative_axis", nodes, {"x": x}, {"ys": np.maximum(x.astype(np.float64), 0).T}, {}, prec,
+           "Scan 'Scan_0': unrolled")
+
+
+def long_loop_refused(r):
+    """1000 iterations of a 5-node body are more than the unrolling takes:
+    the Loop stays one node, which the lowering does not take yet."""
+    body = h.make_graph(
+        [h.make_node("Add", ["v_in", "x"], ["v_out"]), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+         h.make_tensor_value_info("v_in", T.FLOAT, [2])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("v_out", T.FLOAT, [2])])
+    n = h.make_node("Constant", [], ["n"], value=nh.from_array(np.array(5000, np.int64)))
+    nodes = [n, h.make_node("Loop", ["n", "", "x"], ["v"], body=body)]
+    r.refused("long_loop_refused", nodes, {"x": np.zeros(2, np.float32)}, {"v": 0},
+              "operator Loop is not lowered to tiles yet")
+
+
 def main():
     bindir, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -213,7 +266,10 @@ def main():
         loop_with_if(r, prec)
         scan(r, prec, False)
         scan(r, prec, True)
+        while_folded(r, prec)
+        scan_negative_axis(r, prec)
     if_shapes_differ(r)
+    long_loop_refused(r)
     print("control-flow: %d passed, %d failed" % (r.npass, r.nfail))
     return 1 if r.nfail else 0
 
