@@ -294,15 +294,15 @@ static int concat(struct cf_rw *r, const int *parts, int64_t count, int64_t axis
 	return v;
 }
 
-static int expand_loop(struct ir_graph *g, int idx, struct ir_error *e)
+static int expand_loop(struct ir_graph *g, int idx, char *what, size_t len, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[idx];
 	struct ir_graph *body = ir_cf_sub(n, "body");
 	const struct ir_value *m, *c;
 	int nc = ir_cf_captures(n), nv = n->nin - 2 - nc, ns = n->nout - nv, nin = n->nin, rc = -1;
-	int64_t trips, live;
+	int64_t trips, live, none = 0;
 	struct cf_rw r;
-	int *map = NULL, *res = NULL, *dst = NULL, *rows = NULL;
+	int *map = NULL, *res = NULL, *dst = NULL, *rows = NULL, guarded, scalar = -1;
 
 	/* shape inference names what is wrong with a malformed node */
 	if (!body || nc < 0 || nin < 2 || nv < 0 || ns < 0 || body->ninputs != nin ||
@@ -310,11 +310,20 @@ static int expand_loop(struct ir_graph *g, int idx, struct ir_error *e)
 		return 0;
 	m = n->in[0] >= 0 ? &g->vals[n->in[0]] : NULL;
 	c = n->in[1] >= 0 ? &g->vals[n->in[1]] : NULL;
-	live = ir_cf_live_nodes(body) + 2 * ns + 1;
-	if (!m || !m->data || (c && !c->data) || !ir_cf_cond_passes(body))
+	if (!m || !m->data)
 		return 0;
+	/* a condition known only at run time (the initial one, or the one
+	 * the body computes) guards each copy: every carried value takes
+	 * the copy's result only while the condition held so far; scan
+	 * outputs would then have a run-time length */
+	guarded = (c && !c->data) || !ir_cf_cond_passes(body);
+	if (guarded && ns)
+		return 0;
+	live = ir_cf_live_nodes(body) + (guarded ? nv + 3 : 2 * ns + 1);
 	trips = ir_get_i(m->data, m->dtype, 0);
-	if (c && !ir_get_i(c->data, c->dtype, 0))
+	snprintf(what, len, guarded ? "unrolled, at most %lld iterations, each guarded by the run-time condition (Where)"
+				    : "unrolled, %lld iterations", (long long)(trips > 0 ? trips : 0));
+	if (c && c->data && !ir_get_i(c->data, c->dtype, 0))
 		trips = 0;
 	if (trips < 0)
 		trips = 0;
@@ -334,12 +343,23 @@ static int expand_loop(struct ir_graph *g, int idx, struct ir_error *e)
 		goto out;
 	if (!c && (map[1] = const_bool(&r, 1)) < 0)
 		goto out;
+	/* the condition as a scalar: a [1] one must not broadcast a scalar */
+	if (guarded && ((scalar = const_i64(&r, &none, 0)) < 0 ||
+			(map[1] = add_node(&r, "cond", "Reshape", (int[]){ map[1], scalar }, 2, -1)) < 0))
+		goto out;
 	for (int64_t it = 0; it < trips; it++) {
 		snprintf(r.prefix, sizeof(r.prefix), "%s/iter%lld", g->nodes[idx].name, (long long)it);
 		if ((map[0] = const_i64(&r, &it, -1)) < 0 || inline_sub(&r, body, map, res))
 			goto out;
-		for (int k = 0; k < nv; k++)
+		for (int k = 0; k < nv && !guarded; k++)
 			map[2 + k] = res[1 + k];
+		for (int k = 0; k < nv && guarded; k++)
+			if ((map[2 + k] = add_node(&r, "keep", "Where", (int[]){ map[1], res[1 + k], map[2 + k] }, 3,
+						   -1)) < 0)
+				goto out;
+		if (guarded && ((res[0] = add_node(&r, "cond", "Reshape", (int[]){ res[0], scalar }, 2, -1)) < 0 ||
+				(map[1] = add_node(&r, "cond", "And", (int[]){ map[1], res[0] }, 2, -1)) < 0))
+			goto out;
 		for (int k = 0; k < ns; k++)
 			if ((rows[k * trips + it] = unsqueeze(&r, res[1 + nv + k], 0)) < 0)
 				goto out;
@@ -461,10 +481,7 @@ int ir_cf_expand(struct ir_graph *g, int idx, int inferred, void *log, struct ir
 	} else if (inferred) {
 		return 0;
 	} else if (!strcmp(op, "Loop")) {
-		if (n->nin > 0 && n->in[0] >= 0 && g->vals[n->in[0]].data)
-			snprintf(what, sizeof(what), "unrolled, %lld iterations",
-				 (long long)ir_get_i(g->vals[n->in[0]].data, g->vals[n->in[0]].dtype, 0));
-		r = expand_loop(g, idx, e);
+		r = expand_loop(g, idx, what, sizeof(what), e);
 	} else {
 		return 0;
 	}

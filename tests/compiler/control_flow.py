@@ -6,7 +6,8 @@ differ in shape, an RNN-style Loop over a static range whose body gathers
 its step's input by the iteration number, a Loop with an If on the
 iteration number inside, Scans forwards and backwards along axis 1 with a
 stacked output, a Scan stacking along axis -1, a while loop on constants
-folded by the reference evaluator, fp32 and fp16; an If on a run-time
+folded by the reference evaluator, a while loop on run-time data with a
+static bound, fp32 and fp16; an If on a run-time
 condition whose branches differ in shape is refused naming the output, a
 Loop too long to unroll is refused by the lowering.  Seeded.
 
@@ -228,6 +229,36 @@ def while_folded(r, prec):
            prec)
 
 
+def while_runtime(r, prec, limit=10):
+    """`while` on run-time data with a static bound (the form
+    torch.jit.script gives `for i in range(n): if cond: break`): each
+    unrolled copy's result is kept only while the condition held."""
+    body = h.make_graph(
+        [h.make_node("Mul", ["v_in", "k"], ["v_out"]),
+         h.make_node("ReduceSum", ["v_out"], ["tot"], keepdims=0),
+         h.make_node("Less", ["tot", "cap"], ["cond_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+         h.make_tensor_value_info("v_in", T.FLOAT, [4])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("v_out", T.FLOAT, [4])])
+    nodes = [h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             h.make_node("Less", ["s", "cap"], ["c"]),
+             h.make_node("Loop", ["n", "c", "x"], ["v"], body=body)]
+    # sums stay clear of the cap at every step (fp16 compares them too)
+    for scale in (0.01, 1.0, 1000.0):
+        x = (np.array([0.5, 1.0, 1.5, 2.0]) * scale).astype(np.float32)
+        v = x.astype(np.float64)
+        it = 0
+        cond = v.sum() < 50
+        while it < limit and cond:
+            v = v * 1.5
+            cond = v.sum() < 50
+            it += 1
+        r.case("while_runtime_%g" % scale, nodes, {"x": x}, {"v": v},
+               {"n": np.array(limit, np.int64), "k": np.array(1.5, np.float32), "cap": np.array(50, np.float32)},
+               prec, "each guarded by the run-time condition")
+
+
 def scan_negative_axis(r, prec):
     """A scan output stacked along axis -1 (known once the body is
     inferred: expanded after the node's inference)."""
@@ -267,6 +298,7 @@ def main():
         scan(r, prec, False)
         scan(r, prec, True)
         while_folded(r, prec)
+        while_runtime(r, prec)
         scan_negative_axis(r, prec)
     if_shapes_differ(r)
     long_loop_refused(r)
