@@ -248,6 +248,79 @@ TEST(link_transfer_and_group_reset)
 	free(y);
 }
 
+/*
+ * A link's receiver for IPUs of `tiles` tiles: stream 0 (H2D, the link's
+ * end) into x of N floats on tile `tile`, stream 1 (D2H) out of it.
+ */
+static void *receiver_image(uint32_t tiles, uint32_t tile, size_t *len)
+{
+	struct ipu_graph *g = ipu_graph_create(tiles, IPU_T_TILE_MEM);
+	uint64_t nn = N;
+	ipu_tensor x;
+	uint32_t in, out;
+	ipu_step body;
+	void *img = NULL;
+
+	if (!g)
+		return NULL;
+	x = ipu_graph_add_tensor(g, "x", IPUX_DT_F32, 1, &nn);
+	ipu_graph_map_tile(g, x, tile);
+	in = ipu_graph_add_stream(g, "x", IPUX_STREAM_H2D, N * 4);
+	out = ipu_graph_add_stream(g, "y", IPUX_STREAM_D2H, N * 4);
+	body = ipu_step_sequence(g);
+	ipu_step_append(g, body, ipu_step_stream_copy(g, in, &(struct ipu_slice){ x, 0, N }, 1));
+	ipu_step_append(g, body, ipu_step_stream_copy(g, out, &(struct ipu_slice){ x, 0, N }, 1));
+	ipu_graph_add_program(g, body);
+	if (ipu_graph_compile(g, &img, len, NULL)) {
+		fprintf(stderr, "graph: %s\n", ipu_graph_error(g));
+		img = NULL;
+	}
+	ipu_graph_destroy(g);
+	return img;
+}
+
+/*
+ * A stage whose link end writes a tile outside the peer's memory (an
+ * executable for IPUs of twice the tiles, the receiving tensor on tile
+ * 16 of the VM's 16): the peer's verifier refuses the LOAD (IPUX_E_TILES,
+ * EXE_INVALID) and the peer stays idle; the sender's stage loads; the
+ * same receiver on tile 15 loads and links.
+ */
+TEST(link_receiver_outside_the_peer_refused)
+{
+	size_t len, lbad, lgood;
+	void *img = ipu_t_affine_image(N, 1, 0, &len);
+	void *bad = receiver_image(2 * IPU_T_TILES, IPU_T_TILES, &lbad);
+	void *good = receiver_image(IPU_T_TILES, IPU_T_TILES - 1, &lgood);
+	struct ipu_load_args a = { 0 };
+	struct ipu_link_stream_args ls = { .stream = 1, .peer_ipu = 1, .peer_stream = 0 };
+	struct ipu_info_args i1;
+	int fd0 = ipu_t_open(0), fd1 = ipu_t_open(1);
+
+	ASSERT_NE(NULL, img);
+	ASSERT_NE(NULL, bad);
+	ASSERT_NE(NULL, good);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, group_attach(fd0, fd1, NULL));
+	ASSERT_EQ(0, ipu_t_load(fd0, img, len));
+	a.image = (uintptr_t)bad;
+	a.size = (uint32_t)lbad;
+	EXPECT_EQ(-EINVAL, ipu_x(fd1, DRM_IOCTL_IPU_LOAD_EXECUTABLE, &a));
+	EXPECT_EQ(6u, a.dev_status);	/* EXE_INVALID */
+	EXPECT_EQ(IPUX_E_TILES, a.verifier_error);
+	ASSERT_EQ(0, info(fd1, &i1));
+	EXPECT_EQ(IPU_DEV_STATE_IDLE, i1.state);
+	EXPECT_EQ(0, ipu_t_load(fd1, good, lgood));
+	EXPECT_EQ(0, ipu_x(fd0, DRM_IOCTL_IPU_LINK_STREAM, &ls));
+	EXPECT_EQ(N * 4u, ls.bytes);
+	close(fd0);
+	close(fd1);
+	free(img);
+	free(bad);
+	free(good);
+}
+
 /* Writes "1" to accel0's PCI function's reset (a function-level reset). */
 static int flr_accel0(int fd0)
 {

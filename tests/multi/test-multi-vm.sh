@@ -5,7 +5,10 @@
 # devices on one ipu-link) the static ipu-run on /dev/accel/accel0,... as
 # one device group (GROUP_ATTACH, LINK_STREAM): its output must be the
 # in-process group's byte for byte, and that within 1e-3 of torch's output
-# scale.
+# scale.  With mlp, the MLP compiled for IPUs of 32 tiles over 2 is refused
+# on the VM's 16-tile devices before anything loads, with the host's
+# message for such a device: the link's receiver writes tile 16, outside
+# the peer's memory.
 #
 #   test-multi-vm.sh mlp    the 4-layer 256-wide MLP (tests/multi/mlp_wide.py,
 #                           32-row micro-batches of a 128-row request) over 2
@@ -66,6 +69,17 @@ mlp)
 		mv "$tmp/mlp/mlp.onnx" "$tmp/mlp/model.onnx" || { ko "mlp_wide.py: $(tail -3 "$tmp/gen.log")"; done_; }
 	case_ mlp2 2 "$tmp/mlp" tiles=16,tile-mem=256KiB
 	case_ mlp4 4 "$tmp/mlp" tiles=16,tile-mem=256KiB --enable-pipelining
+	if "$bin/ipu-compile" --input-model "$tmp/mlp/model.onnx" --target tiles=32,tile-mem=256KiB \
+		--num-ipus 2 -o "$data/big2.ipuef" >"$tmp/big.c.log" 2>&1 &&
+		! "$bin/ipu-run" --device model:tiles=16,tile_mem=256k "$data/big2.ipuef" --iterations 1 \
+			>"$tmp/big.r.log" 2>&1 &&
+		grep -o "link 0 '[^']*': the receiver, IPU 1, writes tile 16 .*" "$tmp/big.r.log" \
+			>"$data/big2.refusal"; then
+		ok "big2: 2 IPUs of 32 tiles refused in-process on 16: $(cat "$data/big2.refusal")"
+		echo "big2 2" >"$data/refuse"
+	else
+		ko "big2: not refused in-process on 16 tiles as expected: $(tail -3 "$tmp/big.c.log" "$tmp/big.r.log")"
+	fi
 	;;
 bert)
 	for l in 1 2; do
@@ -90,7 +104,7 @@ kmod=$(make -s BUILD="$BUILD" print-KMOD)
 cp tests/multi/vm-multi.sh "$tmp/"
 sh selftests/mkinitramfs.sh "$tmp/img.cpio.gz" "$kmod" "$BUILD/vm/bin/ipu-run" "$data"/* \
 	"$tmp/vm-multi.sh" >"$tmp/img.log" 2>&1 || { ko "initramfs: $(tail -3 "$tmp/img.log")"; done_; }
-ncases=$(wc -l <"$data/cases")
+ncases=$(cat "$data/cases" "$data/refuse" 2>/dev/null | wc -l)
 rm -rf "$data"
 env IPU_VM_IPUS=4 "${vmenv[@]}" scripts/vm-run --image "$tmp/img.cpio.gz" "sh /ipu/vm-multi.sh" \
 	>"$tmp/vm.log" 2>&1
