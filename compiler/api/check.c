@@ -14,6 +14,7 @@
 #include "check.h"
 #include "eval/eval.h"
 #include "ipu/ipu.h"
+#include "ipu/ipuef.h"
 
 static void fill_random(struct ir_tensor *t, uint64_t *seed)
 {
@@ -27,6 +28,9 @@ static void fill_random(struct ir_tensor *t, uint64_t *seed)
 			ir_set_i(t->data, t->dtype, (size_t)i, (int64_t)((*seed >> 33) % 3));
 	}
 }
+
+/* Outputs with a run-time count (bounded values) one graph may have. */
+#define CHECK_MAX_COUNTS 64
 
 static int find_stream(const struct ipuef_anchor *a, uint32_t na, const char *prefix,
 		       const char *name, uint32_t *sid)
@@ -155,7 +159,7 @@ int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs
 		struct ir_tensor *ref = calloc((size_t)g->noutputs + 1, sizeof(*ref));
 		struct ir_tensor *got = calloc((size_t)g->noutputs + 1, sizeof(*got));
 		char prefix[32] = "";
-		int32_t index = k;
+		int32_t index = k, counts[CHECK_MAX_COUNTS] = { 0 };
 		int fail = !in || !ref || !got;
 
 		if (n > 1)
@@ -181,6 +185,17 @@ int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs
 			    find_stream(an, na, prefix, v->name, &sid) ||
 			    ipu_stream_submit(d, sid, got[i].data, ir_tensor_bytes(&got[i]), 0))
 				fail = 1;
+			if (!fail && v->bounded && i < CHECK_MAX_COUNTS) {
+				/* its run-time count streams out too (ipuef-format.md) */
+				char cname[IPUEF_MAX_NAME + 16];
+
+				snprintf(cname, sizeof(cname), "%s:count", v->name);
+				fail = find_stream(an, na, prefix, cname, &sid) ||
+				       ipu_stream_submit(d, sid, &counts[i], sizeof(counts[i]), 0);
+			} else if (!fail && v->bounded) {
+				ir_err(e, "--check: more than %d outputs with a run-time count", CHECK_MAX_COUNTS);
+				fail = 1;
+			}
 		}
 		if (!fail && n > 1) {
 			uint32_t sid;
@@ -216,6 +231,18 @@ int ipuc_check_refs(struct ir_graph *const *graphs, struct ir_graph *const *refs
 			fprintf(report, "check: %s%s: %s, max abs err %.3g, max rel err %.3g\n",
 				prefix, g->vals[g->outputs[i]].name, ok ? "ok" : "MISMATCH", ma, mr);
 			bad |= !ok;
+			if (g->vals[g->outputs[i]].bounded && i < CHECK_MAX_COUNTS) {
+				/* the reference's rows past its count are -1 */
+				int64_t rows = ref[i].rank ? ref[i].dims[0] : 0, want = 0;
+				size_t row = rows ? ir_tensor_bytes(&ref[i]) / ir_dtype_size(ref[i].dtype) / (size_t)rows : 0;
+
+				while (want < rows && ir_get_i(ref[i].data, ref[i].dtype, (size_t)want * row) != -1)
+					want++;
+				fprintf(report, "check: %s%s:count: %s, %d rows (reference %lld)\n", prefix,
+					g->vals[g->outputs[i]].name, counts[i] == want ? "ok" : "MISMATCH",
+					counts[i], (long long)want);
+				bad |= counts[i] != want;
+			}
 		}
 		if (!fail && refs && refs[k] && refs[k]->noutputs == g->noutputs &&
 		    refs[k]->ninputs == g->ninputs) {

@@ -92,7 +92,7 @@ int64_t ir_nms_select(const struct ir_graph *g, const struct ir_node *n,
 			for (int64_t k = 0; k < N; k++) {
 				double s = ir_get_f(sc->data, sc->dtype, (size_t)((b * C + c) * N + k));
 
-				if (!has_st || s > score_t)
+				if (s == s && (!has_st || s > score_t))
 					cd[nc++] = (struct cand){ s, k };
 			}
 			qsort(cd, (size_t)nc, sizeof(*cd), by_score);
@@ -131,7 +131,11 @@ int ir_ev_nms(const struct ir_graph *g, const struct ir_node *n,
 	if (!sel)
 		return ir_err(e, "out of memory");
 	got = ir_nms_select(g, n, in, nin, sel, e);
-	if (got != cnt) {
+	/* a bounded selection: the rows past the count are -1, as the device's */
+	if (got >= 0 && got < cnt && g->vals[n->out[0]].bounded)
+		for (int64_t i = 3 * got; i < 3 * cnt; i++)
+			sel[i] = -1;
+	else if (got != cnt) {
 		free(sel);
 		return got < 0 ? -1 : ir_node_err(e, g, n, "selected %lld boxes, inferred %lld", (long long)got, (long long)cnt);
 	}

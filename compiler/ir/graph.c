@@ -428,6 +428,7 @@ struct ir_graph *ir_graph_clone(const struct ir_graph *g, struct ir_error *e)
 		ir_value_set_shape(d, s->dtype, s->rank, s->dims);
 		d->is_input = s->is_input;
 		d->is_output = s->is_output;
+		d->bounded = s->bounded;
 		for (int k = 0; k < IR_MAX_RANK; k++)
 			if (s->dim_param[k] &&
 			    !(d->dim_param[k] = dupstr(s->dim_param[k])))

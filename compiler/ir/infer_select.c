@@ -2,7 +2,9 @@
 /* infer_select.c - shape inference of NonMaxSuppression, NonZero and
  * Compress, whose output size depends on input values: those inputs must
  * be compile-time constants (the node then folds, or, for Compress with
- * run-time data, becomes a Gather at constant indices). */
+ * run-time data, becomes a Gather at constant indices), except
+ * NonMaxSuppression's boxes and scores, whose selection gets a static
+ * upper bound and a run-time count. */
 #include <string.h>
 
 #include "eval/select.h"
@@ -19,6 +21,33 @@ static int need_const(struct ir_graph *g, const struct ir_node *n, int k, const 
 	return 0;
 }
 
+/* Run-time boxes or scores: the selection's static upper bound, B * C *
+ * min(N, max_output_boxes_per_class), the true count known at run time
+ * (the value is marked bounded).  The limits stay compile-time constants. */
+static int nms_bound(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	static const char *const names[] = { NULL, NULL, "max_output_boxes_per_class",
+					     "iou_threshold", "score_threshold" };
+	struct ir_value *bx = ir_in(g, n, 0), *sc = ir_in(g, n, 1), *mo = ir_in(g, n, 2);
+	int64_t per = 0, d[2];
+
+	for (int k = 2; k < n->nin && k < 5; k++)
+		if (need_const(g, n, k, names[k], e))
+			return -1;
+	if (mo && ir_value_numel(mo))
+		per = ir_get_i(mo->data, mo->dtype, 0);
+	if (per > bx->dims[1])
+		per = bx->dims[1];
+	if (per < 0)
+		per = 0;
+	d[0] = sc->dims[0] * sc->dims[1] * per;
+	d[1] = 3;
+	if (ir_set_out(g, n, 0, IR_I64, 2, d))
+		return -1;
+	g->vals[n->out[0]].bounded = 1;
+	return 0;
+}
+
 int ir_infer_nms(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 {
 	static const char *const names[] = { "boxes", "scores", "max_output_boxes_per_class",
@@ -31,6 +60,8 @@ int ir_infer_nms(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	if (bx->rank != 3 || bx->dims[2] != 4 || sc->rank != 3 || sc->dims[0] != bx->dims[0] ||
 	    sc->dims[2] != bx->dims[1])
 		return ir_node_err(e, g, n, "boxes must be [B, N, 4] and scores [B, C, N]");
+	if (!bx->data || !sc->data)
+		return nms_bound(g, n, e);
 	for (int k = 0; k < n->nin && k < 5; k++) {
 		if (need_const(g, n, k, names[k], e))
 			return -1;
@@ -43,7 +74,10 @@ int ir_infer_nms(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 		return -1;
 	d[0] = cnt;
 	d[1] = 3;
-	return ir_set_out(g, n, 0, IR_I64, 2, d);
+	if (ir_set_out(g, n, 0, IR_I64, 2, d))
+		return -1;
+	g->vals[n->out[0]].bounded = 0;
+	return 0;
 }
 
 int ir_infer_nonzero(struct ir_graph *g, struct ir_node *n, struct ir_error *e)

@@ -81,6 +81,38 @@ static int add_anchor(struct ipu_lower_anchors *as, const char *prefix, const st
 	return 0;
 }
 
+/* The run-time count of bounded output v (tensor cnt, I32 [1]) streamed
+ * out as the output "<v>:count" (ipuef-format.md, Run-time counts). */
+static int count_anchor(struct ipu_graph *gb, ipu_step seq, struct ipu_lower_anchors *as,
+			const char *prefix, const struct ir_value *v, ipu_tensor cnt,
+			struct ir_error *e)
+{
+	struct ir_value c;
+	char name[IPUEF_MAX_NAME + 16], sname[IPUEF_MAX_NAME + 80];
+	uint32_t sid;
+	ipu_step sc;
+
+	if (cnt == IPU_GRAPH_INVALID)
+		return ir_err(e, "graph output '%s': its run-time count was not computed", v->name);
+	snprintf(name, sizeof(name), "%s:count", v->name);
+	snprintf(sname, sizeof(sname), "%s%s", prefix, name);
+	for (uint32_t k = 0; k < as->n; k++)
+		if (!strcmp(as->names[k], sname))
+			return ir_err(e, "graph output '%s' would hide the run-time count of output '%s': rename it",
+				      sname, v->name);
+	memset(&c, 0, sizeof(c));
+	c.name = name;
+	c.dtype = IR_I32;
+	c.rank = 1;
+	c.dims[0] = 1;
+	sid = ipu_graph_add_stream(gb, sname, IPUX_STREAM_D2H, 4);
+	sc = sid == IPU_GRAPH_INVALID ? IPU_GRAPH_INVALID
+				      : ipu_step_stream_copy(gb, sid, &(struct ipu_slice){ cnt, 0, 1 }, 1);
+	if (sc == IPU_GRAPH_INVALID || ipu_step_append(gb, seq, sc))
+		return ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
+	return add_anchor(as, prefix, &c, IPUEF_OUTPUT, sid, IR_MAX_RANK, e);
+}
+
 static void anchors_free(struct ipu_lower_anchors *as)
 {
 	for (uint32_t i = 0; i < as->n; i++)
@@ -169,13 +201,14 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 	l.e = e;
 	l.scr = scr;
 	l.vt = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.vt));
+	l.count = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.count));
 	l.last_use = malloc((size_t)(g->nvals ? g->nvals : 1) * sizeof(*l.last_use));
 	l.optemp = calloc(t->tiles ? t->tiles : 1, sizeof(*l.optemp));
 	l.hi = calloc(t->tiles ? t->tiles : 1, sizeof(*l.hi));
 	l.base = calloc(t->tiles ? t->tiles : 1, sizeof(*l.base));
 	l.absorbed = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
 	l.blk = calloc((size_t)(g->nvals ? g->nvals : 1), sizeof(*l.blk));
-	if (!l.vt || !l.last_use || !l.optemp || !l.hi || !l.base || !l.absorbed || !l.blk || !in_of_out || !is_state) {
+	if (!l.vt || !l.count || !l.last_use || !l.optemp || !l.hi || !l.base || !l.absorbed || !l.blk || !in_of_out || !is_state) {
 		ir_err(e, "out of memory");
 		goto out;
 	}
@@ -196,6 +229,7 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		}
 	for (int i = 0; i < g->nvals; i++) {
 		l.vt[i] = IPU_GRAPH_INVALID;
+		l.count[i] = IPU_GRAPH_INVALID;
 		l.last_use[i] = -1;
 	}
 	for (int i = 0; i < g->nnodes; i++) {
@@ -385,6 +419,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			goto builder;
 		if (add_anchor(as, prefix, v, IPUEF_OUTPUT, sid, t->batch_axis, e))
 			goto out;
+		if (v->bounded && count_anchor(gb, seq, as, prefix, v, l.count[g->outputs[i]], e))
+			goto out;
 	}
 	if (tok.body != IPU_GRAPH_INVALID && lw_tokens_end(&tok, as, tokens))
 		goto builder;
@@ -394,6 +430,7 @@ builder:
 	ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
 out:
 	free(l.vt);
+	free(l.count);
 	free(l.last_use);
 	free(l.optemp);
 	free(l.hi);

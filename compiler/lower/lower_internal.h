@@ -86,6 +86,9 @@ struct lw {
 	struct ipu_graph *gb;
 	const struct ir_graph *g;
 	ipu_tensor *vt;		/* tensor of each value (or INVALID) */
+	/* per value: the I32 [1] tensor of a bounded value's run-time
+	 * count (INVALID for every other value) */
+	ipu_tensor *count;
 	/* Estimated bytes per tile, what tiles are chosen by.  With memory
 	 * reuse: what is kept for the whole program, the values still live
 	 * and the current op's temporaries (released when they die);

@@ -85,7 +85,8 @@ static int check_declared_outputs(struct ir_graph *g, const struct ir_infer_opts
 			return ir_err(e, "graph output '%s' is declared with rank %d but computes rank %d",
 				      v->name, d->rank, v->rank);
 		for (int k = 0; dims && k < d->rank; k++)
-			if (d->dims[k] > 0 && v->dims[k] > 0 && d->dims[k] != v->dims[k])
+			if (d->dims[k] > 0 && v->dims[k] > 0 && d->dims[k] != v->dims[k] &&
+			    !(k == 0 && v->bounded && d->dims[k] <= v->dims[k]))	/* a run-time count */
 				return ir_err(e, "graph output '%s' is declared with dimension %d = %lld but computes %lld",
 					      v->name, k, (long long)d->dims[k], (long long)v->dims[k]);
 	}

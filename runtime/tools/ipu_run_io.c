@@ -206,6 +206,30 @@ struct ipurt_npy run_io_view(const struct ipurt_tensor *t)
 	return v;
 }
 
+/* A bounded output's true leading size: the value of its "NAME:count"
+ * output (ipuef-format.md, Run-time counts), within the static bound. */
+static void trim_to_count(const struct run_io *io, const char *name, struct ipurt_npy *v)
+{
+	char cname[IPUEF_MAX_NAME + 16];
+	int32_t c;
+
+	snprintf(cname, sizeof(cname), "%s:count", name);
+	for (int i = 0; i < io->nout; i++) {
+		const struct ipurt_tensor *t = &io->out[i];
+
+		if (strcmp(t->name, cname) || t->dtype != IPURT_DT_I32 || t->rank != 1 ||
+		    t->dims[0] != 1 || v->rank < 1 || !v->dims[0])
+			continue;
+		memcpy(&c, t->data, sizeof(c));
+		if (c < 0)
+			c = 0;
+		if ((uint64_t)c < v->dims[0]) {
+			v->size = v->size / v->dims[0] * (uint64_t)c;
+			v->dims[0] = (uint64_t)c;
+		}
+	}
+}
+
 int run_io_write_outputs(const struct run_io *io, const struct run_opts *o)
 {
 	char err[512], sp[512];
@@ -218,6 +242,7 @@ int run_io_write_outputs(const struct run_io *io, const struct run_opts *o)
 			if (strcmp(o->out[j].name, io->out[i].name))
 				continue;
 			view = run_io_view(&io->out[i]);
+			trim_to_count(io, io->out[i].name, &view);
 			if (run_pb_path(o->out[j].path) ?
 				    run_pb_write(o->out[j].path, &view, io->out[i].name, err, sizeof(err)) :
 				    ipurt_npy_write(o->out[j].path, &view, err, sizeof(err))) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_compiler_ops.c - the rewritten operator families (Einsum, the
- * quantisation operators, the losses, the scatters) on the in-process
+ * quantisation operators, the losses, the scatters; NonMaxSuppression's
+ * run-time selection) on the in-process
  * device against the reference evaluator (ipu-compile --check's
  * machinery), each larger than one tile of the 16-tile target so that the
  * work is split, in float32 and float16.  Data is seeded.
@@ -268,6 +269,81 @@ TEST(gather_nd_split)
 	}
 }
 
+/* NonMaxSuppression's limits: boxes per class, IoU and score thresholds */
+static double c_max(int64_t i, unsigned *seed)
+{
+	(void)i;
+	(void)seed;
+	return 20;
+}
+
+static double c_iou(int64_t i, unsigned *seed)
+{
+	(void)i;
+	(void)seed;
+	return 0.3;
+}
+
+static double c_score(int64_t i, unsigned *seed)
+{
+	(void)i;
+	(void)seed;
+	return 0.25;
+}
+
+/* NonMaxSuppression of run-time boxes and scores: the NMS vertex against
+ * the evaluator (selection and its -1 padding), the count streamed beside
+ * it; both box formats, with and without a score threshold. */
+TEST(nms_runtime_count)
+{
+	char rep[4096];
+
+	for (int k = 0; k < 4; k++) {
+		struct ir_graph *g = ir_graph_new(NULL);
+		int64_t db[] = { 2, 50, 4 }, ds[] = { 2, 3, 50 }, d1[] = { 1 };
+		int in[5], y, fp16 = k & 1;
+
+		in[0] = input(g, "boxes", IR_F32, 3, db);
+		in[1] = input(g, "scores", IR_F32, 3, ds);
+		in[2] = cconst(g, "max", IR_I64, 1, d1, c_max, 0);
+		in[3] = cconst(g, "iou", IR_F32, 1, d1, c_iou, 0);
+		in[4] = cconst(g, "st", IR_F32, 1, d1, c_score, 0);
+		y = node(g, "NonMaxSuppression", in, k < 2 ? 5 : 4, "sel");
+		if (k & 2)
+			ir_attr_set_int(last(g), "center_point_box", 1, NULL);
+		ir_graph_add_output(g, y, NULL);
+		CHECK_MSG(check(g, fp16, 64 * 1024, rep, sizeof(rep)) == 0, "case %d: %s", k, rep);
+		{
+			const char *c = strstr(rep, "sel:count: ok, ");
+			int rows = c ? atoi(c + strlen("sel:count: ok, ")) : -1;
+
+			/* some selected; with the score threshold fewer than
+			 * the bound of 2 x 3 x 20 */
+			CHECK_MSG(rows > 0 && (k >= 2 || rows < 120), "case %d: %d rows: %s", k, rows, rep);
+		}
+		ir_graph_free(g);
+	}
+}
+
+/* A selection read by another node would read its padding: refused. */
+TEST(nms_selection_read_refused)
+{
+	char rep[4096];
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t db[] = { 1, 8, 4 }, ds[] = { 1, 1, 8 }, d1[] = { 1 };
+	int in[3], y;
+
+	in[0] = input(g, "boxes", IR_F32, 3, db);
+	in[1] = input(g, "scores", IR_F32, 3, ds);
+	in[2] = cconst(g, "max", IR_I64, 1, d1, c_max, 0);
+	y = node(g, "NonMaxSuppression", in, 3, "sel");
+	y = node(g, "Neg", &y, 1, "neg");
+	ir_graph_add_output(g, y, NULL);
+	CHECK(check(g, 0, 64 * 1024, rep, sizeof(rep)) != 0);
+	CHECK_MSG(strstr(rep, "read by another node") != NULL, "%s", rep);
+	ir_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
@@ -279,5 +355,7 @@ int main(int argc, char **argv)
 	RUN(softmax_cross_entropy_split);
 	RUN(scatter_nd_rows_split);
 	RUN(gather_nd_split);
+	RUN(nms_runtime_count);
+	RUN(nms_selection_read_refused);
 	return TH_DONE();
 }

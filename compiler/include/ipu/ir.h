@@ -119,6 +119,11 @@ struct ir_value {
 	void *data;		/* constant payload (owned) or NULL */
 	int producer;		/* node index, -1 for inputs/constants */
 	int is_input, is_output;
+	/* dims[0] is a static upper bound of a size known only at run time
+	 * (NonMaxSuppression's selection): the producer also writes the
+	 * true count, which the lowering streams to the host beside the
+	 * value (the .ipuef's "NAME:count" output). */
+	int bounded;
 };
 
 struct ir_node {
