@@ -157,7 +157,7 @@ static Onnx__AttributeProto *attr(struct pool *pl, const struct ir_attr *a)
  * coerce2d's meaning into the opset's own form). */
 int onnx_internal_attr(const char *name)
 {
-	return !strcmp(name, "coerce2d") || !strcmp(name, "accumulate_f32");
+	return !strcmp(name, "coerce2d") || !strcmp(name, "accumulate_f32") || !strcmp(name, "captures");
 }
 
 static int write_model(const struct ir_graph *g, const char *path, int opset,
@@ -234,6 +234,14 @@ static int write_model(const struct ir_graph *g, const char *path, int opset,
 
 		if (n->dead)
 			continue;
+		/* static control flow was expanded by shape inference; what
+		 * stays a node keeps subgraphs this writer does not encode */
+		for (int k = 0; k < n->nattrs; k++)
+			if (n->attrs[k].type == IR_ATTR_GRAPH) {
+				ir_node_err(e, g, n, "control flow that stays a node (subgraph '%s') cannot be exported",
+					    n->attrs[k].name);
+				goto out;
+			}
 		np = pcalloc(&pl, 1, sizeof(*np));
 		if (!np)
 			goto oom;
@@ -267,7 +275,7 @@ static int write_model(const struct ir_graph *g, const char *path, int opset,
 		for (int k = 0; k < n->nout; k++)
 			np->output[k] = g->vals[n->out[k]].name;
 		for (int k = 0; k < n->nattrs; k++) {
-			if (onnx_internal_attr(n->attrs[k].name) || n->attrs[k].type == IR_ATTR_GRAPH)
+			if (onnx_internal_attr(n->attrs[k].name))
 				continue;
 			np->attribute[na] = attr(&pl, &n->attrs[k]);
 			if (!np->attribute[na])

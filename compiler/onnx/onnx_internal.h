@@ -14,7 +14,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
 void onnx_tensor_encode(const struct ir_tensor *t, const char *name,
 			Onnx__TensorProto *tp);
 
-/* 1 for the IR's own attributes (coerce2d, accumulate_f32): not ONNX. */
+/* 1 for the IR's own attributes (coerce2d, accumulate_f32, control flow's
+ * captures): not ONNX. */
 int onnx_internal_attr(const char *name);
 /* A clone of g in the forms of `opset` (ONNX_EXPORT_OPSET_MIN to
  * ONNX_OPSET_MAX), every node checked against ONNX's schema of that opset;
