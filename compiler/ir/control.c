@@ -380,6 +380,132 @@ out:
 	return rc;
 }
 
+/* Gather of x at constant index i along axis. */
+static int take(struct cf_rw *r, int x, int64_t i, int64_t axis)
+{
+	int c = const_i64(r, &i, -1), v;
+
+	if (c < 0 || (v = add_node(r, "slice", "Gather", (int[]){ x, c }, 2, -1)) < 0 ||
+	    ir_attr_set_int(&r->g->nodes[r->g->nnodes - 1], "axis", axis, r->e))
+		return -1;
+	return v;
+}
+
+/*
+ * Scan of opset 8: inputs sequence_lens (omitted), states and scan inputs
+ * with a batch axis 0, scanned along axis 1 (`directions` per scan
+ * input); the body sees one batch element.  Unrolled over batch elements
+ * and steps, or refused.
+ */
+static int expand_scan8(struct ir_graph *g, int idx, struct ir_error *e)
+{
+	struct ir_node *n = &g->nodes[idx];
+	struct ir_graph *body = ir_cf_sub(n, "body");
+	int nc = ir_cf_captures(n), m = (int)ir_attr_int(n, "num_scan_inputs", -1), nin = n->nin, rc = -1;
+	int ns = nin - 1 - m - (nc > 0 ? nc : 0), nk = n->nout - ns;
+	int64_t batch = -1, len = -1, live;
+	size_t cnt;
+	const int64_t *dirs = ir_attr_ints(n, "directions", &cnt);
+	struct cf_rw r;
+	int *map = NULL, *res = NULL, *dst = NULL, *outer = NULL;
+
+	if (!body || nc < 0 || m < 1 || ns < 0 || nk < 0 || body->ninputs != nin - 1 || body->noutputs != n->nout)
+		return ir_node_err(e, g, n, "num_scan_inputs %d, %d inputs and %d outputs do not match the body's %d inputs and %d outputs",
+				   m, nin, n->nout, body ? body->ninputs : 0, body ? body->noutputs : 0);
+	if (n->in[0] >= 0)
+		return ir_node_err(e, g, n, "Scan of opset 8 with sequence_lens is not supported; convert the model to opset 9 or later");
+	for (int k = 1; k < 1 + ns + m; k++) {
+		const struct ir_value *v = n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
+
+		if (!v || v->rank < (k > ns ? 2 : 1) || (batch >= 0 && v->dims[0] != batch) ||
+		    (k > ns && len >= 0 && v->dims[1] != len))
+			return ir_node_err(e, g, n, "input %d: opset 8's states [batch, ...] and scan inputs [batch, steps, ...] of one batch size and length are required",
+					   k);
+		batch = v->dims[0];
+		if (k > ns)
+			len = v->dims[1];
+	}
+	live = ir_cf_live_nodes(body) + 2 * m + 2 * nk + 2;
+	if (batch < 1 || len < 1 || batch * len > IR_CF_MAX_UNROLL_NODES / live ||
+	    g->nnodes + batch * len * live > IR_CF_MAX_GRAPH_NODES)
+		return ir_node_err(e, g, n, "Scan of opset 8 over %lld batch elements and %lld steps is more than is unrolled; convert the model to opset 9 or later",
+				   (long long)batch, (long long)len);
+	map = malloc((size_t)nin * sizeof(int));
+	res = malloc((size_t)(n->nout + 1) * sizeof(int));
+	outer = malloc((size_t)(n->nout * batch + 1) * sizeof(int));
+	if (!map || !res || !outer) {
+		ir_err(e, "out of memory");
+		goto out;
+	}
+	rw_init(&r, g, idx, e);
+	memcpy(map, n->in + 1, (size_t)(nin - 1) * sizeof(int));
+	if (!(dst = retire(&r, idx)))
+		goto out;
+	for (int64_t b = 0; b < batch; b++) {
+		int xb[IR_CF_MAX_IO];
+
+		if (m > IR_CF_MAX_IO) {
+			ir_node_err(e, g, &g->nodes[idx], "more than %d scan inputs", IR_CF_MAX_IO);
+			goto out;
+		}
+		snprintf(r.prefix, sizeof(r.prefix), "%s/batch%lld", g->nodes[idx].name, (long long)b);
+		for (int k = 0; k < ns; k++)
+			if ((map[k] = take(&r, g->nodes[idx].in[1 + k], b, 0)) < 0)
+				goto out;
+		for (int j = 0; j < m; j++)
+			if ((xb[j] = take(&r, g->nodes[idx].in[1 + ns + j], b, 0)) < 0)
+				goto out;
+		for (int j = 0; j < nk; j++)
+			outer[j * batch + b] = -1;
+		for (int64_t t = 0; t < len; t++) {
+			snprintf(r.prefix, sizeof(r.prefix), "%s/batch%lld/step%lld", g->nodes[idx].name, (long long)b,
+				 (long long)t);
+			for (int j = 0; j < m; j++) {
+				int64_t at = dirs && (int)cnt == m && dirs[j] ? len - 1 - t : t;
+
+				if ((map[ns + j] = take(&r, xb[j], at, 0)) < 0)
+					goto out;
+			}
+			if (inline_sub(&r, body, map, res))
+				goto out;
+			for (int k = 0; k < ns; k++)
+				map[k] = res[k];
+			for (int j = 0; j < nk; j++) {
+				/* steps of output j for this batch element, in order */
+				if ((res[ns + j] = unsqueeze(&r, res[ns + j], 0)) < 0)
+					goto out;
+				if (t == 0)
+					outer[j * batch + b] = res[ns + j];
+				else if ((outer[j * batch + b] = concat(&r, (int[]){ outer[j * batch + b], res[ns + j] }, 2,
+									0, -1)) < 0)
+					goto out;
+			}
+		}
+		for (int k = 0; k < ns; k++)
+			if ((res[k] = unsqueeze(&r, map[k], 0)) < 0)
+				goto out;
+		for (int k = 0; k < ns; k++)
+			outer[(nk + k) * batch + b] = res[k];
+		for (int j = 0; j < nk; j++)
+			if ((outer[j * batch + b] = unsqueeze(&r, outer[j * batch + b], 0)) < 0)
+				goto out;
+	}
+	snprintf(r.prefix, sizeof(r.prefix), "%s", g->nodes[idx].name);
+	for (int k = 0; k < ns; k++)
+		if (concat(&r, outer + (nk + k) * batch, batch, 0, dst[k]) < 0)
+			goto out;
+	for (int j = 0; j < nk; j++)
+		if (concat(&r, outer + j * batch, batch, 0, dst[ns + j]) < 0)
+			goto out;
+	rc = splice(&r, idx) ? -1 : 1;
+out:
+	free(map);
+	free(res);
+	free(outer);
+	free(dst);
+	return rc;
+}
+
 static int expand_scan(struct ir_graph *g, int idx, int inferred, struct ir_error *e)
 {
 	struct ir_node *n = &g->nodes[idx];
@@ -390,6 +516,8 @@ static int expand_scan(struct ir_graph *g, int idx, int inferred, struct ir_erro
 	int64_t live;
 	int neg = 0;
 
+	if (g->opset < 9)
+		return inferred ? 0 : expand_scan8(g, idx, e);
 	if (ir_scan_layout(g, n, &s, e))
 		return -1;
 	/* a negative output axis counts from the body's output rank: known

@@ -5,7 +5,8 @@ it) reading outer values, an If on a constant condition whose branches
 differ in shape, an RNN-style Loop over a static range whose body gathers
 its step's input by the iteration number, a Loop with an If on the
 iteration number inside, Scans forwards and backwards along axis 1 with a
-stacked output, a Scan stacking along axis -1, a while loop on constants
+stacked output, a Scan stacking along axis -1, an opset-8 Scan (batch axis, input scanned
+backwards), a while loop on constants
 folded by the reference evaluator, a while loop on run-time data with a
 static bound, fp32 and fp16; an If on a run-time
 condition whose branches differ in shape is refused naming the output, a
@@ -39,12 +40,12 @@ class Runner:
         self.npass += ok
         self.nfail += not ok
 
-    def save(self, name, nodes, inputs, outputs, inits):
+    def save(self, name, nodes, inputs, outputs, inits, opset=13):
         vi = h.make_tensor_value_info
         g = h.make_graph(nodes, name, [vi(k, EL[v.dtype], list(v.shape)) for k, v in inputs.items()],
                          [vi(k, T.FLOAT, None) for k in outputs],
                          [nh.from_array(v, k) for k, v in inits.items()])
-        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
         m.ir_version = 8
         path = os.path.join(self.work, name + ".onnx")
         onnx.save(m, path)
@@ -54,11 +55,11 @@ class Runner:
         return subprocess.run([os.path.join(self.bin, "ipu-compile"), path, "-o", out, "--precision", precision],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
 
-    def case(self, name, nodes, inputs, refs, inits=None, precision="fp32", expect=None):
+    def case(self, name, nodes, inputs, refs, inits=None, precision="fp32", expect=None, opset=13):
         """inputs: {name: array}; refs: {output name: float64 array};
         expect: a line ipu-compile must print about the lowering."""
         name = "%s_%s" % (name, precision)
-        path = self.save(name, nodes, inputs, refs, inits or {})
+        path = self.save(name, nodes, inputs, refs, inits or {}, opset)
         base = os.path.join(self.work, name)
         p = self.compile(path, base + ".ipuef", precision)
         if p.returncode:
@@ -271,6 +272,24 @@ def scan_negative_axis(r, prec):
            "Scan 'Scan_0': unrolled")
 
 
+def scan_opset8(r, prec):
+    """Opset 8's Scan: a batch axis 0 on states, scan inputs and outputs,
+    steps along axis 1, the input scanned backwards (`directions`)."""
+    x = r.rng.randn(2, 3, 4).astype(np.float32)
+    body = h.make_graph(
+        [h.make_node("Add", ["s_in", "xt"], ["s_out"]), h.make_node("Tanh", ["s_out"], ["y"])], "body",
+        [h.make_tensor_value_info("s_in", T.FLOAT, [4]), h.make_tensor_value_info("xt", T.FLOAT, [4])],
+        [h.make_tensor_value_info("s_out", T.FLOAT, [4]), h.make_tensor_value_info("y", T.FLOAT, [4])])
+    nodes = [h.make_node("Scan", ["", "s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1, directions=[1])]
+    s0 = r.rng.randn(2, 4).astype(np.float32)
+    s, ys = s0.astype(np.float64), []
+    for t in (2, 1, 0):
+        s = s + x[:, t, :].astype(np.float64)
+        ys.append(np.tanh(s))
+    r.case("scan_opset8", nodes, {"s0": s0, "x": x}, {"s": s, "ys": np.stack(ys, axis=1)}, {}, prec,
+           "Scan 'Scan_0': unrolled", opset=8)
+
+
 def long_loop_refused(r):
     """1000 iterations of a 5-node body are more than the unrolling takes:
     the Loop stays one node, which the lowering does not take yet."""
@@ -321,6 +340,7 @@ def main():
         while_folded(r, prec)
         while_runtime(r, prec)
         scan_negative_axis(r, prec)
+        scan_opset8(r, prec)
     if_shapes_differ(r)
     long_loop_refused(r)
     exported(r)

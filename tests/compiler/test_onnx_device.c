@@ -26,7 +26,7 @@ struct suite {
 };
 
 static struct suite suites[] = {
-	{ "node", 827 },
+	{ "node", 828 },
 	{ "pytorch-converted", 81 },
 	{ "pytorch-operator", 31 },
 };
