@@ -81,6 +81,12 @@ int ipu_engine_create(const struct ipu_engine_config *cfg,
 		return rc;
 	}
 	e->cfg.workers = ipu_pool_size(e->pool);
+	{
+		/* IPU_ENGINE_DISPATCH=model: the modelled rule only, for A/B measurements */
+		const char *f = getenv("IPU_ENGINE_DISPATCH");
+
+		e->learn = !f || strcmp(f, "model");
+	}
 	*out = e;
 	return 0;
 }
@@ -99,8 +105,17 @@ static void unload(struct ipu_engine *e)
 	e->segs = NULL;
 	free(e->bcopy);
 	e->bcopy = NULL;
-	free(e->bcopy_first);
-	e->bcopy_first = NULL;
+	free(e->bgroup);
+	e->bgroup = NULL;
+	free(e->bgroup_first);
+	e->bgroup_first = NULL;
+	free(e->xch_host_bytes);
+	e->xch_host_bytes = NULL;
+	free(e->vops);
+	e->vops = NULL;
+	free(e->dsp);
+	e->dsp = NULL;
+	ipu_alias_free(&e->alias);
 	free(e->stage);
 	e->stage = NULL;
 	free((void *)e->cs_exec);
@@ -116,40 +131,124 @@ void ipu_engine_destroy(struct ipu_engine *e)
 	free(e);
 }
 
+/* Byte offset from mem of [off, +len) on tile, read in place if elided. */
+static uint64_t bound_src(const struct ipu_engine *e, uint32_t tile, uint32_t off, uint32_t len)
+{
+	const struct ipu_alias_span *a;
+	int ov;
+
+	if (e->alias.n && (a = ipu_alias_find(&e->alias, tile, off, len, &ov)))
+		return (uint64_t)a->stile * e->stride + a->soff + (off - a->doff);
+	return (uint64_t)tile * e->stride + off;
+}
+
 /*
  * The copies of each non-staged exchange as tile memory offsets, in plan
  * order: a worker then walks one array instead of looking each copy up in
  * the COPIES table through the plan's order and adding up its tile bases.
+ * Elided copies are left out; a copy reading an elided destination reads
+ * its source.
  */
 static int bind_copies(struct ipu_engine *e)
 {
 	const struct ipu_exe *x = e->exe;
-	uint64_t n = 0, k = 0;
-	uint32_t xi, i;
+	uint64_t n = 0, k = 0, ng = 0, gk = 0;
+	uint32_t xi, i, g;
 
-	e->bcopy_first = calloc(x->nxchs ? x->nxchs : 1, sizeof(*e->bcopy_first));
-	if (!e->bcopy_first)
+	e->bgroup_first = calloc(x->nxchs ? x->nxchs : 1, sizeof(*e->bgroup_first));
+	e->xch_host_bytes = calloc(x->nxchs ? x->nxchs : 1, sizeof(*e->xch_host_bytes));
+	if (!e->bgroup_first || !e->xch_host_bytes)
 		return IPU_E_NOMEM;
 	for (xi = 0; xi < x->nxchs; xi++)
-		if (!x->xchplan[xi].staged)
+		if (!x->xchplan[xi].staged) {
 			n += x->xchs[xi].num_copies;
+			ng += x->xchplan[xi].ngroups;
+		}
 	e->bcopy = malloc((n ? n : 1) * sizeof(*e->bcopy));
-	if (!e->bcopy)
+	e->bgroup = malloc((ng ? ng : 1) * sizeof(*e->bgroup));
+	if (!e->bcopy || !e->bgroup)
 		return IPU_E_NOMEM;
 	for (xi = 0; xi < x->nxchs; xi++) {
 		const struct ipu_xch_plan *p = &x->xchplan[xi];
 
-		e->bcopy_first[xi] = k;
-		if (p->staged)
+		e->bgroup_first[xi] = gk;
+		if (p->staged) {
+			e->xch_host_bytes[xi] = p->bytes;
 			continue;
-		for (i = 0; i < x->xchs[xi].num_copies; i++) {
-			const struct ipux_copy *c = &x->copies[p->order[i]];
+		}
+		for (g = 0; g < p->ngroups; g++) {
+			const struct ipu_tile_group *tg = &p->groups[g];
+			struct ipu_bound_group *bg = &e->bgroup[gk++];
 
-			e->bcopy[k++] = (struct ipu_bound_copy){
-				.dst = (uint64_t)c->dst_tile * e->stride + c->dst_offset,
-				.src = (uint64_t)c->src_tile * e->stride + c->src_offset,
-				.bytes = c->bytes,
-			};
+			bg->first = k;
+			for (i = tg->first; i < tg->first + tg->count; i++) {
+				uint32_t ci = p->order[i];
+				const struct ipux_copy *c = &x->copies[ci];
+
+				if (e->alias.elided && e->alias.elided[ci])
+					continue;
+				e->bcopy[k++] = (struct ipu_bound_copy){
+					.dst = (uint64_t)c->dst_tile * e->stride + c->dst_offset,
+					.src = bound_src(e, c->src_tile, c->src_offset, c->bytes),
+					.bytes = c->bytes,
+				};
+				e->xch_host_bytes[xi] += c->bytes;
+			}
+			bg->count = (uint32_t)(k - bg->first);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Vertices with an operand inside an elided destination get their own
+ * operand list: every offset from the start of tile memory (which fits
+ * 32 bits, checked at load) and mem the start of tile memory, so
+ * IPU_OP_PTR reaches the source on another tile.
+ */
+static int bind_vertex_operands(struct ipu_engine *e)
+{
+	const struct ipu_exe *x = e->exe;
+	uint64_t n = 0, k = 0;
+	uint32_t i, j;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (!n)
+				return 0;
+			e->vops = malloc(n * sizeof(*e->vops));
+			if (!e->vops)
+				return IPU_E_NOMEM;
+		}
+		for (i = 0; i < x->nvertices; i++) {
+			const struct ipux_vertex *v = &x->vertices[i];
+			const struct ipux_operand *ops = &x->operands[v->first_operand];
+			int redirect = 0;
+
+			for (j = 0; j < v->num_operands && !redirect; j++) {
+				int ov;
+
+				redirect = ipu_alias_find(&e->alias, v->tile, ops[j].offset,
+							  (uint64_t)ops[j].count *
+								  ipux_dtype_size(ops[j].dtype),
+							  &ov) != NULL;
+			}
+			if (!redirect)
+				continue;
+			if (pass == 0) {
+				n += v->num_operands;
+				continue;
+			}
+			for (j = 0; j < v->num_operands; j++) {
+				e->vops[k + j] = ops[j];
+				e->vops[k + j].offset = (uint32_t)bound_src(
+					e, v->tile, ops[j].offset,
+					(uint32_t)((uint64_t)ops[j].count * ipux_dtype_size(ops[j].dtype)));
+			}
+			e->vctx[i].mem = e->mem;
+			e->vctx[i].ops = &e->vops[k];
+			k += v->num_operands;
 		}
 	}
 	return 0;
@@ -176,6 +275,12 @@ static int bind_memory(struct ipu_engine *e)
 		return IPU_E_NOMEM;
 	}
 	e->mem_bytes = total;
+	/* operands read in place are offsets from mem: 32 bits must reach every tile */
+	if (e->elide && total <= UINT32_MAX) {
+		rc = ipu_alias_plan(x, &e->alias);
+		if (rc)
+			return rc;
+	}
 	e->vctx = calloc(x->nvertices ? x->nvertices : 1, sizeof(*e->vctx));
 	e->cs_exec = calloc(x->ncss ? x->ncss : 1, sizeof(*e->cs_exec));
 	{
@@ -187,7 +292,8 @@ static int bind_memory(struct ipu_engine *e)
 	}
 	if (x->stage_bytes)
 		e->stage = malloc(x->stage_bytes);
-	if (!e->vctx || !e->cs_exec || !e->segs || (x->stage_bytes && !e->stage))
+	e->dsp = calloc((size_t)x->ncss + x->nxchs + x->nfplans + 1, sizeof(*e->dsp));
+	if (!e->dsp || !e->vctx || !e->cs_exec || !e->segs || (x->stage_bytes && !e->stage))
 		return IPU_E_NOMEM;
 	for (i = 0; i < x->nvertices; i++) {
 		const struct ipux_vertex *v = &x->vertices[i];
@@ -205,11 +311,13 @@ static int bind_memory(struct ipu_engine *e)
 		for (j = 0; j < sc->num_regions; j++, s++) {
 			const struct ipux_region *r = &x->regions[sc->first_region + j];
 
-			e->segs[s].ptr = e->mem + (size_t)r->tile * e->stride + r->offset;
+			e->segs[s].ptr = e->mem + bound_src(e, r->tile, r->offset, r->bytes);
 			e->segs[s].len = r->bytes;
 		}
 	}
 	rc = bind_copies(e);
+	if (!rc && e->alias.n)
+		rc = bind_vertex_operands(e);
 	if (rc)
 		return rc;
 	for (i = 0; i < x->ninits; i++) {
@@ -234,12 +342,22 @@ int ipu_engine_load(struct ipu_engine *e, const void *image, size_t len,
 		return rc;
 	}
 	rc = bind_memory(e);
+	if (!rc && e->learn)
+		ipu_dispatch_relearn(e);
 	if (rc) {
 		ipu_errorf(err, errlen, rc, "out of memory laying out %u tiles of %u bytes",
 			 e->exe->hdr->num_tiles, e->exe->hdr->tile_mem);
 		unload(e);
 	}
 	return rc;
+}
+
+void ipu_engine_set_elide(struct ipu_engine *e, int on)
+{
+	/* off for A/B measurements: the results are the same either way */
+	const char *f = getenv("IPU_ENGINE_ELIDE");
+
+	e->elide = on && !(f && !strcmp(f, "0"));
 }
 
 void ipu_engine_set_custom(struct ipu_engine *e, const struct ipu_custom_table *t)
@@ -311,7 +429,12 @@ int ipu_engine_read(struct ipu_engine *e, uint32_t tile, uint32_t offset,
 		    void *dst, uint32_t len)
 {
 	int rc = host_range(e, tile, offset, len);
+	int elided = 0;
 
+	if (!rc && e->alias.n)
+		ipu_alias_find(&e->alias, tile, offset, len, &elided);
+	if (elided)
+		return IPU_E_INVAL;	/* never written on the host */
 	if (!rc && len)
 		memcpy(dst, e->mem + (size_t)tile * e->stride + offset, len);
 	return rc;

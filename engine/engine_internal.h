@@ -142,11 +142,45 @@ int ipu_plan_fusion(struct ipu_exe *x);
 void ipu_fusion_free(struct ipu_exe *x);
 
 /*
- * Supersteps smaller than this run on the calling thread: waking the
- * workers costs tens of microseconds, more than the work itself.
+ * Until a superstep has been timed (dispatch.c), those smaller than this
+ * run on the calling thread: waking the workers costs tens of
+ * microseconds, more than the work itself.
  */
 #define IPU_INLINE_WORK_CYCLES 20000u	/* modelled cycles of a compute set */
 #define IPU_INLINE_XCH_BYTES (128u * 1024u)
+
+/* Where a superstep runs, learnt from its timing (dispatch.c). */
+enum { IPU_DISPATCH_UNKNOWN, IPU_DISPATCH_INLINE, IPU_DISPATCH_POOL };
+struct ipu_dispatch {
+	uint8_t runs;			/* executions timed so far */
+	uint8_t mode;			/* IPU_DISPATCH_* */
+};
+
+/*
+ * Exchange copies whose destination is read from the source in place
+ * (alias.c): spans sorted by destination, disjoint.
+ */
+struct ipu_alias_span {
+	uint32_t dtile, doff, bytes;
+	uint32_t stile, soff;
+	uint32_t copy;
+};
+
+struct ipu_alias {
+	uint8_t *elided;		/* per copy: 1 if not made */
+	struct ipu_alias_span *spans;
+	uint32_t n;
+	uint64_t bytes;			/* elided bytes per run of every exchange once */
+};
+
+int ipu_alias_plan(const struct ipu_exe *x, struct ipu_alias *out);
+void ipu_alias_free(struct ipu_alias *a);
+/*
+ * The elided destination holding all of [off, off + len) on tile, or
+ * NULL; *overlaps says whether any elided destination overlaps the range.
+ */
+const struct ipu_alias_span *ipu_alias_find(const struct ipu_alias *a, uint32_t tile,
+					    uint64_t off, uint64_t len, int *overlaps);
 
 /* Worker pool: run fn(ctx, i, worker) for i in [0, n) on all workers. */
 struct ipu_pool;
@@ -155,6 +189,15 @@ int ipu_pool_create(uint32_t workers, struct ipu_pool **out);
 void ipu_pool_destroy(struct ipu_pool *p);
 uint32_t ipu_pool_size(const struct ipu_pool *p);
 void ipu_pool_run(struct ipu_pool *p, uint32_t n, ipu_pool_fn fn, void *ctx);
+
+uint64_t ipu_now_ns(void);
+/* Median delay until every helper has joined a pool run (0 for one worker). */
+uint64_t ipu_dispatch_wake_ns(struct ipu_pool *p);
+/* Programs run between two measurements of the host (dispatch.c). */
+#define IPU_DISPATCH_RELEARN_RUNS 1024u
+/* Records an execution of ns (inline or not); decides at the second. */
+void ipu_dispatch_learn(struct ipu_dispatch *d, int ran_inline, uint64_t ns, uint64_t wake_ns,
+			uint32_t workers);
 
 enum ipu_counter_id {
 	C_PROGRAMS, C_STEPS, C_CS, C_VERTICES, C_CYCLES, C_COMPUTE_CYCLES,
@@ -173,6 +216,12 @@ struct ipu_bound_copy {
 	uint64_t bytes;
 };
 
+/* A destination tile's copies of a non-staged exchange: bcopy[first, +count). */
+struct ipu_bound_group {
+	uint64_t first;
+	uint32_t count;
+};
+
 struct ipu_engine {
 	struct ipu_engine_config cfg;
 	uint32_t isa;			/* enum ipu_isa, resolved */
@@ -186,7 +235,16 @@ struct ipu_engine {
 	struct ipu_vertex_ctx *vctx;	/* per vertex, mem bound */
 	struct ipu_stream_seg *segs;	/* stream copy segments, mem bound */
 	struct ipu_bound_copy *bcopy;	/* exchange copies, mem bound */
-	uint64_t *bcopy_first;		/* per exchange: its first in bcopy */
+	struct ipu_bound_group *bgroup;	/* per exchange plan group (non-staged) */
+	uint64_t *bgroup_first;		/* per exchange: its first in bgroup */
+	uint64_t *xch_host_bytes;	/* per exchange: bytes the host copies */
+	int elide;			/* skip copies read in place (ipu_engine_set_elide) */
+	struct ipu_alias alias;		/* the copies skipped, if elide */
+	struct ipux_operand *vops;	/* operands of vertices reading in place */
+	uint64_t wake_ns;		/* cost of a pool run, measured at create */
+	int learn;			/* time supersteps to place them (else modelled rule) */
+	uint32_t runs_since_learn;
+	struct ipu_dispatch *dsp;	/* compute sets, then exchanges, then fused plans */
 	uint8_t *stage;			/* staging buffer for exchanges */
 	_Atomic uint64_t *cs_exec;	/* per compute set executions */
 	atomic_int abort_req;
@@ -196,6 +254,9 @@ struct ipu_engine {
 	uint32_t trace_prog;		/* program being run, for its events */
 	const struct ipu_custom_table *custom;	/* the host's, or NULL */
 };
+
+/* Measure wake_ns again and forget every superstep's placement. */
+void ipu_dispatch_relearn(struct ipu_engine *e);
 
 /* Interpreter entry (exec.c). */
 int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err,

@@ -11,7 +11,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine_internal.h"
 
@@ -77,14 +76,24 @@ static int cs_finish(struct ipu_engine *e, uint32_t cs, struct cs_job *job, char
 	return 0;
 }
 
+static void learn(struct ipu_engine *e, struct ipu_dispatch *d, int inline_run, uint64_t t0)
+{
+	if (e->learn)
+		ipu_dispatch_learn(d, inline_run, ipu_now_ns() - t0, e->wake_ns, e->cfg.workers);
+}
+
 static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t errlen)
 {
 	const struct ipu_cs_plan *plan = &e->exe->csplan[cs];
 	struct cs_job job = { .e = e, .plan = plan };
 
+	struct ipu_dispatch *d = &e->dsp[cs];
+	int inline_run = d->mode ? d->mode == IPU_DISPATCH_INLINE : plan->work < IPU_INLINE_WORK_CYCLES;
+	uint64_t t0 = d->mode ? 0 : ipu_now_ns();
+
 	atomic_init(&job.fault_vertex, UINT32_MAX);
 	atomic_init(&job.fault_code, 0);
-	if (plan->work < IPU_INLINE_WORK_CYCLES) {
+	if (inline_run) {
 		uint32_t g;
 
 		for (g = 0; g < plan->ngroups; g++)
@@ -92,13 +101,15 @@ static int run_compute_set(struct ipu_engine *e, uint32_t cs, char *err, size_t 
 	} else {
 		ipu_pool_run(e->pool, plan->ngroups, cs_sched_item, &job);
 	}
+	if (!d->mode)
+		learn(e, d, inline_run, t0);
 	return cs_finish(e, cs, &job, err, errlen);
 }
 
 struct xch_job {
 	struct ipu_engine *e;
 	const struct ipu_xch_plan *plan;
-	const struct ipu_bound_copy *bcopy;	/* the exchange's, unless staged */
+	const struct ipu_bound_group *bgroup;	/* the exchange's, unless staged */
 	uint32_t first_copy;
 	int phase;			/* staged: 0 gather into stage, 1 scatter */
 };
@@ -118,10 +129,11 @@ static void xch_item(void *ctxp, uint32_t item, uint32_t worker)
 
 	(void)worker;
 	if (!job->plan->staged) {
-		const struct ipu_bound_copy *b = job->bcopy + g->first;
+		const struct ipu_bound_group *bg = &job->bgroup[item];
+		const struct ipu_bound_copy *b = job->e->bcopy + bg->first;
 		uint8_t *mem = job->e->mem;
 
-		for (i = 0; i < g->count; i++)
+		for (i = 0; i < bg->count; i++)
 			memcpy(mem + b[i].dst, mem + b[i].src, b[i].bytes);
 		return;
 	}
@@ -147,9 +159,12 @@ static void xch_finish(struct ipu_engine *e, const struct ipu_xch_plan *plan)
 static void run_exchange(struct ipu_engine *e, uint32_t xi)
 {
 	const struct ipu_xch_plan *plan = &e->exe->xchplan[xi];
-	struct xch_job job = { .e = e, .plan = plan, .bcopy = e->bcopy + e->bcopy_first[xi],
+	struct xch_job job = { .e = e, .plan = plan, .bgroup = e->bgroup + e->bgroup_first[xi],
 			       .first_copy = e->exe->xchs[xi].first_copy };
-	int inline_run = plan->bytes < IPU_INLINE_XCH_BYTES;
+	struct ipu_dispatch *d = &e->dsp[e->exe->ncss + xi];
+	int inline_run = d->mode ? d->mode == IPU_DISPATCH_INLINE
+				 : e->xch_host_bytes[xi] < IPU_INLINE_XCH_BYTES;
+	uint64_t t0 = d->mode ? 0 : ipu_now_ns();
 	uint32_t g;
 
 	for (job.phase = 0; job.phase <= (int)plan->staged; job.phase++) {
@@ -160,6 +175,8 @@ static void run_exchange(struct ipu_engine *e, uint32_t xi)
 		for (g = 0; g < plan->ngroups; g++)
 			xch_item(&job, g, 0);
 	}
+	if (!d->mode)
+		learn(e, d, inline_run, t0);
 	xch_finish(e, plan);
 }
 
@@ -169,13 +186,6 @@ static void add_sync(struct ipu_engine *e)
 	atomic_fetch_add_explicit(&e->ctr[C_CYCLES], IPU_COST_SYNC, memory_order_relaxed);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int run_stream_copy(struct ipu_engine *e, uint32_t sci, int *was_stalled,
 			   char *err, size_t errlen)
@@ -190,11 +200,11 @@ static int run_stream_copy(struct ipu_engine *e, uint32_t sci, int *was_stalled,
 		return ipu_errorf(err, errlen, IPU_E_STREAM, "stream copy %u on stream %u: no host stream handler",
 			 sci, sc->stream);
 	}
-	t0 = now_ns();
+	t0 = ipu_now_ns();
 	rc = e->sops.transfer(e->sops.ctx, sc->stream, st->dir,
 			      &e->segs[x->sc_seg_first[sci]], sc->num_regions,
 			      st->buffer_bytes, &stalled);
-	t1 = now_ns();
+	t1 = ipu_now_ns();
 	*was_stalled = stalled;
 	if (stalled) {
 		atomic_fetch_add_explicit(&e->ctr[C_STALLS], 1, memory_order_relaxed);
@@ -243,7 +253,7 @@ static void trace_step(struct ipu_engine *e, uint32_t si, uint64_t t0, int stall
 		ev.cycles = IPU_COST_SYNC;
 		break;
 	}
-	ev.end_ns = now_ns();
+	ev.end_ns = ipu_now_ns();
 	e->trace(e->trace_ctx, &ev);
 }
 
@@ -278,31 +288,37 @@ static int run_fused(struct ipu_engine *e, uint32_t fi, uint32_t p, char *err, s
 	const struct ipu_cs_plan *cp = &x->csplan[fp->cs];
 	struct fused_job job = {
 		.fp = fp,
-		.x = { .e = e, .plan = xp, .bcopy = e->bcopy + e->bcopy_first[fp->xch],
+		.x = { .e = e, .plan = xp, .bgroup = e->bgroup + e->bgroup_first[fp->xch],
 		       .first_copy = x->xchs[fp->xch].first_copy },
 		.c = { .e = e, .plan = cp },
 	};
+	struct ipu_dispatch *d = &e->dsp[x->ncss + x->nxchs + fi];
 	uint32_t i;
-
-	uint64_t t0 = 0;
-	int rc;
+	uint64_t t0 = 0, tl;
+	int rc, inline_run;
 
 	/* what run_step does for each of the two */
 	if (atomic_load_explicit(&e->abort_req, memory_order_relaxed))
 		return ipu_errorf(err, errlen, IPU_E_CANCELLED, "aborted at step %u", x->children[p]);
 	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 2, memory_order_relaxed);
 	if (e->trace) {
-		trace_step(e, x->children[p], now_ns(), 0);
-		t0 = now_ns();	/* after the exchange's event: events nest */
+		trace_step(e, x->children[p], ipu_now_ns(), 0);
+		t0 = ipu_now_ns();	/* after the exchange's event: events nest */
 	}
 	atomic_init(&job.c.fault_vertex, UINT32_MAX);
 	atomic_init(&job.c.fault_code, 0);
-	if (cp->work < IPU_INLINE_WORK_CYCLES && xp->bytes < IPU_INLINE_XCH_BYTES) {
+	inline_run = d->mode ? d->mode == IPU_DISPATCH_INLINE
+			     : cp->work < IPU_INLINE_WORK_CYCLES &&
+				       e->xch_host_bytes[fp->xch] < IPU_INLINE_XCH_BYTES;
+	tl = d->mode ? 0 : ipu_now_ns();
+	if (inline_run) {
 		for (i = 0; i < fp->nitems; i++)
 			fused_item(&job, i, 0);
 	} else {
 		ipu_pool_run(e->pool, fp->nitems, fused_item, &job);
 	}
+	if (!d->mode)
+		learn(e, d, inline_run, tl);
 	xch_finish(e, xp);
 	rc = cs_finish(e, fp->cs, &job.c, err, errlen);
 	if (!rc && e->trace)
@@ -323,7 +339,7 @@ static int run_step(struct ipu_engine *e, uint32_t si, char *err, size_t errlen)
 	atomic_fetch_add_explicit(&e->ctr[C_STEPS], 1, memory_order_relaxed);
 	if (e->trace && (s->kind == IPUX_STEP_EXECUTE || s->kind == IPUX_STEP_EXCHANGE ||
 			 s->kind == IPUX_STEP_STREAM_COPY || s->kind == IPUX_STEP_SYNC)) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = ipu_now_ns();
 		int stalled = 0;
 
 		if (s->kind == IPUX_STEP_EXECUTE)
@@ -392,6 +408,8 @@ int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err, size_t errl
 		return ipu_errorf(err, errlen, IPU_E_PROGRAM, "program %u does not exist (executable has %u)",
 			 prog, e->exe->nprograms);
 	}
+	if (e->learn && ++e->runs_since_learn >= IPU_DISPATCH_RELEARN_RUNS)
+		ipu_dispatch_relearn(e);
 	if (e->trace) {
 		struct ipu_engine_counters c0, c1;
 		struct ipu_engine_step_event ev = { .program = prog, .step = e->exe->programs[prog],
@@ -399,9 +417,9 @@ int ipu_exec_program(struct ipu_engine *e, uint32_t prog, char *err, size_t errl
 
 		e->trace_prog = prog;
 		ipu_engine_counters(e, &c0);
-		ev.start_ns = now_ns();
+		ev.start_ns = ipu_now_ns();
 		rc = run_step(e, e->exe->programs[prog], err, errlen);
-		ev.end_ns = now_ns();
+		ev.end_ns = ipu_now_ns();
 		ipu_engine_counters(e, &c1);
 		ev.status = rc;
 		ev.cycles = c1.cycles - c0.cycles;

@@ -412,6 +412,8 @@ static int model_open(struct ipu_device *d, const char *spec, char *err, size_t 
 		return rc;
 	}
 	ipu_engine_set_custom(m->eng, ipu_custom_set_table(m->custom));
+	/* tile memory is observed only through streams here */
+	ipu_engine_set_elide(m->eng, 1);
 	m->cfg.workers = 0;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_condattr_init(&ca);

@@ -195,7 +195,22 @@ int ipu_engine_run(struct ipu_engine *e, uint32_t prog, char *err,
 void ipu_engine_abort(struct ipu_engine *e);
 void ipu_engine_clear_abort(struct ipu_engine *e);
 
-/* Host access to tile memory (bounds-checked): 0 or IPU_E_INVAL. */
+/*
+ * Copy elision for executables loaded from now on (default off): an
+ * exchange copy whose destination is only read, and only while its source
+ * still holds the copied bytes, is not made; its readers read the source
+ * in place (decided at load, Documentation/device/architecture.md).
+ * Results, counters and modelled cycles are the same; the destinations'
+ * bytes are then never in host memory, and ipu_engine_read() of them
+ * fails.  For an embedding that observes tile memory only through
+ * streams.  IPU_ENGINE_ELIDE=0 in the environment keeps every copy.
+ */
+void ipu_engine_set_elide(struct ipu_engine *e, int on);
+
+/*
+ * Host access to tile memory (bounds-checked): 0 or IPU_E_INVAL (also
+ * for a read of an elided copy's destination, see ipu_engine_set_elide).
+ */
 int ipu_engine_read(struct ipu_engine *e, uint32_t tile, uint32_t offset,
 		    void *dst, uint32_t len);
 int ipu_engine_write(struct ipu_engine *e, uint32_t tile, uint32_t offset,
