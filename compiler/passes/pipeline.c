@@ -6,10 +6,20 @@
 #include "ipu/passes.h"
 #include "ops/registry.h"
 
+/* The sanitizer build checks the graph's invariants after every step, so
+ * a pass that breaks one fails there and then, naming itself. */
+#ifdef __SANITIZE_ADDRESS__
+#define VERIFY_STEPS 1
+#else
+#define VERIFY_STEPS 0
+#endif
+
 #define STEP(name, call)                                                    \
 	do {                                                                \
 		int r_ = (call);                                            \
 		if (r_ < 0)                                                 \
+			return -1;                                          \
+		if (VERIFY_STEPS && verify_step(g, name, typed, e))         \
 			return -1;                                          \
 		if (o->on_pass)                                             \
 			o->on_pass(o->on_pass_ctx, name, r_, live_nodes(g)); \
@@ -20,6 +30,16 @@
 
 static int pipeline(struct ir_graph *g, const struct ir_pipeline_opts *o,
 		    struct ir_error *e);
+
+static int verify_step(const struct ir_graph *g, const char *step, unsigned flags,
+		       struct ir_error *e)
+{
+	struct ir_error v;
+
+	if (!ir_verify(g, flags, &v))
+		return 0;
+	return ir_err(e, "internal error: the graph is broken after the %s step: %s", step, v.msg);
+}
 
 static int live_nodes(const struct ir_graph *g)
 {
@@ -121,8 +141,11 @@ static int pipeline(struct ir_graph *g, const struct ir_pipeline_opts *o,
 	struct ir_infer_opts io = o->infer;
 	int64_t limit = io.fold_limit ? io.fold_limit : ((int64_t)64 << 20);
 
+	unsigned typed = 0;
+
 	io.fold = 1;
 	STEP("normalize", ir_normalize(g, e));
+	typed = IR_VERIFY_TYPED;
 	STEP("infer+fold", ir_infer(g, &io, e));
 	STEP("declared-outputs", check_declared_outputs(g, &io, e));
 	STEP("softmax-form", canonical_softmax(g, e));

@@ -10,6 +10,7 @@
 #include "ipu/onnx_io.h"
 #include "ipu/passes.h"
 #include "ir/opgeom.h"
+#include "ops/registry.h"
 
 static int input(struct ir_graph *g, const char *name, int dt, int rank, const int64_t *d)
 {
@@ -524,6 +525,97 @@ TEST(export_roundtrip)
 	ir_graph_free(h);
 }
 
+/* x -> Relu -> a -> Sigmoid -> b (graph output), shapes inferred; the
+ * verifier accepts it as built. */
+static struct ir_graph *verify_graph(void)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	int64_t d[] = { 2, 3 };
+	struct ir_infer_opts o = { 0 };
+	struct ir_error e;
+	int x, a, b;
+
+	if (!g)
+		return NULL;
+	x = input(g, "x", IR_F32, 2, d);
+	a = node(g, "Relu", &x, 1, "a");
+	b = node(g, "Sigmoid", &a, 1, "b");
+	ir_graph_add_output(g, b, NULL);
+	if (ir_verify(g, 0, &e) || ir_infer(g, &o, &e) || ir_verify(g, IR_VERIFY_TYPED, &e)) {
+		ir_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Each invariant broken once, on a fresh graph: caught, with a message
+ * naming what is wrong. */
+TEST(verify_catches_each_invariant)
+{
+	static const struct {
+		const char *what, *msg;
+		int typed_only;
+	} cases[] = {
+		{ "input read before it is made", "not in topological order", 0 },
+		{ "input nothing makes", "neither a graph input", 0 },
+		{ "input made by a dead node", "neither a graph input", 0 },
+		{ "input id out of range", "outside the graph's", 0 },
+		{ "output id out of range", "outside the graph's", 0 },
+		{ "graph output id out of range", "outside the graph's", 0 },
+		{ "graph output nothing makes", "graph output 'c'", 0 },
+		{ "value made twice", "also made by", 0 },
+		{ "a node writes a graph input", "graph input or a constant", 0 },
+		{ "producer out of range", "names producer", 0 },
+		{ "opid not the op's", "does not match op", 0 },
+		{ "element type unset", "no element type", 1 },
+		{ "shape unset", "no shape", 1 },
+	};
+
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct ir_graph *g = verify_graph();
+		struct ir_node *relu, *sig;
+		struct ir_error e = { { 0 } };
+		int a, x, t;
+
+		REQUIRE(g != NULL);
+		relu = &g->nodes[0];
+		sig = &g->nodes[1];
+		a = relu->out[0];
+		x = relu->in[0];
+		switch (c) {
+		case 0: {
+			struct ir_node tmp = *relu;
+
+			*relu = *sig;
+			*sig = tmp;
+			break;
+		}
+		case 1: sig->in[0] = ir_value_add(g, "stray", NULL); break;
+		case 2: relu->dead = 1; break;
+		case 3: sig->in[0] = g->nvals + 5; break;
+		case 4: relu->out[0] = -7; break;
+		case 5: g->outputs[0] = g->nvals; break;
+		case 6:
+			t = ir_value_add(g, "c", NULL);
+			ir_graph_add_output(g, t, NULL);
+			break;
+		case 7: sig->out[0] = a; break;
+		case 8: relu->out[0] = x; break;
+		case 9: g->vals[a].producer = g->nnodes + 1; break;
+		case 10: relu->opid = IR_OP_Abs; break;
+		case 11: g->vals[a].dtype = IR_UNDEFINED; break;
+		case 12: g->vals[a].rank = -1; break;
+		}
+		if (cases[c].typed_only)
+			CHECK_MSG(ir_verify(g, 0, &e) == 0, "%s: caught without IR_VERIFY_TYPED: %s", cases[c].what,
+				  e.msg);
+		CHECK_MSG(ir_verify(g, IR_VERIFY_TYPED, &e) == -1, "%s: not caught", cases[c].what);
+		CHECK_MSG(strstr(e.msg, cases[c].msg) != NULL, "%s: message '%s' lacks '%s'", cases[c].what, e.msg,
+			  cases[c].msg);
+		ir_graph_free(g);
+	}
+}
+
 TEST(op_list_sorted_and_complete)
 {
 	const char *names[512];
@@ -540,6 +632,7 @@ int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
 	RUN(broadcast);
+	RUN(verify_catches_each_invariant);
 	RUN(slice_resolve);
 	RUN(shape_binding_parse);
 	RUN(errors_name_the_node);

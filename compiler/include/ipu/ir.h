@@ -229,6 +229,18 @@ int ir_node_err(struct ir_error *e, const struct ir_graph *g,
 /* Deep copy. */
 struct ir_graph *ir_graph_clone(const struct ir_graph *g, struct ir_error *e);
 
+/* verify.c: the invariants every pass keeps.  Every id names a value or
+ * node of the graph (-1 only for an omitted input or output); every input
+ * of a live node and every graph output is a graph input, a constant or an
+ * output of an earlier live node (topological order), each value has at
+ * most one live producer, and a node's opid matches its op.  With
+ * IR_VERIFY_TYPED (after shape inference) every value a live node reads or
+ * writes has an element type and a rank.  0, or -1 naming the first broken
+ * invariant.  The pipeline checks after every step in the sanitizer build
+ * (ASan), where a rewrite that breaks one fails where it happened. */
+#define IR_VERIFY_TYPED 1u
+int ir_verify(const struct ir_graph *g, unsigned flags, struct ir_error *e);
+
 /* attr.c */
 const struct ir_attr *ir_attr_find(const struct ir_node *n, const char *name);
 int64_t ir_attr_int(const struct ir_node *n, const char *name, int64_t def);
