@@ -3,6 +3,7 @@
 same options, the options' effects, and refusals as CompileError."""
 
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -12,7 +13,7 @@ import ipu
 import ipu.compiler
 import ipu.ipuef
 import ipu.runtime as rt
-from conftest import mlp_model, mlp_reference
+from conftest import ROOT, mlp_model, mlp_reference
 
 
 def test_same_bytes_as_the_command(tools, tmp_path):
@@ -25,6 +26,24 @@ def test_same_bytes_as_the_command(tools, tmp_path):
         res = ipu.compiler.compile(src, precision="fp16")
         assert res.executable == (tmp_path / "cli.ipuef").read_bytes()
         assert res.path is None
+
+
+def test_resnet18_same_bytes_as_the_command(tools, tmp_path):
+    """ResNet-18 as the benchmarks build it (torchvision, seeded weights,
+    224 x 224): the library, called with an options struct and the model's
+    bytes, gives the command's executable byte for byte."""
+    sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "models")]
+    import bench_models
+
+    m, _ = bench_models.make_torchvision("resnet18", 18)
+    onnx.save(m, tmp_path / "resnet18.onnx")
+    for prec in ("fp32", "fp16"):
+        cli = tmp_path / f"cli.{prec}.ipuef"
+        subprocess.run([str(tools / "ipu-compile"), str(tmp_path / "resnet18.onnx"), "-o", str(cli),
+                        "--precision", prec], check=True, capture_output=True)
+        res = ipu.compiler.compile(m.SerializeToString(), precision=prec)
+        assert len(res.executable) > 10 << 20
+        assert res.executable == cli.read_bytes(), prec
 
 
 def test_summary_and_output_file(tmp_path):
