@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* eval_signal.c - the window functions: a0 - a1 cos(2 pi n / N) + a2 cos(4
- * pi n / N), N the size (periodic) or size - 1 (symmetric). */
+/* eval_signal.c - the window functions (a0 - a1 cos(2 pi n / N) + a2
+ * cos(4 pi n / N), N the size (periodic) or size - 1 (symmetric)), DFT and
+ * the mel filter bank. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eval_internal.h"
@@ -72,5 +74,56 @@ int ir_ev_dft(const struct ir_graph *g, const struct ir_node *n,
 				ir_set_f(out->data, out->dtype, (size_t)(((o * K + k) * inner + i) * 2), re);
 				ir_set_f(out->data, out->dtype, (size_t)(((o * K + k) * inner + i) * 2 + 1), im);
 			}
+	return 0;
+}
+
+/*
+ * MelWeightMatrix (opset 17), as ONNX's reference computes it: num_mel_bins
+ * + 2 points evenly spaced on the mel scale (2595 log10(1 + hz / 700))
+ * between the edges, the step dividing by num_mel_bins + 2 as there; each
+ * point's DFT bin floor((dft_length + 1) hz / sample_rate); filter i rises
+ * from point i to point i + 1 and falls to point i + 2.
+ */
+int ir_ev_mel(const struct ir_graph *g, const struct ir_node *n,
+	      const struct ir_tensor *const *in, int nin,
+	      struct ir_tensor *out, int nout, struct ir_error *e)
+{
+	int64_t nspec = out->dims[0], bins = out->dims[1], *pt;
+	int64_t dft = ir_get_i(in[1]->data, in[1]->dtype, 0), rate = ir_get_i(in[2]->data, in[2]->dtype, 0);
+	double lo = ir_get_f(in[3]->data, in[3]->dtype, 0), hi = ir_get_f(in[4]->data, in[4]->dtype, 0);
+	double mlo, step;
+
+	(void)nin;
+	(void)nout;
+	if (rate < 1 || !(lo >= 0) || !(hi >= lo) || !isfinite(hi))
+		return ir_node_err(e, g, n, "needs sample_rate >= 1 and 0 <= lower_edge_hertz <= upper_edge_hertz (finite); got %lld, %g, %g",
+				   (long long)rate, lo, hi);
+	pt = malloc((size_t)(bins + 2) * sizeof(*pt));
+	if (!pt)
+		return ir_err(e, "out of memory");
+	mlo = 2595 * log10(1 + lo / 700);
+	step = (2595 * log10(1 + hi / 700) - mlo) / (double)(bins + 2);
+	for (int64_t i = 0; i < bins + 2; i++) {
+		double hz = 700 * (pow(10, ((double)i * step + mlo) / 2595) - 1);
+		double b = floor((double)(dft + 1) * hz / (double)rate);
+
+		if (!(b >= 0 && b < (double)nspec)) {
+			free(pt);
+			return ir_node_err(e, g, n, "upper_edge_hertz %g lies past the last of the %lld DFT bins of dft_length %lld at sample_rate %lld (at most sample_rate / 2)",
+					   hi, (long long)nspec, (long long)dft, (long long)rate);
+		}
+		pt[i] = (int64_t)b;
+	}
+	for (int64_t i = 0; i < bins; i++) {
+		int64_t l = pt[i], c = pt[i + 1], h = pt[i + 2];
+
+		if (c == l)
+			ir_set_f(out->data, out->dtype, (size_t)(c * bins + i), 1);
+		for (int64_t j = l; c > l && j <= c; j++)
+			ir_set_f(out->data, out->dtype, (size_t)(j * bins + i), (double)(j - l) / (double)(c - l));
+		for (int64_t j = c; j < h; j++)
+			ir_set_f(out->data, out->dtype, (size_t)(j * bins + i), (double)(h - j) / (double)(h - c));
+	}
+	free(pt);
 	return 0;
 }

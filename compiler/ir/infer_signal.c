@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* infer_signal.c - shape inference of the window functions (HannWindow,
- * HammingWindow, BlackmanWindow): a vector of `size` values of
- * output_datatype; size must be a compile-time constant. */
+ * HammingWindow, BlackmanWindow: a vector of `size` values of
+ * output_datatype; size must be a compile-time constant), DFT and the mel
+ * filter bank. */
 #include <string.h>
 
 #include "infer_internal.h"
@@ -47,4 +48,38 @@ int ir_infer_dft(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
 	d[a] = ir_attr_int(n, "onesided", 0) ? len / 2 + 1 : len;
 	d[x->rank - 1] = 2;
 	return ir_set_out(g, n, 0, x->dtype, x->rank, d);
+}
+
+/* MelWeightMatrix (opset 17): [dft_length / 2 + 1, num_mel_bins] triangular
+ * filters from constant scalars, always folded; the evaluator checks the
+ * edges against the sample rate. */
+#define MEL_MAX_ELEMENTS ((int64_t)1 << 22)
+
+int ir_infer_mel(struct ir_graph *g, struct ir_node *n, struct ir_error *e)
+{
+	int64_t bins, dft, d[2];
+	int cnt, dt = (int)ir_attr_int(n, "output_datatype", IR_F32);
+	double v;
+
+	if (ir_const_ints(g, n, 0, &bins, 1, &cnt, e))
+		return -1;
+	if (cnt != 1 || bins < 1)
+		return ir_node_err(e, g, n, "num_mel_bins must be one positive integer");
+	if (ir_const_ints(g, n, 1, &dft, 1, &cnt, e))
+		return -1;
+	if (cnt != 1 || dft < 1)
+		return ir_node_err(e, g, n, "dft_length must be one positive integer");
+	for (int k = 2; k < 5; k++)
+		if (ir_const_scalar(g, n, k, &v, e))
+			return -1;
+	d[0] = dft / 2 + 1;
+	d[1] = bins;
+	if (d[0] > MEL_MAX_ELEMENTS / d[1])
+		return ir_node_err(e, g, n, "a %lld x %lld matrix; at most %lld elements",
+				   (long long)d[0], (long long)d[1], (long long)MEL_MAX_ELEMENTS);
+	if (dt <= 0 || dt >= IR_DTYPE_COUNT || !ir_dtype_size(dt) || dt == IR_BOOL ||
+	    dt == IR_C64 || dt == IR_C128)
+		return ir_node_err(e, g, n, "output_datatype %d (%s) is not a numeric type", dt,
+				   ir_dtype_name(dt));
+	return ir_set_out(g, n, 0, dt, 2, d);
 }

@@ -93,7 +93,7 @@ $(BUILD)/tests/compiler/onnx_cli_case.o: $(COMPILER_PB_H)
 PROGRAMS += $(ONNX_CLI_CASE)
 .PHONY: check-onnx-cli
 check-onnx-cli: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(ONNX_CLI_CASE)
-	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:828 pytorch-converted:81 pytorch-operator:31
+	tests/compiler/onnx-cli-check.sh $(BUILD)/bin $(ONNX_CLI_CASE) node:829 pytorch-converted:81 pytorch-operator:31
 CHECKS += ;make -s check-onnx-cli;
 
 # Every executable byte-identical to the base commit's (default main):

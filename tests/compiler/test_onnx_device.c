@@ -26,7 +26,7 @@ struct suite {
 };
 
 static struct suite suites[] = {
-	{ "node", 828 },
+	{ "node", 829 },
 	{ "pytorch-converted", 81 },
 	{ "pytorch-operator", 31 },
 };

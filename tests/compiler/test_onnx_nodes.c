@@ -18,7 +18,7 @@
 #include "onnx_node_runner.h"
 
 /* Recorded coverage: a drop below these is a failure. */
-#define MIN_PASS 856
+#define MIN_PASS 857
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
 static const char *const issue_ops[] = {
