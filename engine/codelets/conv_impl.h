@@ -525,11 +525,14 @@ CD_TARGET static void CD_FN(store_vec)(const struct conv_args *c, size_t o,
 		for (ow = 0; ow < OW; ow += CD_VL) {
 			size_t n = OW - ow < CD_VL ? OW - ow : CD_VL;
 			CD_FN(vm) m = n == CD_VL ? CD_SV_ALL : CD_SV_MASK(n);
-			_Alignas(64) uint16_t h[CD_VL] = { 0 };
+			_Alignas(64) uint16_t h[CD_VL];
 			_Alignas(64) float t[CD_VL];
 			vs old = zero, x;
 
-			if (c->accumulate) {
+			if (c->accumulate && n == CD_VL) {
+				old = CD_SV_H2F(CD_SV_HLOAD(d + ow));
+			} else if (c->accumulate) {
+				memset(h, 0, sizeof(h));
 				memcpy(h, d + ow, n * sizeof(uint16_t));
 				old = CD_SV_H2F(CD_SV_HLOAD(h));
 			}
