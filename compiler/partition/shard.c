@@ -120,6 +120,7 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 		for (int i = 0; i < sg[b]->ninputs; i++) {
 			const char *name = sg[b]->vals[sg[b]->inputs[i]].name;
 			uint32_t ds, ss = 0, na;
+			char sent[IPUEF_MAX_NAME + 16];
 			int a = -1;
 
 			if (stream_of(ab, nb, name, &ds)) {
@@ -140,7 +141,17 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 			if (a >= 0) {
 				const struct ipuef_anchor *aa = ipu_lower_anchors(&info[a], &na);
 
-				if (stream_of(aa, na, name, &ss))
+				/* a value several IPUs read leaves its sender once per
+				 * reader (ipu_partition_stage): this reader's copy */
+				if (strlen(name) + 16 > sizeof(sent)) {
+					ir_err(e, "IPU %d: input '%.64s...' has a name of more than %u bytes",
+					       b, name, IPUEF_MAX_NAME);
+					goto out;
+				}
+				snprintf(sent, sizeof(sent), "%s@ipu%d", name, b);
+				if (stream_of(aa, na, sent, &ss))
+					snprintf(sent, sizeof(sent), "%s", name);
+				if (stream_of(aa, na, sent, &ss))
 					a = -1;
 			}
 			if (a < 0) {
@@ -149,7 +160,7 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 			}
 			{
 				struct ipu_shard_link *l = grow(s->links, s->nlinks, sizeof(*l));
-				char *nm = strdup(name);
+				char *nm = strdup(sent);
 
 				if (l)
 					s->links = l;

@@ -8,6 +8,7 @@
  * stream used twice, and a newer Metadata version are refused; a one-IPU
  * model is still written as version 1.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,11 +376,188 @@ TEST(bad_group_tables_are_refused)
 	free(buf);
 }
 
+/* Runs a one-IPU file once on x (its input "x", its one output to y). */
+static int run_one(const struct ipuef_file *f, const float *x, float *y, char *err, size_t errlen)
+{
+	const struct ipuef_metadata *m = ipuef_metadata(f);
+	struct ipu_device *d = NULL;
+	struct ipu_error le;
+	size_t el;
+	const void *img = ipuef_executable(f, &el);
+	uint64_t sq;
+	int r = -1;
+
+	if (ipu_open("model:tiles=64", &d, err, errlen))
+		return -1;
+	if (ipu_attach(d) || ipu_load(d, img, el, &le)) {
+		snprintf(err, errlen, "loading the one-IPU model failed");
+		goto out;
+	}
+	for (uint32_t a = 0; a < m->num_anchors; a++) {
+		int o = m->anchors[a].direction == IPUEF_OUTPUT;
+
+		if (ipu_stream_submit(d, m->anchors[a].stream_id, o ? (void *)y : (void *)x,
+				      ipuef_anchor_bytes(&m->anchors[a]), a)) {
+			snprintf(err, errlen, "anchor %u: submit refused", a);
+			goto out;
+		}
+	}
+	if (ipu_run(d, 0, &sq) || ipu_wait(d, sq, 20ll * 1000000000, err, errlen))
+		goto out;
+	r = 0;
+out:
+	ipu_close(d);
+	return r;
+}
+
+/* The 2-layer MLP with y = mm1 + relu0 + mm0: relu0, made on IPU 0, is
+ * read by IPUs 1 and 2, and mm0 skips IPU 1 to reach IPU 2. */
+static struct ir_graph *fan_graph(struct ipu_partition *p, struct ir_error *e)
+{
+	struct ir_graph *g = mlp_graph(2);
+	struct ir_pipeline_opts po = { 0 };
+	int mm0, relu0, mm1, in[2], d, y;
+
+	if (!g)
+		return NULL;
+	mm0 = ir_value_find(g, "mm0");
+	relu0 = ir_value_find(g, "relu0");
+	mm1 = ir_value_find(g, "mm1");
+	d = ir_value_add(g, "sum1", e);
+	y = ir_value_add(g, "y", e);
+	in[0] = mm1;
+	in[1] = relu0;
+	if (mm0 < 0 || relu0 < 0 || mm1 < 0 || d < 0 || y < 0 ||
+	    ir_node_add(g, "sum1", "Add", in, 2, &d, 1, e) < 0)
+		goto fail;
+	in[0] = d;
+	in[1] = mm0;
+	if (ir_node_add(g, "y", "Add", in, 2, &y, 1, e) < 0)
+		goto fail;
+	g->vals[mm1].is_output = 0;
+	g->noutputs = 0;
+	if (ir_graph_add_output(g, y, e) || ir_pipeline_run(g, &po, e))
+		goto fail;
+	/* IPU 0: mm0, relu0; IPU 1: mm1; IPU 2: the sums */
+	p->nstages = 3;
+	p->first[0] = 0;
+	p->first[1] = p->first[2] = -1;
+	for (int i = 0; i < g->nnodes; i++) {
+		if (!strcmp(g->nodes[i].name, "mm1"))
+			p->first[1] = i;
+		if (!strcmp(g->nodes[i].name, "sum1"))
+			p->first[2] = i;
+	}
+	p->first[3] = g->nnodes;
+	if (p->first[1] != 2 || p->first[2] != 3 || g->nnodes != 5) {
+		ir_err(e, "the prepared graph has %d nodes, mm1 at %d and sum1 at %d", g->nnodes,
+		       p->first[1], p->first[2]);
+		goto fail;
+	}
+	return g;
+fail:
+	ir_graph_free(g);
+	return NULL;
+}
+
+TEST(a_value_read_by_two_later_ipus_runs)
+{
+	struct ir_error e = { "" };
+	struct ipu_partition p;
+	struct ir_graph *g = fan_graph(&p, &e);
+	struct ipu_target t = { "ipu2", TILES, TILE_MEM }, t1 = { "ipu2", 64, TILE_MEM };
+	struct ipu_shard sh;
+	struct ipuef_file *f = NULL, *one = NULL;
+	void *buf = NULL, *buf1 = NULL;
+	size_t len = 0, len1 = 0;
+	char err[512];
+	static float x[MLP_ROWS * MLP_WIDTH], y[MLP_ROWS * MLP_WIDTH], y1[MLP_ROWS * MLP_WIDTH];
+	static float h0[MLP_ROWS * MLP_WIDTH], r0[MLP_ROWS * MLP_WIDTH];
+	const struct ipuef_group *gt;
+	const float *w0, *w1;
+	double scale = 0, m = 0;
+	int seen = 0;
+
+	CHECK_MSG(g, "%s", e.msg);
+	REQUIRE(g);
+	CHECK_MSG(ipu_shard_lower(g, &p, &t, &sh, &e) == 0, "%s", e.msg);
+	CHECK_MSG(ipu_shard_write_mem(&sh, &t, 0, 1, &buf, &len, &e) == 0, "%s", e.msg);
+	ipu_shard_free(&sh);
+	REQUIRE(buf);
+	CHECK_MSG(ipuef_open_mem(buf, len, &f, err, sizeof(err)) == 0, "%s", err);
+	REQUIRE(f);
+	CHECK_MSG(ipuef_group_verify(f, TILES, TILE_MEM, err, sizeof(err)) == 0, "%s", err);
+	gt = ipuef_metadata(f)->group;
+	REQUIRE(gt);
+	/* relu0 to IPUs 1 and 2 (one sender stream each), mm0 0 -> 2, mm1 1 -> 2 */
+	CHECK_EQ_INT(gt->num_links, 4);
+	for (uint32_t i = 0; i < gt->num_links; i++) {
+		const struct ipuef_link *l = &gt->links[i];
+
+		CHECK_EQ_INT(l->bytes, MLP_ROWS * MLP_WIDTH * 4);
+		if (!strcmp(l->name, "link:relu0"))
+			seen |= (l->src_ipu == 0 && l->dst_ipu == 1) << 0;
+		else if (!strcmp(l->name, "link:relu0@ipu2"))
+			seen |= (l->src_ipu == 0 && l->dst_ipu == 2) << 1;
+		else if (!strcmp(l->name, "link:mm0"))
+			seen |= (l->src_ipu == 0 && l->dst_ipu == 2) << 2;
+		else if (!strcmp(l->name, "link:mm1"))
+			seen |= (l->src_ipu == 1 && l->dst_ipu == 2) << 3;
+		else
+			CHECK_MSG(0, "link %u '%s'", i, l->name);
+	}
+	CHECK_EQ_INT(seen, 15);
+
+	mlp_fill(x, 11);
+	CHECK_MSG(run_file(f, x, y, err, sizeof(err)) == 0, "%s", err);
+
+	/* against the model on one IPU, bit for bit */
+	CHECK_MSG(ipu_lower_write_mem(&g, 1, &t1, &buf1, &len1, NULL, &e) == 0, "%s", e.msg);
+	CHECK_MSG(ipuef_open_mem(buf1, len1, &one, err, sizeof(err)) == 0, "%s", err);
+	REQUIRE(one);
+	CHECK_MSG(run_one(one, x, y1, err, sizeof(err)) == 0, "%s", err);
+	CHECK_MSG(!memcmp(y, y1, sizeof(y)), "3 IPUs differ from one");
+
+	/* and against the sums in double precision */
+	w0 = g->vals[ir_value_find(g, "w0")].data;
+	w1 = g->vals[ir_value_find(g, "w1")].data;
+	REQUIRE(w0 && w1);
+	for (int r = 0; r < MLP_ROWS; r++)
+		for (int c = 0; c < MLP_WIDTH; c++) {
+			double a = 0;
+
+			for (int k = 0; k < MLP_WIDTH; k++)
+				a += (double)x[r * MLP_WIDTH + k] * w0[k * MLP_WIDTH + c];
+			h0[r * MLP_WIDTH + c] = (float)a;
+			r0[r * MLP_WIDTH + c] = a > 0 ? (float)a : 0;
+		}
+	for (int r = 0; r < MLP_ROWS; r++)
+		for (int c = 0; c < MLP_WIDTH; c++) {
+			double a = 0, want;
+			int i = r * MLP_WIDTH + c;
+
+			for (int k = 0; k < MLP_WIDTH; k++)
+				a += (double)r0[r * MLP_WIDTH + k] * w1[k * MLP_WIDTH + c];
+			want = a + r0[i] + h0[i];
+			scale = fmax(scale, fabs(want));
+			m = fmax(m, fabs(y[i] - want));
+		}
+	printf("# 3 IPUs, 4 links: bit-identical to one IPU, %.3g of the output scale from double\n",
+	       m / scale);
+	CHECK(scale > 0 && m / scale < 1e-5);
+	ipuef_close(one);
+	ipuef_close(f);
+	free(buf);
+	free(buf1);
+	ir_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	TH_INIT(argc, argv);
 	RUN(written_read_back_and_run_as_one_ipu);
 	RUN(a_link_to_a_tile_outside_the_peer_is_refused);
 	RUN(bad_group_tables_are_refused);
+	RUN(a_value_read_by_two_later_ipus_runs);
 	return TH_DONE();
 }

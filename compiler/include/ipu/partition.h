@@ -71,7 +71,10 @@ void ipu_partition_estimate(const struct ir_graph *g, const struct ipu_partition
  * the values earlier stages make, in value order; the model's outputs it
  * makes, in the model's order, then the values later stages read.  Value
  * names are kept, so an output of stage a and the input of stage b of the
- * same name are one link transfer.
+ * same name are one link transfer.  A value several later stages read is
+ * an output once per reader (a link has one sender stream): itself for
+ * the first, then "<value>@ipu<K>" (an Identity of it) for each later
+ * stage K.
  */
 struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_partition *p,
 				     int s, struct ir_error *e);
@@ -117,7 +120,8 @@ void ipu_shard_free(struct ipu_shard *s);
  * The group .ipuef of a lowered split (Metadata version 3 with the group
  * table; runtime/include/ipu/ipuef.h): IPU k's image as the k-th
  * Executable, the model's inputs and outputs as anchors on the IPUs
- * serving them, each link named "link:<tensor>".  pipelined and
+ * serving them, each link named "link:<tensor>" ("link:<tensor>@ipu<K>"
+ * for the copy of a tensor several IPUs read going to IPU K).  pipelined and
  * micro_batches are recorded in the group table.  *out is malloc'd.
  * 0, or -1 with e set.
  */
