@@ -251,48 +251,43 @@ static int set_list(int **list, int *n, const int *v, int count, struct ir_error
 }
 
 /*
- * A link joins one sender stream to one receiver stream, so a value that
- * several later stages read leaves this stage once per reader: as itself
- * for the first, and as "<value>@ipu<K>" (an Identity of it, the same
- * tensor) for each later reader K.
+ * A link joins one sender stream to one receiver stream, and an anchor
+ * names one stream, so a value several later stages read leaves this
+ * stage once per reader: an output as itself for the first (a value made
+ * here), and "<value>@ipu<K>" (an Identity of it, the same tensor) for
+ * each reader K in readers.
  */
-static int fan_out(struct ir_graph *c, const int *outs, int nout, const uint64_t *readers,
-		   struct ir_error *e)
+static int fan_out(struct ir_graph *c, int v, uint64_t readers, struct ir_error *e)
 {
-	for (int i = 0; i < nout; i++) {
-		int v = outs[i];
-		uint64_t rest = readers[v] & (readers[v] - 1);	/* all but the first */
+	for (int k = 0; readers; k++) {
+		size_t len = strlen(c->vals[v].name) + 16;
+		char *name;
+		int w, r;
 
-		for (int k = 0; rest; k++) {
-			size_t len = strlen(c->vals[v].name) + 16;
-			char *name;
-			int w, src = v, r;
-
-			if (!(rest & ((uint64_t)1 << k)))
-				continue;
-			rest &= ~((uint64_t)1 << k);
-			name = malloc(len);
-			if (!name)
-				return ir_err(e, "out of memory");
-			snprintf(name, len, "%s@ipu%d", c->vals[v].name, k);
-			if (ir_value_find(c, name) >= 0) {
-				r = ir_err(e, "value '%s' sent to IPU %d: the model already has a value named '%s'",
-					   c->vals[v].name, k, name);
-				free(name);
-				return r;
-			}
-			w = ir_value_add(c, name, e);
-			if (w >= 0) {
-				ir_value_set_shape(&c->vals[w], c->vals[v].dtype, c->vals[v].rank,
-						   c->vals[v].dims);
-				if (ir_node_add(c, name, "Identity", &src, 1, &w, 1, e) < 0 ||
-				    ir_graph_add_output(c, w, e))
-					w = -1;
-			}
+		if (!(readers & ((uint64_t)1 << k)))
+			continue;
+		readers &= ~((uint64_t)1 << k);
+		name = malloc(len);
+		if (!name)
+			return ir_err(e, "out of memory");
+		snprintf(name, len, "%s@ipu%d", c->vals[v].name, k);
+		if (ir_value_find(c, name) >= 0) {
+			r = ir_err(e, "value '%s' sent to IPU %d: the model already has a value named '%s'",
+				   c->vals[v].name, k, name);
 			free(name);
-			if (w < 0)
-				return -1;
+			return r;
 		}
+		w = ir_value_add(c, name, e);
+		if (w >= 0) {
+			ir_value_set_shape(&c->vals[w], c->vals[v].dtype, c->vals[v].rank,
+					   c->vals[v].dims);
+			if (ir_node_add(c, name, "Identity", &v, 1, &w, 1, e) < 0 ||
+			    ir_graph_add_output(c, w, e))
+				w = -1;
+		}
+		free(name);
+		if (w < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -302,7 +297,7 @@ struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_
 {
 	struct ir_graph *c = NULL;
 	int *stage_of = NULL, *ins = NULL, *outs = NULL, nin = 0, nout = 0;
-	char *read_here = NULL, *listed = NULL;
+	char *read_before = NULL, *read_here = NULL, *listed = NULL;
 	uint64_t *read_later = NULL;	/* bit k: stage k reads the value */
 	int lo, hi;
 
@@ -320,10 +315,11 @@ struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_
 	stage_of = malloc(((size_t)g->nvals + 1) * sizeof(*stage_of));
 	ins = malloc(((size_t)g->nvals + 1) * sizeof(*ins));
 	outs = malloc(((size_t)g->nvals + 1) * sizeof(*outs));
+	read_before = calloc((size_t)g->nvals + 1, 1);
 	read_here = calloc((size_t)g->nvals + 1, 1);
 	read_later = calloc((size_t)g->nvals + 1, sizeof(*read_later));
 	listed = calloc((size_t)g->nvals + 1, 1);
-	if (!stage_of || !ins || !outs || !read_here || !read_later || !listed) {
+	if (!stage_of || !ins || !outs || !read_before || !read_here || !read_later || !listed) {
 		ir_err(e, "out of memory splitting %d values", g->nvals);
 		goto fail;
 	}
@@ -334,7 +330,7 @@ struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_
 		for (int k = 0; k < g->nodes[i].nout; k++)
 			if (g->nodes[i].out[k] >= 0)
 				stage_of[g->nodes[i].out[k]] = i;
-	for (int i = lo, r = s; i < g->nnodes; i++) {
+	for (int i = 0, r = 0; i < g->nnodes; i++) {
 		while (r + 1 < p->nstages && i >= p->first[r + 1])
 			r++;
 		for (int k = 0; k < g->nodes[i].nin; k++) {
@@ -342,7 +338,9 @@ struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_
 
 			if (v < 0 || g->vals[v].data)
 				continue;
-			if (i < hi)
+			if (i < lo)
+				read_before[v] = 1;
+			else if (i < hi)
 				read_here[v] = 1;
 			else
 				read_later[v] |= (uint64_t)1 << r;
@@ -400,7 +398,19 @@ struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_
 		goto fail;
 	for (int i = 0; i < c->nnodes; i++)
 		c->nodes[i].dead = i < lo || i >= hi;
-	if (fan_out(c, outs, nout, read_later, e) || ir_compact(c, e))
+	/* the first stage that reads a model input hands it to the later ones */
+	for (int i = 0; i < c->ninputs; i++) {
+		int v = c->inputs[i];
+
+		if (stage_of[v] < 0 && !read_before[v] && read_later[v] &&
+		    fan_out(c, v, read_later[v], e))
+			goto fail;
+	}
+	for (int i = 0; i < nout; i++)
+		/* all but the first reader */
+		if (fan_out(c, outs[i], read_later[outs[i]] & (read_later[outs[i]] - 1), e))
+			goto fail;
+	if (ir_compact(c, e))
 		goto fail;
 	goto out;
 fail:
@@ -410,6 +420,7 @@ out:
 	free(stage_of);
 	free(ins);
 	free(outs);
+	free(read_before);
 	free(read_here);
 	free(read_later);
 	free(listed);

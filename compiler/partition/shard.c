@@ -127,33 +127,36 @@ int ipu_shard_lower(const struct ir_graph *g, const struct ipu_partition *p,
 				ir_err(e, "IPU %d: no stream for input '%s'", b, name);
 				goto out;
 			}
-			if (is_input(g, name)) {
+			if (strlen(name) + 16 > sizeof(sent)) {
+				ir_err(e, "IPU %d: input '%.64s...' has a name of more than %u bytes", b,
+				       name, IPUEF_MAX_NAME);
+				goto out;
+			}
+			/* a value several IPUs read leaves its sender once per reader
+			 * (ipu_partition_stage): this reader's copy, if any */
+			snprintf(sent, sizeof(sent), "%s@ipu%d", name, b);
+			for (int k = 0; k < b && a < 0; k++) {
+				const struct ipuef_anchor *aa = ipu_lower_anchors(&info[k], &na);
+
+				if (!stream_of(aa, na, sent, &ss))
+					a = k;
+			}
+			if (a < 0 && is_input(g, name)) {
 				if (add_io(&s->inputs, &s->ninputs, (uint32_t)b, ds, name,
 					   anchor_of(ab, nb, name), e))
 					goto out;
 				continue;
 			}
-			/* the earlier stage that makes it */
+			/* else the earlier stage that makes it, under its own name */
 			for (int k = 0; k < b && a < 0; k++)
 				for (int o = 0; o < sg[k]->noutputs && a < 0; o++)
-					if (!strcmp(sg[k]->vals[sg[k]->outputs[o]].name, name))
-						a = k;
-			if (a >= 0) {
-				const struct ipuef_anchor *aa = ipu_lower_anchors(&info[a], &na);
+					if (!strcmp(sg[k]->vals[sg[k]->outputs[o]].name, name)) {
+						const struct ipuef_anchor *aa =
+							ipu_lower_anchors(&info[k], &na);
 
-				/* a value several IPUs read leaves its sender once per
-				 * reader (ipu_partition_stage): this reader's copy */
-				if (strlen(name) + 16 > sizeof(sent)) {
-					ir_err(e, "IPU %d: input '%.64s...' has a name of more than %u bytes",
-					       b, name, IPUEF_MAX_NAME);
-					goto out;
-				}
-				snprintf(sent, sizeof(sent), "%s@ipu%d", name, b);
-				if (stream_of(aa, na, sent, &ss))
-					snprintf(sent, sizeof(sent), "%s", name);
-				if (stream_of(aa, na, sent, &ss))
-					a = -1;
-			}
+						snprintf(sent, sizeof(sent), "%s", name);
+						a = stream_of(aa, na, sent, &ss) ? -2 : k;
+					}
 			if (a < 0) {
 				ir_err(e, "IPU %d: input '%s' is made by no earlier IPU", b, name);
 				goto out;

@@ -410,13 +410,14 @@ out:
 	return r;
 }
 
-/* The 2-layer MLP with y = mm1 + relu0 + mm0: relu0, made on IPU 0, is
- * read by IPUs 1 and 2, and mm0 skips IPU 1 to reach IPU 2. */
+/* The 2-layer MLP with y = mm1 + relu0 + mm0 + x: relu0, made on IPU 0,
+ * is read by IPUs 1 and 2, mm0 skips IPU 1 to reach IPU 2, and the
+ * model's input x is read by IPUs 0 and 2 (one anchor, then a link). */
 static struct ir_graph *fan_graph(struct ipu_partition *p, struct ir_error *e)
 {
 	struct ir_graph *g = mlp_graph(2);
 	struct ir_pipeline_opts po = { 0 };
-	int mm0, relu0, mm1, in[2], d, y;
+	int mm0, relu0, mm1, in[2], d, d2, y;
 
 	if (!g)
 		return NULL;
@@ -424,14 +425,19 @@ static struct ir_graph *fan_graph(struct ipu_partition *p, struct ir_error *e)
 	relu0 = ir_value_find(g, "relu0");
 	mm1 = ir_value_find(g, "mm1");
 	d = ir_value_add(g, "sum1", e);
+	d2 = ir_value_add(g, "sum2", e);
 	y = ir_value_add(g, "y", e);
 	in[0] = mm1;
 	in[1] = relu0;
-	if (mm0 < 0 || relu0 < 0 || mm1 < 0 || d < 0 || y < 0 ||
+	if (mm0 < 0 || relu0 < 0 || mm1 < 0 || d < 0 || d2 < 0 || y < 0 ||
 	    ir_node_add(g, "sum1", "Add", in, 2, &d, 1, e) < 0)
 		goto fail;
 	in[0] = d;
 	in[1] = mm0;
+	if (ir_node_add(g, "sum2", "Add", in, 2, &d2, 1, e) < 0)
+		goto fail;
+	in[0] = d2;
+	in[1] = ir_value_find(g, "x");
 	if (ir_node_add(g, "y", "Add", in, 2, &y, 1, e) < 0)
 		goto fail;
 	g->vals[mm1].is_output = 0;
@@ -449,7 +455,7 @@ static struct ir_graph *fan_graph(struct ipu_partition *p, struct ir_error *e)
 			p->first[2] = i;
 	}
 	p->first[3] = g->nnodes;
-	if (p->first[1] != 2 || p->first[2] != 3 || g->nnodes != 5) {
+	if (p->first[1] != 2 || p->first[2] != 3 || g->nnodes != 6) {
 		ir_err(e, "the prepared graph has %d nodes, mm1 at %d and sum1 at %d", g->nnodes,
 		       p->first[1], p->first[2]);
 		goto fail;
@@ -489,8 +495,10 @@ TEST(a_value_read_by_two_later_ipus_runs)
 	CHECK_MSG(ipuef_group_verify(f, TILES, TILE_MEM, err, sizeof(err)) == 0, "%s", err);
 	gt = ipuef_metadata(f)->group;
 	REQUIRE(gt);
-	/* relu0 to IPUs 1 and 2 (one sender stream each), mm0 0 -> 2, mm1 1 -> 2 */
-	CHECK_EQ_INT(gt->num_links, 4);
+	/* relu0 to IPUs 1 and 2 (one sender stream each), mm0 and x 0 -> 2,
+	 * mm1 1 -> 2; x one anchor (IPU 0), y the other */
+	CHECK_EQ_INT(gt->num_links, 5);
+	CHECK_EQ_INT(ipuef_metadata(f)->num_anchors, 2);
 	for (uint32_t i = 0; i < gt->num_links; i++) {
 		const struct ipuef_link *l = &gt->links[i];
 
@@ -503,10 +511,12 @@ TEST(a_value_read_by_two_later_ipus_runs)
 			seen |= (l->src_ipu == 0 && l->dst_ipu == 2) << 2;
 		else if (!strcmp(l->name, "link:mm1"))
 			seen |= (l->src_ipu == 1 && l->dst_ipu == 2) << 3;
+		else if (!strcmp(l->name, "link:x@ipu2"))
+			seen |= (l->src_ipu == 0 && l->dst_ipu == 2) << 4;
 		else
 			CHECK_MSG(0, "link %u '%s'", i, l->name);
 	}
-	CHECK_EQ_INT(seen, 15);
+	CHECK_EQ_INT(seen, 31);
 
 	mlp_fill(x, 11);
 	CHECK_MSG(run_file(f, x, y, err, sizeof(err)) == 0, "%s", err);
@@ -538,11 +548,11 @@ TEST(a_value_read_by_two_later_ipus_runs)
 
 			for (int k = 0; k < MLP_WIDTH; k++)
 				a += (double)r0[r * MLP_WIDTH + k] * w1[k * MLP_WIDTH + c];
-			want = a + r0[i] + h0[i];
+			want = a + r0[i] + h0[i] + x[i];
 			scale = fmax(scale, fabs(want));
 			m = fmax(m, fabs(y[i] - want));
 		}
-	printf("# 3 IPUs, 4 links: bit-identical to one IPU, %.3g of the output scale from double\n",
+	printf("# 3 IPUs, 5 links: bit-identical to one IPU, %.3g of the output scale from double\n",
 	       m / scale);
 	CHECK(scale > 0 && m / scale < 1e-5);
 	ipuef_close(one);

@@ -74,7 +74,8 @@ void ipu_partition_estimate(const struct ir_graph *g, const struct ipu_partition
  * same name are one link transfer.  A value several later stages read is
  * an output once per reader (a link has one sender stream): itself for
  * the first, then "<value>@ipu<K>" (an Identity of it) for each later
- * stage K.
+ * stage K; a model input several stages read is an input of the first
+ * only, which outputs "<input>@ipu<K>" for each later reader K.
  */
 struct ir_graph *ipu_partition_stage(const struct ir_graph *g, const struct ipu_partition *p,
 				     int s, struct ir_error *e);
