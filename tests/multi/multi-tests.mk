@@ -144,6 +144,28 @@ check-multi-large: $(IPU_COMPILE) $(BUILD)/bin/ipu-run
 	  rm -f $(MULTI_LARGE)/bert$$n.ipuef; pass=$$((pass + 1)); done; \
 	echo "check-multi-large: $$pass passed, 0 failed"
 
+# One BERT-large-shaped layer (tiny_encoder.py DIR 1 --large: d 1024, 16
+# heads, 50 MB of weights) over 4 IPUs of 160 and 256 tiles: a value of
+# IPU 1 that IPUs 2 and 3 read (norm1's output) and the input x that IPUs
+# 0 and 1 read each leave their IPU once per reader (link:...@ipu<K>);
+# ipu-run on the in-process group within 1e-5 of torch's output scale.
+MULTI_LAYER := $(BUILD)/tests/multi/large-layer
+.PHONY: check-multi-bert-layer
+check-multi-bert-layer: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump
+	@mkdir -p $(MULTI_LAYER)
+	test -s $(MULTI_LAYER)/encoder.onnx || /usr/bin/python3 tests/multi/tiny_encoder.py $(MULTI_LAYER) 1 --large >/dev/null
+	@pass=0; for t in 160 256; do \
+	  $(IPU_COMPILE) --input-model $(MULTI_LAYER)/encoder.onnx --num-ipus 4 --target tiles=$$t \
+	    -o $(MULTI_LAYER)/bert4.ipuef >$(MULTI_LAYER)/compile$$t.log 2>&1 || { tail -c 2000 $(MULTI_LAYER)/compile$$t.log; exit 1; }; \
+	  $(BUILD)/bin/ipuef-dump $(MULTI_LAYER)/bert4.ipuef | grep -q '^  link:.*@ipu[0-9]*$$' || { echo "check-multi-bert-layer: $$t tiles: no link to a second reader"; exit 1; }; \
+	  $(BUILD)/bin/ipu-run $(MULTI_LAYER)/bert4.ipuef --input x=$(MULTI_LAYER)/x.npy --output y=$(MULTI_LAYER)/y$$t.npy \
+	    --warmup 0 --iterations 1 --inflight 1 >$(MULTI_LAYER)/run$$t.log 2>&1 || { cat $(MULTI_LAYER)/run$$t.log; exit 1; }; \
+	  /usr/bin/python3 -c 'import sys, numpy as np; y = np.load(sys.argv[1]); r = np.load(sys.argv[2]); e = float(np.abs(y - r).max() / np.abs(r).max()); print("check-multi-bert-layer: 4 IPUs of %s tiles, %s links: %.3g of torch'"'"'s output scale" % (sys.argv[3], sys.argv[4], e)); sys.exit(e >= 1e-5)' \
+	    $(MULTI_LAYER)/y$$t.npy $(MULTI_LAYER)/y.npy $$t $$($(BUILD)/bin/ipuef-dump $(MULTI_LAYER)/bert4.ipuef | grep -c '^  link:') || exit 1; \
+	  rm -f $(MULTI_LAYER)/bert4.ipuef; pass=$$((pass + 1)); done; \
+	echo "check-multi-bert-layer: $$pass passed, 0 failed"
+CHECKS += ;make -s check-multi-bert-layer;
+
 # ipu-serve on the tests/models MLP split over 2 IPUs of 64 x 64 KiB:
 # HTTP answers bit for bit ipu-run's, with and without --device, several
 # clients at once and two instances (tests/multi/test_multi_serve.py).
