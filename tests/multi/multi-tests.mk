@@ -216,3 +216,10 @@ CHECKS += ;make -s check-multi-vm;
 .PHONY: check-multi-bert-vm
 check-multi-bert-vm: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $$(KMOD) $$(VM_DIR)/bin/ipu-run
 	BUILD=$(BUILD) tests/multi/test-multi-vm.sh bert
+
+# The whole BERT-large-shaped encoder (24 layers, 1.2 GB of fp32 weights)
+# over 4 full-size IPUs (1,472 tiles of 624 KiB each) in the VM: about 10 GB
+# of host memory and 10-20 minutes: by hand, not part of make check.
+.PHONY: check-multi-bert-large-vm
+check-multi-bert-large-vm: $(IPU_COMPILE) $(BUILD)/bin/ipu-run $$(KMOD) $$(VM_DIR)/bin/ipu-run
+	BUILD=$(BUILD) tests/multi/test-multi-vm.sh bert-large

@@ -19,6 +19,11 @@
 #                           heads, FFN 4096, 128 positions): one layer over
 #                           2 IPUs, two layers over 4, on devices of 192 tiles
 #                           of 624 KiB, 2 GiB of guest RAM; a few minutes
+#   test-multi-vm.sh bert-large   the whole BERT-large-shaped encoder (24
+#                           layers, 1.2 GB of fp32 weights) over 4 full-size
+#                           IPUs (1,472 tiles of 624 KiB each, as ipu2):
+#                           about 10 GB of host memory (6 GiB of guest RAM,
+#                           3.5 GiB of device memory), 10-20 minutes
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -94,8 +99,18 @@ bert)
 	vmenv=(IPU_VM_IPU0_SHAPE=tiles=192,tile-mem=638976 IPU_VM_IPUN_SHAPE=tiles=192,tile-mem=638976
 	       IPU_VM_MEM=2G IPU_VM_TIMEOUT=1200)
 	;;
+bert-large)
+	mkdir -p "$tmp/bertL"
+	$py tests/multi/tiny_encoder.py "$tmp/bertL" 24 --large >"$tmp/gen.log" 2>&1 &&
+		mv "$tmp/bertL/encoder.onnx" "$tmp/bertL/model.onnx" ||
+		{ ko "tiny_encoder.py: $(tail -3 "$tmp/gen.log")"; done_; }
+	case_ bertLx4 4 "$tmp/bertL" tiles=1472,tile-mem=638976
+	rm -rf "$tmp/bertL"
+	vmenv=(IPU_VM_IPU0_SHAPE=tiles=1472,tile-mem=638976 IPU_VM_IPUN_SHAPE=tiles=1472,tile-mem=638976
+	       IPU_VM_MEM=6G IPU_VM_TIMEOUT=3600)
+	;;
 *)
-	echo "usage: $0 mlp|bert"; exit 2 ;;
+	echo "usage: $0 mlp|bert|bert-large"; exit 2 ;;
 esac
 [ -s "$data/cases" ] || done_
 make -s BUILD="$BUILD" module "$BUILD/vm/bin/ipu-run" >"$tmp/mk.log" 2>&1 ||
