@@ -7,25 +7,26 @@
 #ifndef IPURT_GEN_INTERNAL_H
 #define IPURT_GEN_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ipu/ipuef.h"
 #include "ipu/runtime.h"
 
-/* One candidate token of a sampling step. */
-struct gen_cand {
-	float p;
-	uint32_t id;
-};
-
 /*
  * Sample from softmax(logits / temperature) restricted to the top_k most
  * likely tokens (0: all) and then to the fewest whose probabilities add
- * up to top_p (>= 1: all), drawing from the splitmix64 stream *rng.  c
- * has room for vocab entries.
+ * up to top_p (>= 1: all), drawing ipu_sample_uniform(seed, counter) (the
+ * counter: the position of the step whose logits these are).  work has
+ * gen_sample_work(vocab) bytes.
  */
-int64_t gen_sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o,
-		   struct gen_cand *c, uint64_t *rng);
+size_t gen_sample_work(uint64_t vocab);
+int64_t gen_sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o, void *work,
+		   uint64_t counter);
+
+/* Whether sequence options o sample on the device of a model whose
+ * sampling program exists (has_sample) over a vocabulary of vocab. */
+int gen_sample_on_device(const struct ipurt_generate_opts *o, int has_sample, uint64_t vocab);
 
 /* Elements of an anchor (the product of its dims). */
 uint64_t gen_elems(const struct ipuef_anchor *a);

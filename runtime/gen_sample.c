@@ -1,66 +1,51 @@
 // SPDX-License-Identifier: MIT
 /*
  * gen_sample.c - the host sampler of the generation loops: temperature,
- * top-k and top-p over one row of logits, from a splitmix64 stream the
- * caller seeds (the same seed, the same tokens; Python's Runner.generate()
- * and ipu-run use this one).
+ * top-k and top-p over one row of logits, drawn with ipu/sample.h, the
+ * sampler the device's SAMPLE codelet runs too: the same logits, seed and
+ * counter give the same token on either side (Python's Runner.generate()
+ * and ipu-run use this one when the model has no sampling program).
  */
-#include <math.h>
 #include <stdlib.h>
 
+#include "ipu/sample.h"
 #include "gen_internal.h"
 
-/* splitmix64: the sampler's generator, seeded by the caller. */
-static uint64_t next_random(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+/* One candidate token of a sampling step. */
+struct gen_cand {
+	float x;
+	uint32_t id;
+};
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+/* Logits descending, equal ones by the lower id: the device's TopK order. */
+static int by_logit_desc(const void *a, const void *b)
+{
+	const struct gen_cand *p = a, *q = b;
+
+	if (p->x != q->x)
+		return p->x < q->x ? 1 : -1;
+	return (p->id > q->id) - (p->id < q->id);
 }
 
-static int by_p_desc(const void *a, const void *b)
+size_t gen_sample_work(uint64_t vocab)
 {
-	const struct gen_cand *x = a, *y = b;
-
-	if (x->p != y->p)
-		return x->p < y->p ? 1 : -1;
-	return (x->id > y->id) - (x->id < y->id);	/* ties: the lower id first */
+	return (size_t)vocab * (sizeof(struct gen_cand) + sizeof(float));
 }
 
-int64_t gen_sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o,
-		   struct gen_cand *c, uint64_t *rng)
+int64_t gen_sample(const float *logits, uint64_t vocab, const struct ipurt_generate_opts *o, void *work,
+		   uint64_t counter)
 {
-	uint64_t n = vocab, k;
-	double sum = 0, acc = 0, u, top;
+	struct gen_cand *c = work;
+	float *x = (float *)(c + vocab);
+	uint64_t n = vocab;
 
 	for (uint64_t v = 0; v < vocab; v++)
-		c[v] = (struct gen_cand){ logits[v] / o->temperature, (uint32_t)v };
-	qsort(c, vocab, sizeof(*c), by_p_desc);
+		c[v] = (struct gen_cand){ logits[v], (uint32_t)v };
+	qsort(c, vocab, sizeof(*c), by_logit_desc);
 	if (o->top_k && o->top_k < n)
 		n = o->top_k;
-	top = c[0].p;	/* the largest: every weight exp(x - top) <= 1 */
-	for (k = 0; k < n; k++) {
-		c[k].p = (float)exp((double)c[k].p - top);
-		sum += c[k].p;
-	}
-	if (o->top_p > 0 && o->top_p < 1) {
-		for (k = 0; k < n; k++) {
-			acc += c[k].p / sum;
-			if (acc >= o->top_p) {
-				n = k + 1;
-				break;
-			}
-		}
-		for (sum = 0, k = 0; k < n; k++)
-			sum += c[k].p;
-	}
-	u = (double)(next_random(rng) >> 11) * 0x1.0p-53 * sum;
-	for (acc = 0, k = 0; k + 1 < n; k++) {
-		acc += c[k].p;
-		if (u < acc)
-			break;
-	}
-	return c[k].id;
+	for (uint64_t k = 0; k < n; k++)
+		x[k] = c[k].x;
+	return c[ipu_sample_pick(x, (uint32_t)n, o->temperature, o->top_p,
+				 ipu_sample_uniform(o->seed, counter))].id;
 }

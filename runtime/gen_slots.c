@@ -8,7 +8,11 @@
  * its cache's position 0, and a sequence started there writes position 0
  * before it reads it and masks every later one, so a slot needs no reset
  * between sequences.  Greedy slots take the device's next_token; the
- * tokens-only program runs when no active slot wants logits or samples.
+ * tokens-only program runs when no active slot wants logits or samples;
+ * the sampling program (IPUEF_PROGRAM_SAMPLE) when slots sample and every
+ * one of them can on the device (gen_sample_on_device), each row with its
+ * own temperature, top-k, top-p and seed; else Main, and the host samples
+ * from the logits with the same sampler (ipu/sample.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -30,7 +34,7 @@ struct slot {
 				 * yet given as an event */
 	struct ipurt_generate_opts o;
 	int64_t *stop;		/* o.stop_ids, copied */
-	uint64_t rng;
+	int on_device;		/* samples on the device */
 };
 
 struct ipurt_gen_slots {
@@ -39,13 +43,18 @@ struct ipurt_gen_slots {
 	uint32_t n;		/* slots */
 	uint64_t vocab, positions;
 	int has_tokens;		/* the model has IPUEF_PROGRAM_TOKENS */
+	/* IPUEF_PROGRAM_SAMPLE's own anchors, all set when the model has it */
+	const struct ipuef_anchor *sprm, *skeys, *stok;
+	float *prmb;		/* its inputs and output */
+	int64_t *keysb, *stokb;
+	enum { RUN_MAIN, RUN_TOKENS, RUN_SAMPLE } mode;	/* of the last step */
 	struct gen_prefill pf;	/* one slot: its prefill program, if any */
 	uint32_t prefill_runs, prefill_tokens;	/* of the last start */
 	struct slot *s;
 	uint8_t *idb, *posb, *nextb;	/* the step's inputs and next_token */
 	float *lg;		/* n rows of logits as f32 */
 	uint16_t *half;		/* n rows as the device gives f16 ones */
-	struct gen_cand *cand;	/* sampling */
+	void *cand;		/* host sampling's work */
 	uint64_t bytes;		/* the last step's stream bytes */
 };
 
@@ -95,6 +104,14 @@ static int find_io(struct ipurt_gen_slots *g, char *err, size_t errlen)
 				  st->name, g->n);
 	g->positions = st->dims[st->rank - 2];
 	g->has_tokens = g->next && ipuef_find_program(f, IPUEF_PROGRAM_TOKENS) != NULL;
+	g->sprm = ipuef_find_anchor(f, IPUEF_SAMPLE_PARAMS);
+	g->skeys = ipuef_find_anchor(f, IPUEF_SAMPLE_KEYS);
+	g->stok = ipuef_find_anchor(f, IPUEF_SAMPLED_TOKEN);
+	if (!g->logits || !ipuef_find_program(f, IPUEF_PROGRAM_SAMPLE) || !g->sprm || !g->skeys ||
+	    !g->stok || g->sprm->dtype != IPURT_DT_F32 || gen_elems(g->sprm) != 2ull * g->n ||
+	    g->skeys->dtype != IPURT_DT_I64 || gen_elems(g->skeys) != 3ull * g->n ||
+	    g->stok->dtype != IPURT_DT_I64 || gen_elems(g->stok) != g->n)
+		g->sprm = g->skeys = g->stok = NULL;	/* sampled on the host */
 	/* a prefill runs one sequence: the model's only slot */
 	return g->n == 1 ? gen_prefill_find(f, &g->pf, err, errlen) : 0;
 }
@@ -114,6 +131,9 @@ void ipurt_gen_slots_close(struct ipurt_gen_slots *g)
 	free(g->lg);
 	free(g->half);
 	free(g->cand);
+	free(g->prmb);
+	free(g->keysb);
+	free(g->stokb);
 	free(g);
 }
 
@@ -145,9 +165,15 @@ int ipurt_gen_slots_open(struct ipurt_runner *r, struct ipurt_gen_slots **out, c
 		g->lg = malloc(g->n * g->vocab * sizeof(float));
 		g->half = g->logits->dtype == IPURT_DT_F16 ?
 			  malloc(g->n * g->vocab * sizeof(uint16_t)) : NULL;
-		g->cand = malloc(g->vocab * sizeof(*g->cand));
+		g->cand = malloc(gen_sample_work(g->vocab));
+	}
+	if (g->sprm) {
+		g->prmb = calloc(2 * (size_t)g->n, sizeof(float));
+		g->keysb = calloc(3 * (size_t)g->n, sizeof(int64_t));
+		g->stokb = calloc(g->n, sizeof(int64_t));
 	}
 	if (!g->s || !g->idb || !g->posb || !g->nextb ||
+	    (g->sprm && (!g->prmb || !g->keysb || !g->stokb)) ||
 	    (g->logits && (!g->lg || !g->cand || (g->logits->dtype == IPURT_DT_F16 && !g->half)))) {
 		ipurt_gen_slots_close(g);
 		return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %u slots", g->n);
@@ -229,7 +255,7 @@ int ipurt_gen_slots_start(struct ipurt_gen_slots *g, const int64_t *prompt, uint
 	s->o.stop_ids = s->stop;
 	s->o.max_positions = limit;
 	s->nprompt = nprompt;
-	s->rng = o->seed;
+	s->on_device = gen_sample_on_device(o, g->sprm != NULL, g->vocab);
 	s->active = 1;
 	*slot = (uint32_t)(s - g->s);
 	g->prefill_runs = g->prefill_tokens = 0;
@@ -268,28 +294,49 @@ int ipurt_gen_slots_finish(struct ipurt_gen_slots *g, uint32_t slot)
 /* Runs one step of every slot; *logits_read: whether the rows are fresh. */
 static int run_step(struct ipurt_gen_slots *g, int *logits_read, char *err, size_t errlen)
 {
-	struct ipurt_tensor t[4];
+	struct ipurt_tensor t[5];
 	struct ipu_counters c0, c1;
-	int tokens_only = g->has_tokens, counted, rc;
+	int host = 0, device = 0, counted, rc;
 	uint32_t nt = 2;
 
 	for (uint32_t i = 0; i < g->n; i++) {
 		const struct slot *s = &g->s[i];
 
-		if (s->active && (s->o.temperature > 0 || s->o.want_logits))
-			tokens_only = 0;
+		if (s->active && (s->o.want_logits || (s->o.temperature > 0 && !s->on_device)))
+			host = 1;
+		else if (s->active && s->o.temperature > 0)
+			device = 1;
 		gen_put_int(g->idb, g->ids->dtype, i,
 			!s->active ? 0 : s->fed < s->nprompt ? s->prompt[s->fed] : s->last);
 		gen_put_int(g->posb, g->pos->dtype, i, s->active ? (int64_t)s->pos : 0);
+		if (g->sprm) {
+			/* a row that is not sampled gets the greedy token */
+			int smp = s->active && s->o.temperature > 0;
+
+			g->prmb[2 * i] = smp ? s->o.temperature : 0;
+			g->prmb[2 * i + 1] = smp ? s->o.top_p : 0;
+			g->keysb[3 * i] = smp ? s->o.top_k : 0;
+			g->keysb[3 * i + 1] = smp ? (int64_t)s->o.seed : 0;
+			g->keysb[3 * i + 2] = smp ? (int64_t)s->pos : 0;
+		}
 	}
+	g->mode = host || (!device && !g->has_tokens) ? RUN_MAIN : device ? RUN_SAMPLE : RUN_TOKENS;
 	gen_tensor_of(g->ids, g->idb, &t[0]);
 	gen_tensor_of(g->pos, g->posb, &t[1]);
-	if (g->logits && !tokens_only)
-		gen_tensor_of(g->logits, g->half ? (void *)g->half : (void *)g->lg, &t[nt++]);
-	if (g->next)
-		gen_tensor_of(g->next, g->nextb, &t[nt++]);
+	if (g->mode == RUN_SAMPLE) {
+		gen_tensor_of(g->sprm, g->prmb, &t[nt++]);
+		gen_tensor_of(g->skeys, g->keysb, &t[nt++]);
+		gen_tensor_of(g->stok, g->stokb, &t[nt++]);
+	} else {
+		if (g->logits && g->mode == RUN_MAIN)
+			gen_tensor_of(g->logits, g->half ? (void *)g->half : (void *)g->lg, &t[nt++]);
+		if (g->next)
+			gen_tensor_of(g->next, g->nextb, &t[nt++]);
+	}
 	counted = ipu_counters(ipurt_runner_device(g->r), &c0) == 0;
-	if (tokens_only)
+	if (g->mode == RUN_SAMPLE)
+		rc = rt_runner_run_program(g->r, IPUEF_PROGRAM_SAMPLE, t, nt, err, errlen);
+	else if (g->mode == RUN_TOKENS)
 		rc = rt_runner_run_program(g->r, IPUEF_PROGRAM_TOKENS, t, nt, err, errlen);
 	else
 		rc = ipurt_runner_execute(g->r, t, 2, t + 2, nt - 2, err, errlen);
@@ -298,7 +345,7 @@ static int run_step(struct ipurt_gen_slots *g, int *logits_read, char *err, size
 	if (counted && ipu_counters(ipurt_runner_device(g->r), &c1) == 0)
 		g->bytes = (c1.stream_bytes_in - c0.stream_bytes_in) +
 			   (c1.stream_bytes_out - c0.stream_bytes_out);
-	*logits_read = g->logits && !tokens_only;
+	*logits_read = g->logits && g->mode == RUN_MAIN;
 	if (*logits_read && g->half)
 		for (uint64_t v = 0; v < g->n * g->vocab; v++)
 			g->lg[v] = ipu_f16_to_f32(g->half[v]);
@@ -310,8 +357,10 @@ static int64_t choose(struct ipurt_gen_slots *g, struct slot *s, uint32_t i)
 	const float *row = g->lg ? g->lg + (size_t)i * g->vocab : NULL;
 	uint64_t best = 0;
 
+	if (g->mode == RUN_SAMPLE)
+		return g->stokb[i];	/* greedy rows get the greedy token */
 	if (s->o.temperature > 0)
-		return gen_sample(row, g->vocab, &s->o, g->cand, &s->rng);
+		return gen_sample(row, g->vocab, &s->o, g->cand, s->pos - 1);
 	if (g->next)
 		return gen_get_int(g->nextb, g->next->dtype, i);
 	for (uint64_t v = 1; v < g->vocab; v++)
@@ -414,6 +463,7 @@ int gen_slots_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t n
 	s.prefill_runs = g->prefill_runs;
 	s.prefill_tokens = g->prefill_tokens;
 	s.device_argmax = g->next && !(oo.temperature > 0);
+	s.device_sampling = !rc && g->s[slot].on_device;
 	while (!rc && ipurt_gen_slots_active(g)) {
 		rc = ipurt_gen_slots_step(g, ev, &nev, err, errlen);
 		for (uint32_t i = 0; !rc && i < nev; i++) {

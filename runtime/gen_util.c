@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "gen_internal.h"
+#include "ipu/sample.h"
 
 uint64_t gen_elems(const struct ipuef_anchor *a)
 {
@@ -63,4 +64,12 @@ void gen_tensor_of(const struct ipuef_anchor *a, void *data, struct ipurt_tensor
 	t->rank = a->rank;
 	memcpy(t->dims, a->dims, sizeof(a->dims));
 	t->data = data;
+}
+
+int gen_sample_on_device(const struct ipurt_generate_opts *o, int has_sample, uint64_t vocab)
+{
+	uint64_t k = vocab < IPU_SAMPLE_MAX_K ? vocab : IPU_SAMPLE_MAX_K;
+
+	return has_sample && o->temperature > 0 && !o->want_logits && !o->host_sampling &&
+	       ((o->top_k >= 1 && o->top_k <= k) || vocab <= IPU_SAMPLE_MAX_K);
 }

@@ -6,7 +6,10 @@
  * the end of the cache or the caller says stop.  The greedy choice comes
  * from the model's next_token output (computed on the device) when it has
  * one, else from the logits on the host; sampling (temperature, top-k,
- * top-p) is done on the host from the logits with the caller's seed.  A
+ * top-p) is done on the device when the model has the sampling program
+ * and the options allow (gen_sample_on_device: the step API's loop,
+ * gen_slots.c, runs it), else on the host from the logits, with the same
+ * sampler (ipu/sample.h) and the same tokens for the same seed.  A
  * caller that wants neither logits nor sampling gets the model's
  * tokens-only program when it has one (IPUEF_PROGRAM_TOKENS): the same
  * step without the logits' stream, a few bytes per step.  A decoder
@@ -151,15 +154,20 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	int counted;
 	uint32_t done = 0;
 	float *logits = NULL;
-	struct gen_cand *cands = NULL;	/* sampling: the candidates of a step */
-	uint64_t rng = o ? o->seed : 0;
+	void *cands = NULL;	/* host sampling's work */
 	int64_t next = 0, pos = 0;
 	int rc;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
 	io.ids = ipuef_find_anchor(f, "input_ids");
-	if (io.ids && gen_elems(io.ids) > 1)	/* a decoder of several cache slots */
+	io.logits = ipuef_find_anchor(f, "logits");
+	/* a decoder of several cache slots, or sampling on the device: the
+	 * step API's loop (one slot) */
+	if ((io.ids && gen_elems(io.ids) > 1) ||
+	    (o && io.logits && io.logits->rank &&
+	     gen_sample_on_device(o, ipuef_find_program(f, IPUEF_PROGRAM_SAMPLE) != NULL,
+				  io.logits->dims[io.logits->rank - 1])))
 		return gen_slots_generate(r, prompt, nprompt, o, fn, ctx, st, err, errlen);
 	rc = find_io(f, &io, err, errlen);
 	if (rc)
@@ -183,7 +191,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 		return ipu_errorf(err, errlen, IPURT_E_MODEL,
 				  "sampling needs the model's 'logits' output");
 	if (o->temperature > 0) {
-		cands = malloc(io.vocab * sizeof(*cands));
+		cands = malloc(gen_sample_work(io.vocab));
 		if (!cands)
 			return ipu_errorf(err, errlen, IPURT_E_NOMEM, "out of memory for %llu logits",
 					  (unsigned long long)io.vocab);
@@ -221,7 +229,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 	for (uint32_t i = done; !rc && i < nprompt; i++)
 		rc = step(r, &io, prompt[i], pos++, logits, &next, &bytes, err, errlen);
 	if (!rc && cands)
-		next = gen_sample(logits, io.vocab, o, cands, &rng);
+		next = gen_sample(logits, io.vocab, o, cands, (uint64_t)pos - 1);
 	/* next is new token 0; each further one costs a step */
 	while (!rc) {
 		uint64_t now = gen_now_ns();
@@ -253,7 +261,7 @@ int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprom
 		}
 		rc = step(r, &io, next, pos++, logits, &next, &bytes, err, errlen);
 		if (!rc && cands)
-			next = gen_sample(logits, io.vocab, o, cands, &rng);
+			next = gen_sample(logits, io.vocab, o, cands, (uint64_t)pos - 1);
 		s.decode_steps += !rc;
 	}
 	s.stream_bytes_per_step = bytes;

@@ -106,6 +106,8 @@ static int operand_role(const struct ipu_graph *g, const struct g_vertex *v, uin
 		break;
 	case IPUX_CL_TOPK:
 		return k == 0 ? RD : WR;
+	case IPUX_CL_SAMPLE:
+		return k == 4 ? WR : RD;
 	default:
 		return RD | WR;
 	}

@@ -113,6 +113,12 @@ static int count_anchor(struct ipu_graph *gb, ipu_step seq, struct ipu_lower_anc
 	return add_anchor(as, prefix, &c, IPUEF_OUTPUT, sid, IR_MAX_RANK, e);
 }
 
+int lw_anchor_add(struct ipu_lower_anchors *as, const struct ir_value *v, uint32_t dir,
+		  uint32_t stream, struct ir_error *e)
+{
+	return add_anchor(as, "", v, dir, stream, IR_MAX_RANK, e);
+}
+
 static void anchors_free(struct ipu_lower_anchors *as)
 {
 	for (uint32_t i = 0; i < as->n; i++)
@@ -169,12 +175,13 @@ static int lower_node(struct lw *l, const struct ir_node *n)
  * be NULL): receives a decoder's Main without its logits (lower_tokens.c),
  * or IPU_GRAPH_INVALID.  sh (may be NULL): constants shared with another
  * graph (lower_share.c); with sh->key set this is the second graph, a
- * decoder's prefill, whose caches are the states ss holds already. */
+ * decoder's prefill, whose caches are the states ss holds already.  smp
+ * (may be NULL): receives the sampling program (lower_sample.c). */
 static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t *used,
 		       uint64_t *kept, const struct ipu_target *t, struct lw_scratch *scr, ipu_step seq,
 		       const char *prefix, struct ipu_lower_anchors *as,
 		       struct ipu_lower_states *ss, ipu_step *tokens, struct lw_share *sh,
-		       struct ir_error *e)
+		       struct lw_sample *smp, struct ir_error *e)
 {
 	struct lw l;
 	struct lw_tokens tok = { .body = IPU_GRAPH_INVALID };
@@ -218,6 +225,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		goto out;
 	if (tok.body != IPU_GRAPH_INVALID)
 		l.seq = seq = tok.body;	/* inputs, ops and the states' updates */
+	if (smp)
+		smp->graph_first = as->n;
 	for (int j = 0; j < g->noutputs; j++)
 		if (in_of_out[j] >= 0) {
 			if (!ss) {
@@ -377,6 +386,15 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 			goto out;
 		else
 			whole = (struct ipu_slice){ tt, 0, cnt };
+		if (smp && (r = lw_sample_output(smp, v, sl, nsl, e)) != 0) {
+			/* the sampler's candidates stay on the device */
+			if (sl != &whole)
+				free(sl);
+			if (r < 0)
+				goto out;
+			r = -1;
+			continue;
+		}
 		if (sh && sh->key && in_of_out[i] < 0 && !strcmp(v->name, "logits")) {
 			/* the prefill streams the next token only */
 			if (sl != &whole)
@@ -422,6 +440,8 @@ static int lower_graph(struct ipu_graph *gb, const struct ir_graph *g, uint64_t 
 		if (v->bounded && count_anchor(gb, seq, as, prefix, v, l.count[g->outputs[i]], e))
 			goto out;
 	}
+	if (smp && lw_sample_end(smp, gb, tok.body, used, t->tiles, as, e))
+		goto out;
 	if (tok.body != IPU_GRAPH_INVALID && lw_tokens_end(&tok, as, tokens))
 		goto builder;
 	r = 0;
@@ -452,10 +472,11 @@ out:
  * lw_scratch for the two passes).  Compiles the image when image != NULL. */
 static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 		 const struct ir_graph *prefill, const struct ipu_target *t, int tokens_prog,
-		 struct lw_scratch *scr, struct ipu_lower_anchors *as, struct ipu_lower_states *ss,
-		 void **image, size_t *len, struct ipu_graph_stats *stats, int *prefill_prog,
-		 struct ir_error *e)
+		 int sampling, struct lw_scratch *scr, struct ipu_lower_anchors *as,
+		 struct ipu_lower_states *ss, void **image, size_t *len, struct ipu_graph_stats *stats,
+		 int *prefill_prog, int *sample_prog, struct ir_error *e)
 {
+	struct lw_sample smp = { .seq = IPU_GRAPH_INVALID };
 	/* used, then kept */
 	uint64_t *used = calloc(2 * (size_t)(t->tiles ? t->tiles : 1), sizeof(uint64_t));
 	ipu_step main_seq, tokens = IPU_GRAPH_INVALID, pf = IPU_GRAPH_INVALID;
@@ -464,6 +485,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 	int r = -1;
 
 	*prefill_prog = 0;
+	*sample_prog = 0;
 	if (!used)
 		return ir_err(e, "out of memory");
 	/* values move only through streams, so tensors may share memory */
@@ -490,7 +512,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 	if (n == 1) {
 		lw_share_first(&sh, prepared[0]);
 		if (lower_graph(gb, prepared[0], used, used + t->tiles, t, scr, main_seq, "", as, ss,
-				tokens_prog ? &tokens : NULL, prefill ? &sh : NULL, e))
+				tokens_prog ? &tokens : NULL, prefill ? &sh : NULL, sampling ? &smp : NULL, e))
 			goto out;
 		if (prefill) {
 			pf = ipu_step_sequence(gb);
@@ -499,7 +521,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 				goto builder;
 			if (lw_share_second(&sh, prefill, e) ||
 			    lower_graph(gb, prefill, used, used + t->tiles, t, scr, pf, LW_PREFILL_PREFIX,
-					as, ss, NULL, &sh, e)) {
+					as, ss, NULL, &sh, NULL, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -538,7 +560,7 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 			if (cases[k] == IPU_GRAPH_INVALID)
 				goto builder;
 			if (lower_graph(gb, prepared[k], used, used + t->tiles, t, scr, cases[k], prefix, as, NULL, NULL,
-					NULL, e)) {
+					NULL, NULL, e)) {
 				char m[IR_ERROR_LEN];
 
 				snprintf(m, sizeof(m), "%s", e->msg);
@@ -566,6 +588,14 @@ static int build(struct ipu_graph *gb, struct ir_graph *const *prepared, int n,
 		for (uint32_t i = pf_first; i < as->n; i++)
 			as->a[i].programs = 1ull << k;
 	}
+	if (smp.seq != IPU_GRAPH_INVALID) {
+		int k = ipu_graph_add_program(gb, smp.seq);
+
+		if (k < 0)
+			goto builder;
+		*sample_prog = k;
+		lw_sample_mark(&smp, as, k);
+	}
 	if (image && ipu_graph_compile(gb, image, len, stats))
 		goto builder;
 	if (image && ss->n && lw_state_regions(gb, ss, e))
@@ -579,16 +609,18 @@ builder:
 	else
 		ir_err(e, "graph builder: %s", ipu_graph_error(gb) ? ipu_graph_error(gb) : "failed");
 out:
+	lw_sample_free(&smp);
 	lw_share_free(&sh);
 	free(used);
 	return r;
 }
 
 /* One lowering; with_token: give a decoder its next_token (*added says if it
- * did); tokens_prog: and its tokens-only program (lower_tokens.c). */
+ * did); tokens_prog: and its tokens-only program (lower_tokens.c); sampling:
+ * and its sampling program (lower_sample.c). */
 static int lower_image_once(struct ir_graph *const *graphs, int n, const struct ipu_target *t,
 			    void **image, size_t *len, struct ipu_lower_info *info,
-			    struct ir_error *e, int with_token, int tokens_prog, int *added)
+			    struct ir_error *e, int with_token, int tokens_prog, int sampling, int *added)
 {
 	struct ir_graph *prepared[64] = { 0 }, *pf = NULL;
 	struct ipu_graph *gb = NULL;
@@ -612,7 +644,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 		int outs = graphs[k]->noutputs;
 
 		prepared[k] = ir_graph_clone(graphs[k], e);
-		if (!prepared[k] || (n == 1 && with_token && lw_state_token(prepared[k], t, e)))
+		if (!prepared[k] || (n == 1 && with_token && lw_state_token(prepared[k], t, e)) ||
+		    (n == 1 && with_token && tokens_prog && sampling && lw_sample_candidates(prepared[k], e)))
 			goto out;
 		*added |= prepared[k]->noutputs > outs;
 		if (ipu_lower_prepare(prepared[k], t->fold_limit, e) ||
@@ -636,8 +669,9 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, pf, t, tokens_prog, NULL, &info->anchors_priv, &info->states_priv,
-			  image, len, &info->stats, &info->prefill_program, e);
+		r = build(gb, prepared, n, pf, t, tokens_prog, sampling, NULL, &info->anchors_priv,
+			  &info->states_priv, image, len, &info->stats, &info->prefill_program,
+			  &info->sample_program, e);
 	} else {
 		/* without reuse: pass 1 measures the temporaries' peak per
 		 * tile and dtype */
@@ -647,8 +681,8 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, pf, t, tokens_prog, &scr, &trial, &trial_states, NULL, NULL, NULL,
-			  &info->prefill_program, e);
+		r = build(gb, prepared, n, pf, t, tokens_prog, sampling, &scr, &trial, &trial_states, NULL,
+			  NULL, NULL, &info->prefill_program, &info->sample_program, e);
 		anchors_free(&trial);
 		lw_states_free(&trial_states);
 		ipu_graph_destroy(gb);
@@ -664,8 +698,9 @@ static int lower_image_once(struct ir_graph *const *graphs, int n, const struct 
 			ir_err(e, "out of memory");
 			goto out;
 		}
-		r = build(gb, prepared, n, pf, t, tokens_prog, &scr, &info->anchors_priv, &info->states_priv,
-			  image, len, &info->stats, &info->prefill_program, e);
+		r = build(gb, prepared, n, pf, t, tokens_prog, sampling, &scr, &info->anchors_priv,
+			  &info->states_priv, image, len, &info->stats, &info->prefill_program,
+			  &info->sample_program, e);
 	}
 	if (!r)
 		r = lw_debug_blob(gb, &info->stats, &info->debug, &info->debug_len, e);
@@ -688,9 +723,18 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		    void **image, size_t *len, struct ipu_lower_info *info,
 		    struct ir_error *e)
 {
-	int added = 0, r = lower_image_once(graphs, n, t, image, len, info, e, 1, 1, &added);
+	int added = 0, r = lower_image_once(graphs, n, t, image, len, info, e, 1, 1, 1, &added);
 
 	if (!r || !added)
+		return r;
+	/* the sampler is ours too: a decoder that fits only without it keeps
+	 * the rest (the runtime then samples from the logits) */
+	if (t->progress)
+		fprintf(t->progress, "ipu-compile: no %s program (%s); sampling streams the logits\n",
+			IPUEF_PROGRAM_SAMPLE, e->msg);
+	e->msg[0] = 0;
+	r = lower_image_once(graphs, n, t, image, len, info, e, 1, 1, 0, &added);
+	if (!r)
 		return r;
 	/* the tokens-only program runs Main's steps too, and the builder
 	 * keeps every value two programs touch for the whole run (programs
@@ -701,7 +745,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		fprintf(t->progress, "ipu-compile: no %s program (%s); every step streams the logits\n",
 			IPUEF_PROGRAM_TOKENS, e->msg);
 	e->msg[0] = 0;
-	r = lower_image_once(graphs, n, t, image, len, info, e, 1, 0, &added);
+	r = lower_image_once(graphs, n, t, image, len, info, e, 1, 0, 0, &added);
 	if (!r)
 		return r;
 	/* the greedy ArgMax is ours, not the model's: a vocabulary whose row
@@ -711,7 +755,7 @@ int ipu_lower_image(struct ir_graph *const *graphs, int n, const struct ipu_targ
 		fprintf(t->progress, "ipu-compile: no next_token on the device (%s); the runtime chooses from the logits\n",
 			e->msg);
 	e->msg[0] = 0;
-	return lower_image_once(graphs, n, t, image, len, info, e, 0, 0, &added);
+	return lower_image_once(graphs, n, t, image, len, info, e, 0, 0, 0, &added);
 }
 
 void ipu_lower_info_free(struct ipu_lower_info *info)
@@ -738,7 +782,7 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 	size_t len = 0;
 	struct ipuef_writer *w = NULL;
 	struct ipuef_metadata md;
-	struct ipuef_program prog[5] = {
+	struct ipuef_program prog[6] = {
 		{ "main", 0 }, { IPUEF_PROGRAM_STATE_WRITE, 1 }, { IPUEF_PROGRAM_STATE_READ, 2 },
 		{ IPUEF_PROGRAM_TOKENS, LW_TOKENS_PROGRAM }
 	};
@@ -769,6 +813,11 @@ int ipu_lower_write_mem(struct ir_graph *const *graphs, int n,
 	if (info.prefill_program) {
 		prog[md.num_programs] = (struct ipuef_program){ IPUEF_PROGRAM_PREFILL,
 								 (uint32_t)info.prefill_program };
+		md.num_programs++;
+	}
+	if (info.sample_program) {
+		prog[md.num_programs] = (struct ipuef_program){ IPUEF_PROGRAM_SAMPLE,
+								 (uint32_t)info.sample_program };
 		md.num_programs++;
 	}
 	snprintf(summary, sizeof(summary),

@@ -498,6 +498,36 @@ int lw_state_find(const struct ir_graph *g, const struct ipu_target *t, int *in_
  * last axis) (ids in int64, one dim fewer). */
 #define LW_NEXT_TOKEN "next_token"
 int lw_state_token(struct ir_graph *g, const struct ipu_target *t, struct ir_error *e);
+
+/* lower_sample.c: sampling on the device (IPUEF_PROGRAM_SAMPLE).
+ * candidates: a decoder with `logits` and LW_NEXT_TOKEN outputs gets a
+ * TopK of min(IPU_SAMPLE_MAX_K, vocab) of its logits as two more outputs,
+ * which the lowering keeps on the device; output: takes those two
+ * outputs' slices (1), else 0; end: the sampling program (s->seq) = body +
+ * the scalars' streams + SAMPLE + the token's stream, its anchors
+ * [first_anchor, end_anchor); mark: gives them (and the graph's input
+ * anchors, from graph_first) the program's bit once its index is known. */
+#define LW_SAMPLE_VALUES LW_NEXT_TOKEN "/candidates"
+#define LW_SAMPLE_IDS LW_NEXT_TOKEN "/candidate_ids"
+struct lw_sample {
+	struct ipu_slice *sl[2];
+	uint32_t nsl[2], dtype[2];
+	uint64_t count, k;
+	int rank;
+	int64_t dims[IR_MAX_RANK];
+	ipu_step seq;
+	uint32_t graph_first, first_anchor, end_anchor;
+};
+int lw_sample_candidates(struct ir_graph *g, struct ir_error *e);
+int lw_sample_output(struct lw_sample *s, const struct ir_value *v, const struct ipu_slice *sl,
+		     uint32_t nsl, struct ir_error *e);
+int lw_sample_end(struct lw_sample *s, struct ipu_graph *gb, ipu_step body, const uint64_t *used,
+		  uint32_t tiles, struct ipu_lower_anchors *as, struct ir_error *e);
+void lw_sample_mark(const struct lw_sample *s, struct ipu_lower_anchors *as, int prog);
+void lw_sample_free(struct lw_sample *s);
+/* lower.c: an anchor of value v's name, dtype and dims (no batch dim). */
+int lw_anchor_add(struct ipu_lower_anchors *as, const struct ir_value *v, uint32_t dir,
+		  uint32_t stream, struct ir_error *e);
 int lw_state_add(struct ipu_lower_states *ss, const struct ir_value *v, uint32_t rt_dtype,
 		 ipu_tensor tt, uint32_t write_stream, uint32_t read_stream, struct ir_error *e);
 /* The state_write and state_read programs (added after Main). */

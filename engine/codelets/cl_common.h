@@ -44,7 +44,7 @@ extern const struct ipu_codelet ipu_cl_copy, ipu_cl_fill, ipu_cl_cast,
 	ipu_cl_conv2d, ipu_cl_reduce, ipu_cl_softmax, ipu_cl_norm,
 	ipu_cl_pool2d, ipu_cl_gather, ipu_cl_transpose, ipu_cl_strided_copy,
 	ipu_cl_pad, ipu_cl_cumsum, ipu_cl_topk, ipu_cl_iota, ipu_cl_cast_fp8,
-	ipu_cl_matmul_fp8, ipu_cl_conv2d_fp8, ipu_cl_nms;
+	ipu_cl_matmul_fp8, ipu_cl_conv2d_fp8, ipu_cl_nms, ipu_cl_sample;
 
 static inline const char *cl_dt_name(uint32_t dt)
 {

@@ -29,6 +29,7 @@ static const struct ipu_codelet *const cl_table[IPUX_CL_COUNT] = {
 	[IPUX_CL_MATMUL_FP8] = &ipu_cl_matmul_fp8,
 	[IPUX_CL_CONV2D_FP8] = &ipu_cl_conv2d_fp8,
 	[IPUX_CL_NMS] = &ipu_cl_nms,
+	[IPUX_CL_SAMPLE] = &ipu_cl_sample,
 };
 
 const struct ipu_codelet *ipu_codelet_get(uint32_t id)

@@ -200,7 +200,7 @@ class Runner(_ipu.Runner):
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int = 16,
                  stop_ids: Sequence[int] = (), with_logits: bool = False,
                  temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
-                 seed: int = 1) -> Iterator[Any]:
+                 seed: int = 1, host_sampling: bool = False) -> Iterator[Any]:
         """Generation with a decoder compiled with its key/value cache as
         state (inputs input_ids and position_ids, outputs next_token and/or
         logits; Documentation/compiler/generation.md).  Resets the state,
@@ -214,7 +214,12 @@ class Runner(_ipu.Runner):
         softmax(logits / temperature) among the top_k most likely tokens
         (0: all), then the fewest whose probabilities add up to top_p, with
         a generator seeded by seed (the same seed, the same tokens, as
-        ipurt_generate and ipu-run --generate --seed give).
+        ipurt_generate and ipu-run --generate --seed give).  A model
+        compiled with its sampling program draws them on the device (top_k
+        1..64, or any for a vocabulary of at most 64, without with_logits):
+        a step then streams the token and a few scalars, not the logits;
+        else, or with host_sampling, the host draws them from the logits
+        with the same sampler: the same tokens.
 
         The loop is the C runtime's (ipurt_generate, on a thread of its own
         with the GIL released): greedy without with_logits, each step runs
@@ -233,7 +238,8 @@ class Runner(_ipu.Runner):
             max_new_tokens=min(max(1, int(max_new_tokens)), 2**32 - 1),
             stop_ids=[int(t) for t in stop_ids], want_logits=bool(with_logits),
             temperature=float(temperature), top_k=min(int(top_k), 2**32 - 1),
-            top_p=float(top_p), seed=int(seed) & (2**64 - 1))
+            top_p=float(top_p), seed=int(seed) & (2**64 - 1),
+            host_sampling=bool(host_sampling))
         try:
             if not with_logits:
                 for token, _ in gen:

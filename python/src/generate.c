@@ -218,24 +218,25 @@ static int64_t *int_list(PyObject *seq, uint32_t *n, const char *what)
 
 /*
  * Runner._generate(prompt, *, max_new_tokens, stop_ids, want_logits,
- * temperature, top_k, top_p, seed) -> Generation, its thread started.
+ * temperature, top_k, top_p, seed, host_sampling) -> Generation, its thread
+ * started.
  */
 PyObject *ipupy_runner_generate(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
 	static char *kw[] = { "prompt", "max_new_tokens", "stop_ids", "want_logits",
-			      "temperature", "top_k", "top_p", "seed", NULL };
+			      "temperature", "top_k", "top_p", "seed", "host_sampling", NULL };
 	struct ipupy_runner *rn = (struct ipupy_runner *)obj;
 	struct ipupy_state *st = state(obj);
 	struct ipupy_generation *g;
 	PyObject *prompt, *stop = NULL;
 	unsigned int max_new = 16, top_k = 0;
 	unsigned long long seed = 1;
-	int want_logits = 0, rc;
+	int want_logits = 0, host_sampling = 0, rc;
 	float temperature = 0, top_p = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$IOpfIfK:_generate", kw, &prompt,
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$IOpfIfKp:_generate", kw, &prompt,
 					 &max_new, &stop, &want_logits, &temperature, &top_k,
-					 &top_p, &seed))
+					 &top_p, &seed, &host_sampling))
 		return NULL;
 	if (!rn->r) {
 		PyErr_SetString(st->closed_error, "the Runner is closed");
@@ -263,6 +264,7 @@ PyObject *ipupy_runner_generate(PyObject *obj, PyObject *args, PyObject *kwargs)
 	g->opts.top_k = top_k;
 	g->opts.top_p = top_p;
 	g->opts.seed = seed;
+	g->opts.host_sampling = host_sampling;
 	if (want_logits) {
 		const struct ipuef_anchor *a = ipuef_find_anchor(ipurt_runner_file(rn->r), "logits");
 

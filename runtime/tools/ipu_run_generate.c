@@ -58,6 +58,7 @@ static int print_json(const struct gen_out *g, const struct ipurt_generate_stats
 	json_object_set_new(j, "stopped", json_string(stop_name(st->stopped)));
 	json_object_set_new(j, "device_argmax", json_boolean(st->device_argmax));
 	json_object_set_new(j, "sampled", json_boolean(sampled));
+	json_object_set_new(j, "device_sampling", json_boolean(st->device_sampling));
 	json_object_set_new(j, "prompt_ms", json_real((double)st->prompt_ns / 1e6));
 	json_object_set_new(j, "prefill_runs", json_integer(st->prefill_runs));
 	json_object_set_new(j, "prefill_tokens", json_integer(st->prefill_tokens));
@@ -106,6 +107,7 @@ int run_generate(const struct run_opts *o)
 	go.top_k = o->top_k;
 	go.top_p = (float)o->top_p;
 	go.seed = o->seed;
+	go.host_sampling = o->host_sampling;
 	if (ipurt_generate(r, o->prompt, o->nprompt, &go, on_token, &g, &st, err, sizeof(err))) {
 		fprintf(stderr, "ipu-run: %s: generation failed: %s\n", o->model, err);
 		goto out;
@@ -142,7 +144,8 @@ int run_generate(const struct run_opts *o)
 		       st.decode_steps, tps);
 	printf("Streamed: %llu bytes per step (tokens %s)\n",
 	       (unsigned long long)st.stream_bytes_per_step,
-	       o->temperature > 0 ? "sampled on the host from the logits"
+	       o->temperature > 0 && st.device_sampling ? "sampled on the device"
+	       : o->temperature > 0 ? "sampled on the host from the logits"
 	       : st.device_argmax ? "chosen on the device" : "chosen on the host from the logits");
 	rc = 0;
 out:

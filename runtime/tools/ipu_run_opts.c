@@ -81,7 +81,11 @@ static void usage(FILE *f)
 		"                        greedy, the device's choice); seeded by --seed\n"
 		"  --top-k K             sample among the K most likely tokens (0: all)\n"
 		"  --top-p P             then among the fewest whose probabilities add up\n"
-		"                        to P (0..1, default 1: all)\n"
+		"                        to P (0..1, default 1: all); on the device when\n"
+		"                        the model has a sampling program and K is 1..64\n"
+		"                        (any K for a vocabulary of 64 or fewer), else on\n"
+		"                        the host from the logits: the same tokens\n"
+		"  --host-sampling       sample on the host even when the device could\n"
 		"  --help, --version     this text; the version\n"
 		"\n"
 		"MODEL may be '-' or a pipe: it is read once.  Names from the model are\n"
@@ -178,6 +182,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 		{ "temperature", required_argument, NULL, 'T' },
 		{ "top-k", required_argument, NULL, 'K' },
 		{ "top-p", required_argument, NULL, 'Q' },
+		{ "host-sampling", no_argument, NULL, 0x100 },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -242,6 +247,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 			if (cli_parse_u64("ipu-run", "max-new-tokens", optarg, 1, 1000000, &v))
 				return -1;
 			o->max_new_tokens = (uint32_t)v;
+			break;
+		case 0x100:
+			o->host_sampling = 1;
 			break;
 		case 'K':
 			if (cli_parse_u64("ipu-run", "top-k", optarg, 0, UINT32_MAX, &v))

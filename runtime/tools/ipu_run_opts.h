@@ -37,6 +37,7 @@ struct run_opts {
 	uint32_t max_new_tokens;
 	double temperature, top_p;	/* 0: greedy; 0: all */
 	uint32_t top_k;
+	int host_sampling;		/* --host-sampling */
 };
 
 /*

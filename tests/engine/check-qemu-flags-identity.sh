@@ -25,5 +25,5 @@ if ! cmp "$tmp/tree.bin" "$tmp/qemu.bin"; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-echo "identity: $n bytes of MATMUL/CONV2D (every kernel variant), BINARY, SOFTMAX, NORM, REDUCE, POOL2D and UNARY outputs identical with QEMU's build flags"
+echo "identity: $n bytes of MATMUL/CONV2D (every kernel variant), BINARY, SOFTMAX, NORM, REDUCE, POOL2D, SAMPLE and UNARY outputs identical with QEMU's build flags"
 echo "1 passed, 0 failed"

@@ -64,6 +64,8 @@ static int run(const struct vx *x, uint32_t isa, uint64_t seed)
 				((int8_t *)p)[j] = (int8_t)(rnd() * 12.0f);
 			else if (x->dt[i] == IPUX_DT_F16)
 				((uint16_t *)p)[j] = ipu_f32_to_f16(rnd() * 2.0f);
+			else if (x->dt[i] == IPUX_DT_I64) /* SAMPLE's ids and keys */
+				((int64_t *)p)[j] = (int64_t)(rnd() * 1000.0f);
 			else
 				((float *)p)[j] = rnd() * 2.0f;
 		}
@@ -140,6 +142,9 @@ int main(void)
 		  { 2, 30, 300, 200, IPUX_MM_TRANS_B | IPUX_MM_A_SHARED | IPUX_MM_SCALES_A, 0, 1 } },
 		{ IPUX_CL_CONV2D_FP8, 5, 19, { F, IPUX_DT_FP8_143, F, F, IPUX_DT_I8 }, { 256 * 196, 8 * 256 * 9, 8 * 49, 8, 8 },
 		  { 1, 256, 14, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, IPUX_CONV_CHANNEL_SCALES, 0, 0 } },
+		/* a generation step's draw: exp() in double on both builds */
+		{ IPUX_CL_SAMPLE, 5, 2, { H, IPUX_DT_I64, F, IPUX_DT_I64, IPUX_DT_I64 },
+		  { 64 * 64, 64 * 64, 64 * 2, 64 * 3, 64 }, { 64, 64 } },
 	};
 	uint32_t isa, op, host = ipu_isa_host();
 	size_t i;

@@ -76,6 +76,7 @@ static const struct fz_vertex seeds[] = {
 	  { 1, 4, 6, 6, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0, 5 } },
 	{ IPUX_CL_CONV2D_FP8, 3, { E, E, H }, { 50, 18, 36 }, 19,
 	  { 2, 1, 5, 5, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, (uint32_t)-2, 3 } },
+	{ IPUX_CL_SAMPLE, 5, { H, L, F, L, L }, { 8, 8, 4, 6, 2 }, 2, { 2, 4 } },
 };
 
 static const uint32_t interesting[] = {

@@ -61,16 +61,29 @@ done
 	--max-new-tokens 17 --json >"$work/p32/gen16.json"
 "$build/bin/ipu-run" "$work/p32/tiny_gpt16.ipuef" --generate --prompt-ids 1,2,3 \
 	--max-new-tokens 17 --temperature 0.7 --top-k 1 --json >"$work/p32/gen16s.json"
+"$build/bin/ipu-run" "$work/p32/tiny_gpt16.ipuef" --generate --prompt-ids 1,2,3 \
+	--max-new-tokens 17 --temperature 0.7 --top-k 1 --host-sampling --json >"$work/p32/gen16h.json"
 $py - "$work/p32" <<'PY'
 import json, sys
 want = [int(t) for t in open(sys.argv[1] + "/torch_tokens.txt").read().split(",")]
 g = json.load(open(sys.argv[1] + "/gen16.json"))
 s = json.load(open(sys.argv[1] + "/gen16s.json"))
+h = json.load(open(sys.argv[1] + "/gen16h.json"))
 assert g["tokens"] == want and g["stream_bytes_per_step"] == 24, g
-# ids, position, next_token and 96 f16 logits
-assert s["tokens"] == want and s["sampled"] and s["stream_bytes_per_step"] == 24 + 96 * 2, s
-print("ok - fp16: torch's greedy tokens from next_token and from the f16 logits")
+# on the device: ids, position, the sampler's 3 keys and 2 params, the token
+assert s["tokens"] == want and s["sampled"] and s["device_sampling"], s
+assert s["stream_bytes_per_step"] == 8 + 8 + 24 + 8 + 8, s
+# on the host: ids, position, next_token and 96 f16 logits
+assert h["tokens"] == want and not h["device_sampling"] and h["stream_bytes_per_step"] == 24 + 96 * 2, h
+print("ok - fp16: torch's greedy tokens from next_token, from top-k 1 sampling on the device (56 bytes per step) and on the host from the f16 logits (216)")
 PY
+
+# sampling on the device against the host's sampler, token for token,
+# in fp32 and fp16 (test_sample: 4 settings x 6 seeds, top-k 1 as greedy)
+echo "# device sampling, fp32"
+"$build/tests/gen/test_sample" "$work/p32/tiny_gpt.ipuef"
+echo "# device sampling, fp16"
+"$build/tests/gen/test_sample" "$work/p32/tiny_gpt16.ipuef"
 
 # the prefill program (ipu-compile --prefill-model: the same module exported
 # with 5 tokens a step, one set of weights and caches with the decode step):
@@ -168,6 +181,11 @@ echo "# 4 cache slots"
 # program: each prompt through it when it starts, the same tokens
 echo "# 1 slot, the prefill program"
 "$build/tests/gen/test_slots" "$work/pre/tiny_pre.ipuef" "$@"
+# device sampling: with the prefill program, and 4 slots sampled at once
+echo "# device sampling, the prefill program"
+"$build/tests/gen/test_sample" "$work/pre/tiny_pre.ipuef"
+echo "# device sampling, 4 cache slots"
+"$build/tests/gen/test_sample" "$work/slots/s4.ipuef"
 # ipu-run --generate on it: one sequence in a slot, the one-slot model's
 # greedy and seeded sampled tokens
 "$build/bin/ipu-run" "$work/slots/s4.ipuef" --generate --prompt-ids 1,2,3 \
@@ -194,7 +212,8 @@ n=$("$build/bin/ipuef-dump" --json "$work/none.ipuef" | $py -c 'import json,sys;
 [ "$n" = "11 0" ] || { echo "--state none: anchors and states $n, want 11 0"; exit 1; }
 $c --state past_key_values.0.key=present.0.key -o "$work/one.ipuef" 2>/dev/null
 n=$("$build/bin/ipuef-dump" --json "$work/one.ipuef" | $py -c 'import json,sys; m=json.load(sys.stdin)["metadata"]; print(len(m["anchors"]), len(m["states"]))')
-[ "$n" = "4 4" ] || { echo "--state with one pair (and the rest by name): anchors and states $n, want 4 4"; exit 1; }
+# input_ids, position_ids, logits, next_token and the sampling program's 3
+[ "$n" = "7 4" ] || { echo "--state with one pair (and the rest by name): anchors and states $n, want 7 4"; exit 1; }
 if $c --state past_key_values.0.key=logits -o "$work/x.ipuef" 2>"$work/err"; then
 	echo "a pair of different shapes was accepted"; exit 1
 fi

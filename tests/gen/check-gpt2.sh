@@ -6,6 +6,9 @@
 # ipu2 in fp32): 64 greedy tokens after an 8-token prompt must be torch's
 # (fp32, in-process), and a decode step must stream the same 24 bytes at
 # both lengths (the tokens-only program: token, position, next_token).
+# Sampled (top-k 50, top-p 0.9, seed 1) on the device and on the host:
+# the same 64 tokens at both lengths, 56 stream bytes per step against the
+# f16 logits' 100,538.
 # Then at both lengths with a prefill program of 32 tokens (its own
 # executable, gpt2s-prefill.ipuef): one set of weights for both programs,
 # torch's 64 tokens after a prompt of 8 tokens (one run), and at 128 of 40
@@ -42,11 +45,36 @@ print("%s - %s positions: %d of torch's %d greedy tokens, %d stream bytes per st
 sys.exit(0 if ok else 1)
 PY
 	then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	# sampling on the device (main_sample: the top 64 of the 50,257
+	# logits, split over tiles, and the SAMPLE codelet) against the host's
+	# sampler over the streamed f16 logits: top-k 50, top-p 0.9, seed 1
+	for w in device host; do
+		extra=
+		[ $w = host ] && extra=--host-sampling
+		"$build/bin/ipu-run" "$d/gpt2s.ipuef" --generate --prompt-ids 1,2,3,4,5,6,7,8 \
+			--max-new-tokens 64 --temperature 1 --top-k 50 --top-p 0.9 --seed 1 $extra \
+			--json >"$d/sampled-$w.json"
+	done
+	if $py - "$d" $n <<'PY'
+import json, sys
+dev = json.load(open(sys.argv[1] + "/sampled-device.json"))
+host = json.load(open(sys.argv[1] + "/sampled-host.json"))
+same = sum(a == b for a, b in zip(dev["tokens"], host["tokens"]))
+greedy = [int(t) for t in open(sys.argv[1] + "/torch_tokens.txt").read().split(",")]
+ok = (dev["tokens"] == host["tokens"] and len(dev["tokens"]) == 64 and dev["device_sampling"]
+      and not host["device_sampling"] and dev["stream_bytes_per_step"] == 56
+      and host["stream_bytes_per_step"] == 24 + 50257 * 2 and dev["tokens"] != greedy)
+print("%s - %s positions, top-k 50 top-p 0.9 seed 1: %d of 64 sampled tokens the same on the device and on the host, %d against %d stream bytes per step, %.1f against %.1f tokens/s"
+      % ("ok" if ok else "not ok", sys.argv[2], same, dev["stream_bytes_per_step"],
+         host["stream_bytes_per_step"], dev["tokens_per_s"] or 0, host["tokens_per_s"] or 0))
+sys.exit(0 if ok else 1)
+PY
+	then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 	[ "$n" = 128 ] || continue
 	# the f16 logits of Main, turned into f32 on the host: sampling among
 	# the single most likely token is greedy
 	"$build/bin/ipu-run" "$d/gpt2s.ipuef" --generate --prompt-ids 1,2,3,4,5,6,7,8 \
-		--max-new-tokens 64 --temperature 0.7 --top-k 1 --json >"$d/gen1.json"
+		--max-new-tokens 64 --temperature 0.7 --top-k 1 --host-sampling --json >"$d/gen1.json"
 	if $py - "$d/gen1.json" "$d/torch_tokens.txt" <<'PY'
 import json, sys
 got = json.load(open(sys.argv[1]))

@@ -37,9 +37,17 @@ $(BUILD)/tests/gen/test_slots: $(BUILD)/tests/gen/test_slots.o $(RUNTIME_LIB) $(
 	$(CC) $(LDFLAGS_BASE) -o $@ $< $(RUNTIME_LINK) $(LDLIBS_BASE)
 PROGRAMS += $(BUILD)/tests/gen/test_slots
 
+# Sampling on the device against the host's sampler (the same tokens for
+# the same seeds), top-k 1 as greedy, slots sampled at once.
+$(BUILD)/tests/gen/test_sample: $(BUILD)/tests/gen/test_sample.o $(RUNTIME_LIB) $(RUNTIME_DEPLIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_BASE) -o $@ $< $(RUNTIME_LINK) $(LDLIBS_BASE)
+PROGRAMS += $(BUILD)/tests/gen/test_sample
+
 .PHONY: check-gen-decoder
 check-gen-decoder: $(BUILD)/bin/ipu-compile $(BUILD)/bin/ipu-run $(BUILD)/bin/ipuef-dump \
-		$(BUILD)/tests/gen/test_decoder $(BUILD)/tests/gen/test_slots python
+		$(BUILD)/tests/gen/test_decoder $(BUILD)/tests/gen/test_slots python \
+		$(BUILD)/tests/gen/test_sample
 	tests/gen/check-decoder.sh $(BUILD)
 CHECKS += ;make -s check-gen-decoder;
 

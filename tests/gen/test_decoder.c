@@ -64,12 +64,13 @@ static int step(struct ipurt_runner *r, int64_t id, int64_t pos, float *logits, 
 	return rc;
 }
 
+/* The user anchors' bytes of Main (program 0). */
 static uint64_t user_anchor_bytes(const struct ipuef_metadata *m)
 {
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < m->num_anchors; i++)
-		if (m->anchors[i].kind == IPUEF_ANCHOR_USER)
+		if (m->anchors[i].kind == IPUEF_ANCHOR_USER && (m->anchors[i].programs & 1))
 			n += ipuef_anchor_bytes(&m->anchors[i]);
 	return n;
 }

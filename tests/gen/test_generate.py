@@ -92,8 +92,16 @@ with ipu.runtime.Runner(model) as r:
     check(f"with_logits: {with_logits} stream bytes per step (Main, the logits)",
           steps == {with_logits} and with_logits > tokens_only and got == want[:6],
           f"{steps} {got}")
+    # sampled on the device: ids, position, 2 f32 params and 3 i64 keys
+    # in, the token out
+    on_device = sizes["input_ids"] + sizes["position_ids"] + 8 + 24 + 8
     got, steps = per_step(temperature=0.8, top_k=20, seed=7)
-    check(f"sampling: {with_logits} stream bytes per step", steps == {with_logits}, repr(steps))
+    check(f"sampling: {on_device} stream bytes per step (on the device)", steps == {on_device},
+          repr(steps))
+    dev = got
+    got, steps = per_step(temperature=0.8, top_k=20, seed=7, host_sampling=True)
+    check(f"host_sampling: {with_logits} stream bytes per step (Main, the logits), the same tokens",
+          steps == {with_logits} and got == dev, f"{steps} {got} {dev}")
     limit = states[0].shape[-2]
     try:
         list(r.generate(list(range(limit + 1))))

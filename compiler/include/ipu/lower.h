@@ -105,6 +105,7 @@ struct ipu_lower_info {
 	void *debug;
 	size_t debug_len;
 	int prefill_program;	/* index of IPUEF_PROGRAM_PREFILL, 0: none */
+	int sample_program;	/* index of IPUEF_PROGRAM_SAMPLE, 0: none */
 };
 
 /* Lowers to an executable image (malloc'd) without writing a file; the

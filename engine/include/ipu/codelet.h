@@ -142,6 +142,11 @@
  *           [B*C*min(N, max_out), 3] (batch, class, box) in ONNX's order,
  *           rows past the run-time count -1; count [1]; scratch [2*N].
  *           NaN scores are never selected; no operand overlaps another.
+ * SAMPLE    ops [values, ids, params, keys, out]; params [rows, k]: each
+ *           row's token drawn from its k candidates (values F32/F16 in
+ *           descending order, ids I32/I64) by ipu/sample.h with params
+ *           F32 [rows][temperature, top_p] and keys I64 [rows][top_k,
+ *           seed, counter]; out I32/I64 [rows]; 1 <= k <= 64.
  * The fp8 dtypes are otherwise only moved as bytes (COPY, GATHER,
  * TRANSPOSE, STRIDED_COPY, PAD, WHERE) or written by FILL (the value's
  * low byte is the code); every other codelet refuses them.

@@ -257,6 +257,7 @@ enum ipux_codelet {
 	IPUX_CL_MATMUL_FP8 = 21,
 	IPUX_CL_CONV2D_FP8 = 22,
 	IPUX_CL_NMS = 23,
+	IPUX_CL_SAMPLE = 24,
 	IPUX_CL_COUNT,
 	IPUX_CL_CUSTOM_BASE = 0x8000	/* + index into the CUSTOM section */
 };

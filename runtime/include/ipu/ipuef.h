@@ -136,6 +136,20 @@ struct ipuef_program {
  */
 #define IPUEF_PROGRAM_PREFILL "prefill"
 #define IPUEF_PREFILL_PREFIX "prefill/"
+/*
+ * A decoder's sampling on the device (compiler/lower/lower_sample.c):
+ * Main's steps, then each row's token drawn from its top-k logits by the
+ * sampler of ipu/sample.h.  Its anchors: Main's inputs, IPUEF_SAMPLE_PARAMS
+ * (f32 [rows, 2]: temperature, top_p), IPUEF_SAMPLE_KEYS (i64 [rows, 3]:
+ * top_k, seed, counter: the position of the step's token) and
+ * IPUEF_SAMPLED_TOKEN (i64, next_token's shape).  A row of temperature 0
+ * or top_k 1 gets the greedy token; top_k outside 1..k (k: the candidates
+ * kept, min(IPU_SAMPLE_MAX_K, vocab)) means all k.
+ */
+#define IPUEF_PROGRAM_SAMPLE "main_sample"
+#define IPUEF_SAMPLE_PARAMS "sample_params"
+#define IPUEF_SAMPLE_KEYS "sample_keys"
+#define IPUEF_SAMPLED_TOKEN "sampled_token"
 
 enum ipuef_state_init {
 	IPUEF_STATE_INIT_ZEROS = 0,	/* starts (and resets) as zeros */

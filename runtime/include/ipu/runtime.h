@@ -403,16 +403,23 @@ struct ipurt_generate_opts {
 	uint64_t max_positions;		/* 0: the cache's */
 	int want_logits;
 	/*
-	 * Sampling, on the host from the logits: 0 (default) greedy; > 0
-	 * sample from softmax(logits / temperature), among the top_k most
-	 * likely tokens (0: all), then among the fewest whose probabilities
-	 * add up to top_p (0 or >= 1: all).  The same seed gives the same
-	 * tokens.
+	 * Sampling: 0 (default) greedy; > 0 sample from softmax(logits /
+	 * temperature), among the top_k most likely tokens (0: all), then
+	 * among the fewest whose probabilities add up to top_p (0 or >= 1:
+	 * all).  The same seed gives the same tokens: token i's draw is
+	 * ipu_sample_uniform(seed, position of the step that predicts it)
+	 * (ipu/sample.h).  On the device when the model has the sampling
+	 * program (IPUEF_PROGRAM_SAMPLE), top_k is 1..min(IPU_SAMPLE_MAX_K,
+	 * vocab) (any, for a vocabulary of at most IPU_SAMPLE_MAX_K),
+	 * want_logits is 0 and host_sampling is 0: a step then streams the
+	 * token and a few scalars, not the logits; else on the host from the
+	 * logits, with the same sampler and the same tokens.
 	 */
 	float temperature;
 	uint32_t top_k;
 	float top_p;
 	uint64_t seed;
+	int host_sampling;	/* 1: sample on the host even when the device could */
 };
 
 enum ipurt_gen_stop {
@@ -436,6 +443,7 @@ struct ipurt_generate_stats {
 	/* Modelled device cycles of the prompt's runs and steps (new token 0
 	 * included; the device's counters, 0 without them). */
 	uint64_t prompt_cycles;
+	int device_sampling;		/* 1: sampled tokens drawn on the device */
 };
 
 int ipurt_generate(struct ipurt_runner *r, const int64_t *prompt, uint32_t nprompt,
