@@ -23,9 +23,9 @@ build/fuzz/exe-corpus/.stamp: $(EXE_CORPUS_GEN)
 # make fuzz: 10 minutes from a random seed.
 .PHONY: fuzz-exe-check fuzz-exe
 fuzz-exe-check: $(FUZZ_EXE) build/fuzz/exe-corpus/.stamp
-	scripts/fuzz-run $(FUZZ_EXE) 400000 build/fuzz/exe-corpus -max_len=65536 -timeout=10
+	scripts/fuzz-run $(FUZZ_EXE) 400000 build/fuzz/exe-corpus -max_len=65536
 fuzz-exe: $(FUZZ_EXE) build/fuzz/exe-corpus/.stamp
-	scripts/fuzz-run --explore $(FUZZ_EXE) 600 build/fuzz/exe-corpus -max_len=65536 -timeout=10
+	scripts/fuzz-run --explore $(FUZZ_EXE) 600 build/fuzz/exe-corpus -max_len=65536
 fuzz: fuzz-exe
 CHECKS += ;make -s fuzz-exe-check;
 

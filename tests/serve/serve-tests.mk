@@ -104,9 +104,9 @@ $(SERVE_FUZZ): $(SERVE_FUZZ_SRCS) $(wildcard server/*.h) $(MR_MODELS_OBJ) $(RUNT
 
 .PHONY: fuzz-serve-check fuzz-serve
 fuzz-serve-check: $(SERVE_FUZZ)
-	scripts/fuzz-run $(SERVE_FUZZ) 200000 tests/serve/fuzz-corpus -max_len=4096 -timeout=10
+	scripts/fuzz-run $(SERVE_FUZZ) 200000 tests/serve/fuzz-corpus -max_len=4096
 fuzz-serve: $(SERVE_FUZZ)
-	scripts/fuzz-run --explore $(SERVE_FUZZ) 600 tests/serve/fuzz-corpus -max_len=4096 -timeout=10
+	scripts/fuzz-run --explore $(SERVE_FUZZ) 600 tests/serve/fuzz-corpus -max_len=4096
 fuzz: fuzz-serve
 CHECKS += ;make -s fuzz-serve-check;
 
@@ -128,9 +128,9 @@ $(SERVE_GRPC_FUZZ): $(SERVE_GRPC_FUZZ_SRCS) $(wildcard server/*.h) $(BUILD)/gen/
 
 .PHONY: fuzz-serve-grpc-check fuzz-serve-grpc
 fuzz-serve-grpc-check: $(SERVE_GRPC_FUZZ)
-	scripts/fuzz-run $(SERVE_GRPC_FUZZ) 200000 tests/serve/fuzz-corpus-grpc -max_len=4096 -timeout=10
+	scripts/fuzz-run $(SERVE_GRPC_FUZZ) 200000 tests/serve/fuzz-corpus-grpc -max_len=4096
 fuzz-serve-grpc: $(SERVE_GRPC_FUZZ)
-	scripts/fuzz-run --explore $(SERVE_GRPC_FUZZ) 600 tests/serve/fuzz-corpus-grpc -max_len=4096 -timeout=10
+	scripts/fuzz-run --explore $(SERVE_GRPC_FUZZ) 600 tests/serve/fuzz-corpus-grpc -max_len=4096
 fuzz: fuzz-serve-grpc
 CHECKS += ;make -s fuzz-serve-grpc-check;
 
@@ -160,9 +160,9 @@ $(SERVE_PBTXT_FUZZ): $(SERVE_PBTXT_FUZZ_SRCS) server/pbtxt.cc $(wildcard server/
 
 .PHONY: fuzz-serve-pbtxt-check fuzz-serve-pbtxt
 fuzz-serve-pbtxt-check: $(SERVE_PBTXT_FUZZ)
-	scripts/fuzz-run $(SERVE_PBTXT_FUZZ) 50000 tests/serve/fuzz-corpus-pbtxt -max_len=2048 -timeout=10
+	scripts/fuzz-run $(SERVE_PBTXT_FUZZ) 50000 tests/serve/fuzz-corpus-pbtxt -max_len=2048
 fuzz-serve-pbtxt: $(SERVE_PBTXT_FUZZ)
-	scripts/fuzz-run --explore $(SERVE_PBTXT_FUZZ) 600 tests/serve/fuzz-corpus-pbtxt -max_len=2048 -timeout=10
+	scripts/fuzz-run --explore $(SERVE_PBTXT_FUZZ) 600 tests/serve/fuzz-corpus-pbtxt -max_len=2048
 fuzz: fuzz-serve-pbtxt
 CHECKS += ;make -s fuzz-serve-pbtxt-check;
 
