@@ -94,11 +94,23 @@ static int cmp_access(const void *a, const void *b)
 	return 0;
 }
 
+/* Accesses a plan may hold (32 bytes each): far above a real program's
+ * (MobileNetV2 at 224 x 224: about 400,000). */
+#define ALIAS_MAX_ACCESSES (1ull << 24)
+
+/* Exactly the accesses collect() adds: a verified executable may let
+ * compute sets share vertices, vertices share operands and exchanges share
+ * copies, so the tables' own sizes are no bound. */
 static uint64_t count_accesses(const struct ipu_exe *x)
 {
-	uint64_t n = (uint64_t)x->noperands + 2ull * x->ncopies;
-	uint32_t i;
+	uint64_t n = 0;
+	uint32_t i, j;
 
+	for (i = 0; i < x->ncss; i++)
+		for (j = 0; j < x->css[i].num_vertices; j++)
+			n += x->vertices[x->css[i].first_vertex + j].num_operands;
+	for (i = 0; i < x->nxchs; i++)
+		n += 2ull * x->xchs[i].num_copies;
 	for (i = 0; i < x->nscs; i++)
 		n += x->scs[i].num_regions;
 	for (i = 0; i < x->nsteps; i++)
@@ -409,12 +421,22 @@ int ipu_alias_plan(const struct ipu_exe *x, struct ipu_alias *out)
 {
 	struct plan_ctx p = { .x = x };
 	uint32_t ntiles = x->hdr->num_tiles, t;
-	uint64_t i;
+	uint64_t i, nacc;
 	int rc = IPU_E_NOMEM;
 
 	*out = (struct ipu_alias){ 0 };
 	out->elided = calloc(x->ncopies ? x->ncopies : 1, 1);
-	p.acc = malloc((count_accesses(x) + 1) * sizeof(*p.acc));
+	nacc = count_accesses(x);
+	if (!out->elided)
+		goto done;
+	/* compute sets sharing vertices can multiply the accesses far beyond
+	 * the tables: past a bound the plan is not worth its memory, every
+	 * copy is kept */
+	if (nacc > ALIAS_MAX_ACCESSES) {
+		rc = 0;
+		goto done;
+	}
+	p.acc = malloc((nacc + 1) * sizeof(*p.acc));
 	p.tile_first = calloc((size_t)ntiles + 1, sizeof(*p.tile_first));
 	p.tile_maxlen = calloc((size_t)ntiles + 1, sizeof(*p.tile_maxlen));
 	p.parent = malloc(((size_t)x->nsteps + 1) * sizeof(*p.parent));

@@ -33,7 +33,7 @@ int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e)
 	struct ir_node *n = &g->nodes[*pi];
 	const struct ir_value *x = &g->vals[n->in[0]], *idx = &g->vals[n->in[1]];
 	const struct ir_value *o = &g->vals[n->out[0]];
-	int64_t axis = ir_attr_int(n, "axis", 0), i, shape[IR_MAX_RANK];
+	int64_t axis = ir_attr_int(n, "axis", 0), i, shape[IR_MAX_RANK], orank;
 	int in[5], s, pos = *pi, sh;
 	char name[256];
 
@@ -48,7 +48,9 @@ int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e)
 		return ir_node_err(e, g, n, "index %lld is outside dimension %lld (%lld)",
 				   (long long)ir_get_i(idx->data, idx->dtype, 0), (long long)axis,
 				   (long long)(axis >= 0 && axis < x->rank ? x->dims[axis] : 0));
-	for (int k = 0; k < o->rank; k++)
+	/* x, idx and o point into g->vals, which adding values moves */
+	orank = o->rank;
+	for (int k = 0; k < orank; k++)
 		shape[k] = o->dims[k];
 	snprintf(name, sizeof(name), "%s", n->name);
 	in[0] = n->in[0];
@@ -59,7 +61,7 @@ int lp_gather_slice(struct ir_graph *g, int *pi, struct ir_error *e)
 		return -1;
 	{
 		struct ir_tensor t;
-		int64_t r = o->rank;
+		int64_t r = orank;
 
 		sh = ir_value_add_unique(g, "gather_shape", e);
 		if (sh < 0 || ir_tensor_alloc(&t, IR_I64, 1, &r, e))
