@@ -9,6 +9,9 @@
  * are sampled), so a device step needs no generator state carried from
  * one step to the next, and a sequence draws the same tokens whichever
  * cache slot or path (host or device) samples it.
+ *
+ * Not installed: the engine's and the runtime's own (its inline functions
+ * need libm, which a program of the public API need not link).
  */
 #ifndef IPU_SAMPLE_H
 #define IPU_SAMPLE_H
